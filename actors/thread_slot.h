@@ -1,0 +1,17 @@
+/*
+ * actors/thread_slot.h — a small dense number per live thread, assigned on
+ * first use and released when the thread exits, so per-thread structures
+ * (mailbox shards) can be indexed without hashing thread ids.
+ */
+#ifndef DOCA_THREAD_SLOT_H
+#define DOCA_THREAD_SLOT_H
+
+#define THREAD_SLOT_MAX 256u
+
+/* The calling thread's slot, in [0, THREAD_SLOT_MAX). When more than
+ * THREAD_SLOT_MAX threads are alive at once, later ones share slots (callers
+ * must therefore tolerate two threads on one slot: the mailbox shards are
+ * multi-producer for that reason). Thread safety: any thread. */
+unsigned thread_slot_get(void);
+
+#endif /* DOCA_THREAD_SLOT_H */

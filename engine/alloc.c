@@ -1,0 +1,92 @@
+/*
+ * engine/alloc.c — every allocation the library makes goes through here:
+ * jemalloc in the plain build (aligned memories, slow-path objects), libc
+ * under sanitizers, and in test builds a counter that can make the k-th
+ * allocation fail.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/alloc.h"
+#include "engine/engine.h"
+
+#ifdef DOCA_HAVE_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
+#ifdef DOCA_ALLOC_FAIL_INJECTION
+static _Atomic uint64_t alloc_count;
+static _Atomic uint64_t alloc_fail_k;
+
+void doca_alloc_fail_at(uint64_t k)
+{
+	atomic_store(&alloc_count, 0);
+	atomic_store(&alloc_fail_k, k);
+}
+
+uint64_t doca_alloc_count(void)
+{
+	return atomic_load(&alloc_count);
+}
+
+static bool alloc_should_fail(void)
+{
+	uint64_t n = atomic_fetch_add(&alloc_count, 1) + 1;
+	uint64_t k = atomic_load(&alloc_fail_k);
+
+	return k != 0 && n == k;
+}
+#else
+static inline bool alloc_should_fail(void)
+{
+	return false;
+}
+#endif
+
+void *doca_alloc_aligned(size_t align, size_t size)
+{
+	if (alloc_should_fail())
+		return NULL;
+	if (size == 0)
+		size = 1;
+#ifdef DOCA_HAVE_JEMALLOC
+	return mallocx(size, MALLOCX_ALIGN(align));
+#else
+	void *p = NULL;
+
+	return posix_memalign(&p, align, size) == 0 ? p : NULL;
+#endif
+}
+
+void *doca_zalloc(size_t size)
+{
+	if (alloc_should_fail())
+		return NULL;
+	if (size == 0)
+		size = 1;
+#ifdef DOCA_HAVE_JEMALLOC
+	return mallocx(size, MALLOCX_ALIGN(64) | MALLOCX_ZERO);
+#else
+	void *p = NULL;
+
+	if (posix_memalign(&p, 64, size) != 0)
+		return NULL;
+	return memset(p, 0, size);
+#endif
+}
+
+void doca_free(void *p)
+{
+	if (p == NULL)
+		return;
+#ifdef DOCA_HAVE_JEMALLOC
+	dallocx(p, 0);
+#else
+	free(p);
+#endif
+}
+
+const struct mailbox_allocator doca_mailbox_allocator = {
+	.zalloc = doca_zalloc,
+	.free = doca_free,
+};

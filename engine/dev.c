@@ -1,0 +1,264 @@
+/*
+ * engine/dev.c — device handles and the device registry.
+ *
+ * The registry is an RCU hash table (liburcu's cds_lfht) of dev_entry,
+ * keyed by the full open string: opening the same string again finds the
+ * entry under rcu_read_lock and takes a reference with an
+ * increment-if-not-zero, so it shares one backend device. Adding and
+ * removing entries is serialised by registry_lock; the last reference
+ * (handles, queue pairs and memory registrations all hold one) removes the
+ * entry, closes the backend device and frees the entry after a grace period.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+pthread_mutex_t g_config_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cds_lfht *registry;
+static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
+
+#define DEV_NAME_MAX 255
+
+static void registry_create(void)
+{
+	registry = cds_lfht_new(16, 16, 0, CDS_LFHT_AUTO_RESIZE, NULL);
+}
+
+static unsigned long key_hash(const char *key)
+{
+	unsigned long h = 1469598103934665603ul; /* FNV-1a */
+
+	for (; *key != '\0'; key++)
+		h = (h ^ (unsigned char)*key) * 1099511628211ul;
+	return h;
+}
+
+static int key_match(struct cds_lfht_node *node, const void *key)
+{
+	const struct dev_entry *e = caa_container_of(node, struct dev_entry, node);
+
+	return strcmp(e->key, key) == 0;
+}
+
+static bool ref_get_unless_zero(_Atomic uint32_t *refs)
+{
+	uint32_t r = atomic_load_explicit(refs, memory_order_relaxed);
+
+	while (r != 0)
+		/* acquire: see the entry's fields as its creator published them. */
+		if (atomic_compare_exchange_weak_explicit(refs, &r, r + 1, memory_order_acquire,
+							  memory_order_relaxed))
+			return true;
+	return false;
+}
+
+static struct dev_entry *registry_lookup(const char *key)
+{
+	struct cds_lfht_iter iter;
+	struct dev_entry *found = NULL;
+
+	doca_rcu_read_lock();
+	cds_lfht_lookup(registry, key_hash(key), key_match, key, &iter);
+	struct cds_lfht_node *node = cds_lfht_iter_get_node(&iter);
+
+	if (node != NULL) {
+		struct dev_entry *e = caa_container_of(node, struct dev_entry, node);
+
+		TSAN_ACQUIRE(e);
+		if (ref_get_unless_zero(&e->refs))
+			found = e;
+	}
+	doca_rcu_read_unlock();
+	return found;
+}
+
+void dev_entry_get(struct dev_entry *e)
+{
+	atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+}
+
+static void dev_entry_free_rcu(struct rcu_head *head)
+{
+	struct dev_entry *e = caa_container_of(head, struct dev_entry, rcu);
+
+	DOCA_RCU_CALLBACK_ENTER(head);
+	doca_free(e);
+}
+
+void dev_entry_put(struct dev_entry *e)
+{
+	/* acq_rel: the last dropper sees every other holder's writes. */
+	if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	pthread_mutex_lock(&registry_lock);
+	doca_rcu_read_lock();
+	(void)cds_lfht_del(registry, &e->node);
+	doca_rcu_read_unlock();
+	pthread_mutex_unlock(&registry_lock);
+	e->ops->close(e->hw);
+	doca_call_rcu(&e->rcu, dev_entry_free_rcu);
+}
+
+static void log_known_devices(const char *wanted)
+{
+	struct doca_dev_info infos[32];
+	size_t count = 0;
+	char list[512] = "";
+
+	(void)doca_dev_list(infos, 32, &count);
+	for (size_t i = 0; i < count && i < 32; i++) {
+		size_t used = strlen(list);
+
+		snprintf(list + used, sizeof(list) - used, "%s%.63s (%.15s)", i ? ", " : "",
+			 infos[i].name, infos[i].backend);
+	}
+	doca_log(DOCA_LOG_ERROR, "no device named '%s'; devices that exist: %s", wanted,
+		 count ? list : "none");
+}
+
+/* Open the backend device for `key` (registry_lock held). */
+static doca_error_t entry_open(const char *key, const char *name, const char *params,
+			       struct dev_entry **out)
+{
+	doca_error_t err = DOCA_ERROR_NOT_FOUND;
+	struct dev_entry *e = doca_zalloc(sizeof(*e));
+
+	if (e == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	for (size_t i = 0; i < hw_backend_count; i++) {
+		err = hw_backends[i]->open(name, params, &e->hw);
+		if (err != DOCA_ERROR_NOT_FOUND) {
+			e->ops = hw_backends[i];
+			break;
+		}
+	}
+	if (err != DOCA_SUCCESS) {
+		doca_free(e);
+		return err;
+	}
+	snprintf(e->key, sizeof(e->key), "%s", key);
+	atomic_store_explicit(&e->refs, 1, memory_order_relaxed);
+	cds_lfht_node_init(&e->node);
+	TSAN_RELEASE(e);
+	doca_rcu_read_lock();
+	cds_lfht_add(registry, key_hash(e->key), &e->node);
+	doca_rcu_read_unlock();
+	*out = e;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t entry_get_or_open(const char *key, struct dev_entry **out)
+{
+	char name[DEV_NAME_MAX + 1];
+	const char *colon = strchr(key, ':');
+	size_t name_len = colon ? (size_t)(colon - key) : strlen(key);
+	doca_error_t err;
+
+	if (name_len == 0 || (colon != NULL && colon[1] == '\0'))
+		return DOCA_ERROR_INVALID_VALUE;
+	memcpy(name, key, name_len);
+	name[name_len] = '\0';
+
+	*out = registry_lookup(key);
+	if (*out != NULL)
+		return DOCA_SUCCESS;
+	pthread_mutex_lock(&registry_lock);
+	*out = registry_lookup(key);
+	err = *out != NULL ? DOCA_SUCCESS : entry_open(key, name, colon ? colon + 1 : NULL, out);
+	pthread_mutex_unlock(&registry_lock);
+	if (err == DOCA_ERROR_NOT_FOUND)
+		log_known_devices(name);
+	return err;
+}
+
+doca_error_t doca_dev_open(const char *name, struct doca_dev **dev)
+{
+	struct dev_entry *e;
+	doca_error_t err;
+
+	if (name == NULL || dev == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	size_t len = strnlen(name, DEV_NAME_MAX + 1);
+
+	if (len == 0 || len > DEV_NAME_MAX)
+		return DOCA_ERROR_INVALID_VALUE;
+	pthread_once(&registry_once, registry_create);
+	if (registry == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+
+	struct doca_dev *d = doca_zalloc(sizeof(*d));
+
+	if (d == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	err = entry_get_or_open(name, &e);
+	if (err != DOCA_SUCCESS) {
+		doca_free(d);
+		return err;
+	}
+	d->entry = e;
+	CDS_INIT_LIST_HEAD(&d->ctxs);
+	snprintf(d->name, sizeof(d->name), "%.*s", (int)strcspn(name, ":"), name);
+	d->magic = MAGIC_DEV;
+	*dev = d;
+	return DOCA_SUCCESS;
+}
+
+static void dev_free_rcu(struct rcu_head *head)
+{
+	DOCA_RCU_CALLBACK_ENTER(head);
+	doca_free(caa_container_of(head, struct doca_dev, rcu));
+}
+
+doca_error_t doca_dev_close(struct doca_dev *dev)
+{
+	doca_error_t err;
+
+	if (!dev_valid(dev))
+		return DOCA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&g_config_lock);
+	err = dev->nr_mems != 0 ? DOCA_ERROR_IN_USE : ctx_unbind_all_locked(dev);
+	if (err == DOCA_SUCCESS)
+		dev->magic = MAGIC_DEAD;
+	pthread_mutex_unlock(&g_config_lock);
+	if (err != DOCA_SUCCESS)
+		return err;
+	dev_entry_put(dev->entry);
+	doca_call_rcu(&dev->rcu, dev_free_rcu);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_dev_get_name(const struct doca_dev *dev, const char **name)
+{
+	if (!dev_valid(dev) || name == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*name = dev->name;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_dev_list(struct doca_dev_info *infos, size_t cap, size_t *count)
+{
+	size_t total = 0;
+
+	if (count == NULL || (infos == NULL && cap > 0))
+		return DOCA_ERROR_INVALID_VALUE;
+	for (size_t b = 0; b < hw_backend_count; b++) {
+		struct hw_dev_desc descs[32];
+		size_t n = 0;
+
+		if (hw_backends[b]->probe(descs, 32, &n) != DOCA_SUCCESS)
+			continue;
+		for (size_t i = 0; i < n && i < 32; i++, total++) {
+			if (total >= cap)
+				continue;
+			snprintf(infos[total].name, sizeof(infos[total].name), "%.63s", descs[i].name);
+			snprintf(infos[total].backend, sizeof(infos[total].backend), "%.15s",
+				 hw_backends[b]->name);
+			snprintf(infos[total].caps, sizeof(infos[total].caps), "%.127s", descs[i].caps);
+		}
+	}
+	*count = total;
+	return DOCA_SUCCESS;
+}

@@ -1,0 +1,269 @@
+/*
+ * engine/engine.h — the object model's private structures and the rules
+ * that tie them together. No backend knowledge: devices are reached through
+ * hw/hw.h only.
+ *
+ * Who may touch what:
+ * - g_config_lock (a mutex) orders every slow-path structural change:
+ *   binding, connecting, creating and destroying memories, ctx state
+ *   transitions. It is never held while a user callback runs or inside an
+ *   RCU read-side section.
+ * - ctx->state is read lock-free by submitters inside an RCU read-side
+ *   section; doca_ctx_stop waits a grace period after leaving RUNNING, so
+ *   once it returns no submitter that saw RUNNING is still pushing.
+ * - A PE's ready list, its contexts' queue pairs and the drained side of
+ *   their mailboxes belong to the thread holding the PE's runner guard.
+ * - Object memory is freed after an RCU grace period (call_rcu), so a racing
+ *   reader never touches freed memory.
+ */
+#ifndef DOCA_ENGINE_H
+#define DOCA_ENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ck_ring.h>
+#include <urcu/list.h>
+
+#include "doca_core.h"
+#include "actors/mailbox.h"
+#include "actors/runner.h"
+#include "actors/worker.h"
+#include "engine/rcu.h"
+#include "hw/hw.h"
+
+/* Magic numbers: a handle's first word says what it is. Cleared on destroy. */
+#define MAGIC_DEV 0x44455631u   /* "DEV1" */
+#define MAGIC_CTX 0x43545831u   /* "CTX1" */
+#define MAGIC_MEM 0x4d454d31u   /* "MEM1" */
+#define MAGIC_BUF 0x42554631u   /* "BUF1" */
+#define MAGIC_PE 0x50453031u    /* "PE01" */
+#define MAGIC_EVENT 0x45565431u /* "EVT1" */
+#define MAGIC_DEAD 0xdeadbeefu
+
+/* Refcounts that can be closed: the DEAD bit set by a destroy that saw zero
+ * users; a user that finds DEAD after its increment backs off. */
+#define REF_DEAD (1u << 31)
+
+extern pthread_mutex_t g_config_lock;
+
+/* ---- devices ---- */
+
+/* One opened backend device, shared by every handle opened with the same
+ * string; lives in the RCU hash table of engine/dev.c. */
+struct dev_entry {
+	struct cds_lfht_node node;
+	struct rcu_head rcu;
+	const struct hw_ops *ops;
+	struct hw_dev *hw;
+	_Atomic uint32_t refs; /* handles + queue pairs + memory registrations */
+	char key[256];         /* the full open string */
+};
+
+struct doca_dev {
+	uint32_t magic;
+	struct dev_entry *entry;
+	char name[64];          /* the part before ':' */
+	uint32_t nr_mems;       /* g_config_lock */
+	struct cds_list_head ctxs; /* bound contexts, g_config_lock */
+	struct rcu_head rcu;
+};
+
+void dev_entry_get(struct dev_entry *e);
+void dev_entry_put(struct dev_entry *e);
+
+/* ---- memories and buffers ---- */
+
+struct doca_mem {
+	uint32_t magic;
+	struct doca_ctx *ctx;
+	struct doca_dev *dev;
+	void *addr;
+	size_t len;
+	uint32_t access;
+	bool owned;             /* allocated by doca_mem_create */
+	struct hw_mr *mr;
+	_Atomic uint32_t bufs;  /* live buffers | REF_DEAD */
+	struct rcu_head rcu;
+};
+
+struct doca_buf {
+	uint32_t magic;
+	struct doca_mem *mem;
+	uint8_t *data;
+	size_t len;
+	_Atomic uint32_t users; /* unfreed events of tasks naming it | REF_DEAD */
+	struct rcu_head rcu;
+};
+
+/* Pin a buffer for a task; false if it is being destroyed. */
+bool buf_pin(struct doca_buf *buf);
+void buf_unpin(struct doca_buf *buf);
+
+/* ---- events (one per task slot) ---- */
+
+enum event_state {
+	EV_FREE = 0,    /* in the pool */
+	EV_QUEUED,      /* submitted: in a mailbox, an SQ or the device */
+	EV_READY,       /* on the PE's ready list or handed to the application */
+	EV_CALLBACK,    /* being delivered to an event callback */
+};
+
+struct doca_event {
+	uint32_t magic;
+	uint8_t state;          /* enum event_state; PE thread (and submitter before push) */
+	uint8_t status;         /* enum doca_event_status */
+	uint16_t type;          /* enum doca_task_type */
+	uint32_t flags;
+	doca_error_t error;
+	uint64_t len;           /* bytes to copy */
+	uint64_t bytes;         /* bytes copied */
+	struct doca_ctx *ctx;
+	struct doca_buf *src;
+	struct doca_buf *dst;
+	union doca_data user_data;
+	struct doca_event *next; /* PE ready list */
+} __attribute__((aligned(64)));
+
+/* Task pool: the context's credits. Slots are taken by submitters
+ * (multi-consumer) and returned only by the PE's thread (single producer). */
+struct task_pool {
+	struct doca_event *events;
+	uint32_t size;
+	struct ck_ring free_ring;
+	struct ck_ring_buffer *free_slots;
+};
+
+/* ---- contexts ---- */
+
+struct doca_ctx {
+	uint32_t magic;
+	_Atomic int state;            /* enum doca_ctx_state */
+	struct doca_dev *dev;         /* g_config_lock */
+	struct cds_list_head dev_link; /* in dev->ctxs, g_config_lock */
+	struct doca_pe *pe;           /* g_config_lock; fixed while not IDLE */
+	uint32_t nr_mems;             /* g_config_lock */
+	uint32_t max_tasks;
+	union doca_data user_data;
+	doca_event_cb_t event_cb;
+	doca_ctx_state_cb_t state_cb;
+
+	/* run-time resources, made by doca_ctx_start */
+	struct task_pool pool;
+	struct mailbox mbox;
+	struct hw_qp *qp;             /* RCU-published; NULL when IDLE */
+	struct qp_retire *qp_retire;  /* made with the qp, so retiring cannot fail */
+	_Atomic bool may_finalize;    /* set by stop: the PE may finish STOPPING → IDLE */
+	bool flush_sent;              /* PE thread: hw flush issued for this stop */
+	bool qp_fatal;                /* PE thread: the qp reported a fatal completion */
+
+	_Atomic uint32_t refs;        /* the handle + PE turns holding it */
+	struct rcu_head rcu;
+};
+
+/* Tasks in flight plus events not yet freed. Exact when no submitter races. */
+uint32_t ctx_outstanding(const struct doca_ctx *ctx);
+/* Report a transition to the state callback (never under g_config_lock). */
+void ctx_report(struct doca_ctx *ctx, enum doca_ctx_state prev, enum doca_ctx_state next);
+/* STOPPING → IDLE on the PE thread when every event is freed; returns true if done. */
+bool ctx_try_finalize(struct doca_ctx *ctx);
+/* Stop requested by the engine itself (fatal device error). */
+void ctx_stop_on_fatal(struct doca_ctx *ctx);
+bool ctx_ref_get(struct doca_ctx *ctx);
+void ctx_ref_put(struct doca_ctx *ctx);
+/* Give a flushed or completed slot back (PE thread). */
+void event_release(struct doca_event *ev);
+
+/* ---- progress engines ---- */
+
+/* The contexts a PE serves. Readers (the PE's turn, inside an RCU read-side
+ * section) load the array, then count, then entries. Writers hold
+ * g_config_lock: append in place while there is room, else publish a bigger
+ * copy and free the old one after a grace period; remove by moving the last
+ * entry into the hole and then shrinking count. A reader racing a removal
+ * may miss one context for one turn or meet the removed one, whose refcount
+ * or state makes it skip it. */
+struct pe_members {
+	_Atomic uint32_t count;
+	uint32_t capacity;
+	struct rcu_head rcu;
+	_Atomic(struct doca_ctx *) ctx[];
+};
+
+enum pe_armed { PE_DISARMED = 0, PE_ARMED, PE_FIRED };
+
+struct doca_pe {
+	uint32_t magic;
+	struct runner runner;
+	struct pe_members *members;   /* RCU-published; g_config_lock for writers */
+	uint32_t cursor;              /* runner: first member scanned next turn */
+	struct doca_event *ready_head; /* runner */
+	struct doca_event *ready_tail;
+	_Atomic int armed;            /* enum pe_armed */
+	int epfd;                     /* the notification handle */
+	int evfd;                     /* eventfd inside epfd: software wakes */
+	struct worker worker;
+	_Atomic bool has_worker;
+	struct rcu_head rcu;
+};
+
+/* One turn of the actor (caller holds the runner guard). */
+uint32_t pe_turn(struct doca_pe *pe);
+/* Make the notification fd readable if it is armed. Any thread. */
+void pe_wake(struct doca_pe *pe);
+/* hw_qp_attr.wake trampoline. */
+void pe_wake_cb(void *pe);
+/* Add/remove a qp's completion channel fd to/from the PE's epoll set. */
+doca_error_t pe_watch_qp(struct doca_pe *pe, struct hw_qp *qp);
+void pe_unwatch_qp(struct doca_pe *pe, struct hw_qp *qp);
+/* Remove ctx from pe's member array (g_config_lock held). Cannot fail. */
+void pe_remove_member_locked(struct doca_pe *pe, struct doca_ctx *ctx);
+/* Unbind every ctx bound to dev, all of which must be IDLE (g_config_lock held). */
+doca_error_t ctx_unbind_all_locked(struct doca_dev *dev);
+
+/* ---- utilities ---- */
+
+void *doca_zalloc(size_t size);              /* zeroed, 64-byte aligned */
+void *doca_alloc_aligned(size_t align, size_t size); /* not zeroed */
+void doca_free(void *p);
+extern const struct mailbox_allocator doca_mailbox_allocator;
+
+enum doca_log_level { DOCA_LOG_ERROR = 0, DOCA_LOG_WARN, DOCA_LOG_INFO, DOCA_LOG_DEBUG };
+void doca_log(enum doca_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static inline bool ctx_valid(const struct doca_ctx *c)
+{
+	return c != NULL && c->magic == MAGIC_CTX;
+}
+static inline bool dev_valid(const struct doca_dev *d)
+{
+	return d != NULL && d->magic == MAGIC_DEV;
+}
+static inline bool mem_valid(const struct doca_mem *m)
+{
+	return m != NULL && m->magic == MAGIC_MEM;
+}
+static inline bool buf_valid(const struct doca_buf *b)
+{
+	return b != NULL && b->magic == MAGIC_BUF;
+}
+static inline bool pe_valid(const struct doca_pe *p)
+{
+	return p != NULL && p->magic == MAGIC_PE;
+}
+
+static inline enum doca_ctx_state ctx_state(const struct doca_ctx *ctx)
+{
+	/* acquire: pairs with the release store of each transition. */
+	return (enum doca_ctx_state)atomic_load_explicit(&ctx->state, memory_order_acquire);
+}
+
+static inline void ctx_set_state(struct doca_ctx *ctx, enum doca_ctx_state s)
+{
+	/* release: what the transition set up is visible to whoever sees the state. */
+	atomic_store_explicit(&ctx->state, (int)s, memory_order_release);
+}
+
+#endif /* DOCA_ENGINE_H */

@@ -1,0 +1,75 @@
+/*
+ * engine/event.c — event getters and freeing. An event is its task's pool
+ * slot: freeing it returns the credit and unpins the buffers.
+ */
+#include "engine/engine.h"
+
+static bool event_live(const struct doca_event *ev)
+{
+	return ev != NULL && ev->magic == MAGIC_EVENT;
+}
+
+enum doca_event_status doca_event_get_status(const struct doca_event *ev)
+{
+	return event_live(ev) ? (enum doca_event_status)ev->status : DOCA_EVENT_STATUS_FAILURE;
+}
+
+doca_error_t doca_event_get_error(const struct doca_event *ev)
+{
+	return event_live(ev) ? ev->error : DOCA_ERROR_INVALID_VALUE;
+}
+
+size_t doca_event_get_bytes(const struct doca_event *ev)
+{
+	return event_live(ev) ? (size_t)ev->bytes : 0;
+}
+
+union doca_data doca_event_get_user_data(const struct doca_event *ev)
+{
+	union doca_data none = { .u64 = 0 };
+
+	return event_live(ev) ? ev->user_data : none;
+}
+
+enum doca_task_type doca_event_get_type(const struct doca_event *ev)
+{
+	return event_live(ev) ? (enum doca_task_type)ev->type : (enum doca_task_type)0;
+}
+
+struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev)
+{
+	return event_live(ev) ? ev->ctx : NULL;
+}
+
+void event_release(struct doca_event *ev)
+{
+	struct doca_ctx *ctx = ev->ctx;
+
+	buf_unpin(ev->src);
+	buf_unpin(ev->dst);
+	ev->state = EV_FREE;
+	ev->magic = 0;
+	TSAN_RELEASE(ev);
+	ck_ring_enqueue_spmc(&ctx->pool.free_ring, ctx->pool.free_slots, ev);
+}
+
+void doca_event_free(struct doca_event *ev)
+{
+	if (ev == NULL)
+		return;
+	if (!event_live(ev) || ev->state != EV_READY) {
+		doca_log(DOCA_LOG_ERROR, "doca_event_free: not an event held by the application (%s)",
+			 event_live(ev) ? "owned by an event callback" : "already freed or not an event");
+		return;
+	}
+	struct runner *runner = &ev->ctx->pe->runner;
+	enum runner_entry entry = runner_enter(runner);
+
+	if (entry == RUNNER_BUSY) {
+		doca_log(DOCA_LOG_ERROR, "doca_event_free: refused while another thread runs the PE");
+		return;
+	}
+	event_release(ev);
+	if (entry == RUNNER_ENTERED)
+		runner_exit(runner);
+}

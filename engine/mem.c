@@ -1,0 +1,131 @@
+/*
+ * engine/mem.c — memories: allocated or caller-provided regions registered
+ * with the context's device.
+ */
+#include <string.h>
+
+#include "engine/engine.h"
+#include "engine/refs.h"
+
+#define MEM_LEN_MAX (SIZE_MAX / 2)
+#define ACCESS_ALL (DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE)
+
+static doca_error_t mem_register(struct doca_ctx *ctx, void *addr, size_t len, uint32_t access,
+				 bool owned, struct doca_mem **out)
+{
+	doca_error_t err = DOCA_SUCCESS;
+	struct doca_mem *mem = doca_zalloc(sizeof(*mem));
+
+	if (mem == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	pthread_mutex_lock(&g_config_lock);
+	if (ctx->dev == NULL) {
+		err = DOCA_ERROR_NOT_CONNECTED;
+	} else {
+		struct dev_entry *e = ctx->dev->entry;
+
+		err = e->ops->mem_register(e->hw, addr, len, access, &mem->mr);
+		if (err == DOCA_SUCCESS) {
+			dev_entry_get(e);
+			mem->dev = ctx->dev;
+			ctx->dev->nr_mems++;
+			ctx->nr_mems++;
+		}
+	}
+	pthread_mutex_unlock(&g_config_lock);
+	if (err != DOCA_SUCCESS) {
+		doca_free(mem);
+		return err;
+	}
+	mem->ctx = ctx;
+	mem->addr = addr;
+	mem->len = len;
+	mem->access = access;
+	mem->owned = owned;
+	mem->magic = MAGIC_MEM;
+	*out = mem;
+	return DOCA_SUCCESS;
+}
+
+static bool mem_args_valid(struct doca_ctx *ctx, size_t len, uint32_t access, struct doca_mem **mem)
+{
+	return ctx_valid(ctx) && mem != NULL && len != 0 && len <= MEM_LEN_MAX && access != 0 &&
+	       (access & ~(uint32_t)ACCESS_ALL) == 0;
+}
+
+doca_error_t doca_mem_create(struct doca_ctx *ctx, size_t len, uint32_t access, struct doca_mem **mem)
+{
+	if (!mem_args_valid(ctx, len, access, mem))
+		return DOCA_ERROR_INVALID_VALUE;
+	/* Checked before allocating, so a ctx without a device costs nothing. */
+	pthread_mutex_lock(&g_config_lock);
+	bool has_dev = ctx->dev != NULL;
+
+	pthread_mutex_unlock(&g_config_lock);
+	if (!has_dev)
+		return DOCA_ERROR_NOT_CONNECTED;
+	void *addr = doca_alloc_aligned(len >= 4096 ? 4096 : 64, len);
+
+	if (addr == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	memset(addr, 0, len);
+	doca_error_t err = mem_register(ctx, addr, len, access, true, mem);
+
+	if (err != DOCA_SUCCESS)
+		doca_free(addr);
+	return err;
+}
+
+doca_error_t doca_mem_create_from(struct doca_ctx *ctx, void *addr, size_t len, uint32_t access,
+				  struct doca_mem **mem)
+{
+	if (!mem_args_valid(ctx, len, access, mem) || addr == NULL ||
+	    (uintptr_t)addr > UINTPTR_MAX - len)
+		return DOCA_ERROR_INVALID_VALUE;
+	return mem_register(ctx, addr, len, access, false, mem);
+}
+
+doca_error_t doca_mem_get_addr(const struct doca_mem *mem, void **addr)
+{
+	if (!mem_valid(mem) || addr == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*addr = mem->addr;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mem_get_len(const struct doca_mem *mem, size_t *len)
+{
+	if (!mem_valid(mem) || len == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*len = mem->len;
+	return DOCA_SUCCESS;
+}
+
+static void mem_free_rcu(struct rcu_head *head)
+{
+	struct doca_mem *mem = caa_container_of(head, struct doca_mem, rcu);
+
+	DOCA_RCU_CALLBACK_ENTER(head);
+	if (mem->owned)
+		doca_free(mem->addr);
+	doca_free(mem);
+}
+
+doca_error_t doca_mem_destroy(struct doca_mem *mem)
+{
+	if (!mem_valid(mem))
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!users_close(&mem->bufs))
+		return DOCA_ERROR_IN_USE;
+	pthread_mutex_lock(&g_config_lock);
+	struct dev_entry *e = mem->dev->entry;
+
+	e->ops->mem_deregister(mem->mr);
+	mem->dev->nr_mems--;
+	mem->ctx->nr_mems--;
+	mem->magic = MAGIC_DEAD;
+	pthread_mutex_unlock(&g_config_lock);
+	dev_entry_put(e);
+	doca_call_rcu(&mem->rcu, mem_free_rcu);
+	return DOCA_SUCCESS;
+}

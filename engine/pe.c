@@ -1,0 +1,185 @@
+/*
+ * engine/pe.c — progress engines: creation, connecting contexts, the ready
+ * list, teardown. The turn itself is in pe_progress.c, notification in
+ * pe_notify.c, worker threads in pe_worker.c.
+ */
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+
+#define PE_MEMBERS_INITIAL 8u
+
+static struct pe_members *members_alloc(uint32_t capacity)
+{
+	struct pe_members *m = doca_zalloc(sizeof(*m) + sizeof(m->ctx[0]) * capacity);
+
+	if (m != NULL)
+		m->capacity = capacity;
+	return m;
+}
+
+static void members_free_rcu(struct rcu_head *head)
+{
+	DOCA_RCU_CALLBACK_ENTER(head);
+	doca_free(caa_container_of(head, struct pe_members, rcu));
+}
+
+static doca_error_t pe_add_member_locked(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	struct pe_members *m = pe->members;
+	uint32_t count = atomic_load_explicit(&m->count, memory_order_relaxed);
+
+	if (count == m->capacity) {
+		struct pe_members *bigger = members_alloc(m->capacity * 2);
+
+		if (bigger == NULL)
+			return DOCA_ERROR_NO_MEMORY;
+		for (uint32_t i = 0; i < count; i++)
+			atomic_store_explicit(&bigger->ctx[i],
+					      atomic_load_explicit(&m->ctx[i], memory_order_relaxed),
+					      memory_order_relaxed);
+		atomic_store_explicit(&bigger->count, count, memory_order_relaxed);
+		TSAN_RELEASE(bigger);
+		rcu_assign_pointer(pe->members, bigger);
+		doca_call_rcu(&m->rcu, members_free_rcu);
+		m = bigger;
+	}
+	atomic_store_explicit(&m->ctx[count], ctx, memory_order_relaxed);
+	/* release: a reader that sees the new count sees the new entry. */
+	atomic_store_explicit(&m->count, count + 1, memory_order_release);
+	return DOCA_SUCCESS;
+}
+
+void pe_remove_member_locked(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	struct pe_members *m = pe->members;
+	uint32_t count = atomic_load_explicit(&m->count, memory_order_relaxed);
+
+	for (uint32_t i = 0; i < count; i++) {
+		if (atomic_load_explicit(&m->ctx[i], memory_order_relaxed) != ctx)
+			continue;
+		atomic_store_explicit(&m->ctx[i],
+				      atomic_load_explicit(&m->ctx[count - 1], memory_order_relaxed),
+				      memory_order_release);
+		/* release: the moved entry is in place before the array shrinks. */
+		atomic_store_explicit(&m->count, count - 1, memory_order_release);
+		return;
+	}
+}
+
+doca_error_t doca_pe_create(struct doca_pe **out)
+{
+	if (out == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	struct doca_pe *pe = doca_zalloc(sizeof(*pe));
+
+	if (pe == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	pe->members = members_alloc(PE_MEMBERS_INITIAL);
+	if (pe->members == NULL) {
+		doca_free(pe);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	pe->epfd = epoll_create1(EPOLL_CLOEXEC);
+	pe->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	struct epoll_event watch = { .events = EPOLLIN, .data.ptr = NULL };
+
+	if (pe->epfd < 0 || pe->evfd < 0 || epoll_ctl(pe->epfd, EPOLL_CTL_ADD, pe->evfd, &watch) != 0) {
+		if (pe->epfd >= 0)
+			close(pe->epfd);
+		if (pe->evfd >= 0)
+			close(pe->evfd);
+		doca_free(pe->members);
+		doca_free(pe);
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	}
+	pe->worker.stop_fd = -1;
+	pe->magic = MAGIC_PE;
+	*out = pe;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	doca_error_t err;
+
+	if (!pe_valid(pe) || !ctx_valid(ctx))
+		return DOCA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&g_config_lock);
+	if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
+		err = DOCA_ERROR_BAD_STATE;
+	else if (ctx->pe != NULL)
+		err = DOCA_ERROR_NOT_PERMITTED;
+	else
+		err = pe_add_member_locked(pe, ctx);
+	if (err == DOCA_SUCCESS)
+		ctx->pe = pe;
+	pthread_mutex_unlock(&g_config_lock);
+	return err;
+}
+
+struct doca_event *doca_pe_get_event(struct doca_pe *pe)
+{
+	if (!pe_valid(pe))
+		return NULL;
+	enum runner_entry entry = runner_enter(&pe->runner);
+
+	if (entry == RUNNER_BUSY)
+		return NULL;
+	struct doca_event *ev = pe->ready_head;
+
+	if (ev != NULL) {
+		pe->ready_head = ev->next;
+		if (pe->ready_head == NULL)
+			pe->ready_tail = NULL;
+		ev->next = NULL;
+	}
+	if (entry == RUNNER_ENTERED)
+		runner_exit(&pe->runner);
+	return ev;
+}
+
+doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd)
+{
+	if (!pe_valid(pe) || fd == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	*fd = pe->epfd;
+	return DOCA_SUCCESS;
+}
+
+static void pe_free_rcu(struct rcu_head *head)
+{
+	struct doca_pe *pe = caa_container_of(head, struct doca_pe, rcu);
+
+	DOCA_RCU_CALLBACK_ENTER(head);
+	doca_free(pe->members);
+	doca_free(pe);
+}
+
+doca_error_t doca_pe_destroy(struct doca_pe *pe)
+{
+	doca_error_t err = DOCA_SUCCESS;
+
+	if (!pe_valid(pe))
+		return DOCA_ERROR_INVALID_VALUE;
+	/* Holding the guard proves no turn is running (and none starts). */
+	if (runner_enter(&pe->runner) != RUNNER_ENTERED)
+		return DOCA_ERROR_IN_USE;
+	pthread_mutex_lock(&g_config_lock);
+	if (atomic_load_explicit(&pe->members->count, memory_order_relaxed) != 0 ||
+	    atomic_load_explicit(&pe->has_worker, memory_order_relaxed))
+		err = DOCA_ERROR_IN_USE;
+	else
+		pe->magic = MAGIC_DEAD;
+	pthread_mutex_unlock(&g_config_lock);
+	runner_exit(&pe->runner);
+	if (err != DOCA_SUCCESS)
+		return err;
+	close(pe->evfd);
+	close(pe->epfd);
+	doca_call_rcu(&pe->rcu, pe_free_rcu);
+	return DOCA_SUCCESS;
+}

@@ -1,0 +1,228 @@
+/*
+ * engine/pe_progress.c — one turn of a progress-engine actor.
+ *
+ * A turn has two halves. Inside one RCU read-side section it visits its
+ * contexts round robin (a pinned reference on each), drains their mailboxes
+ * in bounded batches, posts to the device or, for a STOPPING context,
+ * flushes, and polls completions into a local array. After the section it
+ * delivers: event callbacks run (and may stop contexts, which waits for a
+ * grace period — impossible inside a read-side section), ready events are
+ * queued, stops are finished. A context cannot become IDLE (so cannot be
+ * destroyed) while the turn holds one of its events, and the pinned
+ * reference keeps its memory valid through its state callback anyway.
+ */
+#include <stdlib.h>
+
+#include "engine/engine.h"
+
+#define TURN_EVENTS 256u    /* completions per turn */
+#define TURN_CTXS 64u       /* contexts per turn */
+#define TURN_POSTS 256u     /* descriptors posted per context per turn */
+#define POST_BATCH 64u      /* descriptors per hw post call */
+#define DRAIN_PER_SHARD 32u /* items per mailbox shard per drain */
+
+struct turn_rec {
+	struct doca_ctx *ctx;
+	uint32_t first; /* index of its first event in the turn's array */
+	uint32_t count;
+	bool fatal;
+};
+
+struct turn {
+	struct turn_rec recs[TURN_CTXS];
+	uint32_t nrecs;
+	struct doca_event *done[TURN_EVENTS];
+	uint32_t ndone;
+	struct hw_cqe cqes[TURN_EVENTS];
+};
+
+static void event_flush(struct doca_event *ev)
+{
+	ev->status = DOCA_EVENT_STATUS_FAILURE;
+	ev->error = DOCA_ERROR_SHUTDOWN;
+	ev->bytes = 0;
+}
+
+/* Move mailbox items to the device, or flush them when not running. */
+static void ctx_drain(struct turn *t, struct doca_ctx *ctx, struct hw_qp *qp, bool running)
+{
+	void *items[POST_BATCH];
+	struct hw_desc descs[POST_BATCH];
+	uint32_t posted = 0;
+
+	while (posted < TURN_POSTS) {
+		uint32_t limit = running ? POST_BATCH : TURN_EVENTS - t->ndone;
+
+		if (limit > POST_BATCH)
+			limit = POST_BATCH;
+		uint32_t n = limit ? mailbox_drain_sc(&ctx->mbox, items, limit, DRAIN_PER_SHARD) : 0;
+
+		if (n == 0)
+			break;
+		for (uint32_t i = 0; i < n; i++) {
+			struct doca_event *ev = items[i];
+
+			if (!running) {
+				event_flush(ev);
+				t->done[t->ndone++] = ev;
+				continue;
+			}
+			descs[i] = (struct hw_desc){
+				.cookie = (uint64_t)(uintptr_t)ev,
+				.src = ev->src->data,
+				.dst = ev->dst->data,
+				.len = ev->len,
+				.src_mr = ev->src->mem->mr,
+				.dst_mr = ev->dst->mem->mr,
+			};
+		}
+		if (running && hw_qp_post(qp, descs, n) != n) {
+			doca_log(DOCA_LOG_ERROR, "device SQ full although credits bound it");
+			abort();
+		}
+		posted += n;
+	}
+	if (running && posted != 0)
+		hw_qp_doorbell(qp);
+}
+
+/* Turn a completion into its event's status. */
+static struct doca_event *event_from_cqe(const struct hw_cqe *c, bool *fatal)
+{
+	struct doca_event *ev = (struct doca_event *)(uintptr_t)c->cookie;
+
+	ev->bytes = c->bytes;
+	ev->error = c->error;
+	*fatal = *fatal || c->fatal;
+	switch (c->status) {
+	case HW_CQE_OK:
+		ev->status = DOCA_EVENT_STATUS_SUCCESS;
+		if (ev->len < ev->src->len) { /* ALLOW_PARTIAL with a short dst */
+			ev->status = DOCA_EVENT_STATUS_PARTIAL;
+			ev->error = DOCA_ERROR_TOO_BIG;
+		}
+		break;
+	case HW_CQE_PARTIAL:
+		ev->status = DOCA_EVENT_STATUS_PARTIAL;
+		break;
+	case HW_CQE_FLUSHED:
+		event_flush(ev);
+		break;
+	default:
+		ev->status = DOCA_EVENT_STATUS_FAILURE;
+		break;
+	}
+	return ev;
+}
+
+/* First half: inside the read-side section. */
+static void turn_collect(struct doca_pe *pe, struct turn *t)
+{
+	struct pe_members *m = rcu_dereference(pe->members);
+	uint32_t count = atomic_load_explicit(&m->count, memory_order_acquire);
+	uint32_t start = count ? pe->cursor % count : 0;
+
+	pe->cursor = start + 1;
+	for (uint32_t i = 0; i < count && t->nrecs < TURN_CTXS && t->ndone < TURN_EVENTS; i++) {
+		struct doca_ctx *ctx = atomic_load_explicit(&m->ctx[(start + i) % count],
+							    memory_order_acquire);
+		enum doca_ctx_state st = ctx_state(ctx);
+
+		if (st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING)
+			continue;
+		struct hw_qp *qp = rcu_dereference(ctx->qp);
+
+		if (qp == NULL || !ctx_ref_get(ctx))
+			continue;
+		TSAN_ACQUIRE(qp);
+		struct turn_rec *rec = &t->recs[t->nrecs++];
+
+		*rec = (struct turn_rec){ .ctx = ctx, .first = t->ndone };
+		bool running = st == DOCA_CTX_STATE_RUNNING && !ctx->qp_fatal;
+
+		ctx_drain(t, ctx, qp, running);
+		if (!running && !ctx->flush_sent) {
+			qp->ops->flush(qp);
+			ctx->flush_sent = true;
+		}
+		uint32_t n = hw_qp_poll(qp, t->cqes, TURN_EVENTS - t->ndone);
+
+		for (uint32_t j = 0; j < n; j++)
+			t->done[t->ndone++] = event_from_cqe(&t->cqes[j], &rec->fatal);
+		rec->count = t->ndone - rec->first;
+	}
+}
+
+static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
+{
+	struct doca_ctx *ctx = ev->ctx;
+
+	if (ctx->event_cb != NULL) {
+		ev->state = EV_CALLBACK;
+		ctx->event_cb(ev, ctx->user_data);
+		event_release(ev);
+		return;
+	}
+	ev->state = EV_READY;
+	ev->next = NULL;
+	if (pe->ready_tail != NULL)
+		pe->ready_tail->next = ev;
+	else
+		pe->ready_head = ev;
+	pe->ready_tail = ev;
+}
+
+uint32_t pe_turn(struct doca_pe *pe)
+{
+	struct turn t;
+
+	t.nrecs = 0;
+	t.ndone = 0;
+	doca_rcu_read_lock();
+	turn_collect(pe, &t);
+	doca_rcu_read_unlock();
+
+	for (uint32_t r = 0; r < t.nrecs; r++) {
+		struct turn_rec *rec = &t.recs[r];
+
+		for (uint32_t i = 0; i < rec->count; i++)
+			pe_deliver(pe, t.done[rec->first + i]);
+		if (rec->fatal && !rec->ctx->qp_fatal) {
+			rec->ctx->qp_fatal = true;
+			ctx_stop_on_fatal(rec->ctx);
+		}
+		ctx_try_finalize(rec->ctx);
+		ctx_ref_put(rec->ctx);
+	}
+	return t.ndone;
+}
+
+uint32_t doca_pe_progress(struct doca_pe *pe)
+{
+	if (!pe_valid(pe))
+		return 0;
+	if (atomic_load_explicit(&pe->has_worker, memory_order_relaxed) && !worker_is_self(&pe->worker)) {
+#ifndef NDEBUG
+		doca_log(DOCA_LOG_WARN, "doca_pe_progress: refused, a worker thread runs this PE");
+#endif
+		return 0;
+	}
+	switch (runner_enter(&pe->runner)) {
+	case RUNNER_ENTERED:
+		break;
+	case RUNNER_NESTED:
+#ifndef NDEBUG
+		doca_log(DOCA_LOG_WARN, "doca_pe_progress: refused inside one of the PE's callbacks");
+#endif
+		return 0;
+	default:
+#ifndef NDEBUG
+		doca_log(DOCA_LOG_WARN, "doca_pe_progress: refused, another thread runs this PE");
+#endif
+		return 0;
+	}
+	uint32_t n = pe_turn(pe);
+
+	runner_exit(&pe->runner);
+	return n;
+}

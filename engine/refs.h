@@ -1,0 +1,43 @@
+/*
+ * engine/refs.h — closable user counts: a count of users plus a DEAD bit.
+ * A destroy closes the count only when it is zero (CAS 0 → DEAD); a new
+ * user increments and backs off if it finds DEAD. So "destroy while in use"
+ * and "use while destroyed" always resolve to exactly one winner.
+ */
+#ifndef DOCA_ENGINE_REFS_H
+#define DOCA_ENGINE_REFS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+static inline bool users_enter(_Atomic uint32_t *users)
+{
+	/* acquire: pairs with users_leave's release of earlier users. */
+	uint32_t prev = atomic_fetch_add_explicit(users, 1, memory_order_acquire);
+
+	if ((prev & REF_DEAD) == 0)
+		return true;
+	atomic_fetch_sub_explicit(users, 1, memory_order_relaxed);
+	return false;
+}
+
+static inline void users_leave(_Atomic uint32_t *users)
+{
+	/* release: a later close sees everything this user did. */
+	atomic_fetch_sub_explicit(users, 1, memory_order_release);
+}
+
+/* Close the count if it is zero; false (and nothing changed) if in use. */
+static inline bool users_close(_Atomic uint32_t *users)
+{
+	uint32_t zero = 0;
+
+	/* acquire: see every write of the users that left. */
+	return atomic_compare_exchange_strong_explicit(users, &zero, REF_DEAD, memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+#endif /* DOCA_ENGINE_REFS_H */

@@ -1,0 +1,98 @@
+/*
+ * engine/task.c — doca_task_submit: the one entry point from any thread.
+ *
+ * Lock-free and allocation-free: validate, then inside an RCU read-side
+ * section check RUNNING, pin the buffers, take a credit (a free event slot)
+ * and push the slot into the caller's mailbox shard. A shard holds as many
+ * items as the pool has slots, so a push that holds a credit cannot fail.
+ * Only the push that turns a shard from empty to non-empty wakes the PE.
+ */
+#include <stdlib.h>
+
+#include "engine/engine.h"
+
+#define TASK_FLAGS_KNOWN ((uint32_t)DOCA_TASK_FLAG_ALLOW_PARTIAL)
+
+/* The argument checks that come after the state check, in contract order. */
+static doca_error_t task_check(const struct doca_ctx *ctx, const struct doca_task_desc *desc,
+			       uint64_t *len)
+{
+	const struct doca_buf *src = desc->src, *dst = desc->dst;
+
+	if (desc->type != DOCA_TASK_COPY || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 || src->len == 0 ||
+	    dst->len == 0 || src->mem->ctx != ctx || dst->mem->ctx != ctx)
+		return DOCA_ERROR_INVALID_VALUE;
+	if ((src->mem->access & DOCA_ACCESS_FLAG_READ) == 0 ||
+	    (dst->mem->access & DOCA_ACCESS_FLAG_WRITE) == 0)
+		return DOCA_ERROR_NOT_PERMITTED;
+	if (dst->len < src->len && (desc->flags & DOCA_TASK_FLAG_ALLOW_PARTIAL) == 0)
+		return DOCA_ERROR_INVALID_VALUE;
+	*len = dst->len < src->len ? dst->len : src->len;
+	return DOCA_SUCCESS;
+}
+
+static struct doca_event *pool_take(struct doca_ctx *ctx)
+{
+	struct doca_event *ev;
+
+	if (!ck_ring_dequeue_spmc(&ctx->pool.free_ring, ctx->pool.free_slots, &ev))
+		return NULL;
+	TSAN_ACQUIRE(ev);
+	return ev;
+}
+
+static doca_error_t task_enqueue(struct doca_ctx *ctx, const struct doca_task_desc *desc)
+{
+	uint64_t len;
+	doca_error_t err = task_check(ctx, desc, &len);
+
+	if (err != DOCA_SUCCESS)
+		return err;
+	if (!buf_pin(desc->src))
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!buf_pin(desc->dst)) {
+		buf_unpin(desc->src);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	struct doca_event *ev = pool_take(ctx);
+
+	if (ev == NULL) {
+		buf_unpin(desc->dst);
+		buf_unpin(desc->src);
+		return DOCA_ERROR_AGAIN;
+	}
+	ev->magic = MAGIC_EVENT;
+	ev->state = EV_QUEUED;
+	ev->type = (uint16_t)desc->type;
+	ev->flags = desc->flags;
+	ev->src = desc->src;
+	ev->dst = desc->dst;
+	ev->len = len;
+	ev->bytes = 0;
+	ev->user_data = desc->user_data;
+
+	bool was_empty;
+
+	if (!mailbox_push_mpsc(&ctx->mbox, ev, &was_empty)) {
+		doca_log(DOCA_LOG_ERROR, "mailbox shard full while holding a credit");
+		abort();
+	}
+	if (was_empty)
+		pe_wake(ctx->pe);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc *desc)
+{
+	doca_error_t err;
+
+	if (!ctx_valid(ctx) || desc == NULL || !buf_valid(desc->src) || !buf_valid(desc->dst))
+		return DOCA_ERROR_INVALID_VALUE;
+	doca_rcu_read_lock();
+	if (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
+		err = DOCA_ERROR_BAD_STATE;
+	else
+		err = task_enqueue(ctx, desc);
+	doca_rcu_read_unlock();
+	return err;
+}

@@ -1,0 +1,159 @@
+/*
+ * hw/hw.h — the backend interface. A backend ("sw", "verbs") is one const
+ * ops table: a slow path (probe, open, close, register memory, create and
+ * destroy queue pairs, notification) and a fast path (post descriptors, ring
+ * the doorbell, poll completions, flush). Backends know queues and
+ * descriptors, never contexts: they include this header and doca_error.h,
+ * nothing of engine/.
+ *
+ * Ownership: a queue pair (SQ + CQ) is created per started context. Its fast
+ * path is called only by the one thread currently running the context's
+ * progress engine; hw_qp_destroy is called once nothing calls its fast path
+ * any more (after an RCU grace period). A backend device lives until it is
+ * closed, which the engine does only once its last queue pair and memory
+ * registration are gone.
+ *
+ * Every op of a registered backend is non-NULL: a backend without a
+ * completion channel points the optional notify ops at the hw_notify_*_none
+ * stubs below, so no caller ever tests for NULL.
+ */
+#ifndef DOCA_HW_H
+#define DOCA_HW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "doca_error.h"
+
+struct hw_ops;
+
+/** A backend device; backends embed it first and downcast (container_of). */
+struct hw_dev {
+	const struct hw_ops *ops;
+};
+
+/** A memory registration; backends embed it first. */
+struct hw_mr {
+	void *addr;
+	size_t len;
+	uint32_t access; /* HW_ACCESS_* */
+};
+
+/** A queue pair; backends embed it first. */
+struct hw_qp {
+	const struct hw_ops *ops;
+};
+
+enum hw_access {
+	HW_ACCESS_READ = 1u << 0,  /* same bits as DOCA_ACCESS_FLAG_READ */
+	HW_ACCESS_WRITE = 1u << 1, /* same bits as DOCA_ACCESS_FLAG_WRITE */
+};
+
+/** One copy for the device. The engine has checked bounds and access. */
+struct hw_desc {
+	uint64_t cookie; /* returned unchanged in the completion */
+	void *src;
+	void *dst;
+	uint64_t len;
+	const struct hw_mr *src_mr;
+	const struct hw_mr *dst_mr;
+};
+
+enum hw_cqe_status {
+	HW_CQE_OK = 0,      /* every byte copied */
+	HW_CQE_FAILED = 1,  /* nothing reliable was copied; error says why */
+	HW_CQE_PARTIAL = 2, /* the first `bytes` bytes were copied; error says why */
+	HW_CQE_FLUSHED = 3, /* never started: flushed by hw_ops.flush */
+};
+
+/** One completion. */
+struct hw_cqe {
+	uint64_t cookie;
+	uint64_t bytes;
+	uint32_t status;    /* enum hw_cqe_status */
+	doca_error_t error; /* DOCA_SUCCESS for HW_CQE_OK */
+	bool fatal;         /* the queue pair is broken: no later descriptor can succeed */
+};
+
+/** What the engine asks of a new queue pair. */
+struct hw_qp_attr {
+	uint32_t depth; /* most descriptors outstanding at once (SQ + CQ) */
+	/* Called by a backend executor thread when the CQ turns non-empty, so a
+	 * sleeping progress engine can be woken. May be called from any thread. */
+	void (*wake)(void *arg);
+	void *wake_arg;
+};
+
+/** One device a backend can open. */
+struct hw_dev_desc {
+	char name[64];
+	char caps[128];
+};
+
+struct hw_ops {
+	const char *name; /* "sw", "verbs" */
+
+	/* ---- slow path ---- */
+	/* List the devices; fill at most cap entries, set *count to how many exist. */
+	doca_error_t (*probe)(struct hw_dev_desc *descs, size_t cap, size_t *count);
+	/* Open device `name` with `params` (text after ':' in the open string, or
+	 * NULL). DOCA_ERROR_NOT_FOUND if the backend has no such device,
+	 * DOCA_ERROR_INVALID_VALUE for bad params. */
+	doca_error_t (*open)(const char *name, const char *params, struct hw_dev **dev);
+	void (*close)(struct hw_dev *dev);
+	doca_error_t (*mem_register)(struct hw_dev *dev, void *addr, size_t len, uint32_t access,
+				     struct hw_mr **mr);
+	void (*mem_deregister)(struct hw_mr *mr);
+	doca_error_t (*qp_create)(struct hw_dev *dev, const struct hw_qp_attr *attr, struct hw_qp **qp);
+	void (*qp_destroy)(struct hw_qp *qp);
+	/* Optional: an fd that becomes readable when armed and a completion
+	 * arrives (verbs completion channel); -1 when the backend wakes through
+	 * hw_qp_attr.wake instead. */
+	int (*notify_fd)(struct hw_qp *qp);
+	/* Optional: arm notify_fd for the next completion. */
+	doca_error_t (*notify_arm)(struct hw_qp *qp);
+	/* Optional: consume what made notify_fd readable. */
+	void (*notify_ack)(struct hw_qp *qp);
+
+	/* ---- fast path: only the thread running the owning PE ---- */
+	/* Queue up to n descriptors; returns how many were queued (n unless the
+	 * SQ is full, which the engine's credits prevent). Not executed before
+	 * doorbell. */
+	uint32_t (*post)(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n);
+	/* Make posted descriptors visible to the device. */
+	void (*doorbell)(struct hw_qp *qp);
+	/* Reap up to max completions (an inline device executes here). */
+	uint32_t (*poll)(struct hw_qp *qp, struct hw_cqe *cqes, uint32_t max);
+	/* True if poll would make progress now or later without new posts. */
+	bool (*pending)(struct hw_qp *qp);
+	/* Every descriptor the device has not started completes as
+	 * HW_CQE_FLUSHED (through poll); started ones complete normally. Later
+	 * posts are flushed too, until the queue pair is destroyed. */
+	void (*flush)(struct hw_qp *qp);
+};
+
+/* The registered backends, in lookup order (sw first). */
+extern const struct hw_ops *const hw_backends[];
+extern const size_t hw_backend_count;
+
+/* Stubs for the optional notify ops of a backend that wakes through
+ * hw_qp_attr.wake (hw/hw_stubs.c). */
+int hw_notify_fd_none(struct hw_qp *qp);
+doca_error_t hw_notify_arm_none(struct hw_qp *qp);
+void hw_notify_ack_none(struct hw_qp *qp);
+
+static inline uint32_t hw_qp_post(struct hw_qp *qp, const struct hw_desc *d, uint32_t n)
+{
+	return qp->ops->post(qp, d, n);
+}
+static inline void hw_qp_doorbell(struct hw_qp *qp)
+{
+	qp->ops->doorbell(qp);
+}
+static inline uint32_t hw_qp_poll(struct hw_qp *qp, struct hw_cqe *c, uint32_t max)
+{
+	return qp->ops->poll(qp, c, max);
+}
+
+#endif /* DOCA_HW_H */

@@ -1,0 +1,106 @@
+/*
+ * hw/sw/sw.h — the software DMA engine ("sw0"): private structures.
+ *
+ * Per queue pair an SQ ring of descriptors and, with engine threads, a CQ
+ * ring of completions — the shape of real hardware. Inline mode executes
+ * descriptors inside poll (so inside doca_pe_progress, on the PE's thread);
+ * engine mode hands each queue pair to one engine thread that executes its
+ * SQ and writes its CQ.
+ */
+#ifndef DOCA_HW_SW_H
+#define DOCA_HW_SW_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ck_ring.h>
+#include <urcu/list.h>
+
+#include "hw/hw.h"
+
+#define SW_ENGINES_MAX 64u
+#define SW_DELAY_US_MAX 10000000u
+#define SW_EVERY_MAX 1000000000u
+
+struct sw_params {
+	uint32_t engines;
+	uint32_t fail_every;    /* 0: off */
+	uint32_t partial_every; /* 0: off */
+	uint32_t delay_us;
+	uint32_t ncpus;         /* 0: engine threads may run on every CPU */
+	int cpus[SW_ENGINES_MAX];
+};
+
+/* Parse "key=value,..." (NULL or "" is not accepted: no ':' means no params).
+ * DOCA_ERROR_INVALID_VALUE on any unknown key, malformed or out-of-range value. */
+doca_error_t sw_params_parse(const char *text, struct sw_params *p);
+
+struct sw_desc {
+	struct hw_desc d;
+	uint64_t due_ns; /* 0: no delay */
+};
+
+CK_RING_PROTOTYPE(sw_desc, sw_desc)
+CK_RING_PROTOTYPE(sw_cqe, hw_cqe)
+
+struct sw_engine;
+
+struct sw_dev {
+	struct hw_dev base;
+	struct sw_params params;
+	_Atomic uint64_t executed; /* descriptors executed, for fault injection */
+	struct sw_engine *engines;
+	uint32_t nengines;
+	_Atomic uint32_t next_engine;
+};
+
+struct sw_qp {
+	struct hw_qp base;
+	struct sw_dev *dev;
+	struct ck_ring sq;
+	struct sw_desc *sq_slots;
+	struct ck_ring cq; /* engine mode only */
+	struct hw_cqe *cq_slots;
+	_Atomic bool flushing;
+	struct sw_engine *engine; /* NULL: inline */
+	void (*wake)(void *arg);
+	void *wake_arg;
+	/* the executor's: a descriptor taken from the SQ, waiting for its delay */
+	struct sw_desc held;
+	bool has_held;
+	bool held_flushed;
+	struct cds_list_head engine_link; /* engine's list, engine thread */
+	struct cds_list_head change_link; /* engine's add/del lists, engine lock */
+	bool attached;                    /* on the engine's own list, engine lock */
+};
+
+extern const struct hw_ops hw_sw_ops;
+
+/* Queue-pair ops (sw_qp.c). */
+doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, struct hw_qp **out);
+void sw_qp_destroy(struct hw_qp *qp);
+uint32_t sw_qp_post(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n);
+void sw_qp_doorbell(struct hw_qp *qp);
+uint32_t sw_qp_poll(struct hw_qp *qp, struct hw_cqe *cqes, uint32_t max);
+bool sw_qp_pending(struct hw_qp *qp);
+void sw_qp_flush(struct hw_qp *qp);
+
+/* Execute (or flush) one descriptor, filling its completion. */
+void sw_execute(struct sw_dev *dev, const struct sw_desc *d, bool flushed, struct hw_cqe *c);
+/* Take the next descriptor whose delay has passed; *now caches the clock. */
+bool sw_qp_take_due(struct sw_qp *qp, struct sw_desc *out, bool *flushed, uint64_t *now);
+uint64_t sw_now_ns(void);
+void sw_qp_free(struct sw_qp *qp);
+
+/* Engine threads (sw_engine.c). */
+doca_error_t sw_engines_start(struct sw_dev *dev);
+void sw_engines_stop(struct sw_dev *dev);
+/* The engine thread that serves the next new qp (round robin). */
+struct sw_engine *sw_engine_pick(struct sw_dev *dev);
+void sw_engine_attach(struct sw_engine *e, struct sw_qp *qp);
+void sw_engine_detach(struct sw_engine *e, struct sw_qp *qp);
+void sw_engine_kick(struct sw_engine *e);
+
+#endif /* DOCA_HW_SW_H */

@@ -1,0 +1,272 @@
+/*
+ * hw/sw/sw_engine.c — engine threads of the software device: true offload.
+ *
+ * Each engine thread owns a private list of queue pairs. Attach and detach
+ * go through two lists under the engine's mutex plus a `changed` flag the
+ * thread checks each pass, so the hot loop takes no lock; a detached qp is
+ * freed by the engine thread itself, after its last use.
+ *
+ * Sleep/wake without a lost wake-up (a Dekker pair on a futex word): the
+ * engine stores sleeping=1, full fence, re-checks every SQ and the flags,
+ * and only then futex-waits on sleeping==1; a kicker publishes its work
+ * (ring store), full fence, and wakes the futex if sleeping is 1.
+ *
+ * The engine is an RCU reader during each pass (never while asleep): the
+ * wake callback it calls on a CQ's empty → non-empty transition targets an
+ * object the engine frees with call_rcu, which a pass keeps alive.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <urcu.h>
+
+#include "actors/tsan_annotate.h"
+#include "hw/sw/sw.h"
+
+#define ENGINE_BATCH 32u      /* descriptors per qp per pass */
+#define ENGINE_SPIN 4000u     /* empty passes before sleeping */
+
+enum { ENGINE_RUN, ENGINE_STOP };
+
+struct sw_engine {
+	pthread_t thread;
+	struct sw_dev *dev;
+	_Atomic int run;          /* ENGINE_RUN / ENGINE_STOP */
+	_Atomic uint32_t sleeping; /* futex word */
+	_Atomic bool changed;
+	pthread_mutex_t lock;
+	struct cds_list_head to_add; /* engine lock */
+	struct cds_list_head to_del; /* engine lock */
+	struct cds_list_head qps;    /* engine thread only */
+} __attribute__((aligned(64)));
+
+static void futex_wait(_Atomic uint32_t *word, uint32_t val)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void sw_engine_kick(struct sw_engine *e)
+{
+	/* seq_cst fence: our ring store is visible before we read sleeping. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&e->sleeping, memory_order_relaxed) != 0) {
+		atomic_store_explicit(&e->sleeping, 0, memory_order_relaxed);
+		futex_wake(&e->sleeping);
+	}
+}
+
+struct sw_engine *sw_engine_pick(struct sw_dev *dev)
+{
+	uint32_t i = atomic_fetch_add_explicit(&dev->next_engine, 1, memory_order_relaxed);
+
+	return &dev->engines[i % dev->nengines];
+}
+
+void sw_engine_attach(struct sw_engine *e, struct sw_qp *qp)
+{
+	pthread_mutex_lock(&e->lock);
+	cds_list_add_tail(&qp->change_link, &e->to_add);
+	atomic_store_explicit(&e->changed, true, memory_order_release);
+	pthread_mutex_unlock(&e->lock);
+	sw_engine_kick(e);
+}
+
+void sw_engine_detach(struct sw_engine *e, struct sw_qp *qp)
+{
+	bool never_attached;
+
+	pthread_mutex_lock(&e->lock);
+	never_attached = !qp->attached;
+	if (never_attached) {
+		cds_list_del(&qp->change_link); /* still waiting in to_add */
+	} else {
+		cds_list_add_tail(&qp->change_link, &e->to_del);
+		atomic_store_explicit(&e->changed, true, memory_order_release);
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (never_attached)
+		sw_qp_free(qp);
+	else
+		sw_engine_kick(e);
+}
+
+/* Engine thread: apply attaches and detaches (a qp detached before it was
+ * attached never reaches to_del: detach frees it from to_add directly). */
+static void engine_apply_changes(struct sw_engine *e)
+{
+	struct sw_qp *qp, *tmp;
+
+	pthread_mutex_lock(&e->lock);
+	atomic_store_explicit(&e->changed, false, memory_order_relaxed);
+	cds_list_for_each_entry_safe(qp, tmp, &e->to_add, change_link) {
+		cds_list_del(&qp->change_link);
+		cds_list_add_tail(&qp->engine_link, &e->qps);
+		qp->attached = true;
+	}
+	cds_list_for_each_entry_safe(qp, tmp, &e->to_del, change_link) {
+		cds_list_del(&qp->change_link);
+		cds_list_del(&qp->engine_link);
+		sw_qp_free(qp);
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Execute up to ENGINE_BATCH due descriptors of one qp. */
+static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t *now, bool *waiting)
+{
+	struct sw_desc d;
+	struct hw_cqe c;
+	bool flushed, wake = false;
+	uint32_t n = 0;
+
+	while (n < ENGINE_BATCH && sw_qp_take_due(qp, &d, &flushed, now)) {
+		unsigned int before;
+
+		sw_execute(e->dev, &d, flushed, &c);
+		TSAN_RELEASE(&qp->cq);
+		/* the CQ holds depth entries and credits bound what is outstanding */
+		while (!ck_ring_enqueue_spsc_size_sw_cqe(&qp->cq, qp->cq_slots, &c, &before))
+			sched_yield();
+		wake = wake || before == 0;
+		n++;
+	}
+	*waiting = *waiting || qp->has_held;
+	if (wake)
+		qp->wake(qp->wake_arg);
+	return n;
+}
+
+static bool engine_has_work(struct sw_engine *e)
+{
+	struct sw_qp *qp;
+
+	if (atomic_load_explicit(&e->changed, memory_order_acquire) ||
+	    atomic_load_explicit(&e->run, memory_order_acquire) != ENGINE_RUN)
+		return true;
+	cds_list_for_each_entry(qp, &e->qps, engine_link)
+		if (qp->has_held || ck_ring_size(&qp->sq) != 0)
+			return true;
+	return false;
+}
+
+static void engine_sleep(struct sw_engine *e)
+{
+	atomic_store_explicit(&e->sleeping, 1, memory_order_relaxed);
+	/* seq_cst fence: sleeping=1 is visible before we re-check for work. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!engine_has_work(e))
+		futex_wait(&e->sleeping, 1);
+	atomic_store_explicit(&e->sleeping, 0, memory_order_relaxed);
+}
+
+static void *engine_main(void *arg)
+{
+	struct sw_engine *e = arg;
+	uint32_t idle = 0;
+
+	rcu_register_thread();
+	while (atomic_load_explicit(&e->run, memory_order_acquire) == ENGINE_RUN) {
+		struct sw_qp *qp;
+		uint64_t now = 0;
+		uint32_t done = 0;
+		bool waiting = false;
+
+		if (atomic_load_explicit(&e->changed, memory_order_acquire))
+			engine_apply_changes(e);
+		rcu_read_lock();
+		cds_list_for_each_entry(qp, &e->qps, engine_link)
+			done += engine_serve_qp(e, qp, &now, &waiting);
+		rcu_read_unlock();
+		if (done != 0) {
+			idle = 0;
+		} else if (waiting) {
+			/* only delayed descriptors: let time pass without spinning hard */
+			struct timespec ts = { .tv_nsec = 20000 };
+
+			nanosleep(&ts, NULL);
+		} else if (++idle >= ENGINE_SPIN) {
+			idle = 0;
+			engine_sleep(e);
+		}
+	}
+	engine_apply_changes(e);
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static void engine_cpu_set(const struct sw_params *p, uint32_t index, cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	if (p->ncpus != 0) {
+		CPU_SET(p->cpus[index % p->ncpus], set);
+		return;
+	}
+	/* every CPU: never inherit the pinning of the thread that opened us */
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+		CPU_SET((int)c, set);
+}
+
+doca_error_t sw_engines_start(struct sw_dev *dev)
+{
+	uint32_t n = dev->params.engines;
+
+	if (n == 0)
+		return DOCA_SUCCESS;
+	dev->engines = aligned_alloc(64, sizeof(*dev->engines) * n);
+	if (dev->engines == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	for (uint32_t i = 0; i < n; i++) {
+		struct sw_engine *e = &dev->engines[i];
+		pthread_attr_t attr;
+		cpu_set_t set;
+		int err;
+
+		*e = (struct sw_engine){ .dev = dev };
+		pthread_mutex_init(&e->lock, NULL);
+		CDS_INIT_LIST_HEAD(&e->to_add);
+		CDS_INIT_LIST_HEAD(&e->to_del);
+		CDS_INIT_LIST_HEAD(&e->qps);
+		engine_cpu_set(&dev->params, i, &set);
+		pthread_attr_init(&attr);
+		err = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		if (err == 0)
+			err = pthread_create(&e->thread, &attr, engine_main, e);
+		pthread_attr_destroy(&attr);
+		if (err != 0) {
+			pthread_mutex_destroy(&e->lock);
+			dev->nengines = i;
+			sw_engines_stop(dev);
+			return DOCA_ERROR_OPERATING_SYSTEM;
+		}
+	}
+	dev->nengines = n;
+	return DOCA_SUCCESS;
+}
+
+void sw_engines_stop(struct sw_dev *dev)
+{
+	for (uint32_t i = 0; i < dev->nengines; i++) {
+		struct sw_engine *e = &dev->engines[i];
+
+		/* release: the engine's acquire load sees STOP. */
+		atomic_store_explicit(&e->run, ENGINE_STOP, memory_order_release);
+		sw_engine_kick(e);
+		pthread_join(e->thread, NULL);
+		pthread_mutex_destroy(&e->lock);
+	}
+	free(dev->engines);
+	dev->engines = NULL;
+	dev->nengines = 0;
+}

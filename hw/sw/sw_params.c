@@ -1,0 +1,115 @@
+/*
+ * hw/sw/sw_params.c — the open string of the software device:
+ * "engines=N,cpus=LIST,fail_every=N,partial_every=N,delay_us=N".
+ * A cpus LIST is "A", "A-B" and further ",C" or ",C-D" items.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hw/sw/sw.h"
+
+static bool parse_u32(const char *s, size_t len, uint32_t max, uint32_t *out)
+{
+	uint64_t v = 0;
+
+	if (len == 0 || len > 10)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return false;
+		v = v * 10u + (uint64_t)(s[i] - '0');
+	}
+	if (v > max)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+/* One cpus item: "A" or "A-B". */
+static bool parse_cpu_item(const char *s, size_t len, struct sw_params *p)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *dash = memchr(s, '-', len);
+	uint32_t lo, hi;
+	uint32_t max = online > 0 && online <= CPU_SETSIZE ? (uint32_t)online - 1u : 0u;
+
+	if (dash == NULL) {
+		if (!parse_u32(s, len, max, &lo))
+			return false;
+		hi = lo;
+	} else if (!parse_u32(s, (size_t)(dash - s), max, &lo) ||
+		   !parse_u32(dash + 1, len - (size_t)(dash - s) - 1u, max, &hi) || hi < lo) {
+		return false;
+	}
+	for (uint32_t c = lo; c <= hi; c++) {
+		if (p->ncpus == SW_ENGINES_MAX)
+			return false;
+		p->cpus[p->ncpus++] = (int)c;
+	}
+	return true;
+}
+
+static bool parse_pair(const char *key, size_t klen, const char *val, size_t vlen, struct sw_params *p,
+		       uint32_t *seen)
+{
+	static const struct {
+		const char *name;
+		size_t offset;
+		uint32_t max;
+	} keys[] = {
+		{ "engines", offsetof(struct sw_params, engines), SW_ENGINES_MAX },
+		{ "fail_every", offsetof(struct sw_params, fail_every), SW_EVERY_MAX },
+		{ "partial_every", offsetof(struct sw_params, partial_every), SW_EVERY_MAX },
+		{ "delay_us", offsetof(struct sw_params, delay_us), SW_DELAY_US_MAX },
+	};
+
+	for (uint32_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strlen(keys[i].name) != klen || memcmp(keys[i].name, key, klen) != 0)
+			continue;
+		if (*seen & (1u << i))
+			return false; /* a key given twice is ambiguous */
+		*seen |= 1u << i;
+		return parse_u32(val, vlen, keys[i].max, (uint32_t *)((char *)p + keys[i].offset));
+	}
+	return false;
+}
+
+doca_error_t sw_params_parse(const char *text, struct sw_params *p)
+{
+	uint32_t seen = 0;
+	bool in_cpus = false, had_cpus = false;
+
+	memset(p, 0, sizeof(*p));
+	if (text == NULL)
+		return DOCA_SUCCESS;
+	if (*text == '\0')
+		return DOCA_ERROR_INVALID_VALUE;
+	for (const char *tok = text;;) {
+		size_t len = strcspn(tok, ",");
+		const char *eq = memchr(tok, '=', len);
+
+		if (eq == NULL) {
+			/* a bare item continues a cpus list */
+			if (!in_cpus || !parse_cpu_item(tok, len, p))
+				return DOCA_ERROR_INVALID_VALUE;
+		} else if ((size_t)(eq - tok) == 4 && memcmp(tok, "cpus", 4) == 0) {
+			if (had_cpus || !parse_cpu_item(eq + 1, len - 5u, p))
+				return DOCA_ERROR_INVALID_VALUE;
+			in_cpus = had_cpus = true;
+		} else {
+			in_cpus = false;
+			if (!parse_pair(tok, (size_t)(eq - tok), eq + 1, len - (size_t)(eq - tok) - 1u, p, &seen))
+				return DOCA_ERROR_INVALID_VALUE;
+		}
+		if (tok[len] == '\0')
+			break;
+		tok += len + 1;
+	}
+	if (had_cpus && p->engines == 0)
+		return DOCA_ERROR_INVALID_VALUE; /* cpus without engines means nothing */
+	return DOCA_SUCCESS;
+}

@@ -1,0 +1,199 @@
+/*
+ * hw/sw/sw_qp.c — queue pairs of the software device: SQ/CQ rings, inline
+ * execution, flush, fault injection.
+ *
+ * Rings: the SQ is a ck SPSC ring of descriptors by value; its producer is
+ * the thread running the owning PE, its consumer the executor (that same
+ * thread inline, the qp's engine thread otherwise). The CQ (engine mode) is
+ * a ck SPSC ring of completions from the engine thread to the PE's thread.
+ * ck orders slot contents before index updates; for TSan each side releases
+ * on the ring before an enqueue and acquires after a dequeue, and the slot
+ * arrays are marked as benign races (see actors/tsan_annotate.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "actors/tsan_annotate.h"
+#include "hw/sw/sw.h"
+
+uint64_t sw_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t ring_size_for(uint32_t depth)
+{
+	uint32_t size = 2;
+
+	while (size - 1u < depth)
+		size <<= 1;
+	return size;
+}
+
+void sw_qp_free(struct sw_qp *qp)
+{
+	free(qp->sq_slots);
+	free(qp->cq_slots);
+	free(qp);
+}
+
+doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, struct hw_qp **out)
+{
+	struct sw_dev *dev = (struct sw_dev *)hw;
+	uint32_t size = ring_size_for(attr->depth);
+	struct sw_qp *qp = calloc(1, sizeof(*qp));
+
+	if (qp == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	qp->sq_slots = calloc(size, sizeof(*qp->sq_slots));
+	if (dev->nengines > 0)
+		qp->cq_slots = calloc(size, sizeof(*qp->cq_slots));
+	if (qp->sq_slots == NULL || (dev->nengines > 0 && qp->cq_slots == NULL)) {
+		sw_qp_free(qp);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	qp->base.ops = &hw_sw_ops;
+	qp->dev = dev;
+	qp->wake = attr->wake;
+	qp->wake_arg = attr->wake_arg;
+	ck_ring_init(&qp->sq, size);
+	TSAN_BENIGN_RACE(qp->sq_slots, sizeof(*qp->sq_slots) * size, "ck_ring slots: ordered by ck fences");
+	if (dev->nengines > 0) {
+		ck_ring_init(&qp->cq, size);
+		TSAN_BENIGN_RACE(qp->cq_slots, sizeof(*qp->cq_slots) * size,
+				 "ck_ring slots: ordered by ck fences");
+		qp->engine = sw_engine_pick(dev);
+		sw_engine_attach(qp->engine, qp);
+	}
+	*out = &qp->base;
+	return DOCA_SUCCESS;
+}
+
+void sw_qp_destroy(struct hw_qp *hw)
+{
+	struct sw_qp *qp = (struct sw_qp *)hw;
+
+	if (qp->engine != NULL)
+		sw_engine_detach(qp->engine, qp); /* the engine thread frees it */
+	else
+		sw_qp_free(qp);
+}
+
+uint32_t sw_qp_post(struct hw_qp *hw, const struct hw_desc *descs, uint32_t n)
+{
+	struct sw_qp *qp = (struct sw_qp *)hw;
+	uint32_t delay_us = qp->dev->params.delay_us;
+	uint64_t due = delay_us ? sw_now_ns() + (uint64_t)delay_us * 1000u : 0;
+	uint32_t i;
+
+	TSAN_RELEASE(&qp->sq);
+	for (i = 0; i < n; i++) {
+		struct sw_desc d = { .d = descs[i], .due_ns = due };
+
+		if (!ck_ring_enqueue_spsc_sw_desc(&qp->sq, qp->sq_slots, &d))
+			break;
+	}
+	return i;
+}
+
+void sw_qp_doorbell(struct hw_qp *hw)
+{
+	struct sw_qp *qp = (struct sw_qp *)hw;
+
+	if (qp->engine != NULL)
+		sw_engine_kick(qp->engine);
+}
+
+bool sw_qp_take_due(struct sw_qp *qp, struct sw_desc *out, bool *flushed, uint64_t *now)
+{
+	if (!qp->has_held) {
+		if (!ck_ring_dequeue_spsc_sw_desc(&qp->sq, qp->sq_slots, &qp->held))
+			return false;
+		TSAN_ACQUIRE(&qp->sq);
+		qp->has_held = true;
+		/* acquire: pairs with sw_qp_flush's release. */
+		qp->held_flushed = atomic_load_explicit(&qp->flushing, memory_order_acquire);
+	}
+	if (qp->held.due_ns != 0 && !qp->held_flushed) {
+		if (*now == 0)
+			*now = sw_now_ns();
+		if (*now < qp->held.due_ns)
+			return false;
+	}
+	*out = qp->held;
+	*flushed = qp->held_flushed;
+	qp->has_held = false;
+	return true;
+}
+
+void sw_execute(struct sw_dev *dev, const struct sw_desc *d, bool flushed, struct hw_cqe *c)
+{
+	const struct sw_params *p = &dev->params;
+
+	*c = (struct hw_cqe){ .cookie = d->d.cookie };
+	if (flushed) {
+		c->status = HW_CQE_FLUSHED;
+		c->error = DOCA_ERROR_SHUTDOWN;
+		return;
+	}
+	uint64_t k = atomic_fetch_add_explicit(&dev->executed, 1, memory_order_relaxed) + 1u;
+
+	if (p->fail_every != 0 && k % p->fail_every == 0) {
+		c->status = HW_CQE_FAILED;
+		c->error = DOCA_ERROR_IO_FAILED;
+	} else if (p->partial_every != 0 && k % p->partial_every == 0) {
+		c->bytes = d->d.len / 2u;
+		memmove(d->d.dst, d->d.src, c->bytes);
+		c->status = HW_CQE_PARTIAL;
+		c->error = DOCA_ERROR_IO_FAILED;
+	} else {
+		c->bytes = d->d.len;
+		memmove(d->d.dst, d->d.src, c->bytes);
+		c->status = HW_CQE_OK;
+		c->error = DOCA_SUCCESS;
+	}
+}
+
+uint32_t sw_qp_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
+{
+	struct sw_qp *qp = (struct sw_qp *)hw;
+	uint32_t n = 0;
+
+	if (qp->engine != NULL) {
+		while (n < max && ck_ring_dequeue_spsc_sw_cqe(&qp->cq, qp->cq_slots, &cqes[n]))
+			n++;
+		if (n != 0)
+			TSAN_ACQUIRE(&qp->cq);
+		return n;
+	}
+	uint64_t now = 0;
+	struct sw_desc d;
+	bool flushed;
+
+	while (n < max && sw_qp_take_due(qp, &d, &flushed, &now))
+		sw_execute(qp->dev, &d, flushed, &cqes[n++]);
+	return n;
+}
+
+bool sw_qp_pending(struct hw_qp *hw)
+{
+	struct sw_qp *qp = (struct sw_qp *)hw;
+
+	if (qp->engine != NULL)
+		return ck_ring_size(&qp->cq) != 0;
+	return qp->has_held || ck_ring_size(&qp->sq) != 0;
+}
+
+void sw_qp_flush(struct hw_qp *hw)
+{
+	struct sw_qp *qp = (struct sw_qp *)hw;
+
+	/* release: descriptors the executor takes after this see the flag. */
+	atomic_store_explicit(&qp->flushing, true, memory_order_release);
+	if (qp->engine != NULL)
+		sw_engine_kick(qp->engine);
+}

@@ -1,0 +1,54 @@
+/**
+ * @file doca_buf.h
+ * @brief Buffers: the data. An (offset, length) window into one memory,
+ *        named by tasks. A buffer must be destroyed before its memory.
+ */
+#ifndef DOCA_BUF_H
+#define DOCA_BUF_H
+
+#include "doca_error.h"
+#include "doca_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * @brief Create a window [offset, offset + len) of @p mem.
+ * @param len May be 0 (such a buffer cannot be a copy source: submit refuses it).
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type
+ *         handles, or when offset + len overflows or exceeds the memory's
+ *         length; DOCA_ERROR_NO_MEMORY.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_buf_create(struct doca_mem *mem, size_t offset, size_t len, struct doca_buf **buf);
+
+/**
+ * @brief Address of the buffer's first byte (memory start + offset).
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_buf_get_data(const struct doca_buf *buf, void **data);
+
+/**
+ * @brief Length of the buffer in bytes.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_buf_get_len(const struct doca_buf *buf, size_t *len);
+
+/**
+ * @brief Destroy a buffer no task uses any more.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         DOCA_ERROR_IN_USE while the event of a task naming it is not freed
+ *         (nothing is changed).
+ * Thread safety: any thread; a race with a submission naming it resolves to
+ *         one winner (the submission then fails with DOCA_ERROR_INVALID_VALUE).
+ */
+doca_error_t doca_buf_destroy(struct doca_buf *buf);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DOCA_BUF_H */

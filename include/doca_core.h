@@ -1,0 +1,30 @@
+/**
+ * @file doca_core.h
+ * @brief Umbrella header of doca-core: the DOCA Core programming model
+ *        (Context, Device, Memory, Buffer, Task, Event, Progress Engine) as a
+ *        multithreaded actor-model offload engine.
+ *
+ * "Context owns the boundary, Device the capability, Memory the space,
+ * Buffer the data, PE the progress, Event the result."
+ *
+ * Lifecycle: create ctx → open dev, bind → create mem → create buf →
+ * connect PE, start ctx → submit → progress + get event + free event →
+ * stop ctx → destroy buf → destroy mem → close dev → destroy ctx.
+ * Every misuse of that order is an error code, never undefined behaviour
+ * (handles that were already destroyed are the exception: using one is
+ * undefined behaviour, as for any freed pointer in C).
+ */
+#ifndef DOCA_CORE_H
+#define DOCA_CORE_H
+
+#include "doca_error.h"
+#include "doca_types.h"
+#include "doca_dev.h"
+#include "doca_ctx.h"
+#include "doca_mem.h"
+#include "doca_buf.h"
+#include "doca_pe.h"
+#include "doca_task.h"
+#include "doca_event.h"
+
+#endif /* DOCA_CORE_H */

@@ -1,0 +1,157 @@
+/**
+ * @file doca_ctx.h
+ * @brief Contexts: the boundary. The root object that owns its device
+ *        binding, memories and task pool, and whose state machine orders the
+ *        whole lifecycle.
+ *
+ * States and transitions:
+ * - IDLE → (doca_ctx_start) → RUNNING. STARTING is visible only to other
+ *   threads while doca_ctx_start runs.
+ * - RUNNING → (doca_ctx_stop) → IDLE when no task is in flight and no event
+ *   is unreaped; otherwise → STOPPING. Tasks the device already took complete
+ *   normally; tasks still queued are flushed (FAILURE, DOCA_ERROR_SHUTDOWN).
+ * - STOPPING → IDLE inside doca_pe_progress once every event of the context
+ *   has been freed.
+ *
+ * Every accepted task gets exactly one event. Transitions made by a call are
+ * reported to the state-changed callback inside that call, on the calling
+ * thread, after the change; STOPPING → IDLE is reported inside
+ * doca_pe_progress.
+ */
+#ifndef DOCA_CTX_H
+#define DOCA_CTX_H
+
+#include "doca_error.h"
+#include "doca_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @brief Default task pool size of a context (tasks in flight + unreaped events). */
+#define DOCA_CTX_DEFAULT_MAX_TASKS 1024u
+/** @brief Largest accepted doca_ctx_set_max_tasks value. */
+#define DOCA_CTX_MAX_TASKS_LIMIT (1u << 20)
+
+/**
+ * @brief Called inside doca_pe_progress for each completed task of a context
+ *        that has one; the event is freed when the callback returns.
+ * The callback may submit tasks, call doca_ctx_stop, and free nothing else;
+ * it must not call doca_pe_progress (refused) nor doca_event_free on @p ev.
+ */
+typedef void (*doca_event_cb_t)(struct doca_event *ev, union doca_data ctx_user_data);
+
+/**
+ * @brief Called after each state transition, with the context already in @p next.
+ * From the callback reporting RUNNING the application may submit; from the
+ * one reporting IDLE it may destroy the context's buffers and memories, close
+ * its device and destroy the context itself.
+ */
+typedef void (*doca_ctx_state_cb_t)(struct doca_ctx *ctx, union doca_data ctx_user_data,
+				    enum doca_ctx_state prev, enum doca_ctx_state next);
+
+/**
+ * @brief Create a context, IDLE, with no device and no progress engine.
+ * @param[out] ctx The new context.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE if ctx is NULL; DOCA_ERROR_NO_MEMORY.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_ctx_create(struct doca_ctx **ctx);
+
+/**
+ * @brief Bind a device to an IDLE context. Many contexts may bind one device.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type handles;
+ *         DOCA_ERROR_BAD_STATE if the context is not IDLE;
+ *         DOCA_ERROR_NOT_PERMITTED if the context already has a device.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_ctx_set_dev(struct doca_ctx *ctx, struct doca_dev *dev);
+
+/**
+ * @brief Set the size of the context's task pool: the bound on tasks in
+ *        flight plus events not yet freed.
+ * @param n 1 .. DOCA_CTX_MAX_TASKS_LIMIT.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
+ *         or n out of range; DOCA_ERROR_BAD_STATE if the context is not IDLE.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_ctx_set_max_tasks(struct doca_ctx *ctx, uint32_t n);
+
+/**
+ * @brief Read the size of the task pool.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_ctx_get_max_tasks(const struct doca_ctx *ctx, uint32_t *n);
+
+/**
+ * @brief Set the value handed to both callbacks.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         DOCA_ERROR_BAD_STATE if the context is not IDLE.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_ctx_set_user_data(struct doca_ctx *ctx, union doca_data ctx_user_data);
+
+/**
+ * @brief Deliver this context's events through @p cb instead of
+ *        doca_pe_get_event. NULL restores doca_pe_get_event.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         DOCA_ERROR_BAD_STATE if the context is not IDLE.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_ctx_set_event_cb(struct doca_ctx *ctx, doca_event_cb_t cb);
+
+/**
+ * @brief Report each state transition to @p cb (NULL: no reports).
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         DOCA_ERROR_BAD_STATE if the context is not IDLE.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *ctx, doca_ctx_state_cb_t cb);
+
+/**
+ * @brief Start an IDLE context: allocate its task pool and queues; it becomes RUNNING.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         DOCA_ERROR_BAD_STATE if the context is not IDLE;
+ *         DOCA_ERROR_NOT_CONNECTED without a device or a progress engine;
+ *         DOCA_ERROR_NO_MEMORY or the device's error (the context stays IDLE).
+ * Thread safety: any thread, also while other threads submit.
+ */
+doca_error_t doca_ctx_start(struct doca_ctx *ctx);
+
+/**
+ * @brief Stop a RUNNING context. New submissions are refused at once.
+ * @return DOCA_SUCCESS when nothing was in flight or unreaped: the context is IDLE;
+ *         DOCA_ERROR_IN_PROGRESS when it is STOPPING (also for a second stop);
+ *         DOCA_ERROR_BAD_STATE when it is IDLE;
+ *         DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ * Thread safety: any thread, also from the context's callbacks and while
+ *         other threads submit: a racing submission is either accepted (and
+ *         gets exactly one event) or refused with DOCA_ERROR_BAD_STATE.
+ */
+doca_error_t doca_ctx_stop(struct doca_ctx *ctx);
+
+/**
+ * @brief Read the current state.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ * Thread safety: any thread (the value may change right after).
+ */
+doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_state *state);
+
+/**
+ * @brief Destroy an IDLE context that has no memories and no device; it is
+ *        disconnected from its progress engine. Its memory is freed after an
+ *        RCU grace period.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         DOCA_ERROR_BAD_STATE if RUNNING, STARTING or STOPPING;
+ *         DOCA_ERROR_IN_USE while memories exist or a device is bound.
+ *         On error nothing is changed.
+ * Thread safety: any thread, also from its IDLE state callback.
+ */
+doca_error_t doca_ctx_destroy(struct doca_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DOCA_CTX_H */

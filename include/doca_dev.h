@@ -1,0 +1,94 @@
+/**
+ * @file doca_dev.h
+ * @brief Devices: the capability. Opened by name, bound to contexts.
+ *
+ * Names and open strings:
+ * - `"sw0"` — the embedded software DMA engine, executing inline: a copy
+ *   happens inside doca_pe_progress, never inside submit.
+ * - `"sw0:key=value,key=value"` — the same with options:
+ *   `engines=N` (0..64; N engine threads execute descriptors on other cores),
+ *   `cpus=LIST` (CPUs for engine threads, e.g. `cpus=1` or `cpus=0-1,3`;
+ *   engine i is pinned to the i-th listed CPU, round robin; without it engine
+ *   threads may run on every CPU and never inherit the opener's pinning),
+ *   `fail_every=N` (every Nth executed descriptor fails with
+ *   DOCA_ERROR_IO_FAILED), `partial_every=N` (every Nth executed descriptor
+ *   copies only its first half: PARTIAL, DOCA_ERROR_IO_FAILED, true count),
+ *   `delay_us=N` (0..10,000,000: each descriptor completes no earlier than N µs
+ *   after it was posted). Descriptors are counted per device from 1, flushed
+ *   ones are not counted; when fail and partial select the same descriptor it
+ *   fails.
+ * - a verbs device name as the NIC reports it (`"mlx5_0"`, `"rxe0"`), when
+ *   the library was built with rdma-core and such a device exists.
+ *
+ * Opening the same open string twice shares one underlying device (reference
+ * counted); each open returns its own handle, closed on its own.
+ */
+#ifndef DOCA_DEV_H
+#define DOCA_DEV_H
+
+#include "doca_error.h"
+#include "doca_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * @brief Open a device by name or open string.
+ * @param name Device name with optional options (see the file comment).
+ * @param[out] dev The new handle.
+ * @return DOCA_SUCCESS;
+ *         DOCA_ERROR_INVALID_VALUE for NULL arguments, an empty or over-long
+ *         string, an unknown option, a malformed or out-of-range value;
+ *         DOCA_ERROR_NOT_FOUND when no backend has a device of that name (the
+ *         log then lists the devices that exist);
+ *         DOCA_ERROR_NO_MEMORY; DOCA_ERROR_OPERATING_SYSTEM when an engine
+ *         thread cannot be started; DOCA_ERROR_DRIVER when the device refuses.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_dev_open(const char *name, struct doca_dev **dev);
+
+/**
+ * @brief Close a device handle. Contexts bound to it (all IDLE) are unbound.
+ * @param dev The handle from doca_dev_open.
+ * @return DOCA_SUCCESS;
+ *         DOCA_ERROR_INVALID_VALUE for NULL or a handle of another type;
+ *         DOCA_ERROR_IN_USE while a memory is registered through it or a
+ *         context bound to it is not IDLE (nothing is changed).
+ * Thread safety: any thread; not concurrently with other calls on the same handle.
+ */
+doca_error_t doca_dev_close(struct doca_dev *dev);
+
+/**
+ * @brief The name the device was opened with (the part before ':').
+ * @param dev A device handle.
+ * @param[out] name Points to a string that lives as long as the handle.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_dev_get_name(const struct doca_dev *dev, const char **name);
+
+/** @brief One entry of doca_dev_list. */
+struct doca_dev_info {
+	char name[64];     /**< Name to pass to doca_dev_open. */
+	char backend[16];  /**< "sw" or "verbs". */
+	char caps[128];    /**< Human-readable capabilities, e.g. "copy,inline,engines". */
+};
+
+/**
+ * @brief List every device that can be opened, software and hardware.
+ * @param[out] infos Array of @p cap entries to fill (may be NULL when cap is 0).
+ * @param cap Number of entries in @p infos.
+ * @param[out] count Number of devices that exist (may exceed @p cap; only
+ *             min(cap, count) entries are written).
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE when count is NULL or
+ *         infos is NULL with cap > 0.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_dev_list(struct doca_dev_info *infos, size_t cap, size_t *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DOCA_DEV_H */

@@ -1,0 +1,129 @@
+/**
+ * @file doca_pe.h
+ * @brief Progress engines: the progress. A PE is an actor: one thread at a
+ *        time runs it (doca_pe_progress, doca_pe_get_event, doca_event_free,
+ *        the callbacks); it drains its contexts' mailboxes, posts tasks to
+ *        the device, polls completion queues and turns completions into events.
+ *
+ * Polling mode: loop on doca_pe_progress and doca_pe_get_event.
+ * Event mode: wait on the fd from doca_pe_get_notification_handle (epoll,
+ * poll); doca_pe_request_notification arms it before sleeping, it becomes
+ * readable when an event is ready or when work arrives that needs a progress
+ * call, doca_pe_clear_notification resets it after waking.
+ * Worker mode: doca_pe_run_on_cpu hands the PE to a worker thread pinned to
+ * one CPU that progresses it, delivers events through the context callbacks,
+ * and sleeps on the notification fd when idle.
+ */
+#ifndef DOCA_PE_H
+#define DOCA_PE_H
+
+#include "doca_error.h"
+#include "doca_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * @brief Create a progress engine with no contexts.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE if pe is NULL;
+ *         DOCA_ERROR_NO_MEMORY; DOCA_ERROR_OPERATING_SYSTEM if the
+ *         notification fd cannot be made.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_pe_create(struct doca_pe **pe);
+
+/**
+ * @brief Connect an IDLE context to this PE. A context has at most one PE;
+ *        a PE serves any number of contexts.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type handles;
+ *         DOCA_ERROR_BAD_STATE if the context is not IDLE;
+ *         DOCA_ERROR_NOT_PERMITTED if the context is already connected (to
+ *         this PE or another); DOCA_ERROR_NO_MEMORY.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx);
+
+/**
+ * @brief One turn of the actor: drain mailboxes (a bounded batch per shard),
+ *        post to the device, poll completions, deliver events (callbacks run
+ *        here), finish stops.
+ * @return The number of events made ready or delivered in this turn; 0 also
+ *         when refused: NULL or wrong-type handle, another thread is running
+ *         this PE, called from inside one of its callbacks, or the PE is
+ *         handed to a worker (each refusal is logged in debug builds).
+ * Thread safety: one thread at a time per PE; a concurrent second caller is
+ *         refused, never allowed to corrupt state.
+ */
+uint32_t doca_pe_progress(struct doca_pe *pe);
+
+/**
+ * @brief Take the oldest ready event (of contexts without an event callback).
+ * @return The event, to be freed with doca_event_free; NULL when none is
+ *         ready, for NULL or a wrong-type handle, or when another thread is
+ *         running the PE.
+ * Thread safety: the thread running the PE.
+ */
+struct doca_event *doca_pe_get_event(struct doca_pe *pe);
+
+/**
+ * @brief The PE's notification fd: constant for the PE's life, pollable with
+ *        epoll/poll/select, owned by the PE (do not close it).
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL arguments or a wrong-type handle.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd);
+
+/**
+ * @brief Arm the fd once: it becomes readable when an event is ready or work
+ *        arrives that needs doca_pe_progress (at once if that is already so).
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         the device's error if it cannot arm its completion channel.
+ * Thread safety: the thread running the PE.
+ */
+doca_error_t doca_pe_request_notification(struct doca_pe *pe);
+
+/**
+ * @brief Reset the fd to not readable and disarm it; call after waking.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ * Thread safety: the thread running the PE.
+ */
+doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
+
+/**
+ * @brief Hand the PE to a new worker thread pinned to @p cpu. The worker
+ *        progresses it, spins a bounded number of empty turns, then sleeps on
+ *        the notification fd. Events are delivered only through the contexts'
+ *        event callbacks: connect contexts that have one.
+ * @param cpu An online CPU number, or -1 for no pinning.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
+ *         or a CPU that does not exist; DOCA_ERROR_BAD_STATE if a worker
+ *         already runs it; DOCA_ERROR_OPERATING_SYSTEM if the thread cannot start.
+ * Thread safety: any thread except the PE's own callbacks.
+ */
+doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu);
+
+/**
+ * @brief Stop the PE's worker (STOP → STOPPED handshake, then join). The PE
+ *        can then be progressed by the application again.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         DOCA_ERROR_BAD_STATE if no worker runs it;
+ *         DOCA_ERROR_NOT_PERMITTED when called from the worker itself (a callback).
+ * Thread safety: any thread except the PE's own callbacks.
+ */
+doca_error_t doca_pe_stop_run(struct doca_pe *pe);
+
+/**
+ * @brief Destroy a PE with no connected contexts and no worker.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         DOCA_ERROR_IN_USE while a context is connected (destroying a context
+ *         disconnects it), a worker runs it, or another thread is progressing it.
+ * Thread safety: any thread.
+ */
+doca_error_t doca_pe_destroy(struct doca_pe *pe);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DOCA_PE_H */

@@ -1,0 +1,51 @@
+/**
+ * @file doca_task.h
+ * @brief Tasks: submitted asynchronously from any thread; each accepted task
+ *        completes with exactly one event on the context's progress engine.
+ */
+#ifndef DOCA_TASK_H
+#define DOCA_TASK_H
+
+#include "doca_error.h"
+#include "doca_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @brief What to do. The descriptor is copied: it may be reused at once. */
+struct doca_task_desc {
+	enum doca_task_type type;  /**< DOCA_TASK_COPY. */
+	struct doca_buf *src;      /**< Source; its memory needs DOCA_ACCESS_FLAG_READ. */
+	struct doca_buf *dst;      /**< Destination; its memory needs DOCA_ACCESS_FLAG_WRITE. */
+	union doca_data user_data; /**< Returned by doca_event_get_user_data. */
+	uint32_t flags;            /**< OR of enum doca_task_flag. */
+};
+
+/**
+ * @brief Submit one task. Never blocks, never executes the copy itself.
+ *
+ * Checks, in this order: NULL or wrong-type ctx/desc/buffers →
+ * DOCA_ERROR_INVALID_VALUE; context not RUNNING → DOCA_ERROR_BAD_STATE;
+ * unknown type or flag, zero-length source, a buffer whose memory belongs to
+ * another context → DOCA_ERROR_INVALID_VALUE; source memory without READ or
+ * destination memory without WRITE → DOCA_ERROR_NOT_PERMITTED; dst shorter
+ * than src → DOCA_ERROR_INVALID_VALUE (unless DOCA_TASK_FLAG_ALLOW_PARTIAL);
+ * task pool empty (too many tasks in flight or events not freed) →
+ * DOCA_ERROR_AGAIN; a buffer destroyed concurrently → DOCA_ERROR_INVALID_VALUE.
+ * A refused task changes nothing and gets no event.
+ *
+ * Source and destination may overlap (even be the same buffer): the result is
+ * that of memmove on the software device. On verbs devices overlapping copies
+ * are undefined (RDMA WRITE ordering), so portable code keeps them apart.
+ *
+ * @return DOCA_SUCCESS (the task will get exactly one event) or an error above.
+ * Thread safety: any thread, concurrently, lock-free.
+ */
+doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc *desc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DOCA_TASK_H */

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Count test cases in a meson testlog.json: Criterion binaries by their own
+"Synthesis" line, every other test program as one case. Prints one line per
+failed program, then '<suite>: N passed, N failed, N skipped'."""
+import json
+import re
+import sys
+
+SYNTH = re.compile(r"Synthesis: Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+) \| Crashing: (\d+)")
+SKIPS = re.compile(r"^SKIP(?:PED)?[: ]", re.M)
+
+path, suite = sys.argv[1], sys.argv[2]
+passed = failed = skipped = 0
+try:
+    lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
+except FileNotFoundError:
+    lines = []
+    print(f"{suite}: no test log at {path}")
+    failed += 1
+for line in lines:
+    if not line.strip():
+        continue
+    t = json.loads(line)
+    out = (t.get("stdout") or "") + (t.get("stderr") or "")
+    m = SYNTH.search(out)
+    ok = t["result"] in ("OK", "EXPECTEDFAIL")
+    if m:
+        p, f = int(m.group(2)), int(m.group(3)) + int(m.group(4))
+        skipped += int(m.group(1)) - p - f
+        if not ok and f == 0:
+            f = 1
+        passed, failed = passed + p, failed + f
+    elif t["result"] == "SKIP":
+        skipped += 1
+    elif ok:
+        passed += 1
+        skipped += len(SKIPS.findall(out))
+    else:
+        failed += 1
+    if not ok:
+        print(f"  FAILED: {t['name']} ({t['result']})")
+print(f"{suite}: {passed} passed, {failed} failed, {skipped} skipped")
