@@ -1,0 +1,382 @@
+/*
+ * tests/api/faults.c — fault injection through the open string (fail_every,
+ * partial_every, delay_us; descriptors counted per device from 1, flushed
+ * ones not counted) and partial copies allowed by DOCA_TASK_FLAG_ALLOW_PARTIAL.
+ */
+#include "common.h"
+
+#include <string.h>
+
+#define GUARD_BYTE 0x5A
+
+enum expected_outcome { OUT_OK, OUT_FAIL, OUT_PARTIAL };
+
+/* Wait for one event of a @p len byte copy into f->dst and check it against @p want. */
+static void expect_outcome(struct api_fixture *f, uint64_t user, size_t len, enum expected_outcome want)
+{
+	struct doca_event *ev = wait_event(f->pe);
+	enum doca_event_status st = doca_event_get_status(ev);
+
+	cr_assert_eq(doca_event_get_user_data(ev).u64, user, "event of task %llu, expected %llu",
+		     (unsigned long long)doca_event_get_user_data(ev).u64, (unsigned long long)user);
+	switch (want) {
+	case OUT_OK:
+		cr_assert_eq(st, DOCA_EVENT_STATUS_SUCCESS, "descriptor %llu: status %d, expected SUCCESS",
+			     (unsigned long long)user, st);
+		assert_ok(doca_event_get_error(ev));
+		cr_assert_eq(doca_event_get_bytes(ev), len, "bytes");
+		cr_assert_eq(pattern_mismatch(f->dst_bytes, len, f->seed), len, "descriptor %llu copy differs",
+			     (unsigned long long)user);
+		break;
+	case OUT_FAIL:
+		cr_assert_eq(st, DOCA_EVENT_STATUS_FAILURE, "descriptor %llu: status %d, expected FAILURE",
+			     (unsigned long long)user, st);
+		assert_doca(doca_event_get_error(ev), DOCA_ERROR_IO_FAILED);
+		break;
+	case OUT_PARTIAL:
+		cr_assert_eq(st, DOCA_EVENT_STATUS_PARTIAL, "descriptor %llu: status %d, expected PARTIAL",
+			     (unsigned long long)user, st);
+		assert_doca(doca_event_get_error(ev), DOCA_ERROR_IO_FAILED);
+		cr_assert_eq(doca_event_get_bytes(ev), len / 2, "partial of %zu bytes reported %zu", len,
+			     doca_event_get_bytes(ev));
+		cr_assert_eq(pattern_mismatch(f->dst_bytes, len / 2, f->seed), len / 2, "first half differs");
+		cr_assert_eq(bytes_mismatch(f->dst_bytes + len / 2, len - len / 2, GUARD_BYTE), len - len / 2,
+			     "a partial copy wrote past its reported bytes");
+		break;
+	}
+	doca_event_free(ev);
+}
+
+/* Submit descriptors 1..n one at a time; descriptor i must have outcome want(i). */
+static void run_sequence(const char *dev_name, size_t len, int n, enum expected_outcome (*want)(int))
+{
+	struct api_fixture f;
+
+	fixture_init_started(&f, dev_name, len, 0);
+	for (int i = 1; i <= n; i++) {
+		f.seed = (uint32_t)i * 11u;
+		fill_pattern(f.src_bytes, len, f.seed);
+		memset(f.dst_bytes, GUARD_BYTE, len);
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, (uint64_t)i, 0));
+		expect_outcome(&f, (uint64_t)i, len, want(i));
+	}
+	fixture_fini(&f);
+}
+
+static enum expected_outcome every_third_fails(int i)
+{
+	return i % 3 == 0 ? OUT_FAIL : OUT_OK;
+}
+
+static enum expected_outcome every_second_fails(int i)
+{
+	return i % 2 == 0 ? OUT_FAIL : OUT_OK;
+}
+
+static enum expected_outcome every_second_partial(int i)
+{
+	return i % 2 == 0 ? OUT_PARTIAL : OUT_OK;
+}
+
+/* fail_every=2,partial_every=3: descriptor 6 is selected by both and fails. */
+static enum expected_outcome fail2_partial3(int i)
+{
+	if (i % 2 == 0)
+		return OUT_FAIL;
+	return i % 3 == 0 ? OUT_PARTIAL : OUT_OK;
+}
+
+static enum expected_outcome always_fails(int i)
+{
+	(void)i;
+	return OUT_FAIL;
+}
+
+Test(faults, fail_every_3_fails_exactly_descriptors_3_6_9_inline)
+{
+	run_sequence("sw0:fail_every=3", 4096, 9, every_third_fails);
+}
+
+Test(faults, fail_every_3_fails_exactly_descriptors_3_6_9_engine)
+{
+	run_sequence("sw0:engines=1,fail_every=3", 4096, 9, every_third_fails);
+}
+
+Test(faults, fail_every_1_fails_every_descriptor)
+{
+	run_sequence("sw0:fail_every=1", 64, 5, always_fails);
+}
+
+Test(faults, partial_every_2_copies_first_half_of_even_descriptors_inline)
+{
+	run_sequence("sw0:partial_every=2", 4096, 6, every_second_partial);
+}
+
+Test(faults, partial_every_2_copies_first_half_of_even_descriptors_engine)
+{
+	run_sequence("sw0:engines=1,partial_every=2", 4096, 6, every_second_partial);
+}
+
+Test(faults, partial_of_odd_length_reports_len_over_2)
+{
+	run_sequence("sw0:partial_every=2", 1001, 4, every_second_partial);
+}
+
+Test(faults, fail_wins_when_fail_and_partial_select_same_descriptor)
+{
+	run_sequence("sw0:fail_every=2,partial_every=3", 512, 12, fail2_partial3);
+}
+
+/* A batch submitted at once executes in submission order on one queue. */
+static void batch_in_order(const char *dev_name)
+{
+	struct api_fixture f;
+	int fails = 0;
+
+	fixture_init_started(&f, dev_name, 256, 0);
+	for (int i = 1; i <= 12; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, (uint64_t)i, 0));
+	for (int i = 1; i <= 12; i++) {
+		struct doca_event *ev = wait_event(f.pe);
+		uint64_t user = doca_event_get_user_data(ev).u64;
+		bool failed = doca_event_get_status(ev) == DOCA_EVENT_STATUS_FAILURE;
+
+		cr_assert_eq(user, (uint64_t)i, "completion order: task %llu at position %d", (unsigned long long)user,
+			     i);
+		cr_assert_eq(failed, i % 4 == 0, "descriptor %d failed=%d", i, failed);
+		if (failed) {
+			assert_doca(doca_event_get_error(ev), DOCA_ERROR_IO_FAILED);
+			fails++;
+		}
+		doca_event_free(ev);
+	}
+	cr_assert_eq(fails, 3, "%d failures", fails);
+	fixture_fini(&f);
+}
+
+Test(faults, fail_every_4_in_one_batch_fails_4_8_12_inline)
+{
+	batch_in_order("sw0:fail_every=4");
+}
+
+Test(faults, fail_every_4_in_one_batch_fails_4_8_12_one_engine)
+{
+	batch_in_order("sw0:engines=1,fail_every=4");
+}
+
+/* Two engines may reorder, but the count of injected faults is exact. */
+Test(faults, fail_every_3_on_two_engines_fails_exactly_one_third)
+{
+	enum { N = 300 };
+	struct api_fixture f;
+	int fails = 0, oks = 0;
+
+	fixture_init_started(&f, "sw0:engines=2,fail_every=3", 128, N);
+	for (int i = 0; i < N; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, (uint64_t)i, 0));
+	for (int i = 0; i < N; i++) {
+		struct doca_event *ev = wait_event(f.pe);
+
+		if (doca_event_get_status(ev) == DOCA_EVENT_STATUS_FAILURE) {
+			assert_doca(doca_event_get_error(ev), DOCA_ERROR_IO_FAILED);
+			fails++;
+		} else {
+			cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS, "status");
+			oks++;
+		}
+		doca_event_free(ev);
+	}
+	cr_assert_eq(fails, N / 3, "%d injected failures in %d descriptors", fails, N);
+	cr_assert_eq(oks, N - N / 3, "%d successes", oks);
+	cr_assert_eq(pattern_mismatch(f.dst_bytes, 128, f.seed), 128, "copy differs");
+	fixture_fini(&f);
+}
+
+/* Descriptors are counted per device: two ctxs bound to one handle share the count. */
+Test(faults, fault_count_is_per_device_across_ctxs)
+{
+	struct api_fixture a;
+	struct doca_ctx *ctx2 = NULL;
+	struct doca_mem *mem2 = NULL;
+	struct doca_buf *src2 = NULL, *dst2 = NULL;
+	int fails = 0;
+
+	fixture_init_started(&a, "sw0:fail_every=2", 64, 0);
+	assert_ok(doca_ctx_create(&ctx2));
+	assert_ok(doca_ctx_set_dev(ctx2, a.dev));
+	assert_ok(doca_pe_connect_ctx(a.pe, ctx2));
+	assert_ok(doca_mem_create(ctx2, 128, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &mem2));
+	assert_ok(doca_buf_create(mem2, 0, 64, &src2));
+	assert_ok(doca_buf_create(mem2, 64, 64, &dst2));
+	assert_ok(doca_ctx_start(ctx2));
+	/* Alternate: a, ctx2, a, ctx2 ... — descriptors 2, 4, 6, 8 (all ctx2's) fail. */
+	for (int i = 1; i <= 8; i++) {
+		struct doca_event *ev;
+		bool on_a = i % 2 == 1;
+
+		if (on_a)
+			assert_ok(submit_copy(a.ctx, a.src, a.dst, (uint64_t)i, 0));
+		else
+			assert_ok(submit_copy(ctx2, src2, dst2, (uint64_t)i, 0));
+		ev = wait_event(a.pe);
+		cr_assert_eq(doca_event_get_ctx(ev), on_a ? a.ctx : ctx2, "event ctx");
+		if (on_a) {
+			cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS, "descriptor %d", i);
+		} else {
+			cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_FAILURE, "descriptor %d", i);
+			assert_doca(doca_event_get_error(ev), DOCA_ERROR_IO_FAILED);
+			fails++;
+		}
+		doca_event_free(ev);
+	}
+	cr_assert_eq(fails, 4, "%d failures", fails);
+	stop_and_drain(ctx2, a.pe);
+	assert_ok(doca_buf_destroy(src2));
+	assert_ok(doca_buf_destroy(dst2));
+	assert_ok(doca_mem_destroy(mem2));
+	stop_and_drain(a.ctx, a.pe);
+	assert_ok(doca_buf_destroy(a.src));
+	assert_ok(doca_buf_destroy(a.dst));
+	assert_ok(doca_mem_destroy(a.src_mem));
+	assert_ok(doca_mem_destroy(a.dst_mem));
+	a.src = a.dst = NULL;
+	a.src_mem = a.dst_mem = NULL;
+	assert_ok(doca_dev_close(a.dev));
+	a.dev = NULL;
+	assert_ok(doca_ctx_destroy(ctx2));
+	fixture_fini(&a);
+}
+
+/* Flushed descriptors are not counted. */
+Test(faults, flushed_descriptors_are_not_counted)
+{
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0:fail_every=2", 256, 0);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));
+	expect_success_event(f.pe, 1, 256); /* descriptor 1 */
+	for (int i = 0; i < 3; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, 100 + (uint64_t)i, 0));
+	assert_doca(doca_ctx_stop(f.ctx), DOCA_ERROR_IN_PROGRESS);
+	for (int i = 0; i < 3; i++) {
+		struct doca_event *ev = wait_event(f.pe);
+
+		assert_doca(doca_event_get_error(ev), DOCA_ERROR_SHUTDOWN);
+		doca_event_free(ev);
+	}
+	progress_until_state(f.pe, f.ctx, DOCA_CTX_STATE_IDLE);
+	assert_ok(doca_ctx_start(f.ctx));
+	memset(f.dst_bytes, GUARD_BYTE, 256);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 2, 0));
+	expect_outcome(&f, 2, 256, OUT_FAIL); /* descriptor 2 */
+	fixture_copy_and_verify(&f);          /* descriptor 3 */
+	memset(f.dst_bytes, GUARD_BYTE, 256);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 4, 0));
+	expect_outcome(&f, 4, 256, OUT_FAIL); /* descriptor 4 */
+	fixture_fini(&f);
+}
+
+/* Fault injection on one device leaves another device alone. */
+Test(faults, faults_of_one_device_do_not_affect_another)
+{
+	struct api_fixture bad, good;
+
+	fixture_init_started(&bad, "sw0:fail_every=1", 128, 0);
+	fixture_init_started(&good, "sw0", 128, 0);
+	for (int i = 0; i < 3; i++) {
+		struct doca_event *ev;
+
+		assert_ok(submit_copy(bad.ctx, bad.src, bad.dst, 1, 0));
+		ev = wait_event(bad.pe);
+		cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_FAILURE, "status");
+		doca_event_free(ev);
+		fixture_copy_and_verify(&good);
+	}
+	fixture_fini(&bad);
+	fixture_fini(&good);
+}
+
+/* ---- DOCA_TASK_FLAG_ALLOW_PARTIAL ---- */
+
+static void allow_partial_short_dst(const char *dev_name)
+{
+	struct api_fixture f;
+	struct doca_buf *short_dst = NULL;
+	struct doca_event *ev;
+
+	fixture_init_started(&f, dev_name, 1000, 0);
+	memset(f.dst_bytes, GUARD_BYTE, 1000);
+	assert_ok(doca_buf_create(f.dst_mem, 17, 600, &short_dst));
+	assert_ok(submit_copy(f.ctx, f.src, short_dst, 8, DOCA_TASK_FLAG_ALLOW_PARTIAL));
+	ev = wait_event(f.pe);
+	cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_PARTIAL, "status %d", doca_event_get_status(ev));
+	assert_doca(doca_event_get_error(ev), DOCA_ERROR_TOO_BIG);
+	cr_assert_eq(doca_event_get_bytes(ev), 600, "bytes %zu, expected the destination length",
+		     doca_event_get_bytes(ev));
+	cr_assert_eq(doca_event_get_user_data(ev).u64, 8, "user data");
+	doca_event_free(ev);
+	cr_assert_eq(pattern_mismatch(f.dst_bytes + 17, 600, f.seed), 600, "copied bytes differ");
+	cr_assert_eq(bytes_mismatch(f.dst_bytes, 17, GUARD_BYTE), 17, "bytes before the window changed");
+	cr_assert_eq(bytes_mismatch(f.dst_bytes + 617, 383, GUARD_BYTE), 383, "bytes after the window changed");
+	stop_and_drain(f.ctx, f.pe);
+	assert_ok(doca_buf_destroy(short_dst));
+	fixture_fini(&f);
+}
+
+Test(faults, allow_partial_with_short_dst_is_partial_too_big_with_dst_len_bytes_inline)
+{
+	allow_partial_short_dst("sw0");
+}
+
+Test(faults, allow_partial_with_short_dst_is_partial_too_big_with_dst_len_bytes_engine)
+{
+	allow_partial_short_dst("sw0:engines=1");
+}
+
+Test(faults, allow_partial_with_long_enough_dst_is_plain_success)
+{
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0", 1000, 0);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 9, DOCA_TASK_FLAG_ALLOW_PARTIAL));
+	expect_success_event(f.pe, 9, 1000);
+	cr_assert_eq(pattern_mismatch(f.dst_bytes, 1000, f.seed), 1000, "copy differs");
+	fixture_fini(&f);
+}
+
+/* ---- delay_us ---- */
+
+static void delay_applies(const char *dev_name, unsigned delay_ms)
+{
+	struct api_fixture f;
+	uint64_t t0, elapsed;
+
+	fixture_init_started(&f, dev_name, 256, 0);
+	t0 = now_ns();
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));
+	/* Not ready early. */
+	expect_no_event_for(f.pe, delay_ms / 2);
+	expect_success_event(f.pe, 1, 256);
+	elapsed = now_ns() - t0;
+	cr_assert_geq(elapsed, (uint64_t)delay_ms * 1000000ull, "completed after %llu us, delay is %u ms",
+		      (unsigned long long)(elapsed / 1000), delay_ms);
+	cr_assert_lt(elapsed, (uint64_t)delay_ms * 1000000ull + 2000000000ull, "completed after %llu ms",
+		     (unsigned long long)(elapsed / 1000000));
+	cr_assert_eq(pattern_mismatch(f.dst_bytes, 256, f.seed), 256, "copy differs");
+	fixture_fini(&f);
+}
+
+Test(faults, delay_us_delays_completion_inline)
+{
+	delay_applies("sw0:delay_us=100000", 100);
+}
+
+Test(faults, delay_us_delays_completion_engine)
+{
+	delay_applies("sw0:engines=1,delay_us=100000", 100);
+}
+
+Test(faults, delay_us_with_fail_every_still_fails_the_nth)
+{
+	run_sequence("sw0:delay_us=1000,fail_every=2", 64, 4, every_second_fails);
+}
