@@ -1,0 +1,138 @@
+/* tests/engine/runner.c — at most one thread runs a PE; others are refused
+ * and change nothing. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+struct fixture {
+	struct doca_ctx *ctx;
+	struct doca_dev *dev;
+	struct doca_mem *mem;
+	struct doca_buf *src, *dst;
+	struct doca_pe *pe;
+};
+
+static void fixture_up(struct fixture *f)
+{
+	cr_assert_eq(doca_ctx_create(&f->ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_dev_open("sw0", &f->dev), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_set_dev(f->ctx, f->dev), DOCA_SUCCESS);
+	cr_assert_eq(doca_mem_create(f->ctx, 8192, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &f->mem),
+		     DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_create(f->mem, 0, 4096, &f->src), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_create(f->mem, 4096, 4096, &f->dst), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_create(&f->pe), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_connect_ctx(f->pe, f->ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_start(f->ctx), DOCA_SUCCESS);
+}
+
+static void fixture_down(struct fixture *f)
+{
+	cr_assert_eq(doca_ctx_stop(f->ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_destroy(f->src), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_destroy(f->dst), DOCA_SUCCESS);
+	cr_assert_eq(doca_mem_destroy(f->mem), DOCA_SUCCESS);
+	cr_assert_eq(doca_dev_close(f->dev), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_destroy(f->ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_destroy(f->pe), DOCA_SUCCESS);
+}
+
+struct holder {
+	struct doca_pe *pe;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int phase; /* 1: holding the guard, 2: told to release */
+};
+
+static void *hold_runner(void *arg)
+{
+	struct holder *h = arg;
+
+	cr_assert_eq(runner_enter(&h->pe->runner), RUNNER_ENTERED);
+	pthread_mutex_lock(&h->lock);
+	h->phase = 1;
+	pthread_cond_broadcast(&h->cond);
+	while (h->phase != 2)
+		pthread_cond_wait(&h->cond, &h->lock);
+	pthread_mutex_unlock(&h->lock);
+	runner_exit(&h->pe->runner);
+	return NULL;
+}
+
+Test(runner, a_second_thread_is_refused_and_nothing_changes)
+{
+	struct fixture f;
+	struct holder h = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	struct doca_task_desc desc;
+	pthread_t t;
+
+	fixture_up(&f);
+	memset(&desc, 0, sizeof(desc));
+	desc.type = DOCA_TASK_COPY;
+	desc.src = f.src;
+	desc.dst = f.dst;
+	memset(f.src->data, 0x5a, 4096);
+	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS);
+
+	h.pe = f.pe;
+	pthread_create(&t, NULL, hold_runner, &h);
+	pthread_mutex_lock(&h.lock);
+	while (h.phase != 1)
+		pthread_cond_wait(&h.cond, &h.lock);
+	pthread_mutex_unlock(&h.lock);
+
+	cr_assert_eq(doca_pe_progress(f.pe), 0, "refused while another thread runs the PE");
+	cr_assert_null(doca_pe_get_event(f.pe));
+	cr_assert_eq(((uint8_t *)f.dst->data)[0], 0, "the copy did not run");
+	cr_assert_eq(doca_pe_destroy(f.pe), DOCA_ERROR_IN_USE);
+
+	pthread_mutex_lock(&h.lock);
+	h.phase = 2;
+	pthread_cond_broadcast(&h.cond);
+	pthread_mutex_unlock(&h.lock);
+	pthread_join(t, NULL);
+
+	cr_assert_eq(doca_pe_progress(f.pe), 1);
+	struct doca_event *ev = doca_pe_get_event(f.pe);
+
+	cr_assert_not_null(ev);
+	cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
+	cr_assert_eq(memcmp(f.src->data, f.dst->data, 4096), 0);
+	doca_event_free(ev);
+	fixture_down(&f);
+}
+
+static int nested_result = -1;
+
+static void progress_from_callback(struct doca_event *ev, union doca_data ud)
+{
+	(void)ev;
+	nested_result = (int)doca_pe_progress(ud.ptr);
+}
+
+Test(runner, progress_from_inside_a_callback_is_refused)
+{
+	struct fixture f;
+	struct doca_task_desc desc = { .type = DOCA_TASK_COPY };
+
+	cr_assert_eq(doca_ctx_create(&f.ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_create(&f.pe), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_set_event_cb(f.ctx, progress_from_callback), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_set_user_data(f.ctx, (union doca_data){ .ptr = f.pe }), DOCA_SUCCESS);
+	cr_assert_eq(doca_dev_open("sw0", &f.dev), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_set_dev(f.ctx, f.dev), DOCA_SUCCESS);
+	cr_assert_eq(doca_mem_create(f.ctx, 8192, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &f.mem),
+		     DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_create(f.mem, 0, 4096, &f.src), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_create(f.mem, 4096, 4096, &f.dst), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_connect_ctx(f.pe, f.ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_start(f.ctx), DOCA_SUCCESS);
+	desc.src = f.src;
+	desc.dst = f.dst;
+	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_progress(f.pe), 1);
+	cr_assert_eq(nested_result, 0);
+	fixture_down(&f);
+}

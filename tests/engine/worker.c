@@ -1,0 +1,159 @@
+/* tests/engine/worker.c — per-core PE workers: completions through
+ * callbacks, the stop handshake, misuse refusals, and ~0 CPU when idle. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+
+#define TASKS 200
+
+static _Atomic int completed;
+static _Atomic int stop_run_result = -1;
+
+static void count_event(struct doca_event *ev, union doca_data ud)
+{
+	(void)ud;
+	cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
+	atomic_fetch_add(&completed, 1);
+}
+
+static void stop_run_from_callback(struct doca_event *ev, union doca_data ud)
+{
+	(void)ev;
+	atomic_store(&stop_run_result, doca_pe_stop_run(ud.ptr));
+	atomic_fetch_add(&completed, 1);
+}
+
+struct rig {
+	struct doca_ctx *ctx;
+	struct doca_dev *dev;
+	struct doca_mem *mem;
+	struct doca_buf *src, *dst;
+	struct doca_pe *pe;
+};
+
+static void rig_up(struct rig *r, doca_event_cb_t cb, const char *dev)
+{
+	cr_assert_eq(doca_ctx_create(&r->ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_create(&r->pe), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_set_event_cb(r->ctx, cb), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_set_user_data(r->ctx, (union doca_data){ .ptr = r->pe }), DOCA_SUCCESS);
+	cr_assert_eq(doca_dev_open(dev, &r->dev), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_set_dev(r->ctx, r->dev), DOCA_SUCCESS);
+	cr_assert_eq(doca_mem_create(r->ctx, 8192, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &r->mem),
+		     DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_create(r->mem, 0, 4096, &r->src), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_create(r->mem, 4096, 4096, &r->dst), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_connect_ctx(r->pe, r->ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_start(r->ctx), DOCA_SUCCESS);
+	atomic_store(&completed, 0);
+}
+
+static void rig_down(struct rig *r)
+{
+	cr_assert_eq(doca_ctx_stop(r->ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_destroy(r->src), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_destroy(r->dst), DOCA_SUCCESS);
+	cr_assert_eq(doca_mem_destroy(r->mem), DOCA_SUCCESS);
+	cr_assert_eq(doca_dev_close(r->dev), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_destroy(r->ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_destroy(r->pe), DOCA_SUCCESS);
+}
+
+static void submit_one(struct rig *r)
+{
+	struct doca_task_desc desc = { .type = DOCA_TASK_COPY, .src = r->src, .dst = r->dst };
+	doca_error_t err;
+
+	while ((err = doca_task_submit(r->ctx, &desc)) == DOCA_ERROR_AGAIN)
+		sched_yield();
+	cr_assert_eq(err, DOCA_SUCCESS);
+}
+
+static void wait_completed(int n)
+{
+	for (int i = 0; i < 5000 && atomic_load(&completed) < n; i++)
+		usleep(1000);
+	cr_assert_eq(atomic_load(&completed), n);
+}
+
+static double thread_cpu_seconds(pthread_t t)
+{
+	clockid_t clock;
+	struct timespec ts;
+
+	cr_assert_eq(pthread_getcpuclockid(t, &clock), 0);
+	cr_assert_eq(clock_gettime(clock, &ts), 0);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+Test(worker, completes_tasks_through_callbacks_then_hands_the_pe_back)
+{
+	struct rig r;
+
+	rig_up(&r, count_event, "sw0:engines=1");
+	cr_assert_eq(doca_pe_run_on_cpu(r.pe, 0), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_run_on_cpu(r.pe, 0), DOCA_ERROR_BAD_STATE);
+	cr_assert_eq(doca_pe_progress(r.pe), 0, "the application may not progress a worker's PE");
+	cr_assert_eq(doca_pe_destroy(r.pe), DOCA_ERROR_IN_USE);
+	for (int i = 0; i < TASKS; i++)
+		submit_one(&r);
+	wait_completed(TASKS);
+	cr_assert_eq(doca_pe_stop_run(r.pe), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_stop_run(r.pe), DOCA_ERROR_BAD_STATE);
+	submit_one(&r);
+	while (atomic_load(&completed) < TASKS + 1)
+		(void)doca_pe_progress(r.pe);
+	cr_assert_eq(atomic_load(&completed), TASKS + 1);
+	rig_down(&r);
+}
+
+Test(worker, an_idle_worker_costs_almost_no_cpu)
+{
+	struct rig r;
+
+	rig_up(&r, count_event, "sw0");
+	cr_assert_eq(doca_pe_run_on_cpu(r.pe, -1), DOCA_SUCCESS);
+	submit_one(&r);
+	wait_completed(1);
+	usleep(200000); /* let it spin down and fall asleep */
+	double before = thread_cpu_seconds(r.pe->worker.thread);
+
+	sleep(1);
+	double used = thread_cpu_seconds(r.pe->worker.thread) - before;
+
+	cr_assert_lt(used, 0.02, "idle worker used %.4f s of CPU in 1 s", used);
+	submit_one(&r);
+	wait_completed(2); /* and it still wakes for new work */
+	cr_assert_eq(doca_pe_stop_run(r.pe), DOCA_SUCCESS);
+	rig_down(&r);
+}
+
+Test(worker, stop_run_from_its_own_callback_is_refused)
+{
+	struct rig r;
+
+	rig_up(&r, stop_run_from_callback, "sw0");
+	cr_assert_eq(doca_pe_run_on_cpu(r.pe, -1), DOCA_SUCCESS);
+	submit_one(&r);
+	wait_completed(1);
+	cr_assert_eq(atomic_load(&stop_run_result), DOCA_ERROR_NOT_PERMITTED);
+	cr_assert_eq(doca_pe_stop_run(r.pe), DOCA_SUCCESS);
+	rig_down(&r);
+}
+
+Test(worker, a_cpu_that_does_not_exist_is_refused)
+{
+	struct doca_pe *pe;
+
+	cr_assert_eq(doca_pe_create(&pe), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_run_on_cpu(pe, 100000), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_pe_run_on_cpu(pe, -2), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_pe_run_on_cpu(NULL, 0), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_pe_stop_run(pe), DOCA_ERROR_BAD_STATE);
+	cr_assert_eq(doca_pe_destroy(pe), DOCA_SUCCESS);
+}
