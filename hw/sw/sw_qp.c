@@ -118,6 +118,10 @@ bool sw_qp_take_due(struct sw_qp *qp, struct sw_desc *out, bool *flushed, uint64
 		/* acquire: pairs with sw_qp_flush's release. */
 		qp->held_flushed = atomic_load_explicit(&qp->flushing, memory_order_acquire);
 	}
+	/* Inline, a descriptor starts only when executed: one waiting for its
+	 * delay is still flushable. An engine thread started it by taking it. */
+	if (qp->engine == NULL)
+		qp->held_flushed = atomic_load_explicit(&qp->flushing, memory_order_relaxed);
 	if (qp->held.due_ns != 0 && !qp->held_flushed) {
 		if (*now == 0)
 			*now = sw_now_ns();
