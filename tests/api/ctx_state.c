@@ -221,7 +221,11 @@ Test(ctx_state, stop_inline_with_delay_flushes_posted_tasks_without_waiting)
 	for (int i = 0; i < 3; i++) {
 		struct doca_event *ev = wait_event(f.pe);
 
-		cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_FAILURE, "status");
+		cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_FAILURE,
+			     "task %llu, posted but not yet executed, completed with status %d error %s after %llu ms",
+			     (unsigned long long)doca_event_get_user_data(ev).u64, doca_event_get_status(ev),
+			     doca_error_get_name(doca_event_get_error(ev)),
+			     (unsigned long long)((now_ns() - t0) / 1000000));
 		assert_doca(doca_event_get_error(ev), DOCA_ERROR_SHUTDOWN);
 		doca_event_free(ev);
 	}
