@@ -15,7 +15,7 @@
  *
  * Every op of a registered backend is non-NULL: a backend without a
  * completion channel points the optional notify ops at the hw_notify_*_none
- * stubs below, so no caller ever tests for NULL.
+ * no-op ops below, so no caller ever tests for NULL.
  */
 #ifndef DOCA_HW_H
 #define DOCA_HW_H
@@ -137,8 +137,8 @@ struct hw_ops {
 extern const struct hw_ops *const hw_backends[];
 extern const size_t hw_backend_count;
 
-/* Stubs for the optional notify ops of a backend that wakes through
- * hw_qp_attr.wake (hw/hw_stubs.c). */
+/* The optional notify ops of a backend that wakes through
+ * hw_qp_attr.wake (hw/hw_notify_none.c). */
 int hw_notify_fd_none(struct hw_qp *qp);
 doca_error_t hw_notify_arm_none(struct hw_qp *qp);
 void hw_notify_ack_none(struct hw_qp *qp);

@@ -1,4 +1,4 @@
-/* hw/hw_stubs.c — the optional ops of a backend without a completion channel. */
+/* hw/hw_notify_none.c — the optional ops of a backend without a completion channel. */
 #include "hw.h"
 
 int hw_notify_fd_none(struct hw_qp *qp)
