@@ -1,16 +1,17 @@
 /*
  * async_stop.c — stopping a context while tasks are in flight.
  *
- *   ./async_stop [--dev NAME] [--tasks N] [--len N]
+ *   ./async_stop [--dev NAME] [--tasks N] [--waves N] [--wave-us N] [--len N]
  *
- * On a slow device ("sw0:engines=1,delay_us=2000": every copy takes at least
- * 2 ms) the program submits a burst of copies and calls doca_ctx_stop from the
- * event callback of the first one to complete. The stop returns
- * DOCA_ERROR_IN_PROGRESS: copies the device had already started complete
- * normally, the others are flushed (FAILURE, DOCA_ERROR_SHUTDOWN). The
- * state-changed callback reports each transition, and the one reporting IDLE
- * tears the context down. The program checks that every submitted copy got
- * exactly one event.
+ * On a slow device ("sw0:engines=1,delay_us=2000": every copy completes at
+ * least 2 ms after it was posted) the program submits its copies in waves
+ * (8 waves, 200 µs apart), so that when the first copy completes the later
+ * ones are at different stages. From that first completion's event callback
+ * it calls doca_ctx_stop, which returns DOCA_ERROR_IN_PROGRESS: copies the
+ * device had already started complete normally, the others are flushed
+ * (FAILURE, DOCA_ERROR_SHUTDOWN). The state-changed callback reports each
+ * transition, and the one reporting IDLE tears the context down. The program
+ * checks that every submitted copy got exactly one event.
  */
 #include "example_common.h"
 
@@ -23,6 +24,7 @@ struct app {
 	struct example_slots slots;
 	uint64_t t0_ns;
 	size_t submitted;
+	size_t wave_size;       /* copies per wave */
 	unsigned *events_of;    /* per copy: events received */
 	char *outcome;          /* per copy: 'S' completed, 'F' flushed, '.' none yet */
 	size_t events;
@@ -146,19 +148,33 @@ static void setup(struct app *app, const char *dev_name, size_t tasks, size_t le
 	EXAMPLE_CHECK(doca_pe_connect_ctx(app->pe, app->ctx));
 }
 
-static void run(struct app *app, size_t tasks)
+/* Submit one wave of copies; false once the stop has come (nothing more is submitted). */
+static bool submit_wave(struct app *app, size_t tasks)
 {
-	uint64_t start;
+	size_t first = app->submitted;
+
+	if (app->stop_called || app->submitted == tasks)
+		return false;
+	while (app->submitted < tasks && app->submitted - first < app->wave_size) {
+		EXAMPLE_CHECK(example_slots_submit(app->ctx, &app->slots, app->submitted, app->submitted));
+		app->submitted++;
+	}
+	printf("[%8.3f ms] copies %zu..%zu submitted\n", elapsed_ms(app), first, app->submitted - 1);
+	return true;
+}
+
+static void run(struct app *app, size_t tasks, uint64_t wave_ns)
+{
+	uint64_t start, next_wave;
 
 	app->t0_ns = example_now_ns();
 	EXAMPLE_CHECK(doca_ctx_start(app->ctx));
-	for (size_t i = 0; i < tasks; i++) {
-		EXAMPLE_CHECK(example_slots_submit(app->ctx, &app->slots, i, i));
-		app->submitted++;
-	}
-	printf("[%8.3f ms] %zu copies submitted\n", elapsed_ms(app), app->submitted);
-	start = example_now_ns();
+	start = next_wave = example_now_ns();
 	while (!app->torn_down) {
+		if (example_now_ns() >= next_wave) {
+			submit_wave(app, tasks);
+			next_wave += wave_ns;
+		}
 		doca_pe_progress(app->pe);
 		example_check_deadline(start, "the context to stop");
 	}
@@ -168,14 +184,16 @@ static void run(struct app *app, size_t tasks)
 	EXAMPLE_CHECK(doca_pe_destroy(app->pe));
 }
 
-static void report(const struct app *app)
+static void report(const struct app *app, size_t planned)
 {
-	printf("\noutcome per copy (S completed, F flushed):\n");
-	for (size_t i = 0; i < app->submitted; i += 64)
-		printf("  %.64s\n", app->outcome + i);
+	printf("\noutcome per copy, one wave per line (S completed, F flushed):\n");
+	for (size_t i = 0; i < app->submitted; i += app->wave_size)
+		printf("  copies %3zu..: %.*s\n", i, (int)app->wave_size, app->outcome + i);
 	printf("submitted %zu, events %zu: %zu completed (data verified), %zu flushed with "
 	       "DOCA_ERROR_SHUTDOWN\n",
 	       app->submitted, app->events, app->completed, app->flushed);
+	if (app->submitted < planned)
+		printf("(%zu copies were never submitted: the stop came first)\n", planned - app->submitted);
 	if (!app->saw_stopping)
 		example_fail("the RUNNING → STOPPING transition was never reported");
 	for (size_t i = 0; i < app->submitted; i++)
@@ -191,21 +209,26 @@ static void report(const struct app *app)
 
 int main(int argc, char **argv)
 {
-	unsigned long tasks = 64, len = 4096;
+	unsigned long tasks = 64, waves = 8, wave_us = 200, len = 4096;
 	struct example_opt opts[] = {
 		{ "tasks", &tasks, "number of copies (at most 1024)" },
+		{ "waves", &waves, "submitted in this many waves" },
+		{ "wave-us", &wave_us, "microseconds between waves" },
 		{ "len", &len, "bytes per copy" },
 	};
-	const char *dev_name = example_parse_args(argc, argv, about, "sw0:engines=1,delay_us=2000", opts, 2);
+	const char *dev_name = example_parse_args(argc, argv, about, "sw0:engines=1,delay_us=2000", opts, 4);
 	struct app app = { 0 };
 
-	if (tasks < 2 || tasks > DOCA_CTX_DEFAULT_MAX_TASKS || !len)
-		example_fail("--tasks must be 2..%u and --len positive", DOCA_CTX_DEFAULT_MAX_TASKS);
-	printf("async_stop: %lu copies of %lu bytes on \"%s\", stopped from the first completion\n\n",
-	       tasks, len, dev_name);
+	if (tasks < 2 || tasks > DOCA_CTX_DEFAULT_MAX_TASKS || !waves || waves > tasks || !len)
+		example_fail("--tasks must be 2..%u, --waves 1..tasks, --len positive",
+			     DOCA_CTX_DEFAULT_MAX_TASKS);
+	app.wave_size = (tasks + waves - 1) / waves;
+	printf("async_stop: %lu copies of %lu bytes on \"%s\" in %lu waves %lu µs apart,\n"
+	       "stopped from the callback of the first completion\n\n",
+	       tasks, len, dev_name, waves, wave_us);
 	setup(&app, dev_name, tasks, len);
-	run(&app, tasks);
-	report(&app);
+	run(&app, tasks, (uint64_t)wave_us * 1000u);
+	report(&app, tasks);
 	free(app.events_of);
 	free(app.outcome);
 	return EXIT_SUCCESS;

@@ -138,7 +138,7 @@ static inline size_t example_find_mismatch(const void *data, size_t len, uint64_
 /* Devices and command line.                                                 */
 
 /** Print what doca_dev_list reports (used when a device name is unknown). */
-static inline void example_print_devices(FILE *out)
+static inline void example_print_devices(FILE *out, const char *indent)
 {
 	struct doca_dev_info infos[32];
 	size_t count = 0;
@@ -148,9 +148,9 @@ static inline void example_print_devices(FILE *out)
 		fprintf(out, "doca_dev_list failed: %s\n", doca_error_get_name(err));
 		return;
 	}
-	fprintf(out, "devices that exist (%zu):\n", count);
+	fprintf(out, "%sdevices that exist (%zu):\n", indent, count);
 	for (size_t i = 0; i < count && i < 32; i++)
-		fprintf(out, "  %-16s backend %-6s caps %s\n", infos[i].name, infos[i].backend,
+		fprintf(out, "%s  %-16s backend %-6s caps %s\n", indent, infos[i].name, infos[i].backend,
 			infos[i].caps);
 }
 
@@ -165,7 +165,7 @@ static inline struct doca_dev *example_open_dev(const char *name)
 	fprintf(stderr, "doca_dev_open(\"%s\") failed: %s (%s)\n", name, doca_error_get_name(err),
 		doca_error_get_descr(err));
 	if (err == DOCA_ERROR_NOT_FOUND)
-		example_print_devices(stderr);
+		example_print_devices(stderr, "");
 	exit(EXIT_FAILURE);
 }
 

@@ -127,8 +127,7 @@ static void step2_open_dev(struct lifecycle *lc)
 	if (err != DOCA_SUCCESS) {
 		note("cannot open \"%s\": %s", lc->dev_name, doca_error_get_descr(err));
 		if (err == DOCA_ERROR_NOT_FOUND) {
-			fflush(stdout);
-			example_print_devices(stdout);
+			example_print_devices(stdout, "    ");
 		}
 		EXAMPLE_CHECK(doca_ctx_destroy(lc->ctx));
 		exit(EXIT_FAILURE);
@@ -258,9 +257,10 @@ static void pitfall1_destroy_running(const char *dev_name)
 	doca_error_t err;
 
 	rig_up(&lc, 0);
-	submit_copy(&lc, DOCA_SUCCESS, "", "doca_task_submit (one copy, not yet reaped)");
+	EXAMPLE_CHECK(try_copy(&lc));
 	err = doca_ctx_destroy(lc.ctx);
 	pitfall_header(1, "destroying a running context", err, DOCA_ERROR_BAD_STATE);
+	note("setup: a running context, one copy submitted and not yet reaped");
 	note("refused: the context is still %s, its task and objects untouched",
 	     example_state_name(state_of(lc.ctx)));
 	note("the right way: stop first, reap what is outstanding, then destroy");
@@ -293,7 +293,9 @@ static void pitfall2_buf_outlives_mem(const char *dev_name)
 
 	rig_up(&lc, 0);
 	err = doca_mem_destroy(lc.mem);
-	pitfall_header(2, "destroying a memory that still has buffers", err, DOCA_ERROR_IN_USE);
+	pitfall_header(2, "a buffer outliving its memory: destroying the memory first", err,
+		       DOCA_ERROR_IN_USE);
+	note("setup: a running context, a memory with two buffers");
 	if (example_find_mismatch(example_buf_data(lc.src), BUF_LEN, COPY_TAG) != BUF_LEN)
 		example_fail("the memory changed although its destruction was refused");
 	note("refused: memory and buffers untouched (src still holds its pattern)");
@@ -321,19 +323,17 @@ static void pitfall3_events_not_freed(const char *dev_name)
 	struct doca_event *ev;
 	unsigned calls;
 	doca_error_t err;
-	char call[64];
 
 	rig_up(&lc, POOL);
-	for (int i = 0; i < POOL; i++) {
-		snprintf(call, sizeof(call), "doca_task_submit #%d (task pool of %d)", i + 1, POOL);
-		submit_copy(&lc, DOCA_SUCCESS, "", call);
-	}
+	for (int i = 0; i < POOL; i++)
+		EXAMPLE_CHECK(try_copy(&lc));
 	for (int i = 0; i < POOL; i++)
 		held[i] = wait_event(lc.pe, &calls);
-	note("%d events reaped with doca_pe_get_event and NOT freed", POOL);
 	err = try_copy(&lc);
-	pitfall_header(3, "events never freed, the next submit", err, DOCA_ERROR_AGAIN);
-	note("refused at once, nothing queued: the pool holds in-flight tasks + unfreed events");
+	pitfall_header(3, "never freeing events, the next submit", err, DOCA_ERROR_AGAIN);
+	note("setup: doca_ctx_set_max_tasks(%d), %d copies submitted, their %d events", POOL, POOL, POOL);
+	note("       reaped with doca_pe_get_event and NOT freed");
+	note("refused at once, nothing queued: the pool counts tasks in flight + unfreed events");
 	note("the right way: free every event after reading it");
 	doca_event_free(held[0]);
 	submit_copy(&lc, DOCA_SUCCESS, "", "doca_event_free(one), doca_task_submit");
@@ -365,7 +365,7 @@ int main(int argc, char **argv)
 	step7_reap(&lc);
 	step8_teardown(&lc);
 
-	printf("\n--- the seed's three lifecycle pitfalls (§4): each is a clear error ---\n");
+	printf("\n--- the seed's three lifecycle pitfalls (§4), each turned into a clear error ---\n");
 	pitfall1_destroy_running(lc.dev_name);
 	pitfall2_buf_outlives_mem(lc.dev_name);
 	pitfall3_events_not_freed(lc.dev_name);
