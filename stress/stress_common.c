@@ -1,0 +1,158 @@
+/*
+ * stress/stress_common.c — options, seeded randomness, time and the
+ * violation log shared by the stress programs (the world is in stress_world.c).
+ */
+#include "stress_common.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_PRINTED_VIOLATIONS 25
+
+static atomic_ulong violations;
+
+static _Noreturn void usage(const char *prog)
+{
+	fprintf(stderr, "usage: %s [--seconds S] [--seed N]\n", prog);
+	exit(2);
+}
+
+static uint64_t seed_from_clock(void)
+{
+	return stress_now_ns() ^ ((uint64_t)clock() << 32);
+}
+
+void stress_parse(int argc, char **argv, struct stress_opts *o)
+{
+	/* refused progress calls are logged as warnings: keep only errors */
+	setenv("DOCA_LOG_LEVEL", "error", 0);
+	o->seconds = 5;
+	o->seed = seed_from_clock() % 1000000007u;
+	for (int i = 1; i < argc; i++) {
+		char *end = NULL;
+
+		if (i + 1 >= argc)
+			usage(argv[0]);
+		errno = 0;
+		if (strcmp(argv[i], "--seconds") == 0)
+			o->seconds = strtod(argv[++i], &end);
+		else if (strcmp(argv[i], "--seed") == 0)
+			o->seed = strtoull(argv[++i], &end, 0);
+		else
+			usage(argv[0]);
+		if (errno != 0 || end == NULL || *end != '\0' || o->seconds < 0)
+			usage(argv[0]);
+	}
+	printf("%s: seed %llu, %.1f s\n", argv[0], (unsigned long long)o->seed, o->seconds);
+	printf("replay: %s --seconds %g --seed %llu\n", argv[0], o->seconds,
+	       (unsigned long long)o->seed);
+	fflush(stdout);
+}
+
+/* splitmix64: turns (seed, stream) into well-spread xorshift states. */
+static uint64_t splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void rng_init(struct rng *r, uint64_t seed, uint64_t stream)
+{
+	uint64_t x = seed ^ (stream * 0xd1b54a32d192ed03ull);
+
+	r->s = splitmix(&x) | 1u;
+}
+
+uint64_t rng_next(struct rng *r)
+{
+	/* xorshift64* */
+	r->s ^= r->s >> 12;
+	r->s ^= r->s << 25;
+	r->s ^= r->s >> 27;
+	return r->s * 0x2545f4914f6cdd1dull;
+}
+
+uint32_t rng_below(struct rng *r, uint32_t n)
+{
+	return (uint32_t)((rng_next(r) >> 32) % n);
+}
+
+bool rng_pct(struct rng *r, unsigned pct)
+{
+	return rng_below(r, 100) < pct;
+}
+
+uint64_t stress_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void stress_sleep_us(unsigned us)
+{
+	struct timespec ts = { .tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000 };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+void stress_violation(const char *fmt, ...)
+{
+	unsigned long n = atomic_fetch_add(&violations, 1) + 1;
+	va_list ap;
+
+	if (n > MAX_PRINTED_VIOLATIONS) {
+		if (n == MAX_PRINTED_VIOLATIONS + 1)
+			fprintf(stderr, "VIOLATION: (more violations not printed)\n");
+		return;
+	}
+	va_start(ap, fmt);
+	fputs("VIOLATION: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+unsigned long stress_violation_count(void)
+{
+	return atomic_load(&violations);
+}
+
+void stress_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	va_start(ap, fmt);
+	fputs("FATAL: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	fprintf(stderr, "FAIL (%lu violations before)\n", stress_violation_count());
+	exit(1);
+}
+
+bool stress_expect_in(doca_error_t got, const char *what, int n, ...)
+{
+	va_list ap;
+	bool ok = false;
+
+	va_start(ap, n);
+	for (int i = 0; i < n; i++)
+		if (va_arg(ap, int) == (int)got)
+			ok = true;
+	va_end(ap);
+	if (!ok)
+		stress_violation("%s returned %s (%s)", what, doca_error_get_name(got),
+				 doca_error_get_descr(got));
+	return ok;
+}

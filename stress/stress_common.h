@@ -1,0 +1,119 @@
+/*
+ * stress/stress_common.h — the shared harness of the self-checking stress
+ * programs (rcutorture style: plain main(), run for --seconds, check every
+ * invariant at the end, print a summary, exit 0 only if all of them hold).
+ *
+ * The harness builds a "world": PEs (polled, event-driven or on a worker
+ * thread), units (one context each with its device, memories and buffers)
+ * and submitter threads. Every task copies a unique pattern into its own
+ * destination region; its user data names its slot and generation, so the
+ * event handler can prove that every accepted task gets exactly one event,
+ * that refused tasks get none, and that the bytes are right. Public API only.
+ */
+#ifndef STRESS_COMMON_H
+#define STRESS_COMMON_H
+
+#include <doca_core.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- options, randomness, reporting ---- */
+
+struct stress_opts {
+	double seconds;
+	uint64_t seed;
+};
+
+/* Parse --seconds and --seed, print the seed and the command to replay. */
+void stress_parse(int argc, char **argv, struct stress_opts *o);
+
+struct rng {
+	uint64_t s;
+};
+
+/* An independent stream of the run's seed. */
+void rng_init(struct rng *r, uint64_t seed, uint64_t stream);
+uint64_t rng_next(struct rng *r);
+/* Uniform in [0, n), n > 0. */
+uint32_t rng_below(struct rng *r, uint32_t n);
+/* True with probability pct / 100. */
+bool rng_pct(struct rng *r, unsigned pct);
+
+uint64_t stress_now_ns(void);
+void stress_sleep_us(unsigned us);
+
+/* Record a broken invariant (printed, counted; the run will fail). */
+__attribute__((format(printf, 1, 2))) void stress_violation(const char *fmt, ...);
+unsigned long stress_violation_count(void);
+/* Print and exit(1) at once: the run cannot continue. */
+__attribute__((format(printf, 1, 2))) _Noreturn void stress_fatal(const char *fmt, ...);
+
+/* A violation unless @p got is one of the codes listed (a 0-terminated list
+ * would collide with DOCA_SUCCESS, so the count is explicit). */
+bool stress_expect_in(doca_error_t got, const char *what, int n, ...);
+#define STRESS_OK(call) stress_expect_in((call), #call, 1, DOCA_SUCCESS)
+
+/* ---- the world ---- */
+
+enum pe_mode {
+	PE_POLL,   /* an application thread loops on doca_pe_progress */
+	PE_EVENT,  /* an application thread sleeps on the notification fd */
+	PE_WORKER, /* doca_pe_run_on_cpu; a manager thread takes it back now and then */
+};
+
+struct pe_spec {
+	enum pe_mode mode;
+	bool callbacks; /* its contexts deliver through an event callback */
+};
+
+struct stress_cfg {
+	const char *name;
+	unsigned submitters;
+	unsigned units;
+	unsigned slots;              /* per submitter and unit */
+	size_t len;                  /* bytes per copy */
+	const struct pe_spec *pes;
+	unsigned npes;
+	const char *const *devs;     /* open strings; unit i starts on devs[i % ndevs] */
+	unsigned ndevs;
+	uint32_t max_tasks_lo;       /* task pool size, random in [lo, hi] per ctx */
+	uint32_t max_tasks_hi;
+	unsigned partial_pct;        /* slots with a short dst, sent with ALLOW_PARTIAL */
+	unsigned misuse_pct;         /* submissions made invalid on purpose */
+	unsigned cb_stop_permille;   /* event callbacks that stop their context */
+	unsigned cb_resubmit_pct;    /* event callbacks that resubmit their slot */
+	unsigned worker_cycle_ms;    /* mean time between doca_pe_stop_run cycles (0: never) */
+	bool intruder;               /* a thread that tries to progress others' PEs */
+	bool lifecycle;              /* units are torn down and rebuilt while running */
+};
+
+struct stress;
+struct unit;
+
+/* Build the world: PEs running, units started, nothing submitted yet. */
+struct stress *stress_create(const struct stress_cfg *cfg, const struct stress_opts *o);
+/* Start the submitters (and the intruder), call @p controller on this
+ * thread again and again until --seconds have passed (each call is one short
+ * step), stop everything, check every invariant, print the summary, tear
+ * down. Returns the exit status: 0 only if every invariant held. */
+int stress_run(struct stress *s, void (*controller)(struct stress *s, struct rng *r));
+
+bool stress_running(const struct stress *s);
+unsigned stress_units(const struct stress *s);
+struct unit *stress_unit(struct stress *s, unsigned i);
+
+/* Controller actions on one unit (only the controller calls them). */
+/* RUNNING → stop; IDLE → start; STOPPING → nothing. Checks each result. */
+void unit_toggle(struct unit *u);
+/* Stop and wait until IDLE; false (with a violation) if it never gets there. */
+bool unit_quiesce(struct unit *u);
+/* Quiesce, then destroy and recreate what @p depth says, then start again:
+ * 0 buffers, 1 + memories, 2 + device (reopened, maybe another open string),
+ * 3 + context. */
+void unit_rebuild(struct unit *u, struct rng *r, unsigned depth);
+
+#endif /* STRESS_COMMON_H */
