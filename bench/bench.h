@@ -1,0 +1,178 @@
+/*
+ * bench.h — shared types of doca_bench: options, cases, contenders, results.
+ *
+ * A *case* is one cell of a scenario (inline 64 B batch 32, offload 1 MiB, ...).
+ * A *contender* is one implementation measured on that case: ours (doca) or a
+ * peer (memcpy, DPDK dmadev skeleton, io_uring NOP, Concurrency Kit ring).
+ * The runner sets every contender of a case up, then runs them interleaved,
+ * alternating their order each repetition, and keeps the median of the
+ * repetitions and the median of the per-repetition ratio ours/peer.
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define BENCH_MAX_SIZES 16
+#define BENCH_MAX_REPS 64
+#define BENCH_MAX_CONTENDERS 6
+
+/** Command-line options (defaults in bench_cli.c). */
+struct bench_opts {
+	size_t sizes[BENCH_MAX_SIZES]; /**< copy sizes of the inline and offload scenarios */
+	unsigned n_sizes;
+	size_t lat_sizes[BENCH_MAX_SIZES]; /**< copy sizes of the latency scenario */
+	unsigned n_lat_sizes;
+	unsigned batch;       /**< tasks per submit burst */
+	unsigned depth;       /**< offload: tasks in flight */
+	unsigned threads;     /**< mailbox: most foreign submitters; scaling: most CPUs */
+	double duration;      /**< seconds per measurement */
+	unsigned reps;        /**< repetitions per contender, interleaved */
+	uint64_t seed;        /**< fills the buffers, picks the first contender order */
+	uint64_t tasks;       /**< "loop" command: copies to run */
+	const char *out_dir;  /**< results directory */
+	bool plot;            /**< run gnuplot at the end */
+};
+
+/** One cell of one scenario. */
+struct bench_case {
+	const char *scenario; /**< "inline", "offload", "latency", "mailbox", "scaling" */
+	size_t size;          /**< bytes per copy */
+	unsigned batch;       /**< tasks per submit burst */
+	unsigned depth;       /**< most tasks in flight */
+	unsigned threads;     /**< submitters (mailbox) or CPUs (scaling) */
+	uint64_t seed;
+};
+
+/** What one repetition of one contender measured. */
+struct bench_measure {
+	uint64_t tasks;        /**< completed tasks (or items, or round trips) */
+	uint64_t bytes;        /**< payload bytes moved */
+	uint64_t ns;           /**< wall time of the measured loop */
+	double *lat_ns;        /**< latency samples (owned by the contender), or NULL */
+	size_t n_lat;
+	double alloc_bytes;    /**< heap bytes allocated by the measuring thread, < 0 unknown */
+};
+
+struct bench_contender;
+
+/** A contender's three steps; setup returns NULL or why it cannot run. */
+struct bench_contender_ops {
+	const char *(*setup)(struct bench_contender *c, const struct bench_case *bc);
+	void (*run)(struct bench_contender *c, const struct bench_case *bc, double seconds,
+		    struct bench_measure *m);
+	void (*teardown)(struct bench_contender *c);
+};
+
+struct bench_contender {
+	const char *name;      /**< shown in the table: "doca", "dpdk-skeleton", ... */
+	const struct bench_contender_ops *ops;
+	void *priv;            /**< the contender's state between setup and teardown */
+};
+
+/** The medians of one contender on one case. */
+struct bench_result {
+	struct bench_case bc;
+	char contender[32];
+	char skip[128];        /**< non-empty: not measured, and why */
+	unsigned reps;
+	double tasks_per_s;    /**< median */
+	double gb_per_s;       /**< median (1e9 bytes per second) */
+	double spread;         /**< (max - min) / median of tasks/s, a noise gauge */
+	double p50_ns, p99_ns, p999_ns; /**< medians over reps; NAN without samples */
+	double ratio;          /**< median over reps of ours/peer (tasks/s, or p50 for latency); NAN for ours */
+	double alloc_per_task; /**< heap bytes per task; NAN unknown */
+};
+
+/** Loop turns between two clock reads: every turn when a turn moves 64 KiB or more. */
+static inline unsigned bench_clock_every(const struct bench_case *bc)
+{
+	return bc->size * bc->batch >= 65536 ? 1 : 64;
+}
+
+/** A submission/completion queue seen by the shared measuring loops. */
+struct bench_queue {
+	void (*submit_burst)(void *q, unsigned n); /**< submit n tasks, one doorbell */
+	uint64_t (*reap)(void *q, unsigned max);   /**< poll once; @return tasks completed */
+	void *q;
+};
+
+/* bench_pump.c */
+uint64_t bench_pump(const struct bench_queue *q, unsigned batch, unsigned depth, uint64_t max_tasks,
+		    uint64_t deadline, unsigned every);
+size_t bench_latency_loop(const struct bench_queue *q, double *lat, size_t cap, uint64_t deadline,
+			  uint64_t *ns);
+/** Source/destination pairs for @p size bytes and up to @p depth in flight. */
+size_t bench_slots(size_t size, unsigned depth);
+#define BENCH_LAT_CAP (1u << 20) /* latency samples per repetition, at most */
+
+/* bench_cli.c */
+int bench_parse(int argc, char **argv, struct bench_opts *o, const char **cmd);
+
+/* bench_time.c */
+uint64_t bench_now_ns(void);
+int bench_pin_self(int cpu);
+int bench_cpu_count(void);
+void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void bench_progress_done(void);
+_Noreturn void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void *bench_alloc_aligned(size_t len);
+void bench_fill(void *p, size_t len, uint64_t seed);
+
+/* bench_stats.c */
+double bench_median(double *v, size_t n);
+double bench_percentile(double *v, size_t n, double pct);
+
+/* bench_runner.c: measure @p n contenders on @p bc; contender 0 is ours. */
+void bench_run_case(const struct bench_opts *o, const struct bench_case *bc,
+		    struct bench_contender *cs, size_t n);
+const struct bench_result *bench_results(size_t *n);
+const struct bench_result *bench_find(const char *scenario, size_t size, unsigned batch,
+				      unsigned threads, const char *contender);
+void bench_add_note(const char *scenario, const char *contender, const char *why);
+
+/* bench_alloc.c: bytes allocated so far by the calling thread, < 0 unknown */
+double bench_thread_allocated(void);
+const char *bench_alloc_method(void);
+
+/* bench_report.c */
+void bench_report(const struct bench_opts *o, double syscalls_per_task, const char *syscalls_line);
+
+/* bench_plot.c */
+void bench_plot(const struct bench_opts *o, const char *stamp);
+
+/* bench_syscalls.c: syscalls per task of the inline loop under strace */
+double bench_syscalls(const char *self, unsigned batch, char *line, size_t cap);
+
+/* scenario_*.c */
+void scenario_inline(const struct bench_opts *o);
+void scenario_offload(const struct bench_opts *o);
+void scenario_latency(const struct bench_opts *o);
+void scenario_mailbox(const struct bench_opts *o);
+void scenario_scaling(const struct bench_opts *o);
+
+/* ours_*.c and peer_*.c: each fills a contender */
+void ours_copy_contender(struct bench_contender *c, const char *dev_open);
+void ours_latency_contender(struct bench_contender *c);
+void ours_mailbox_contender(struct bench_contender *c);
+void ours_scaling_contender(struct bench_contender *c, unsigned cpus);
+uint64_t ours_inline_loop(size_t size, unsigned batch, uint64_t tasks);
+void peer_memcpy_contender(struct bench_contender *c);
+void peer_dpdk_contender(struct bench_contender *c, bool latency);
+void peer_uring_contender(struct bench_contender *c);
+void peer_ck_pingpong_contender(struct bench_contender *c);
+void peer_ck_spsc_contender(struct bench_contender *c);
+void peer_dpdk_cleanup(void);
+
+/* CPUs: the application thread and the "other" CPU (engine, peer worker). */
+#define BENCH_APP_CPU 0
+#define BENCH_OTHER_CPU 1
+/* Device open strings: inline (copies inside doca_pe_progress) and offload
+ * (one engine thread pinned to the other CPU). */
+#define BENCH_INLINE_DEV "sw0"
+#define BENCH_OFFLOAD_DEV "sw0:engines=1,cpus=1"
+
+#endif /* BENCH_H */

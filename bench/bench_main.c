@@ -1,0 +1,70 @@
+/*
+ * bench_main.c — doca_bench: the benchmark of doca-core against its peers
+ * (raw memcpy, DPDK dmadev skeleton, io_uring NOP, Concurrency Kit rings).
+ * See bench/README.md and `doca_bench --help`.
+ */
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const struct {
+	const char *name;
+	void (*run)(const struct bench_opts *o);
+} scenarios[] = {
+	{ "inline", scenario_inline },   { "offload", scenario_offload }, { "latency", scenario_latency },
+	{ "mailbox", scenario_mailbox }, { "scaling", scenario_scaling },
+};
+
+static const char *self_path(void)
+{
+	static char path[4096];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+	if (n <= 0)
+		bench_fail("cannot find my own executable");
+	path[n] = '\0';
+	return path;
+}
+
+static int cmd_loop(const struct bench_opts *o)
+{
+	uint64_t done = ours_inline_loop(o->sizes[0], o->batch, o->tasks);
+
+	printf("inline loop: %llu copies of %zu B in bursts of %u on %s\n", (unsigned long long)done,
+	       o->sizes[0], o->batch, BENCH_INLINE_DEV);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct bench_opts o;
+	const char *cmd;
+	char sys_line[512] = "not measured (run `doca_bench` or `doca_bench syscalls`)";
+	double sys_per_task = NAN;
+	bool all;
+
+	bench_parse(argc, argv, &o, &cmd);
+	if (bench_pin_self(BENCH_APP_CPU))
+		fprintf(stderr, "doca_bench: cannot pin to CPU %d; numbers will be noisier\n", BENCH_APP_CPU);
+	if (!strcmp(cmd, "loop"))
+		return cmd_loop(&o);
+	all = !strcmp(cmd, "all");
+	if (all || !strcmp(cmd, "syscalls")) {
+		bench_progress("syscalls: strace -c -f over the inline loop");
+		sys_per_task = bench_syscalls(self_path(), o.batch, sys_line, sizeof(sys_line));
+		bench_progress_done();
+		if (!all) {
+			printf("syscalls: %s\n", sys_line);
+			return isnan(sys_per_task) ? 1 : 0;
+		}
+	}
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		if (all || !strcmp(cmd, scenarios[i].name))
+			scenarios[i].run(&o);
+	bench_report(&o, sys_per_task, sys_line);
+	peer_dpdk_cleanup();
+	return 0;
+}

@@ -1,0 +1,158 @@
+/*
+ * bench_runner.c — runs the contenders of one case interleaved and keeps the
+ * medians.
+ *
+ * Every contender is set up first (so no setup cost lands in a measurement),
+ * then each repetition runs every contender once, in an order that reverses
+ * from one repetition to the next (ABC CBA ABC ...), so slow drifts of the
+ * machine (the cross-core latency of these vCPUs jumps every few seconds)
+ * hit ours and the peers alike. The ratio ours/peer is taken per repetition
+ * (neighbours in time) and its median is reported.
+ */
+#include "bench.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MAX_RESULTS 512
+
+static struct bench_result results[MAX_RESULTS];
+static size_t n_results;
+
+static struct bench_result *new_result(const struct bench_case *bc, const char *contender)
+{
+	struct bench_result *r;
+
+	if (n_results == MAX_RESULTS)
+		bench_fail("more than %d results", MAX_RESULTS);
+	r = &results[n_results++];
+	memset(r, 0, sizeof(*r));
+	r->bc = *bc;
+	snprintf(r->contender, sizeof(r->contender), "%s", contender);
+	r->tasks_per_s = r->gb_per_s = r->spread = r->ratio = NAN;
+	r->p50_ns = r->p99_ns = r->p999_ns = r->alloc_per_task = NAN;
+	return r;
+}
+
+/** Record a row that was not measured (a missing peer, too few CPUs). */
+void bench_add_note(const char *scenario, const char *contender, const char *why)
+{
+	struct bench_case bc = { .scenario = scenario };
+	struct bench_result *r = new_result(&bc, contender);
+
+	snprintf(r->skip, sizeof(r->skip), "%s", why);
+}
+
+/* Per contender, per repetition. */
+struct samples {
+	double tps[BENCH_MAX_REPS], gbps[BENCH_MAX_REPS], alloc[BENCH_MAX_REPS];
+	double p50[BENCH_MAX_REPS], p99[BENCH_MAX_REPS], p999[BENCH_MAX_REPS];
+};
+
+static void measure_once(const struct bench_opts *o, const struct bench_case *bc,
+			 struct bench_contender *c, struct samples *s, unsigned rep)
+{
+	struct bench_measure m = { .alloc_bytes = -1 };
+	double sec;
+
+	bench_progress("[%s %zu B batch %u thr %u] %-16s rep %u/%u", bc->scenario, bc->size, bc->batch,
+		       bc->threads, c->name, rep + 1, o->reps);
+	c->ops->run(c, bc, o->duration, &m);
+	sec = (double)(m.ns ? m.ns : 1) / 1e9;
+	s->tps[rep] = (double)m.tasks / sec;
+	s->gbps[rep] = (double)m.bytes / sec / 1e9;
+	s->alloc[rep] = m.alloc_bytes >= 0 && m.tasks ? m.alloc_bytes / (double)m.tasks : NAN;
+	s->p50[rep] = bench_percentile(m.lat_ns, m.n_lat, 50.0);
+	s->p99[rep] = bench_percentile(m.lat_ns, m.n_lat, 99.0);
+	s->p999[rep] = bench_percentile(m.lat_ns, m.n_lat, 99.9);
+}
+
+static double median_of(const double *v, unsigned n)
+{
+	double tmp[BENCH_MAX_REPS];
+
+	memcpy(tmp, v, n * sizeof(*v));
+	return bench_median(tmp, n);
+}
+
+static void summarize(const struct bench_opts *o, struct bench_result *r, const struct samples *s,
+		      const struct samples *ours, bool latency)
+{
+	double ratio[BENCH_MAX_REPS], lo = INFINITY, hi = 0;
+
+	r->reps = o->reps;
+	r->tasks_per_s = median_of(s->tps, o->reps);
+	r->gb_per_s = median_of(s->gbps, o->reps);
+	r->p50_ns = median_of(s->p50, o->reps);
+	r->p99_ns = median_of(s->p99, o->reps);
+	r->p999_ns = median_of(s->p999, o->reps);
+	r->alloc_per_task = median_of(s->alloc, o->reps);
+	for (unsigned i = 0; i < o->reps; i++) {
+		lo = fmin(lo, s->tps[i]);
+		hi = fmax(hi, s->tps[i]);
+	}
+	r->spread = r->tasks_per_s > 0 ? (hi - lo) / r->tasks_per_s : NAN;
+	if (s == ours || !ours)
+		return;
+	for (unsigned i = 0; i < o->reps; i++)
+		ratio[i] = latency ? ours->p50[i] / s->p50[i] : ours->tps[i] / s->tps[i];
+	r->ratio = bench_median(ratio, o->reps);
+}
+
+void bench_run_case(const struct bench_opts *o, const struct bench_case *bc,
+		    struct bench_contender *cs, size_t n)
+{
+	static struct samples s[BENCH_MAX_CONTENDERS];
+	const char *skip[BENCH_MAX_CONTENDERS];
+	bool latency = !strcmp(bc->scenario, "latency");
+
+	if (n > BENCH_MAX_CONTENDERS)
+		bench_fail("too many contenders (%zu)", n);
+	for (size_t i = 0; i < n; i++) {
+		bench_progress("[%s %zu B] setting up %s", bc->scenario, bc->size, cs[i].name);
+		skip[i] = cs[i].ops->setup(&cs[i], bc);
+	}
+	for (unsigned rep = 0; rep < o->reps; rep++) {
+		bool reverse = (rep + (unsigned)o->seed) % 2;
+
+		for (size_t k = 0; k < n; k++) {
+			size_t i = reverse ? n - 1 - k : k;
+
+			if (!skip[i])
+				measure_once(o, bc, &cs[i], &s[i], rep);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct bench_result *r = new_result(bc, cs[i].name);
+
+		if (skip[i]) {
+			snprintf(r->skip, sizeof(r->skip), "%s", skip[i]);
+			continue;
+		}
+		cs[i].ops->teardown(&cs[i]);
+		summarize(o, r, &s[i], skip[0] ? NULL : &s[0], latency);
+	}
+}
+
+const struct bench_result *bench_results(size_t *n)
+{
+	*n = n_results;
+	return results;
+}
+
+/** The row of @p contender on a case; size/batch/threads 0 match anything. */
+const struct bench_result *bench_find(const char *scenario, size_t size, unsigned batch,
+				      unsigned threads, const char *contender)
+{
+	for (size_t i = 0; i < n_results; i++) {
+		const struct bench_result *r = &results[i];
+
+		if (strcmp(r->bc.scenario, scenario) || strcmp(r->contender, contender))
+			continue;
+		if ((size && r->bc.size != size) || (batch && r->bc.batch != batch) ||
+		    (threads && r->bc.threads != threads))
+			continue;
+		return r;
+	}
+	return NULL;
+}

@@ -1,0 +1,128 @@
+/*
+ * ours_copy.c — doca copy contenders: throughput (inline and offload
+ * scenarios) and one-at-a-time latency, both polling the PE from the
+ * application thread through the shared loops of bench_pump.c.
+ */
+#include "ours_rig.h"
+
+#include <stdlib.h>
+
+struct ours_copy {
+	struct ours_rig rig;
+	const char *dev_open;
+	size_t slot;   /* next slot to submit */
+	uint64_t tag;  /* next task's user data */
+	double *lat;
+};
+
+static void copy_submit_burst(void *q, unsigned n)
+{
+	struct ours_copy *o = q;
+
+	for (unsigned i = 0; i < n; i++) {
+		ours_check(ours_rig_submit(&o->rig, o->slot, o->tag++), "doca_task_submit");
+		o->slot = o->slot + 1 == o->rig.slots ? 0 : o->slot + 1;
+	}
+}
+
+static uint64_t copy_reap(void *q, unsigned max)
+{
+	struct ours_copy *o = q;
+
+	return ours_progress_and_reap(o->rig.pe);
+}
+
+static const char *copy_setup(struct bench_contender *c, const struct bench_case *bc)
+{
+	struct ours_copy *o = c->priv;
+	struct ours_rig_conf conf = {
+		.dev_open = o->dev_open,
+		.slots = bench_slots(bc->size, bc->depth),
+		.max_tasks = bc->depth > DOCA_CTX_DEFAULT_MAX_TASKS ? bc->depth : 0,
+	};
+
+	o->slot = 0;
+	return ours_rig_open(&o->rig, bc->size, &conf);
+}
+
+static void copy_teardown(struct bench_contender *c)
+{
+	struct ours_copy *o = c->priv;
+
+	ours_rig_close(&o->rig);
+	free(o->lat);
+	o->lat = NULL;
+}
+
+static void copy_run(struct bench_contender *c, const struct bench_case *bc, double seconds,
+		     struct bench_measure *m)
+{
+	struct ours_copy *o = c->priv;
+	const struct bench_queue q = { copy_submit_burst, copy_reap, o };
+	double a0 = bench_thread_allocated();
+	uint64_t t0 = bench_now_ns();
+
+	m->tasks = bench_pump(&q, bc->batch, bc->depth, UINT64_MAX, t0 + (uint64_t)(seconds * 1e9),
+			      bench_clock_every(bc));
+	m->ns = bench_now_ns() - t0;
+	m->bytes = m->tasks * bc->size;
+	if (a0 >= 0)
+		m->alloc_bytes = bench_thread_allocated() - a0;
+}
+
+static void latency_run(struct bench_contender *c, const struct bench_case *bc, double seconds,
+			struct bench_measure *m)
+{
+	struct ours_copy *o = c->priv;
+	const struct bench_queue q = { copy_submit_burst, copy_reap, o };
+
+	if (!o->lat && !(o->lat = malloc(BENCH_LAT_CAP * sizeof(*o->lat))))
+		bench_fail("out of memory");
+	m->n_lat = bench_latency_loop(&q, o->lat, BENCH_LAT_CAP,
+				      bench_now_ns() + (uint64_t)(seconds * 1e9), &m->ns);
+	m->lat_ns = o->lat;
+	m->tasks = m->n_lat;
+	m->bytes = m->n_lat * bc->size;
+}
+
+static const struct bench_contender_ops copy_ops = { copy_setup, copy_run, copy_teardown };
+static const struct bench_contender_ops latency_ops = { copy_setup, latency_run, copy_teardown };
+
+static void init(struct bench_contender *c, const char *dev_open, const struct bench_contender_ops *ops)
+{
+	struct ours_copy *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		bench_fail("out of memory");
+	o->dev_open = dev_open;
+	*c = (struct bench_contender){ .name = "doca", .ops = ops, .priv = o };
+}
+
+void ours_copy_contender(struct bench_contender *c, const char *dev_open)
+{
+	init(c, dev_open, &copy_ops);
+}
+
+void ours_latency_contender(struct bench_contender *c)
+{
+	init(c, BENCH_OFFLOAD_DEV, &latency_ops);
+}
+
+/*
+ * The inline loop alone, for strace (syscalls per task) and callgrind
+ * (instructions per task): @p tasks copies of @p size bytes in bursts of
+ * @p batch on "sw0". @return the copies completed.
+ */
+uint64_t ours_inline_loop(size_t size, unsigned batch, uint64_t tasks)
+{
+	struct ours_copy o = { .dev_open = BENCH_INLINE_DEV };
+	struct ours_rig_conf conf = { .dev_open = BENCH_INLINE_DEV, .slots = bench_slots(size, batch) };
+	const struct bench_queue q = { copy_submit_burst, copy_reap, &o };
+	uint64_t done;
+
+	if (ours_rig_open(&o.rig, size, &conf))
+		bench_fail("cannot open %s", BENCH_INLINE_DEV);
+	done = tasks ? bench_pump(&q, batch, batch, tasks, 0, 1) : 0;
+	ours_rig_close(&o.rig);
+	return done;
+}

@@ -1,0 +1,97 @@
+/*
+ * scenarios.c — the five scenarios of the suite: which cases, which
+ * contenders (ours first, then the peers), measured by bench_runner.c.
+ */
+#include "bench.h"
+
+#include <stdlib.h>
+
+static void run(const struct bench_opts *o, const struct bench_case *bc, struct bench_contender *cs, size_t n)
+{
+	bench_run_case(o, bc, cs, n);
+	for (size_t i = 0; i < n; i++)
+		free(cs[i].priv);
+}
+
+/* (a) one thread, "sw0" inline, batch 1 and batch N; io_uring NOP at the smallest size. */
+void scenario_inline(const struct bench_opts *o)
+{
+	unsigned batches[2] = { 1, o->batch };
+
+	for (unsigned s = 0; s < o->n_sizes; s++) {
+		for (unsigned b = 0; b < (o->batch > 1 ? 2u : 1u); b++) {
+			struct bench_case bc = { .scenario = "inline", .size = o->sizes[s],
+						 .batch = batches[b], .depth = batches[b], .threads = 1,
+						 .seed = o->seed };
+			struct bench_contender cs[3];
+			size_t n = 0;
+
+			ours_copy_contender(&cs[n++], BENCH_INLINE_DEV);
+			peer_memcpy_contender(&cs[n++]);
+			if (s == 0)
+				peer_uring_contender(&cs[n++]);
+			run(o, &bc, cs, n);
+		}
+	}
+}
+
+/* (b) app thread on CPU 0, one engine thread on CPU 1; depth in bursts of batch. */
+void scenario_offload(const struct bench_opts *o)
+{
+	for (unsigned s = 0; s < o->n_sizes; s++) {
+		struct bench_case bc = { .scenario = "offload", .size = o->sizes[s], .batch = o->batch,
+					 .depth = o->depth, .threads = 1, .seed = o->seed };
+		struct bench_contender cs[3];
+
+		ours_copy_contender(&cs[0], BENCH_OFFLOAD_DEV);
+		peer_dpdk_contender(&cs[1], false);
+		peer_memcpy_contender(&cs[2]);
+		run(o, &bc, cs, 3);
+	}
+}
+
+/* (c) one copy at a time in offload mode; the ck ping-pong is the floor. */
+void scenario_latency(const struct bench_opts *o)
+{
+	for (unsigned s = 0; s < o->n_lat_sizes; s++) {
+		struct bench_case bc = { .scenario = "latency", .size = o->lat_sizes[s], .batch = 1,
+					 .depth = 1, .threads = 1, .seed = o->seed };
+		struct bench_contender cs[3];
+
+		ours_latency_contender(&cs[0]);
+		peer_dpdk_contender(&cs[1], true);
+		peer_ck_pingpong_contender(&cs[2]);
+		run(o, &bc, cs, 3);
+	}
+}
+
+/* (d) 1..N foreign submitters into one context, vs one raw ck SPSC ring. */
+void scenario_mailbox(const struct bench_opts *o)
+{
+	for (unsigned t = 1; t <= o->threads; t++) {
+		struct bench_case bc = { .scenario = "mailbox", .size = 64, .batch = 1,
+					 .depth = 1024, .threads = t, .seed = o->seed };
+		struct bench_contender cs[2];
+
+		ours_mailbox_contender(&cs[0]);
+		peer_ck_spsc_contender(&cs[1]);
+		run(o, &bc, cs, 2);
+	}
+}
+
+/* (e) one context + worker PE per CPU, against the same on one CPU. */
+void scenario_scaling(const struct bench_opts *o)
+{
+	unsigned cpus = (unsigned)bench_cpu_count();
+	struct bench_case bc = { .scenario = "scaling", .size = 64, .batch = 1, .depth = 32,
+				 .threads = cpus, .seed = o->seed };
+	struct bench_contender cs[2];
+
+	if (bench_cpu_count() < 2) {
+		bench_add_note("scaling", "doca", "needs at least two CPUs");
+		return;
+	}
+	ours_scaling_contender(&cs[0], cpus);
+	ours_scaling_contender(&cs[1], 1);
+	run(o, &bc, cs, 2);
+}
