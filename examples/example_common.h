@@ -185,8 +185,12 @@ static inline _Noreturn void example_usage(const char *prog, const char *about, 
 	for (size_t i = 0; i < n_opts; i++)
 		fprintf(out, " [--%s N]", opts[i].name);
 	fprintf(out, "\n  --dev NAME     device open string (default \"%s\")\n", def_dev);
-	for (size_t i = 0; i < n_opts; i++)
-		fprintf(out, "  --%-12s %s (default %lu)\n", opts[i].name, opts[i].help, *opts[i].value);
+	for (size_t i = 0; i < n_opts; i++) {
+		int pad = 10 - (int)strlen(opts[i].name);
+
+		fprintf(out, "  --%s N%*s %s (default %lu)\n", opts[i].name, pad > 0 ? pad : 0, "",
+			opts[i].help, *opts[i].value);
+	}
 	exit(code);
 }
 
@@ -216,7 +220,11 @@ static inline const char *example_parse_args(int argc, char **argv, const char *
 
 		if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
 			example_usage(argv[0], about, def_dev, opts, n_opts, 0);
-		if (!strcmp(arg, "--dev") && next) {
+		if (!strcmp(arg, "--dev")) {
+			if (!next) {
+				fprintf(stderr, "%s: --dev needs a device name\n", argv[0]);
+				example_usage(argv[0], about, def_dev, opts, n_opts, 2);
+			}
 			dev = next;
 			i++;
 			continue;
@@ -254,6 +262,8 @@ struct example_slots {
 static inline void example_slots_create(struct doca_ctx *ctx, size_t count, size_t len,
 					struct example_slots *slots)
 {
+	if (!count || !len || len > SIZE_MAX / 2 / count)
+		example_fail("%zu slots of %zu bytes do not fit in one memory", count, len);
 	slots->count = count;
 	slots->len = len;
 	slots->src = calloc(count, sizeof(*slots->src));
