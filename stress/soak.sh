@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# stress/soak.sh BUILD_DIR [--seconds N] [--seed S] — the long soak (./run stress).
+# Runs every stress program of BUILD_DIR for its share of N seconds (default
+# 600 in total), in runs of at most 60 s with successive seeds (S, S+1, ...;
+# default: from the clock), under TSAN_OPTIONS halt_on_error=1 with
+# stress/tsan.supp. Prints each run's summary line (and the full output of a
+# failing run, with the command that replays it), then one final line.
+# Exits 0 only if every run passed.
+set -u
+usage() { echo "usage: $0 BUILD_DIR [--seconds N] [--seed S]" >&2; exit 2; }
+[ $# -ge 1 ] || usage
+build=$1; shift
+total=600
+seed=$(( $(date +%s) % 1000000 ))
+while [ $# -gt 0 ]; do
+	case $1 in
+	--seconds) [ $# -ge 2 ] || usage; total=$2; shift 2 ;;
+	--seed) [ $# -ge 2 ] || usage; seed=$2; shift 2 ;;
+	*) usage ;;
+	esac
+done
+[[ $total =~ ^[0-9]+$ && $seed =~ ^[0-9]+$ ]] || usage
+here=$(cd "$(dirname "$0")" && pwd)
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1 suppressions=$here/tsan.supp}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+programs=(stress_submit_stop stress_lifecycle stress_faults)
+for p in "${programs[@]}"; do
+	[ -x "$build/stress/$p" ] || { echo "soak: $build/stress/$p not built" >&2; exit 2; }
+done
+share=$(( total / ${#programs[@]} ))
+[ "$share" -ge 1 ] || share=1
+chunk=60
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+echo "soak: ${#programs[@]} programs × ${share} s, runs of ≤ ${chunk} s, first seed $seed, build $build"
+pass=0 fail=0 start=$SECONDS
+for p in "${programs[@]}"; do
+	left=$share
+	while [ "$left" -gt 0 ]; do
+		secs=$(( left < chunk ? left : chunk ))
+		left=$(( left - secs ))
+		t0=$SECONDS
+		"$build/stress/$p" --seconds "$secs" --seed "$seed" >"$log" 2>&1
+		rc=$?
+		line=$(grep -E "^$p: (PASS|FAIL)" "$log" | tail -n 1)
+		if [ "$rc" -eq 0 ] && [ -n "$line" ]; then
+			pass=$((pass + 1))
+			echo "  PASS $p (wall $((SECONDS - t0))s): ${line#*: PASS }"
+		else
+			fail=$((fail + 1))
+			echo "  FAIL $p seed $seed ${secs}s (exit $rc)"
+			sed 's/^/    | /' "$log" | head -n 200
+			echo "    replay: TSAN_OPTIONS='$TSAN_OPTIONS' $build/stress/$p --seconds $secs --seed $seed"
+		fi
+		seed=$((seed + 1))
+	done
+done
+echo "soak: $pass passed, $fail failed in $((SECONDS - start)) s"
+[ "$fail" -eq 0 ]
