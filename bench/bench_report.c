@@ -20,7 +20,7 @@ struct target {
 
 #define N_TARGETS 11
 static struct target targets[N_TARGETS];
-static char machine[256];
+static char machine[640];
 
 static void describe_machine(void)
 {
@@ -40,7 +40,15 @@ static void describe_machine(void)
 	if (f)
 		fclose(f);
 	uname(&u);
-	snprintf(machine, sizeof(machine), "%d CPUs, %s, Linux %s", bench_cpu_count(), model, u.release);
+	f = fopen("/proc/loadavg", "r");
+	if (!f || !fgets(line, sizeof(line), f))
+		snprintf(line, sizeof(line), "?");
+	if (f)
+		fclose(f);
+	line[strcspn(line, " ")] = '\0';
+	line[16] = '\0';
+	snprintf(machine, sizeof(machine), "%d CPUs, %s, Linux %s, load average %s at the end (other work "
+		 "on the machine makes the spread column large)", bench_cpu_count(), model, u.release, line);
 }
 
 /* ours/peer ratio against a goal; lower_better for latencies. */
