@@ -17,8 +17,21 @@ static atomic_ulong violations;
 
 static _Noreturn void usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s [--seconds S] [--seed N]\n", prog);
+	fprintf(stderr, "usage: %s [--seconds S] [--seed N] [--sabotage lost|dup|data]\n", prog);
 	exit(2);
+}
+
+static enum sabotage parse_sabotage(const char *arg, char **end)
+{
+	static const char *const names[] = { "none", "lost", "dup", "data" };
+
+	for (int i = 0; i < 4; i++)
+		if (strcmp(arg, names[i]) == 0) {
+			*end = (char *)arg + strlen(arg);
+			return (enum sabotage)i;
+		}
+	*end = NULL;
+	return SABOTAGE_NONE;
 }
 
 static uint64_t seed_from_clock(void)
@@ -31,6 +44,7 @@ void stress_parse(int argc, char **argv, struct stress_opts *o)
 	/* refused progress calls are logged as warnings: keep only errors */
 	setenv("DOCA_LOG_LEVEL", "error", 0);
 	o->seconds = 5;
+	o->sabotage = SABOTAGE_NONE;
 	o->seed = seed_from_clock() % 1000000007u;
 	for (int i = 1; i < argc; i++) {
 		char *end = NULL;
@@ -42,14 +56,18 @@ void stress_parse(int argc, char **argv, struct stress_opts *o)
 			o->seconds = strtod(argv[++i], &end);
 		else if (strcmp(argv[i], "--seed") == 0)
 			o->seed = strtoull(argv[++i], &end, 0);
+		else if (strcmp(argv[i], "--sabotage") == 0)
+			o->sabotage = parse_sabotage(argv[++i], &end);
 		else
 			usage(argv[0]);
 		if (errno != 0 || end == NULL || *end != '\0' || o->seconds < 0)
 			usage(argv[0]);
 	}
 	printf("%s: seed %llu, %.1f s\n", argv[0], (unsigned long long)o->seed, o->seconds);
-	printf("replay: %s --seconds %g --seed %llu\n", argv[0], o->seconds,
-	       (unsigned long long)o->seed);
+	printf("replay: %s --seconds %g --seed %llu%s\n", argv[0], o->seconds,
+	       (unsigned long long)o->seed, o->sabotage ? " --sabotage ..." : "");
+	if (o->sabotage)
+		printf("SABOTAGE: a deliberate harness fault; this run must FAIL\n");
 	fflush(stdout);
 }
 

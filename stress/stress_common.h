@@ -23,12 +23,22 @@
 
 /* ---- options, randomness, reporting ---- */
 
+/* Deliberate harness faults that prove the invariant checks can fail. */
+enum sabotage {
+	SABOTAGE_NONE,
+	SABOTAGE_LOST, /* ignore one event: as if it never came */
+	SABOTAGE_DUP,  /* handle one event twice: as if it came twice */
+	SABOTAGE_DATA, /* flip one destination byte before it is checked */
+};
+
 struct stress_opts {
 	double seconds;
 	uint64_t seed;
+	enum sabotage sabotage;
 };
 
-/* Parse --seconds and --seed, print the seed and the command to replay. */
+/* Parse --seconds, --seed and --sabotage lost|dup|data; print the seed and
+ * the command to replay. */
 void stress_parse(int argc, char **argv, struct stress_opts *o);
 
 struct rng {

@@ -291,26 +291,34 @@ static void check_outcome(struct stress *s, const struct slot *sl, uint64_t tag,
 	}
 }
 
-/* Find the event's slot; NULL (and a violation) if it is not in flight. */
-static struct slot *event_slot(struct stress *s, const struct doca_event *ev, uint64_t *tag)
+/* The slot of a task tag; NULL (and a violation) if that task is not in flight. */
+static struct slot *tag_slot(struct stress *s, uint64_t tag)
 {
-	*tag = doca_event_get_user_data(ev).u64;
-	uint32_t index = (uint32_t)(*tag >> 32);
+	uint32_t index = (uint32_t)(tag >> 32);
 
 	if (index >= s->nslots) {
-		stress_violation("event with unknown tag %#llx", (unsigned long long)*tag);
+		stress_violation("event with unknown tag %#llx", (unsigned long long)tag);
 		return NULL;
 	}
 	struct slot *sl = &s->slots[index];
 	uint64_t cur = atomic_load_explicit(&sl->inflight, memory_order_acquire);
 
-	if (cur != *tag) {
+	if (cur != tag) {
 		stress_violation("slot %u: event for tag %#llx, in flight %#llx (duplicate or refused)",
-				 index, (unsigned long long)*tag, (unsigned long long)cur);
+				 index, (unsigned long long)tag, (unsigned long long)cur);
 		return NULL;
 	}
-	if (doca_event_get_ctx(ev) != sl->ctx || doca_event_get_type(ev) != DOCA_TASK_COPY)
-		stress_violation("slot %u: event names another ctx or type", index);
+	return sl;
+}
+
+/* The event's slot, after checking it names the slot's ctx and a copy. */
+static struct slot *event_slot(struct stress *s, const struct doca_event *ev, uint64_t *tag)
+{
+	*tag = doca_event_get_user_data(ev).u64;
+	struct slot *sl = tag_slot(s, *tag);
+
+	if (sl != NULL && (doca_event_get_ctx(ev) != sl->ctx || doca_event_get_type(ev) != DOCA_TASK_COPY))
+		stress_violation("slot %u: event names another ctx or type", sl->index);
 	return sl;
 }
 
@@ -333,10 +341,49 @@ static bool callback_extras(struct stress *s, struct slot *sl, struct doca_ctx *
 	return true;
 }
 
+static atomic_bool sabotaged;
+
+/* --sabotage, once per run: LOST drops an event (returns true), DATA flips
+ * a dst byte of a successful copy before the check, DUP has the caller handle the tag again. */
+static bool sabotage(struct stress *s, struct doca_event *ev, bool owned, bool *dup)
+{
+	if (s->opts.sabotage == SABOTAGE_NONE ||
+	    (s->opts.sabotage == SABOTAGE_DATA && doca_event_get_status(ev) != DOCA_EVENT_STATUS_SUCCESS) ||
+	    atomic_exchange(&sabotaged, true))
+		return false;
+	uint64_t tag = doca_event_get_user_data(ev).u64;
+
+	if (s->opts.sabotage == SABOTAGE_LOST) {
+		if (owned)
+			doca_event_free(ev);
+		return true;
+	}
+	if (s->opts.sabotage == SABOTAGE_DATA)
+		s->slots[(uint32_t)(tag >> 32) % s->nslots].dst_data[0] ^= 1;
+	*dup = s->opts.sabotage == SABOTAGE_DUP;
+	return false;
+}
+
+/* Release the slot of a handled task (unless a callback resubmitted it). */
+static void slot_release(struct slot *sl, uint64_t tag)
+{
+	uint64_t expect = tag;
+
+	/* release: the owner may refill the slot once it sees 0. */
+	if (!atomic_compare_exchange_strong_explicit(&sl->inflight, &expect, 0, memory_order_release,
+						     memory_order_relaxed))
+		stress_violation("slot %u: tag %#llx changed while its event was handled", sl->index,
+				 (unsigned long long)tag);
+}
+
 /* Handle one event (PE thread). @p owned: from doca_pe_get_event, so free it. */
 static void on_event(struct stress *s, struct doca_event *ev, bool owned)
 {
 	uint64_t tag;
+	bool dup = false;
+
+	if (sabotage(s, ev, owned, &dup))
+		return;
 	struct slot *sl = event_slot(s, ev, &tag);
 
 	if (sl == NULL) {
@@ -348,15 +395,10 @@ static void on_event(struct stress *s, struct doca_event *ev, bool owned)
 	check_outcome(s, sl, tag, ev);
 	if (owned)
 		doca_event_free(ev); /* before the slot is released: its buffers are free again */
-	else if (callback_extras(s, sl, doca_event_get_ctx(ev)))
-		return;
-	uint64_t expect = tag;
-
-	/* release: the owner may refill the slot once it sees 0. */
-	if (!atomic_compare_exchange_strong_explicit(&sl->inflight, &expect, 0, memory_order_release,
-						     memory_order_relaxed))
-		stress_violation("slot %u: tag %#llx changed while its event was handled", sl->index,
-				 (unsigned long long)tag);
+	if (owned || !callback_extras(s, sl, doca_event_get_ctx(ev)))
+		slot_release(sl, tag);
+	if (dup)
+		(void)tag_slot(s, tag); /* the same task's event a second time */
 }
 
 static void event_cb(struct doca_event *ev, union doca_data ud)
