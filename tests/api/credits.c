@@ -252,3 +252,100 @@ Test(credits, thousands_of_tasks_on_two_engines_each_get_exactly_one_event)
 	fixture_fini(&f);
 	free(seen);
 }
+
+/* The PE's event queue holds every event of its ctxs: two full pools, nothing lost. */
+Test(credits, pe_queue_holds_every_event_of_two_full_pools)
+{
+	enum { MAX = 1024 };
+	struct api_fixture a;
+	struct doca_ctx *ctx2 = NULL;
+	struct doca_mem *mem2 = NULL;
+	struct doca_buf *src2 = NULL, *dst2 = NULL;
+	uint32_t ready = 0;
+	int got_a = 0, got_b = 0;
+	uint64_t deadline;
+
+	fixture_init_started(&a, "sw0:engines=1", 64, MAX);
+	assert_ok(doca_ctx_create(&ctx2));
+	assert_ok(doca_ctx_set_max_tasks(ctx2, MAX));
+	assert_ok(doca_ctx_set_dev(ctx2, a.dev));
+	assert_ok(doca_pe_connect_ctx(a.pe, ctx2));
+	assert_ok(doca_mem_create(ctx2, 128, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &mem2));
+	assert_ok(doca_buf_create(mem2, 0, 64, &src2));
+	assert_ok(doca_buf_create(mem2, 64, 64, &dst2));
+	assert_ok(doca_ctx_start(ctx2));
+	for (int i = 0; i < MAX; i++) {
+		assert_ok(submit_copy(a.ctx, a.src, a.dst, 1, 0));
+		assert_ok(submit_copy(ctx2, src2, dst2, 2, 0));
+	}
+	assert_doca(submit_copy(a.ctx, a.src, a.dst, 1, 0), DOCA_ERROR_AGAIN);
+	assert_doca(submit_copy(ctx2, src2, dst2, 2, 0), DOCA_ERROR_AGAIN);
+	/* Complete everything without reaping: progress counts each event once. */
+	deadline = now_ns() + (uint64_t)API_WAIT_MS * 1000000ull;
+	while (ready < 2 * MAX) {
+		ready += doca_pe_progress(a.pe);
+		cr_assert_lt(now_ns(), deadline, "%u of %d events ready", ready, 2 * MAX);
+	}
+	cr_assert_eq(ready, 2 * MAX, "progress reported %u events for %d tasks", ready, 2 * MAX);
+	for (int i = 0; i < 10; i++)
+		cr_assert_eq(doca_pe_progress(a.pe), 0, "an event was reported twice");
+	for (;;) {
+		struct doca_event *ev = doca_pe_get_event(a.pe);
+
+		if (ev == NULL)
+			break;
+		cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS, "status");
+		if (doca_event_get_ctx(ev) == a.ctx)
+			got_a++;
+		else
+			got_b++;
+		doca_event_free(ev);
+	}
+	cr_assert_eq(got_a, MAX, "%d events of ctx 1", got_a);
+	cr_assert_eq(got_b, MAX, "%d events of ctx 2", got_b);
+
+	stop_and_drain(ctx2, a.pe);
+	assert_ok(doca_buf_destroy(src2));
+	assert_ok(doca_buf_destroy(dst2));
+	assert_ok(doca_mem_destroy(mem2));
+	stop_and_drain(a.ctx, a.pe);
+	assert_ok(doca_buf_destroy(a.src));
+	assert_ok(doca_buf_destroy(a.dst));
+	assert_ok(doca_mem_destroy(a.src_mem));
+	assert_ok(doca_mem_destroy(a.dst_mem));
+	a.src = a.dst = NULL;
+	a.src_mem = a.dst_mem = NULL;
+	assert_ok(doca_dev_close(a.dev));
+	a.dev = NULL;
+	assert_ok(doca_ctx_destroy(ctx2));
+	fixture_fini(&a);
+}
+
+/* doca_pe_progress returns each event once: the sum over turns equals the task count. */
+Test(credits, progress_return_values_sum_to_the_number_of_events)
+{
+	enum { N = 37 };
+	struct api_fixture f;
+	uint32_t total = 0;
+	uint64_t deadline = now_ns() + (uint64_t)API_WAIT_MS * 1000000ull;
+
+	fixture_init_started(&f, "sw0:engines=2", 64, 64);
+	cr_assert_eq(doca_pe_progress(f.pe), 0, "progress with nothing submitted");
+	for (int i = 0; i < N; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, (uint64_t)i, 0));
+	while (total < N) {
+		total += doca_pe_progress(f.pe);
+		cr_assert_lt(now_ns(), deadline, "%u of %d", total, N);
+	}
+	for (int i = 0; i < 20; i++)
+		total += doca_pe_progress(f.pe);
+	cr_assert_eq(total, N, "progress reported %u events for %d tasks", total, N);
+	for (int i = 0; i < N; i++) {
+		struct doca_event *ev = doca_pe_get_event(f.pe);
+
+		cr_assert_not_null(ev, "event %d of %d missing", i, N);
+		doca_event_free(ev);
+	}
+	cr_assert_null(doca_pe_get_event(f.pe), "an extra event");
+	fixture_fini(&f);
+}

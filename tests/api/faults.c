@@ -380,3 +380,34 @@ Test(faults, delay_us_with_fail_every_still_fails_the_nth)
 {
 	run_sequence("sw0:delay_us=1000,fail_every=2", 64, 4, every_second_fails);
 }
+
+/* Two opens of one open string share the underlying device, hence its descriptor count. */
+Test(faults, two_handles_of_one_open_string_share_the_fault_count)
+{
+	struct api_fixture a, b;
+	int fails = 0;
+
+	fixture_init_started(&a, "sw0:fail_every=2", 64, 0);
+	fixture_init_started(&b, "sw0:fail_every=2", 64, 0);
+	cr_assert_neq(a.dev, b.dev, "two opens returned one handle");
+	/* a, b, a, b ...: descriptors 2, 4, 6 are b's. */
+	for (int i = 1; i <= 6; i++) {
+		struct api_fixture *f = i % 2 == 1 ? &a : &b;
+		struct doca_event *ev;
+
+		assert_ok(submit_copy(f->ctx, f->src, f->dst, (uint64_t)i, 0));
+		ev = wait_event(f->pe);
+		if (i % 2 == 0) {
+			cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_FAILURE,
+				     "descriptor %d of the shared device did not fail", i);
+			assert_doca(doca_event_get_error(ev), DOCA_ERROR_IO_FAILED);
+			fails++;
+		} else {
+			cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS, "descriptor %d failed", i);
+		}
+		doca_event_free(ev);
+	}
+	cr_assert_eq(fails, 3, "%d failures", fails);
+	fixture_fini(&a);
+	fixture_fini(&b);
+}

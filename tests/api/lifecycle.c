@@ -5,7 +5,14 @@
  */
 #include "common.h"
 
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 /* Seed §3 step by step: every call succeeds, the copy is exact. */
 Test(lifecycle, seed_order_every_step_succeeds)
@@ -318,4 +325,163 @@ Test(lifecycle, dev_list_includes_sw0)
 		}
 	}
 	cr_assert(found, "sw0 is not in doca_dev_list");
+}
+
+/* Only min(cap, count) entries are written. */
+Test(lifecycle, dev_list_writes_at_most_cap_entries)
+{
+	struct doca_dev_info infos[2];
+	size_t count = 0;
+
+	memset(infos, 0x7e, sizeof(infos));
+	assert_ok(doca_dev_list(infos, 1, &count));
+	cr_assert_geq(count, 1, "no device listed");
+	cr_assert_neq(infos[0].name[0], 0x7e, "entry 0 not written");
+	cr_assert_eq(bytes_mismatch(&infos[1], sizeof(infos[1]), 0x7e), sizeof(infos[1]),
+		     "doca_dev_list wrote past cap");
+}
+
+/* After a stop the ctx is IDLE and configurable again; the new pool size applies. */
+Test(lifecycle, ctx_reconfigured_after_stop_uses_new_pool_size)
+{
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0", 64, 4);
+	for (int i = 0; i < 4; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, (uint64_t)i, 0));
+	assert_doca(submit_copy(f.ctx, f.src, f.dst, 9, 0), DOCA_ERROR_AGAIN);
+	for (int i = 0; i < 4; i++)
+		expect_success_event(f.pe, (uint64_t)i, 64);
+	assert_ok(doca_ctx_stop(f.ctx));
+	assert_ok(doca_ctx_set_max_tasks(f.ctx, 2));
+	assert_ok(doca_ctx_start(f.ctx));
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 10, 0));
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 11, 0));
+	assert_doca(submit_copy(f.ctx, f.src, f.dst, 12, 0), DOCA_ERROR_AGAIN);
+	expect_success_event(f.pe, 10, 64);
+	expect_success_event(f.pe, 11, 64);
+	fixture_fini(&f);
+}
+
+/* ---- engine threads choose their own CPUs ---- */
+
+
+#define MAX_TIDS 256
+
+static int list_tids(long *tids)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert_not_null(dir, "opendir /proc/self/task");
+	while ((de = readdir(dir)) != NULL && n < MAX_TIDS) {
+		if (de->d_name[0] != '.')
+			tids[n++] = strtol(de->d_name, NULL, 10);
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Threads in after[] that are not in before[]; returns how many. */
+static int new_tids(const long *before, int nb, const long *after, int na, long *out)
+{
+	int n = 0;
+
+	for (int i = 0; i < na; i++) {
+		bool old = false;
+
+		for (int j = 0; j < nb; j++)
+			old = old || after[i] == before[j];
+		if (!old)
+			out[n++] = after[i];
+	}
+	return n;
+}
+
+static void cpus_allowed_of(long tid, char *buf, size_t len)
+{
+	char path[64], line[256];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/status", tid);
+	fp = fopen(path, "r");
+	cr_assert_not_null(fp, "open %s", path);
+	buf[0] = '\0';
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		if (strncmp(line, "Cpus_allowed_list:", 18) == 0) {
+			char *v = line + 18;
+
+			while (*v == ' ' || *v == '\t')
+				v++;
+			v[strcspn(v, "\n")] = '\0';
+			snprintf(buf, len, "%s", v);
+		}
+	}
+	fclose(fp);
+	cr_assert_neq(buf[0], '\0', "no Cpus_allowed_list for thread %ld", tid);
+}
+
+Test(lifecycle, engine_threads_do_not_inherit_the_openers_pinning)
+{
+	long before[MAX_TIDS], after[MAX_TIDS], fresh[MAX_TIDS];
+	char orig[256], pinned[256], got[256];
+	cpu_set_t orig_set, cpu0;
+	struct doca_dev *dev = NULL;
+	int nb, na, n;
+
+	cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof(orig_set), &orig_set), 0, "getaffinity");
+	cpus_allowed_of((long)gettid(), orig, sizeof(orig));
+	/* Warm up: threads the library starts once per process (RCU) exist before we count. */
+	{
+		struct api_fixture f;
+
+		fixture_init_started(&f, "sw0:engines=1", 64, 0);
+		fixture_copy_and_verify(&f);
+		fixture_fini(&f);
+	}
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	cr_assert_eq(pthread_setaffinity_np(pthread_self(), sizeof(cpu0), &cpu0), 0, "setaffinity");
+	cpus_allowed_of((long)gettid(), pinned, sizeof(pinned));
+	cr_assert_str_eq(pinned, "0", "pinning the test thread failed");
+
+	/* An open string used nowhere else: a fresh device, not a shared one. */
+	nb = list_tids(before);
+	assert_ok(doca_dev_open("sw0:engines=1,delay_us=1", &dev));
+	na = list_tids(after);
+	n = new_tids(before, nb, after, na, fresh);
+	cr_assert_eq(n, 1, "engines=1 started %d threads", n);
+	cpus_allowed_of(fresh[0], got, sizeof(got));
+	cr_assert_str_eq(got, orig, "engine thread may run on CPUs %s; expected the process's %s, not the opener's %s",
+			 got, orig, pinned);
+	assert_ok(doca_dev_close(dev));
+
+	cr_assert_eq(pthread_setaffinity_np(pthread_self(), sizeof(orig_set), &orig_set), 0, "setaffinity");
+}
+
+Test(lifecycle, engine_threads_follow_the_cpus_list)
+{
+	long before[MAX_TIDS], after[MAX_TIDS], fresh[MAX_TIDS];
+	char got[256];
+	struct doca_dev *dev = NULL;
+	int nb, na, n;
+
+	cr_assert_geq(sysconf(_SC_NPROCESSORS_ONLN), 2, "this test needs 2 online CPUs");
+	{
+		struct api_fixture f;
+
+		fixture_init_started(&f, "sw0:engines=1", 64, 0);
+		fixture_fini(&f);
+	}
+	nb = list_tids(before);
+	assert_ok(doca_dev_open("sw0:engines=2,cpus=1", &dev));
+	na = list_tids(after);
+	n = new_tids(before, nb, after, na, fresh);
+	cr_assert_eq(n, 2, "engines=2 started %d threads", n);
+	for (int i = 0; i < n; i++) {
+		cpus_allowed_of(fresh[i], got, sizeof(got));
+		cr_assert_str_eq(got, "1", "engine thread %d may run on CPUs %s, expected 1 (cpus=1)", i, got);
+	}
+	assert_ok(doca_dev_close(dev));
 }
