@@ -56,7 +56,7 @@ static void stop_from_callback(struct app *app, size_t first)
 	printf("[%8.3f ms] doca_ctx_stop → %s (%zu of %zu copies still outstanding)\n", elapsed_ms(app),
 	       doca_error_get_name(app->stop_result), app->submitted - app->events, app->submitted);
 	if (app->stop_result != DOCA_ERROR_IN_PROGRESS)
-		example_fail("stopping with copies outstanding returned %s, expected DOCA_ERROR_IN_PROGRESS",
+		example_fail("stop with copies outstanding returned %s, expected DOCA_ERROR_IN_PROGRESS",
 			     doca_error_get_name(app->stop_result));
 	late_result = doca_task_submit(app->ctx, &late);
 	printf("[%8.3f ms] doca_task_submit after the stop → %s\n", elapsed_ms(app),
@@ -69,28 +69,28 @@ static void stop_from_callback(struct app *app, size_t first)
 static void on_event(struct doca_event *ev, union doca_data ctx_user_data)
 {
 	struct app *app = ctx_user_data.ptr;
-	uint64_t i = doca_event_get_user_data(ev).u64;
+	size_t i = (size_t)doca_event_get_user_data(ev).u64;
 	enum doca_event_status status = doca_event_get_status(ev);
 	doca_error_t error = doca_event_get_error(ev);
 
 	if (i >= app->submitted)
-		example_fail("event for copy %llu, which was never submitted", (unsigned long long)i);
+		example_fail("event for copy %zu, which was never submitted", i);
 	if (++app->events_of[i] != 1)
-		example_fail("copy %llu got a second event", (unsigned long long)i);
+		example_fail("copy %zu got a second event", i);
 	app->events++;
 	if (status == DOCA_EVENT_STATUS_SUCCESS && error == DOCA_SUCCESS) {
 		if (doca_event_get_bytes(ev) != app->slots.len)
-			example_fail("copy %llu: %zu bytes", (unsigned long long)i, doca_event_get_bytes(ev));
+			example_fail("copy %zu: %zu bytes", i, doca_event_get_bytes(ev));
 		example_slots_verify(&app->slots, i, i);
 		app->outcome[i] = 'S';
 		app->completed++;
 	} else if (status == DOCA_EVENT_STATUS_FAILURE && error == DOCA_ERROR_SHUTDOWN) {
 		if (!app->stop_called)
-			example_fail("copy %llu flushed although no stop was requested", (unsigned long long)i);
+			example_fail("copy %zu flushed although no stop was requested", i);
 		app->outcome[i] = 'F';
 		app->flushed++;
 	} else {
-		example_fail("copy %llu: unexpected status %s, error %s", (unsigned long long)i,
+		example_fail("copy %zu: unexpected status %s, error %s", i,
 			     example_status_name(status), doca_error_get_name(error));
 	}
 	if (!app->stop_called)
@@ -193,7 +193,8 @@ static void report(const struct app *app, size_t planned)
 	       "DOCA_ERROR_SHUTDOWN\n",
 	       app->submitted, app->events, app->completed, app->flushed);
 	if (app->submitted < planned)
-		printf("(%zu copies were never submitted: the stop came first)\n", planned - app->submitted);
+		printf("(%zu copies were never submitted: the stop came first)\n",
+		       planned - app->submitted);
 	if (!app->saw_stopping)
 		example_fail("the RUNNING → STOPPING transition was never reported");
 	for (size_t i = 0; i < app->submitted; i++)
@@ -216,7 +217,8 @@ int main(int argc, char **argv)
 		{ "wave-us", &wave_us, "microseconds between waves" },
 		{ "len", &len, "bytes per copy" },
 	};
-	const char *dev_name = example_parse_args(argc, argv, about, "sw0:engines=1,delay_us=2000", opts, 4);
+	const char *dev_name =
+		example_parse_args(argc, argv, about, "sw0:engines=1,delay_us=2000", opts, 4);
 	struct app app = { 0 };
 
 	if (tasks < 2 || tasks > DOCA_CTX_DEFAULT_MAX_TASKS || !waves || waves > tasks || !len)

@@ -78,15 +78,13 @@ static inline const char *example_status_name(enum doca_event_status status)
 	return "?";
 }
 
-/** Exit with a message unless @p ctx is in state @p want. */
-static inline void example_expect_state(const struct doca_ctx *ctx, enum doca_ctx_state want)
+/** The current state of @p ctx (exits if it cannot be read). */
+static inline enum doca_ctx_state example_ctx_state(const struct doca_ctx *ctx)
 {
 	enum doca_ctx_state state;
 
 	EXAMPLE_CHECK(doca_ctx_get_state(ctx, &state));
-	if (state != want)
-		example_fail("context is %s, expected %s", example_state_name(state),
-			     example_state_name(want));
+	return state;
 }
 
 static inline uint64_t example_now_ns(void)
@@ -113,6 +111,12 @@ static inline uint8_t example_pattern_byte(uint64_t seed, size_t i)
 	uint64_t x = seed * 0x9e3779b97f4a7c15ull + i * 0xbf58476d1ce4e5b9ull;
 
 	return (uint8_t)(x >> 56);
+}
+
+/** A pattern seed distinct for every (owner, n): owner < 2^24, n < 2^40. */
+static inline uint64_t example_seed(uint64_t owner, uint64_t n)
+{
+	return owner << 40 | n;
 }
 
 static inline void example_fill_pattern(void *data, size_t len, uint64_t seed)

@@ -40,11 +40,6 @@ struct submitter {
 	pthread_t thread;
 };
 
-static uint64_t seed_of(size_t thread, size_t n)
-{
-	return (uint64_t)thread << 40 | n;
-}
-
 /* Wait until main has released @p slot. */
 static void wait_slot_free(struct app *app, size_t slot)
 {
@@ -75,7 +70,7 @@ static void *submitter_main(void *arg)
 		size_t slot = s->id * app->window + n % app->window;
 
 		wait_slot_free(app, slot);
-		example_slots_fill(&app->slots, slot, seed_of(s->id, n));
+		example_slots_fill(&app->slots, slot, example_seed(s->id, n));
 		app->slot_task[slot] = n;
 		atomic_store_explicit(&app->busy[slot], true, memory_order_relaxed);
 		submit_with_retry(app, slot, (uint64_t)slot);
@@ -96,7 +91,7 @@ static void handle_event(struct app *app, struct doca_event *ev)
 		example_fail("slot %zu: status %s, error %s", slot,
 			     example_status_name(doca_event_get_status(ev)),
 			     doca_error_get_name(doca_event_get_error(ev)));
-	example_slots_verify(&app->slots, slot, seed_of(thread, app->slot_task[slot]));
+	example_slots_verify(&app->slots, slot, example_seed(thread, app->slot_task[slot]));
 	doca_event_free(ev);
 	app->done_per_thread[thread]++;
 	atomic_store_explicit(&app->busy[slot], false, memory_order_release);
@@ -156,8 +151,8 @@ static void report(const struct app *app, double seconds)
 
 	for (size_t t = 0; t < app->threads; t++)
 		if (app->done_per_thread[t] != app->tasks)
-			example_fail("thread %zu: %zu completions for %zu copies", t, app->done_per_thread[t],
-				     app->tasks);
+			example_fail("thread %zu: %zu completions for %zu copies", t,
+				     app->done_per_thread[t], app->tasks);
 	printf("  %zu copies completed and verified (%zu per thread), %lu AGAIN retries\n", total,
 	       app->tasks, (unsigned long)atomic_load(&app->retries));
 	printf("  %.3f s: %.0f copies/s, %.1f MB/s\n", seconds, (double)total / seconds,

@@ -29,12 +29,6 @@ static uint64_t tag_of(unsigned id, size_t i)
 	return (uint64_t)id << 32 | i;
 }
 
-/* A pattern seed distinct for every (context, copy). */
-static uint64_t seed_of(unsigned id, size_t i)
-{
-	return (uint64_t)id * 1000003u + i;
-}
-
 static void on_event(struct doca_event *ev, union doca_data ctx_user_data)
 {
 	struct ctx_state *cs = ctx_user_data.ptr;
@@ -51,7 +45,7 @@ static void on_event(struct doca_event *ev, union doca_data ctx_user_data)
 		example_fail("ctx %u copy %zu: status %s, error %s, %zu bytes", cs->id, i,
 			     example_status_name(doca_event_get_status(ev)),
 			     doca_error_get_name(doca_event_get_error(ev)), doca_event_get_bytes(ev));
-	example_slots_verify(&cs->slots, i, seed_of(cs->id, i));
+	example_slots_verify(&cs->slots, i, example_seed(cs->id, i));
 	cs->seen[i] = true;
 	cs->completed++;
 }
@@ -66,7 +60,7 @@ static void setup_ctx(struct ctx_state *cs, unsigned id, struct doca_dev *dev, s
 	EXAMPLE_CHECK(doca_ctx_set_event_cb(cs->ctx, on_event));
 	example_slots_create(cs->ctx, tasks, len, &cs->slots);
 	for (size_t i = 0; i < tasks; i++)
-		example_slots_fill(&cs->slots, i, seed_of(id, i));
+		example_slots_fill(&cs->slots, i, example_seed(id, i));
 	cs->seen = calloc(tasks, sizeof(*cs->seen));
 	if (!cs->seen)
 		example_fail("out of memory");
@@ -99,7 +93,7 @@ static void progress_all(struct doca_pe *pe, const struct ctx_state *cs, size_t 
 		doca_pe_progress(pe);
 		calls++;
 		if (doca_pe_get_event(pe))
-			example_fail("doca_pe_get_event returned an event of a context with an event callback");
+			example_fail("doca_pe_get_event returned an event of a context with a callback");
 		example_check_deadline(start, "the completions");
 	}
 	printf("one PE, %lu progress calls, %.3f ms\n", calls, (double)(example_now_ns() - start) / 1e6);

@@ -31,16 +31,11 @@ struct core {
 	atomic_uint_fast64_t done_ns; /* when the last copy completed */
 };
 
-static uint64_t seed_of(int cpu, size_t n)
-{
-	return (uint64_t)cpu << 40 | n;
-}
-
 static void submit_slot(struct core *core, size_t slot)
 {
 	size_t n = core->submitted++;
 
-	example_slots_fill(&core->slots, slot, seed_of(core->cpu, n));
+	example_slots_fill(&core->slots, slot, example_seed((uint64_t)core->cpu, n));
 	core->slot_task[slot] = n;
 	EXAMPLE_CHECK(example_slots_submit(core->ctx, &core->slots, slot, slot));
 }
@@ -59,7 +54,7 @@ static void on_event(struct doca_event *ev, union doca_data ctx_user_data)
 		example_fail("cpu %d slot %zu: status %s, error %s", core->cpu, slot,
 			     example_status_name(doca_event_get_status(ev)),
 			     doca_error_get_name(doca_event_get_error(ev)));
-	example_slots_verify(&core->slots, slot, seed_of(core->cpu, core->slot_task[slot]));
+	example_slots_verify(&core->slots, slot, example_seed((uint64_t)core->cpu, core->slot_task[slot]));
 	if (core->submitted < core->tasks)
 		submit_slot(core, slot);
 	/* Only this worker writes the counter; main reads it with acquire. */

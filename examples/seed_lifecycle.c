@@ -49,12 +49,9 @@ static void note(const char *fmt, ...)
 	putchar('\n');
 }
 
-static enum doca_ctx_state state_of(const struct doca_ctx *ctx)
+static const char *state_name_of(const struct doca_ctx *ctx)
 {
-	enum doca_ctx_state state;
-
-	EXAMPLE_CHECK(doca_ctx_get_state(ctx, &state));
-	return state;
+	return example_state_name(example_ctx_state(ctx));
 }
 
 static doca_error_t try_copy(struct lifecycle *lc)
@@ -94,7 +91,7 @@ static void wait_idle(struct lifecycle *lc)
 {
 	uint64_t start = example_now_ns();
 
-	while (state_of(lc->ctx) != DOCA_CTX_STATE_IDLE) {
+	while (example_ctx_state(lc->ctx) != DOCA_CTX_STATE_IDLE) {
 		doca_pe_progress(lc->pe);
 		example_check_deadline(start, "the context to become IDLE");
 	}
@@ -161,7 +158,7 @@ static void step5_start_ctx(struct lifecycle *lc)
 	show("5.", "doca_pe_create", doca_pe_create(&lc->pe), DOCA_SUCCESS);
 	show("", "doca_pe_connect_ctx", doca_pe_connect_ctx(lc->pe, lc->ctx), DOCA_SUCCESS);
 	show("", "doca_ctx_start", doca_ctx_start(lc->ctx), DOCA_SUCCESS);
-	note("context state: %s", example_state_name(state_of(lc->ctx)));
+	note("context state: %s", state_name_of(lc->ctx));
 }
 
 static void step6_submit(struct lifecycle *lc)
@@ -195,7 +192,7 @@ static void step8_teardown(struct lifecycle *lc)
 {
 	printf("8.  reverse-order teardown\n");
 	show("", "doca_ctx_stop", doca_ctx_stop(lc->ctx), DOCA_SUCCESS);
-	note("context state: %s", example_state_name(state_of(lc->ctx)));
+	note("context state: %s", state_name_of(lc->ctx));
 	show("", "doca_buf_destroy(dst)", doca_buf_destroy(lc->dst), DOCA_SUCCESS);
 	show("", "doca_buf_destroy(src)", doca_buf_destroy(lc->src), DOCA_SUCCESS);
 	show("", "doca_mem_destroy", doca_mem_destroy(lc->mem), DOCA_SUCCESS);
@@ -227,7 +224,7 @@ static void rig_up(struct lifecycle *lc, uint32_t max_tasks)
 /* Tear down whatever is left, in the right order (ctx must have nothing outstanding). */
 static void rig_down(struct lifecycle *lc)
 {
-	if (state_of(lc->ctx) != DOCA_CTX_STATE_IDLE)
+	if (example_ctx_state(lc->ctx) != DOCA_CTX_STATE_IDLE)
 		EXAMPLE_CHECK(doca_ctx_stop(lc->ctx));
 	if (lc->dst)
 		EXAMPLE_CHECK(doca_buf_destroy(lc->dst));
@@ -262,10 +259,10 @@ static void pitfall1_destroy_running(const char *dev_name)
 	pitfall_header(1, "destroying a running context", err, DOCA_ERROR_BAD_STATE);
 	note("setup: a running context, one copy submitted and not yet reaped");
 	note("refused: the context is still %s, its task and objects untouched",
-	     example_state_name(state_of(lc.ctx)));
+	     state_name_of(lc.ctx));
 	note("the right way: stop first, reap what is outstanding, then destroy");
 	show("", "doca_ctx_stop", doca_ctx_stop(lc.ctx), DOCA_ERROR_IN_PROGRESS);
-	note("context state: %s (a task is outstanding)", example_state_name(state_of(lc.ctx)));
+	note("context state: %s (a task is outstanding)", state_name_of(lc.ctx));
 	ev = wait_event(lc.pe, &calls);
 	describe_event(ev);
 	if (doca_event_get_status(ev) == DOCA_EVENT_STATUS_FAILURE &&
@@ -277,7 +274,7 @@ static void pitfall1_destroy_running(const char *dev_name)
 		example_fail("unexpected event after a stop");
 	doca_event_free(ev);
 	wait_idle(&lc);
-	note("event freed; after doca_pe_progress the context is %s", example_state_name(state_of(lc.ctx)));
+	note("event freed; after doca_pe_progress the context is %s", state_name_of(lc.ctx));
 	show("", "doca_ctx_destroy (memory still exists)", doca_ctx_destroy(lc.ctx), DOCA_ERROR_IN_USE);
 	note("children first: buffers, memory, device, then the context");
 	rig_down(&lc);
@@ -341,7 +338,8 @@ static void pitfall3_events_not_freed(const char *dev_name)
 		doca_event_free(held[i]);
 	ev = wait_event(lc.pe, &calls);
 	if (doca_event_get_status(ev) != DOCA_EVENT_STATUS_SUCCESS)
-		example_fail("the resubmitted copy failed: %s", doca_error_get_name(doca_event_get_error(ev)));
+		example_fail("the resubmitted copy failed: %s",
+			     doca_error_get_name(doca_event_get_error(ev)));
 	doca_event_free(ev);
 	note("every event freed; the resubmitted copy completed");
 	rig_down(&lc);
