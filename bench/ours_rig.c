@@ -56,12 +56,19 @@ const char *ours_rig_open(struct ours_rig *r, size_t size, const struct ours_rig
 	return NULL;
 }
 
-/* Stop (everything was reaped, so it completes at once), then undo the rest
+/* Stop (everything was reaped, so it completes at once), check that every
+ * slot was copied, then undo the rest
  * in reverse order: the device closes before its context is destroyed. */
 void ours_rig_close(struct ours_rig *r)
 {
 	ours_check(doca_ctx_stop(r->ctx), "doca_ctx_stop");
 	for (size_t i = 0; i < r->slots; i++) {
+		void *src, *dst;
+
+		ours_check(doca_buf_get_data(r->src[i], &src), "doca_buf_get_data");
+		ours_check(doca_buf_get_data(r->dst[i], &dst), "doca_buf_get_data");
+		if (memcmp(src, dst, r->size))
+			bench_fail("doca: slot %zu's destination differs from its source", i);
 		ours_check(doca_buf_destroy(r->src[i]), "doca_buf_destroy");
 		ours_check(doca_buf_destroy(r->dst[i]), "doca_buf_destroy");
 	}

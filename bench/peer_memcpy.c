@@ -9,7 +9,7 @@
 
 struct peer_memcpy {
 	uint8_t *src, *dst;
-	size_t slots;
+	size_t slots, size;
 };
 
 static const char *memcpy_setup(struct bench_contender *c, const struct bench_case *bc)
@@ -17,6 +17,7 @@ static const char *memcpy_setup(struct bench_contender *c, const struct bench_ca
 	struct peer_memcpy *p = c->priv;
 
 	p->slots = bench_slots(bc->size, bc->depth);
+	p->size = bc->size;
 	p->src = bench_alloc_aligned(p->slots * bc->size);
 	p->dst = bench_alloc_aligned(p->slots * bc->size);
 	bench_fill(p->src, p->slots * bc->size, bc->seed);
@@ -49,6 +50,8 @@ static void memcpy_teardown(struct bench_contender *c)
 {
 	struct peer_memcpy *p = c->priv;
 
+	if (memcmp(p->src, p->dst, p->slots * p->size))
+		bench_fail("memcpy: a destination differs from its source");
 	free(p->src);
 	free(p->dst);
 }
