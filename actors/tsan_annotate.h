@@ -26,4 +26,14 @@ void AnnotateBenignRaceSized(const char *file, int line, const volatile void *me
 #define TSAN_BENIGN_RACE(p, size, why) ((void)(p), (void)(size))
 #endif
 
+/*
+ * liburcu's grace periods, for TSan: every RCU reader (engine or backend
+ * thread) releases this token when it leaves a read-side section; code that
+ * really follows a grace period (after synchronize_rcu, at the start of a
+ * call_rcu callback) acquires it. See engine/rcu.h.
+ */
+extern char tsan_rcu_token;
+#define TSAN_RCU_READER_EXIT() TSAN_RELEASE(&tsan_rcu_token)
+#define TSAN_RCU_GRACE_PASSED() TSAN_ACQUIRE(&tsan_rcu_token)
+
 #endif /* DOCA_TSAN_ANNOTATE_H */

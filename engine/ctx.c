@@ -15,13 +15,6 @@
 
 #include "engine/engine.h"
 
-/* Everything a stop's qp retirement needs, allocated at start. */
-struct qp_retire {
-	struct rcu_head rcu;
-	struct hw_qp *qp;
-	struct dev_entry *entry;
-};
-
 static bool ref_get_unless_zero(_Atomic uint32_t *refs)
 {
 	uint32_t r = atomic_load_explicit(refs, memory_order_relaxed);
@@ -197,7 +190,7 @@ static doca_error_t mailbox_prepare(struct doca_ctx *ctx)
 										  : DOCA_ERROR_NO_MEMORY;
 }
 
-static doca_error_t qp_prepare(struct doca_ctx *ctx)
+static doca_error_t run_prepare(struct doca_ctx *ctx)
 {
 	struct dev_entry *entry = ctx->dev->entry;
 	struct hw_qp_attr attr = {
@@ -205,50 +198,46 @@ static doca_error_t qp_prepare(struct doca_ctx *ctx)
 		.wake = pe_wake_cb,
 		.wake_arg = ctx->pe,
 	};
-	struct hw_qp *qp;
 	doca_error_t err;
+	struct ctx_run *run = doca_zalloc(sizeof(*run));
 
-	ctx->qp_retire = doca_zalloc(sizeof(*ctx->qp_retire));
-	if (ctx->qp_retire == NULL)
+	if (run == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	err = entry->ops->qp_create(entry->hw, &attr, &qp);
+	err = entry->ops->qp_create(entry->hw, &attr, &run->qp);
 	if (err == DOCA_SUCCESS) {
-		err = pe_watch_qp(ctx->pe, qp);
+		err = pe_watch_qp(ctx->pe, run->qp);
 		if (err != DOCA_SUCCESS)
-			entry->ops->qp_destroy(qp);
+			entry->ops->qp_destroy(run->qp);
 	}
 	if (err != DOCA_SUCCESS) {
-		doca_free(ctx->qp_retire);
-		ctx->qp_retire = NULL;
+		doca_free(run);
 		return err;
 	}
 	dev_entry_get(entry);
-	ctx->qp_retire->qp = qp;
-	ctx->qp_retire->entry = entry;
-	TSAN_RELEASE(qp);
-	rcu_assign_pointer(ctx->qp, qp);
+	run->entry = entry;
+	TSAN_RELEASE(run);
+	rcu_assign_pointer(ctx->run, run);
 	return DOCA_SUCCESS;
 }
 
-static void qp_free_rcu(struct rcu_head *head)
+static void run_free_rcu(struct rcu_head *head)
 {
-	struct qp_retire *r = caa_container_of(head, struct qp_retire, rcu);
+	struct ctx_run *run = caa_container_of(head, struct ctx_run, rcu);
 
 	DOCA_RCU_CALLBACK_ENTER(head);
-	r->entry->ops->qp_destroy(r->qp);
-	dev_entry_put(r->entry);
-	doca_free(r);
+	run->entry->ops->qp_destroy(run->qp);
+	dev_entry_put(run->entry);
+	doca_free(run);
 }
 
-/* Unpublish the qp; destroy it once no PE turn can still be polling it. */
-static void qp_retire_locked(struct doca_ctx *ctx)
+/* Unpublish the run; destroy its qp once no PE turn can still be polling it. */
+static void run_retire_locked(struct doca_ctx *ctx)
 {
-	struct qp_retire *r = ctx->qp_retire;
+	struct ctx_run *run = ctx->run;
 
-	rcu_assign_pointer(ctx->qp, NULL);
-	pe_unwatch_qp(ctx->pe, r->qp);
-	ctx->qp_retire = NULL;
-	doca_call_rcu(&r->rcu, qp_free_rcu);
+	rcu_assign_pointer(ctx->run, NULL);
+	pe_unwatch_qp(ctx->pe, run->qp);
+	doca_call_rcu(&run->rcu, run_free_rcu);
 }
 
 doca_error_t doca_ctx_start(struct doca_ctx *ctx)
@@ -270,9 +259,7 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 		if (err == DOCA_SUCCESS)
 			err = mailbox_prepare(ctx);
 		if (err == DOCA_SUCCESS)
-			err = qp_prepare(ctx);
-		ctx->flush_sent = false;
-		ctx->qp_fatal = false;
+			err = run_prepare(ctx);
 		atomic_store_explicit(&ctx->may_finalize, false, memory_order_relaxed);
 		ctx_set_state(ctx, err == DOCA_SUCCESS ? DOCA_CTX_STATE_RUNNING : DOCA_CTX_STATE_IDLE);
 	}
@@ -305,7 +292,7 @@ doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
 	bool idle = ctx_outstanding(ctx) == 0;
 
 	if (idle) {
-		qp_retire_locked(ctx);
+		run_retire_locked(ctx);
 		ctx_set_state(ctx, DOCA_CTX_STATE_IDLE);
 	}
 	pthread_mutex_unlock(&g_config_lock);
@@ -329,7 +316,7 @@ bool ctx_try_finalize(struct doca_ctx *ctx)
 		return false;
 	pthread_mutex_lock(&g_config_lock);
 	if (ctx_state(ctx) == DOCA_CTX_STATE_STOPPING) {
-		qp_retire_locked(ctx);
+		run_retire_locked(ctx);
 		atomic_store_explicit(&ctx->may_finalize, false, memory_order_relaxed);
 		ctx_set_state(ctx, DOCA_CTX_STATE_IDLE);
 		done = true;

@@ -138,6 +138,18 @@ struct task_pool {
 
 /* ---- contexts ---- */
 
+/* One run of a context, from doca_ctx_start to IDLE: its queue pair and the
+ * flags the PE keeps about it. Made by start, published with RCU, retired at
+ * IDLE and freed (queue pair destroyed) after a grace period, so a PE turn
+ * that began in an earlier run only ever sees that run's object. */
+struct ctx_run {
+	struct rcu_head rcu;
+	struct hw_qp *qp;
+	struct dev_entry *entry; /* the device the qp belongs to (a reference) */
+	bool flush_sent;         /* PE thread: hw flush issued for this run's stop */
+	bool fatal;              /* PE thread: the qp reported a fatal completion */
+};
+
 struct doca_ctx {
 	uint32_t magic;
 	_Atomic int state;            /* enum doca_ctx_state */
@@ -153,11 +165,8 @@ struct doca_ctx {
 	/* run-time resources, made by doca_ctx_start */
 	struct task_pool pool;
 	struct mailbox mbox;
-	struct hw_qp *qp;             /* RCU-published; NULL when IDLE */
-	struct qp_retire *qp_retire;  /* made with the qp, so retiring cannot fail */
+	struct ctx_run *run;          /* RCU-published; NULL when IDLE */
 	_Atomic bool may_finalize;    /* set by stop: the PE may finish STOPPING → IDLE */
-	bool flush_sent;              /* PE thread: hw flush issued for this stop */
-	bool qp_fatal;                /* PE thread: the qp reported a fatal completion */
 
 	_Atomic uint32_t refs;        /* the handle + PE turns holding it */
 	struct rcu_head rcu;

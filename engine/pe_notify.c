@@ -63,11 +63,11 @@ void pe_unwatch_qp(struct doca_pe *pe, struct hw_qp *qp)
 static bool ctx_has_pending(struct doca_ctx *ctx)
 {
 	enum doca_ctx_state st = ctx_state(ctx);
-	struct hw_qp *qp = rcu_dereference(ctx->qp);
+	struct ctx_run *run = rcu_dereference(ctx->run);
 
-	if ((st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING) || qp == NULL)
+	if ((st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING) || run == NULL)
 		return false;
-	if (mailbox_nonempty(&ctx->mbox) || qp->ops->pending(qp))
+	if (mailbox_nonempty(&ctx->mbox) || run->qp->ops->pending(run->qp))
 		return true;
 	return st == DOCA_CTX_STATE_STOPPING &&
 	       atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) && ctx_outstanding(ctx) == 0;
@@ -85,10 +85,10 @@ static doca_error_t pe_arm_all(struct doca_pe *pe, bool *pending)
 
 	for (uint32_t i = 0; i < count; i++) {
 		struct doca_ctx *ctx = atomic_load_explicit(&m->ctx[i], memory_order_acquire);
-		struct hw_qp *qp = rcu_dereference(ctx->qp);
+		struct ctx_run *run = rcu_dereference(ctx->run);
 
-		if (qp != NULL && err == DOCA_SUCCESS)
-			err = qp->ops->notify_arm(qp);
+		if (run != NULL && err == DOCA_SUCCESS)
+			err = run->qp->ops->notify_arm(run->qp);
 		*pending = *pending || ctx_has_pending(ctx);
 	}
 	doca_rcu_read_unlock();
@@ -126,10 +126,10 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe)
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct doca_ctx *ctx = atomic_load_explicit(&m->ctx[i], memory_order_acquire);
-		struct hw_qp *qp = rcu_dereference(ctx->qp);
+		struct ctx_run *run = rcu_dereference(ctx->run);
 
-		if (qp != NULL)
-			qp->ops->notify_ack(qp);
+		if (run != NULL)
+			run->qp->ops->notify_ack(run->qp);
 	}
 	doca_rcu_read_unlock();
 	return DOCA_SUCCESS;

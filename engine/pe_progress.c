@@ -25,7 +25,7 @@ struct turn_rec {
 	struct doca_ctx *ctx;
 	uint32_t first; /* index of its first event in the turn's array */
 	uint32_t count;
-	bool fatal;
+	bool stop;      /* its qp just failed: stop the ctx after delivering */
 };
 
 struct turn {
@@ -130,26 +130,30 @@ static void turn_collect(struct doca_pe *pe, struct turn *t)
 
 		if (st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING)
 			continue;
-		struct hw_qp *qp = rcu_dereference(ctx->qp);
+		struct ctx_run *run = rcu_dereference(ctx->run);
 
-		if (qp == NULL || !ctx_ref_get(ctx))
+		if (run == NULL || !ctx_ref_get(ctx))
 			continue;
-		TSAN_ACQUIRE(qp);
+		TSAN_ACQUIRE(run);
+		struct hw_qp *qp = run->qp;
 		struct turn_rec *rec = &t->recs[t->nrecs++];
 
 		*rec = (struct turn_rec){ .ctx = ctx, .first = t->ndone };
-		bool running = st == DOCA_CTX_STATE_RUNNING && !ctx->qp_fatal;
+		bool running = st == DOCA_CTX_STATE_RUNNING && !run->fatal;
 
 		ctx_drain(t, ctx, qp, running);
-		if (!running && !ctx->flush_sent) {
+		if (!running && !run->flush_sent) {
 			qp->ops->flush(qp);
-			ctx->flush_sent = true;
+			run->flush_sent = true;
 		}
 		uint32_t n = hw_qp_poll(qp, t->cqes, TURN_EVENTS - t->ndone);
+		bool fatal = false;
 
 		for (uint32_t j = 0; j < n; j++)
-			t->done[t->ndone++] = event_from_cqe(&t->cqes[j], &rec->fatal);
+			t->done[t->ndone++] = event_from_cqe(&t->cqes[j], &fatal);
 		rec->count = t->ndone - rec->first;
+		rec->stop = fatal && !run->fatal;
+		run->fatal = run->fatal || fatal;
 	}
 }
 
@@ -187,10 +191,8 @@ uint32_t pe_turn(struct doca_pe *pe)
 
 		for (uint32_t i = 0; i < rec->count; i++)
 			pe_deliver(pe, t.done[rec->first + i]);
-		if (rec->fatal && !rec->ctx->qp_fatal) {
-			rec->ctx->qp_fatal = true;
+		if (rec->stop)
 			ctx_stop_on_fatal(rec->ctx);
-		}
 		ctx_try_finalize(rec->ctx);
 		ctx_ref_put(rec->ctx);
 	}

@@ -6,7 +6,6 @@
 
 #include <pthread.h>
 
-char doca_rcu_token;
 _Thread_local bool doca_rcu_registered;
 
 static pthread_key_t rcu_key;
@@ -30,14 +29,14 @@ void doca_rcu_register_slow(void)
 	rcu_register_thread();
 	doca_rcu_registered = true;
 	/* any non-NULL value makes the destructor run at thread exit */
-	(void)pthread_setspecific(rcu_key, &doca_rcu_token);
+	(void)pthread_setspecific(rcu_key, &rcu_key);
 }
 
 void doca_synchronize_rcu(void)
 {
 	doca_rcu_ensure();
 	synchronize_rcu();
-	TSAN_ACQUIRE(&doca_rcu_token);
+	TSAN_RCU_GRACE_PASSED();
 }
 
 void doca_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head))

@@ -22,7 +22,6 @@
 
 #include "actors/tsan_annotate.h"
 
-extern char doca_rcu_token;
 extern _Thread_local bool doca_rcu_registered;
 
 void doca_rcu_register_slow(void);
@@ -42,7 +41,7 @@ static inline void doca_rcu_read_lock(void)
 
 static inline void doca_rcu_read_unlock(void)
 {
-	TSAN_RELEASE(&doca_rcu_token);
+	TSAN_RCU_READER_EXIT();
 	rcu_read_unlock();
 }
 
@@ -59,7 +58,7 @@ void doca_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head));
 	do {                                     \
 		doca_rcu_registered = true;      \
 		TSAN_ACQUIRE(head);              \
-		TSAN_ACQUIRE(&doca_rcu_token);   \
+		TSAN_RCU_GRACE_PASSED();         \
 	} while (0)
 
 #endif /* DOCA_ENGINE_RCU_H */

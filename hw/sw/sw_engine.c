@@ -186,6 +186,7 @@ static void *engine_main(void *arg)
 		rcu_read_lock();
 		cds_list_for_each_entry(qp, &e->qps, engine_link)
 			done += engine_serve_qp(e, qp, &now, &waiting);
+		TSAN_RCU_READER_EXIT();
 		rcu_read_unlock();
 		if (done != 0) {
 			idle = 0;
