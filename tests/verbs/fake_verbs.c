@@ -6,11 +6,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hw/verbs/verbs_internal.h"
@@ -78,11 +80,37 @@ static struct fake_state {
 	unsigned int wr_executed, inject_wr;
 	enum ibv_wc_status inject_status;
 	bool hold;
+	unsigned int contexts;  /* open contexts */
+	bool nic_thread_wanted; /* a background NIC executes WRs (fake_verbs_nic_thread) */
+	bool nic_thread_running;
 
 	unsigned int violations;
 	char violation_text[1024];
 	char trace[4096];
 } fake;
+
+/*
+ * One lock serializes every entry point (calls, context ops, controls): the
+ * engine destroys queue pairs from its RCU thread and the background NIC
+ * thread executes WRs while the PE polls. Entry points take it with
+ * FAKE_GUARD() and it is released when they return; helpers assume it.
+ */
+static pthread_mutex_t fake_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+static pthread_mutex_t *fake_lock_take(void)
+{
+	pthread_mutex_lock(&fake_lock);
+	return &fake_lock;
+}
+
+static void fake_lock_release(pthread_mutex_t **lock)
+{
+	pthread_mutex_unlock(*lock);
+}
+
+#define FAKE_GUARD()                                                                   \
+	pthread_mutex_t *fake_guard_ __attribute__((cleanup(fake_lock_release), unused)) = \
+		fake_lock_take()
 
 /* ---- bookkeeping ---- */
 
@@ -256,29 +284,39 @@ static enum ibv_wc_status fake_execute(struct fake_qp *qp, const struct fake_wr 
 	return IBV_WC_SUCCESS;
 }
 
+/** Execute (or flush) the oldest WR posted on @p qp; false if there is none. */
+static bool fake_qp_step(struct fake_qp *qp)
+{
+	struct fake_wr *wr;
+	enum ibv_wc_status st;
+
+	if (!qp->sq_count)
+		return false;
+	wr = &qp->sq[qp->sq_head];
+	st = fake_execute(qp, wr);
+	qp->sq_head = (qp->sq_head + 1) % qp->init.cap.max_send_wr;
+	qp->sq_count--;
+	if (st != IBV_WC_SUCCESS)
+		qp->qp.state = IBV_QPS_ERR;
+	else if (!(wr->send_flags & IBV_SEND_SIGNALED) && !qp->init.sq_sig_all)
+		qp->sq_owned--; /* no completion will free the slot */
+	fake_cq_push(fake_cq_of(qp->qp.send_cq), qp, wr, st);
+	return true;
+}
+
 /** Execute (or flush) every WR posted on @p qp; returns how many. */
 static unsigned int fake_qp_run(struct fake_qp *qp)
 {
 	unsigned int n = 0;
 
-	while (qp->sq_count) {
-		struct fake_wr *wr = &qp->sq[qp->sq_head];
-		enum ibv_wc_status st = fake_execute(qp, wr);
-
-		qp->sq_head = (qp->sq_head + 1) % qp->init.cap.max_send_wr;
-		qp->sq_count--;
-		if (st != IBV_WC_SUCCESS)
-			qp->qp.state = IBV_QPS_ERR;
-		else if (!(wr->send_flags & IBV_SEND_SIGNALED) && !qp->init.sq_sig_all)
-			qp->sq_owned--; /* no completion will free the slot */
-		fake_cq_push(fake_cq_of(qp->qp.send_cq), qp, wr, st);
+	while (fake_qp_step(qp))
 		n++;
-	}
 	return n;
 }
 
 unsigned int fake_verbs_run(void)
 {
+	FAKE_GUARD();
 	unsigned int n = 0;
 
 	for (struct fake_qp *qp = fake.qps; qp; qp = qp->next)
@@ -286,10 +324,55 @@ unsigned int fake_verbs_run(void)
 	return n;
 }
 
+/*
+ * The background NIC: one WR of each QP per step, a few microseconds apart,
+ * raising channel events like hardware. It lives while a context is open.
+ */
+static void *fake_nic_main(void *arg)
+{
+	const struct timespec pause = { .tv_nsec = 20000 };
+
+	(void)arg;
+	for (;;) {
+		{
+			FAKE_GUARD();
+			if (!fake.contexts) {
+				fake.nic_thread_running = false;
+				return NULL;
+			}
+			for (struct fake_qp *qp = fake.qps; qp; qp = qp->next)
+				fake_qp_step(qp);
+		}
+		nanosleep(&pause, NULL);
+	}
+}
+
+static void fake_nic_thread_start(void)
+{
+	pthread_t thread;
+
+	if (!fake.nic_thread_wanted || fake.nic_thread_running)
+		return;
+	if (pthread_create(&thread, NULL, fake_nic_main, NULL) != 0) {
+		fprintf(stderr, "fake_verbs: cannot start the NIC thread\n");
+		abort();
+	}
+	pthread_detach(thread);
+	fake.nic_thread_running = true;
+}
+
+void fake_verbs_nic_thread(bool on)
+{
+	FAKE_GUARD();
+	fake.nic_thread_wanted = on;
+	fake.hold = on;
+}
+
 /* ---- context ops: the fast path ---- */
 
 static int fake_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
+	FAKE_GUARD();
 	struct fake_qp *qp = fake_qp_of(ibqp);
 	int err = 0;
 
@@ -332,6 +415,7 @@ static int fake_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
 
 static int fake_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
+	FAKE_GUARD();
 	struct fake_cq *cq = fake_cq_of(ibcq);
 	int n = 0;
 
@@ -355,6 +439,7 @@ static int fake_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 
 static int fake_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
+	FAKE_GUARD();
 	(void)solicited_only; /* every completion of this fake is unsolicited-capable */
 	if (fake_enter(FAKE_REQ_NOTIFY_CQ, NULL))
 		return errno;
@@ -366,6 +451,7 @@ static int fake_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 
 static struct ibv_device **fake_get_device_list(int *num)
 {
+	FAKE_GUARD();
 	struct ibv_device **list;
 
 	if (fake_enter(FAKE_GET_DEVICE_LIST, "get_device_list")) {
@@ -381,18 +467,21 @@ static struct ibv_device **fake_get_device_list(int *num)
 
 static void fake_free_device_list(struct ibv_device **list)
 {
+	FAKE_GUARD();
 	fake_enter(FAKE_FREE_DEVICE_LIST, "free_device_list");
 	fake_free(list);
 }
 
 static const char *fake_get_device_name(struct ibv_device *dev)
 {
+	FAKE_GUARD();
 	fake_enter(FAKE_GET_DEVICE_NAME, NULL);
 	return dev->name;
 }
 
 static struct ibv_context *fake_open_device(struct ibv_device *dev)
 {
+	FAKE_GUARD();
 	struct fake_context *c;
 
 	if (fake_enter(FAKE_OPEN_DEVICE, "open_device"))
@@ -406,11 +495,14 @@ static struct ibv_context *fake_open_device(struct ibv_device *dev)
 	c->ctx.ops.post_send = fake_post_send;
 	c->ctx.ops.poll_cq = fake_poll_cq;
 	c->ctx.ops.req_notify_cq = fake_req_notify_cq;
+	fake.contexts++;
+	fake_nic_thread_start();
 	return &c->ctx;
 }
 
 static int fake_close_device(struct ibv_context *ctx)
 {
+	FAKE_GUARD();
 	struct fake_context *c = fake_ctx_of(ctx);
 
 	if (fake_enter(FAKE_CLOSE_DEVICE, "close_device"))
@@ -420,12 +512,14 @@ static int fake_close_device(struct ibv_context *ctx)
 		errno = EBUSY;
 		return -1;
 	}
+	fake.contexts--;
 	fake_free(c);
 	return 0;
 }
 
 static int fake_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
 {
+	FAKE_GUARD();
 	const struct fake_dev_config *cfg = fake_cfg_of(ctx);
 
 	if (fake_enter(FAKE_QUERY_DEVICE, "query_device"))
@@ -441,6 +535,7 @@ static int fake_query_device(struct ibv_context *ctx, struct ibv_device_attr *at
 
 static int fake_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr)
 {
+	FAKE_GUARD();
 	const struct fake_dev_config *cfg = fake_cfg_of(ctx);
 
 	if (fake_enter(FAKE_QUERY_PORT, "query_port"))
@@ -460,6 +555,7 @@ static int fake_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_por
 
 static int fake_query_gid(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid)
 {
+	FAKE_GUARD();
 	if (fake_enter(FAKE_QUERY_GID, "query_gid"))
 		return -1;
 	if (port != 1 || index < 0 || index >= FAKE_GID_TABLE) {
@@ -474,6 +570,7 @@ static int fake_query_gid(struct ibv_context *ctx, uint8_t port, int index, unio
 
 static struct ibv_pd *fake_alloc_pd(struct ibv_context *ctx)
 {
+	FAKE_GUARD();
 	struct fake_pd *pd;
 
 	if (fake_enter(FAKE_ALLOC_PD, "alloc_pd"))
@@ -486,6 +583,7 @@ static struct ibv_pd *fake_alloc_pd(struct ibv_context *ctx)
 
 static int fake_dealloc_pd(struct ibv_pd *ibpd)
 {
+	FAKE_GUARD();
 	struct fake_pd *pd = (struct fake_pd *)ibpd;
 
 	if (fake_enter(FAKE_DEALLOC_PD, "dealloc_pd"))
@@ -501,6 +599,7 @@ static int fake_dealloc_pd(struct ibv_pd *ibpd)
 
 static struct ibv_mr *fake_reg_mr(struct ibv_pd *ibpd, void *addr, size_t len, int access)
 {
+	FAKE_GUARD();
 	struct fake_mr *mr;
 
 	if (fake_enter(FAKE_REG_MR, "reg_mr"))
@@ -527,6 +626,7 @@ static struct ibv_mr *fake_reg_mr(struct ibv_pd *ibpd, void *addr, size_t len, i
 
 static int fake_dereg_mr(struct ibv_mr *ibmr)
 {
+	FAKE_GUARD();
 	struct fake_mr **p = &fake.mrs;
 
 	if (fake_enter(FAKE_DEREG_MR, "dereg_mr"))
@@ -547,6 +647,7 @@ static int fake_dereg_mr(struct ibv_mr *ibmr)
 
 static struct ibv_comp_channel *fake_create_comp_channel(struct ibv_context *ctx)
 {
+	FAKE_GUARD();
 	struct fake_channel *ch;
 	int fds[2];
 
@@ -564,6 +665,7 @@ static struct ibv_comp_channel *fake_create_comp_channel(struct ibv_context *ctx
 
 static int fake_destroy_comp_channel(struct ibv_comp_channel *ibch)
 {
+	FAKE_GUARD();
 	struct fake_channel *ch = (struct fake_channel *)ibch;
 
 	if (fake_enter(FAKE_DESTROY_COMP_CHANNEL, "destroy_comp_channel"))
@@ -582,6 +684,7 @@ static int fake_destroy_comp_channel(struct ibv_comp_channel *ibch)
 static struct ibv_cq *fake_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 				     struct ibv_comp_channel *channel, int comp_vector)
 {
+	FAKE_GUARD();
 	struct fake_cq *cq;
 
 	if (fake_enter(FAKE_CREATE_CQ, "create_cq"))
@@ -606,6 +709,7 @@ static struct ibv_cq *fake_create_cq(struct ibv_context *ctx, int cqe, void *cq_
 
 static int fake_destroy_cq(struct ibv_cq *ibcq)
 {
+	FAKE_GUARD();
 	struct fake_cq *cq = fake_cq_of(ibcq), **p = &fake.cqs;
 
 	if (fake_enter(FAKE_DESTROY_CQ, "destroy_cq"))
@@ -632,6 +736,7 @@ static int fake_destroy_cq(struct ibv_cq *ibcq)
 
 static struct ibv_qp *fake_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init)
 {
+	FAKE_GUARD();
 	const struct fake_dev_config *cfg;
 	struct fake_qp *qp;
 
@@ -666,6 +771,7 @@ static struct ibv_qp *fake_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr 
 
 static int fake_destroy_qp(struct ibv_qp *ibqp)
 {
+	FAKE_GUARD();
 	struct fake_qp *qp = fake_qp_of(ibqp), **p = &fake.qps;
 
 	if (fake_enter(FAKE_DESTROY_QP, "destroy_qp"))
@@ -705,6 +811,7 @@ static int fake_required_mask(enum ibv_qp_state from, enum ibv_qp_state to)
 
 static int fake_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 {
+	FAKE_GUARD();
 	struct fake_qp *qp = fake_qp_of(ibqp);
 	const struct fake_dev_config *cfg = fake_cfg_of(ibqp->context);
 	enum ibv_qp_state to = (mask & IBV_QP_STATE) ? attr->qp_state : ibqp->state;
@@ -744,6 +851,7 @@ static int fake_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mas
 
 static int fake_get_cq_event(struct ibv_comp_channel *ibch, struct ibv_cq **ibcq, void **cq_context)
 {
+	FAKE_GUARD();
 	struct fake_cq *cq;
 	ssize_t got;
 
@@ -765,6 +873,7 @@ static int fake_get_cq_event(struct ibv_comp_channel *ibch, struct ibv_cq **ibcq
 
 static void fake_ack_cq_events(struct ibv_cq *ibcq, unsigned int n)
 {
+	FAKE_GUARD();
 	struct fake_cq *cq = fake_cq_of(ibcq);
 
 	fake_enter(FAKE_ACK_CQ_EVENTS, NULL);
@@ -802,12 +911,14 @@ static const struct verbs_calls fake_calls = {
 
 void fake_verbs_install(void)
 {
+	FAKE_GUARD();
 	memset(&fake, 0, sizeof(fake));
 	verbs_calls = &fake_calls;
 }
 
 void fake_verbs_uninstall(void)
 {
+	FAKE_GUARD();
 	/* Free what a failing test left, so only the backend's own leaks show. */
 	for (struct fake_qp *qp = fake.qps; qp; qp = qp->next)
 		free(qp->sq);
@@ -838,6 +949,7 @@ struct fake_dev_config fake_verbs_default_config(void)
 
 void fake_verbs_add_device(const char *name, const struct fake_dev_config *cfg)
 {
+	FAKE_GUARD();
 	struct fake_device *d = &fake.devices[fake.n_devices++];
 
 	snprintf(d->dev.name, sizeof(d->dev.name), "%s", name);
@@ -848,70 +960,83 @@ void fake_verbs_add_device(const char *name, const struct fake_dev_config *cfg)
 
 void fake_verbs_fail(enum fake_call call, unsigned int nth, int err)
 {
+	FAKE_GUARD();
 	fake.fail_at[call] = fake.calls[call] + nth;
 	fake.fail_err[call] = err;
 }
 
 void fake_verbs_fail_post_at_wr(unsigned int nth, int err)
 {
+	FAKE_GUARD();
 	fake.fail_post_wr = fake.wr_posted + nth;
 	fake.fail_post_err = err;
 }
 
 void fake_verbs_inject_wc(unsigned int nth, enum ibv_wc_status status)
 {
+	FAKE_GUARD();
 	fake.inject_wr = fake.wr_executed + nth;
 	fake.inject_status = status;
 }
 
 void fake_verbs_hold(bool hold)
 {
+	FAKE_GUARD();
 	fake.hold = hold;
 }
 
 void fake_verbs_kill_qp(struct ibv_qp *qp)
 {
+	FAKE_GUARD();
 	qp->state = IBV_QPS_ERR;
 	fake_qp_run(fake_qp_of(qp));
 }
 
 unsigned int fake_verbs_calls(enum fake_call call)
 {
+	FAKE_GUARD();
 	return fake.calls[call];
 }
 
 unsigned int fake_verbs_live(void)
 {
+	FAKE_GUARD();
 	return fake.live;
 }
 
 unsigned int fake_verbs_violations(void)
 {
+	FAKE_GUARD();
 	return fake.violations;
 }
 
 const char *fake_verbs_violation_text(void)
 {
+	FAKE_GUARD();
 	return fake.violation_text;
 }
 
 const char *fake_verbs_trace(void)
 {
+	FAKE_GUARD();
 	return fake.trace;
 }
 
 void fake_verbs_trace_clear(void)
 {
+	FAKE_GUARD();
 	fake.trace[0] = '\0';
 }
 
 int fake_verbs_mr_access(const struct ibv_mr *mr)
 {
+	FAKE_GUARD();
 	return ((const struct fake_mr *)mr)->access;
 }
 
 int fake_verbs_cq_unacked(const struct ibv_cq *cq)
 {
+	FAKE_GUARD();
 	const struct fake_cq *c = fake_cq_of(cq);
 
 	return (int)(c->events_got - c->events_acked);
@@ -919,5 +1044,6 @@ int fake_verbs_cq_unacked(const struct ibv_cq *cq)
 
 unsigned int fake_verbs_cq_depth(const struct ibv_cq *cq)
 {
+	FAKE_GUARD();
 	return fake_cq_of(cq)->count;
 }

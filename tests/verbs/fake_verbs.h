@@ -20,7 +20,8 @@
  * Everything a rule forbids is recorded as a violation (fake_verbs_violations).
  *
  * By default a WR executes when its CQ is polled (the NIC finished it
- * meanwhile); fake_verbs_hold(true) stalls the NIC until fake_verbs_run().
+ * meanwhile); fake_verbs_hold(true) stalls the NIC until fake_verbs_run();
+ * fake_verbs_nic_thread(true) makes a background thread the NIC.
  * One fake per process (Criterion runs each test in its own process).
  */
 #ifndef DOCA_TESTS_FAKE_VERBS_H
@@ -121,6 +122,10 @@ void fake_verbs_inject_wc(unsigned int nth, enum ibv_wc_status status);
 void fake_verbs_hold(bool hold);
 /** The NIC executes every posted WR now (raising channel events); returns how many. */
 unsigned int fake_verbs_run(void);
+/** On: a background thread is the NIC (one WR per QP every ~20 µs, while a
+ *  context is open) and polling no longer executes WRs. For tests that run
+ *  the engine on the fake; every entry point of the fake is serialized. */
+void fake_verbs_nic_thread(bool on);
 /** Move a QP to ERR as an asynchronous error would (its WRs are flushed). */
 void fake_verbs_kill_qp(struct ibv_qp *qp);
 
