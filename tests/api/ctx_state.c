@@ -537,6 +537,7 @@ Test(ctx_state, event_cb_receives_every_event_and_get_event_none)
 	struct api_fixture f;
 	struct event_env env;
 	uint64_t deadline;
+	uint32_t delivered = 0;
 
 	memset(&env, 0, sizeof(env));
 	env.f = &f;
@@ -548,10 +549,11 @@ Test(ctx_state, event_cb_receives_every_event_and_get_event_none)
 		assert_ok(submit_copy(f.ctx, f.src, f.dst, (uint64_t)i, 0));
 	deadline = now_ns() + (uint64_t)API_WAIT_MS * 1000000ull;
 	while (env.events < 5) {
-		tracked_progress(f.pe);
+		delivered += tracked_progress(f.pe);
 		cr_assert_null(doca_pe_get_event(f.pe), "an event of a ctx with a callback came through get_event");
 		cr_assert_lt(now_ns(), deadline, "only %d callbacks", env.events);
 	}
+	cr_assert_eq(delivered, 5, "doca_pe_progress reported %u deliveries for 5 callbacks", delivered);
 	expect_no_event_for(f.pe, 10);
 	cr_assert_eq(env.events, 5, "%d callbacks", env.events);
 	cr_assert_eq(env.successes, 5, "%d successes", env.successes);
@@ -873,4 +875,41 @@ Test(ctx_state, full_teardown_from_idle_state_cb_inside_stop)
 	check_teardown(&env);
 	cr_assert_eq(doca_pe_progress(pe), 0, "events after teardown");
 	assert_ok(doca_pe_destroy(pe));
+}
+
+/* A buffer is in use until the event of its task is freed: inside the callback it still is. */
+struct buf_in_cb_env {
+	struct api_fixture *f;
+	int calls;
+	doca_error_t destroy_in_cb;
+};
+
+static void destroy_buf_in_cb(struct doca_event *ev, union doca_data ud)
+{
+	struct buf_in_cb_env *env = ud.ptr;
+
+	(void)ev;
+	env->calls++;
+	env->destroy_in_cb = doca_buf_destroy(env->f->dst);
+}
+
+Test(ctx_state, buf_destroy_inside_its_tasks_event_cb_is_in_use_and_succeeds_after)
+{
+	struct api_fixture f;
+	struct buf_in_cb_env env = { .f = &f, .destroy_in_cb = DOCA_ERROR_UNKNOWN };
+	uint64_t deadline = now_ns() + (uint64_t)API_WAIT_MS * 1000000ull;
+
+	fixture_init(&f, "sw0", 64, 0);
+	assert_ok(doca_ctx_set_user_data(f.ctx, (union doca_data){ .ptr = &env }));
+	assert_ok(doca_ctx_set_event_cb(f.ctx, destroy_buf_in_cb));
+	assert_ok(doca_ctx_start(f.ctx));
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));
+	while (env.calls == 0) {
+		doca_pe_progress(f.pe);
+		cr_assert_lt(now_ns(), deadline, "no callback");
+	}
+	assert_doca(env.destroy_in_cb, DOCA_ERROR_IN_USE);
+	assert_ok(doca_buf_destroy(f.dst));
+	f.dst = NULL;
+	fixture_fini(&f);
 }

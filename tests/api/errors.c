@@ -5,7 +5,12 @@
  */
 #include "common.h"
 
+#include <criterion/redirect.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- submit on a ctx that is not RUNNING → BAD_STATE, no event ---- */
 
@@ -642,5 +647,48 @@ Test(error_table, null_and_wrong_type_handles_are_invalid_value)
 	assert_doca(doca_pe_destroy((struct doca_pe *)f.dev), DOCA_ERROR_INVALID_VALUE);
 	assert_doca(submit_copy((struct doca_ctx *)f.dst, f.src, f.dst, 1, 0), DOCA_ERROR_INVALID_VALUE);
 	fixture_copy_and_verify(&f);
+	fixture_fini(&f);
+}
+
+/* The NOT_FOUND log line names the devices that exist. */
+Test(error_table, unknown_device_log_lists_existing_devices, .init = cr_redirect_stderr)
+{
+	struct doca_dev *dev = NULL;
+	char text[8192];
+	size_t used = 0;
+	int fd;
+
+	setenv("DOCA_LOG_LEVEL", "error", 1);
+	assert_doca(doca_dev_open("mlx5_9", &dev), DOCA_ERROR_NOT_FOUND);
+	fflush(stderr);
+	fd = fileno(cr_get_redirected_stderr());
+	cr_assert_neq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), -1, "fcntl");
+	for (;;) {
+		ssize_t n = read(fd, text + used, sizeof(text) - 1 - used);
+
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	text[used] = '\0';
+	cr_assert_not_null(strstr(text, "mlx5_9"), "the log does not name the unknown device: \"%s\"", text);
+	cr_assert_not_null(strstr(text, "sw0"), "the log does not list sw0: \"%s\"", text);
+}
+
+/* Memories and buffers may be created on a ctx in any state, STOPPING included. */
+Test(error_table, mem_and_buf_create_are_allowed_on_stopping_ctx)
+{
+	struct api_fixture f;
+	struct doca_mem *mem = NULL;
+	struct doca_buf *buf = NULL;
+
+	fixture_init_started(&f, "sw0", 64, 0);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));
+	assert_doca(doca_ctx_stop(f.ctx), DOCA_ERROR_IN_PROGRESS);
+	assert_ok(doca_mem_create(f.ctx, 64, DOCA_ACCESS_FLAG_WRITE, &mem));
+	assert_ok(doca_buf_create(mem, 0, 64, &buf));
+	stop_and_drain(f.ctx, f.pe);
+	assert_ok(doca_buf_destroy(buf));
+	assert_ok(doca_mem_destroy(mem));
 	fixture_fini(&f);
 }

@@ -373,3 +373,49 @@ Test(event_mode, worker_rejects_bad_cpu_and_destroy_while_running)
 	assert_ok(doca_pe_stop_run(pe));
 	assert_ok(doca_pe_destroy(pe));
 }
+
+/* The worker's own callbacks may not stop the worker. */
+struct stop_from_worker_env {
+	struct doca_pe *pe;
+	atomic_int calls;
+	atomic_int rc;
+};
+
+static void stop_run_in_cb(struct doca_event *ev, union doca_data ud)
+{
+	struct stop_from_worker_env *env = ud.ptr;
+
+	(void)ev;
+	atomic_store(&env->rc, (int)doca_pe_stop_run(env->pe));
+	atomic_fetch_add(&env->calls, 1);
+}
+
+Test(event_mode, stop_run_from_worker_callback_is_not_permitted)
+{
+	struct api_fixture f;
+	struct stop_from_worker_env env;
+	uint64_t deadline = now_ns() + (uint64_t)API_WAIT_MS * 1000000ull;
+
+	atomic_init(&env.calls, 0);
+	atomic_init(&env.rc, (int)DOCA_ERROR_UNKNOWN);
+	fixture_init(&f, "sw0", 64, 0);
+	env.pe = f.pe;
+	assert_ok(doca_ctx_set_user_data(f.ctx, (union doca_data){ .ptr = &env }));
+	assert_ok(doca_ctx_set_event_cb(f.ctx, stop_run_in_cb));
+	assert_ok(doca_ctx_start(f.ctx));
+	assert_ok(doca_pe_run_on_cpu(f.pe, -1));
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));
+	while (atomic_load(&env.calls) == 0) {
+		sleep_ms(1);
+		cr_assert_lt(now_ns(), deadline, "the worker delivered no event");
+	}
+	assert_doca((doca_error_t)atomic_load(&env.rc), DOCA_ERROR_NOT_PERMITTED);
+	/* The worker still runs: a second event is delivered, then the application stops it. */
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 2, 0));
+	while (atomic_load(&env.calls) < 2) {
+		sleep_ms(1);
+		cr_assert_lt(now_ns(), deadline, "the worker stopped after a refused stop_run");
+	}
+	assert_ok(doca_pe_stop_run(f.pe));
+	fixture_fini(&f);
+}
