@@ -94,8 +94,9 @@ struct doca_buf {
 	struct doca_mem *mem;
 	uint8_t *data;
 	size_t len;
-	_Atomic uint32_t users; /* unfreed events of tasks naming it | REF_DEAD */
 	struct rcu_head rcu;
+	/* written by submitters and the PE: off the read-only line above */
+	_Alignas(64) _Atomic uint32_t users; /* unfreed events of tasks naming it | REF_DEAD */
 };
 
 /* Pin a buffer for a task; false if it is being destroyed. */
@@ -124,8 +125,11 @@ struct doca_event {
 	struct doca_buf *src;
 	struct doca_buf *dst;
 	union doca_data user_data;
+	struct ctx_run *run;     /* the run whose pool holds this slot */
 	struct doca_event *next; /* PE ready list */
 } __attribute__((aligned(64)));
+
+/* ---- contexts ---- */
 
 /* Task pool: the context's credits. Slots are taken by submitters
  * (multi-consumer) and returned only by the PE's thread (single producer). */
@@ -136,19 +140,23 @@ struct task_pool {
 	struct ck_ring_buffer *free_slots;
 };
 
-/* ---- contexts ---- */
-
-/* One run of a context, from doca_ctx_start to IDLE: its queue pair and the
- * flags the PE keeps about it. Made by start, published with RCU, retired at
- * IDLE and freed (queue pair destroyed) after a grace period, so a PE turn
- * that began in an earlier run only ever sees that run's object. */
+/* One run of a context, from doca_ctx_start to IDLE: its task pool,
+ * mailbox and queue pair, and the flags the PE keeps about it. Made by
+ * start, published with RCU, retired at IDLE and freed after a grace period,
+ * so a submitter or a PE turn that began in an earlier run only ever sees
+ * that run's object, never one being rebuilt. */
 struct ctx_run {
 	struct rcu_head rcu;
+	struct task_pool pool;
+	struct mailbox mbox;
 	struct hw_qp *qp;
 	struct dev_entry *entry; /* the device the qp belongs to (a reference) */
 	bool flush_sent;         /* PE thread: hw flush issued for this run's stop */
 	bool fatal;              /* PE thread: the qp reported a fatal completion */
 };
+
+/* Tasks in flight plus events not yet freed. Exact when no submitter races. */
+uint32_t run_outstanding(const struct ctx_run *run);
 
 struct doca_ctx {
 	uint32_t magic;
@@ -162,18 +170,17 @@ struct doca_ctx {
 	doca_event_cb_t event_cb;
 	doca_ctx_state_cb_t state_cb;
 
-	/* run-time resources, made by doca_ctx_start */
-	struct task_pool pool;
-	struct mailbox mbox;
 	struct ctx_run *run;          /* RCU-published; NULL when IDLE */
 	_Atomic bool may_finalize;    /* set by stop: the PE may finish STOPPING → IDLE */
+	/* Held (recursively) from a state change to the end of its report, so
+	 * reports reach the state callback in the order the changes happened. */
+	pthread_mutex_t report_lock;
 
-	_Atomic uint32_t refs;        /* the handle + PE turns holding it */
+	/* written by the PE every turn: kept off the lines submitters read */
+	_Alignas(64) _Atomic uint32_t refs; /* the handle + PE turns holding it */
 	struct rcu_head rcu;
 };
 
-/* Tasks in flight plus events not yet freed. Exact when no submitter races. */
-uint32_t ctx_outstanding(const struct doca_ctx *ctx);
 /* Report a transition to the state callback (never under g_config_lock). */
 void ctx_report(struct doca_ctx *ctx, enum doca_ctx_state prev, enum doca_ctx_state next);
 /* STOPPING → IDLE on the PE thread when every event is freed; returns true if done. */

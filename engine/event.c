@@ -43,14 +43,14 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev)
 
 void event_release(struct doca_event *ev)
 {
-	struct doca_ctx *ctx = ev->ctx;
+	struct task_pool *pool = &ev->run->pool;
 
 	buf_unpin(ev->src);
 	buf_unpin(ev->dst);
 	ev->state = EV_FREE;
 	ev->magic = 0;
 	TSAN_RELEASE(ev);
-	ck_ring_enqueue_spmc(&ctx->pool.free_ring, ctx->pool.free_slots, ev);
+	ck_ring_enqueue_spmc(&pool->free_ring, pool->free_slots, ev);
 }
 
 void doca_event_free(struct doca_event *ev)

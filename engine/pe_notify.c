@@ -67,10 +67,11 @@ static bool ctx_has_pending(struct doca_ctx *ctx)
 
 	if ((st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING) || run == NULL)
 		return false;
-	if (mailbox_nonempty(&ctx->mbox) || run->qp->ops->pending(run->qp))
+	TSAN_ACQUIRE(run);
+	if (mailbox_nonempty(&run->mbox) || run->qp->ops->pending(run->qp))
 		return true;
 	return st == DOCA_CTX_STATE_STOPPING &&
-	       atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) && ctx_outstanding(ctx) == 0;
+	       atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) && run_outstanding(run) == 0;
 }
 
 /* Arm every completion channel; report whether any work is pending. */
@@ -87,6 +88,7 @@ static doca_error_t pe_arm_all(struct doca_pe *pe, bool *pending)
 		struct doca_ctx *ctx = atomic_load_explicit(&m->ctx[i], memory_order_acquire);
 		struct ctx_run *run = rcu_dereference(ctx->run);
 
+		TSAN_ACQUIRE(run);
 		if (run != NULL && err == DOCA_SUCCESS)
 			err = run->qp->ops->notify_arm(run->qp);
 		*pending = *pending || ctx_has_pending(ctx);
@@ -128,6 +130,7 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe)
 		struct doca_ctx *ctx = atomic_load_explicit(&m->ctx[i], memory_order_acquire);
 		struct ctx_run *run = rcu_dereference(ctx->run);
 
+		TSAN_ACQUIRE(run);
 		if (run != NULL)
 			run->qp->ops->notify_ack(run->qp);
 	}

@@ -44,7 +44,7 @@ static void event_flush(struct doca_event *ev)
 }
 
 /* Move mailbox items to the device, or flush them when not running. */
-static void ctx_drain(struct turn *t, struct doca_ctx *ctx, struct hw_qp *qp, bool running)
+static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 {
 	void *items[POST_BATCH];
 	struct hw_desc descs[POST_BATCH];
@@ -55,7 +55,7 @@ static void ctx_drain(struct turn *t, struct doca_ctx *ctx, struct hw_qp *qp, bo
 
 		if (limit > POST_BATCH)
 			limit = POST_BATCH;
-		uint32_t n = limit ? mailbox_drain_sc(&ctx->mbox, items, limit, DRAIN_PER_SHARD) : 0;
+		uint32_t n = limit ? mailbox_drain_sc(&run->mbox, items, limit, DRAIN_PER_SHARD) : 0;
 
 		if (n == 0)
 			break;
@@ -76,14 +76,14 @@ static void ctx_drain(struct turn *t, struct doca_ctx *ctx, struct hw_qp *qp, bo
 				.dst_mr = ev->dst->mem->mr,
 			};
 		}
-		if (running && hw_qp_post(qp, descs, n) != n) {
+		if (running && hw_qp_post(run->qp, descs, n) != n) {
 			doca_log(DOCA_LOG_ERROR, "device SQ full although credits bound it");
 			abort();
 		}
 		posted += n;
 	}
 	if (running && posted != 0)
-		hw_qp_doorbell(qp);
+		hw_qp_doorbell(run->qp);
 }
 
 /* Turn a completion into its event's status. */
@@ -141,7 +141,7 @@ static void turn_collect(struct doca_pe *pe, struct turn *t)
 		*rec = (struct turn_rec){ .ctx = ctx, .first = t->ndone };
 		bool running = st == DOCA_CTX_STATE_RUNNING && !run->fatal;
 
-		ctx_drain(t, ctx, qp, running);
+		run_drain(t, run, running);
 		if (!running && !run->flush_sent) {
 			qp->ops->flush(qp);
 			run->flush_sent = true;

@@ -49,7 +49,6 @@ static const struct worker_ops pe_worker_ops = {
 	.turn = worker_turn,
 	.prepare_sleep = worker_prepare_sleep,
 	.after_wake = worker_after_wake,
-	.thread_exit = NULL,
 };
 
 static bool cpu_exists(int cpu)

@@ -6,7 +6,7 @@
 
 #include <pthread.h>
 
-_Thread_local bool doca_rcu_registered;
+DOCA_TLS bool doca_rcu_registered;
 
 static pthread_key_t rcu_key;
 static pthread_once_t rcu_once = PTHREAD_ONCE_INIT;

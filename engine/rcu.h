@@ -22,7 +22,7 @@
 
 #include "actors/tsan_annotate.h"
 
-extern _Thread_local bool doca_rcu_registered;
+extern DOCA_TLS bool doca_rcu_registered;
 
 void doca_rcu_register_slow(void);
 

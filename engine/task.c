@@ -31,17 +31,18 @@ static doca_error_t task_check(const struct doca_ctx *ctx, const struct doca_tas
 	return DOCA_SUCCESS;
 }
 
-static struct doca_event *pool_take(struct doca_ctx *ctx)
+static struct doca_event *pool_take(struct ctx_run *run)
 {
 	struct doca_event *ev;
 
-	if (!ck_ring_dequeue_spmc(&ctx->pool.free_ring, ctx->pool.free_slots, &ev))
+	if (!ck_ring_dequeue_spmc(&run->pool.free_ring, run->pool.free_slots, &ev))
 		return NULL;
 	TSAN_ACQUIRE(ev);
 	return ev;
 }
 
-static doca_error_t task_enqueue(struct doca_ctx *ctx, const struct doca_task_desc *desc)
+static doca_error_t task_enqueue(struct doca_ctx *ctx, struct ctx_run *run,
+				 const struct doca_task_desc *desc)
 {
 	uint64_t len;
 	doca_error_t err = task_check(ctx, desc, &len);
@@ -54,7 +55,7 @@ static doca_error_t task_enqueue(struct doca_ctx *ctx, const struct doca_task_de
 		buf_unpin(desc->src);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	struct doca_event *ev = pool_take(ctx);
+	struct doca_event *ev = pool_take(run);
 
 	if (ev == NULL) {
 		buf_unpin(desc->dst);
@@ -73,7 +74,7 @@ static doca_error_t task_enqueue(struct doca_ctx *ctx, const struct doca_task_de
 
 	bool was_empty;
 
-	if (!mailbox_push_mpsc(&ctx->mbox, ev, &was_empty)) {
+	if (!mailbox_push_mpsc(&run->mbox, ev, &was_empty)) {
 		doca_log(DOCA_LOG_ERROR, "mailbox shard full while holding a credit");
 		abort();
 	}
@@ -86,13 +87,23 @@ doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc 
 {
 	doca_error_t err;
 
-	if (!ctx_valid(ctx) || desc == NULL || !buf_valid(desc->src) || !buf_valid(desc->dst))
+	if (ctx == NULL || desc == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	/* Validate inside the section: a racing destroy frees after a grace period. */
 	doca_rcu_read_lock();
-	if (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
-		err = DOCA_ERROR_BAD_STATE;
-	else
-		err = task_enqueue(ctx, desc);
+	if (!ctx_valid(ctx) || !buf_valid(desc->src) || !buf_valid(desc->dst)) {
+		err = DOCA_ERROR_INVALID_VALUE;
+	} else {
+		enum doca_ctx_state st = ctx_state(ctx);
+		struct ctx_run *run = rcu_dereference(ctx->run);
+
+		if (st != DOCA_CTX_STATE_RUNNING || run == NULL) {
+			err = DOCA_ERROR_BAD_STATE;
+		} else {
+			TSAN_ACQUIRE(run);
+			err = task_enqueue(ctx, run, desc);
+		}
+	}
 	doca_rcu_read_unlock();
 	return err;
 }

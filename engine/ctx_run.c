@@ -1,0 +1,228 @@
+/*
+ * engine/ctx_run.c — the context state machine: start, the asynchronous
+ * stop, and the resources of one run (task pool, mailbox, queue pair).
+ *
+ * Stop, and why no accepted task is lost: doca_ctx_stop stores STOPPING,
+ * then waits an RCU grace period. Every submitter reads the state inside a
+ * read-side section and pushes before leaving it, so after the grace period
+ * every submission that saw RUNNING is in the run's mailbox, holding a
+ * credit; the ones that saw STOPPING were refused. If no credit is out the
+ * ctx goes IDLE at once; otherwise the PE flushes the mailbox and the queue
+ * pair and turns STOPPING into IDLE once every event has been freed.
+ *
+ * Report order: a thread holds the ctx's report_lock (recursive, so a
+ * callback may start or stop its own ctx) from a state change to the end of
+ * its report, so the state callback sees transitions in the order they
+ * happened. The PE only try-locks it (a PE turn never blocks on a report
+ * elsewhere: it retries on its next turn), and may finish a stop only once
+ * may_finalize is set, which stop does after reporting RUNNING → STOPPING.
+ */
+#include "engine/engine.h"
+
+uint32_t run_outstanding(const struct ctx_run *run)
+{
+	return run->pool.size - ck_ring_size(&run->pool.free_ring);
+}
+
+static doca_error_t pool_init(struct ctx_run *run, struct doca_ctx *ctx, uint32_t size)
+{
+	struct task_pool *pool = &run->pool;
+	uint32_t ring = 2;
+
+	while (ring - 1u < size)
+		ring <<= 1;
+	pool->events = doca_zalloc(sizeof(*pool->events) * size);
+	pool->free_slots = doca_zalloc(sizeof(*pool->free_slots) * ring);
+	if (pool->events == NULL || pool->free_slots == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	pool->size = size;
+	ck_ring_init(&pool->free_ring, ring);
+	TSAN_BENIGN_RACE(pool->free_slots, sizeof(*pool->free_slots) * ring,
+			 "ck_ring slots: ordered by ck fences");
+	for (uint32_t i = 0; i < size; i++) {
+		pool->events[i].ctx = ctx;
+		pool->events[i].run = run;
+		ck_ring_enqueue_spmc(&pool->free_ring, pool->free_slots, &pool->events[i]);
+	}
+	return DOCA_SUCCESS;
+}
+
+/* Free a run that no thread can reach any more. */
+static void run_free(struct ctx_run *run)
+{
+	if (run->qp != NULL) {
+		run->entry->ops->qp_destroy(run->qp);
+		dev_entry_put(run->entry);
+	}
+	mailbox_fini(&run->mbox);
+	doca_free(run->pool.free_slots);
+	doca_free(run->pool.events);
+	doca_free(run);
+}
+
+/* Make every resource of a new run (g_config_lock held). */
+static doca_error_t run_create(struct doca_ctx *ctx, struct ctx_run **out)
+{
+	struct dev_entry *entry = ctx->dev->entry;
+	struct hw_qp_attr attr = {
+		.depth = ctx->max_tasks,
+		.wake = pe_wake_cb,
+		.wake_arg = ctx->pe,
+	};
+	struct hw_qp *qp;
+	doca_error_t err;
+	struct ctx_run *run = doca_zalloc(sizeof(*run));
+
+	if (run == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	err = pool_init(run, ctx, ctx->max_tasks);
+	if (err == DOCA_SUCCESS && !mailbox_init(&run->mbox, ctx->max_tasks, &doca_mailbox_allocator))
+		err = DOCA_ERROR_NO_MEMORY;
+	if (err == DOCA_SUCCESS)
+		err = entry->ops->qp_create(entry->hw, &attr, &qp);
+	if (err == DOCA_SUCCESS) {
+		dev_entry_get(entry);
+		run->qp = qp;
+		run->entry = entry;
+		err = pe_watch_qp(ctx->pe, qp);
+	}
+	if (err != DOCA_SUCCESS) {
+		run_free(run);
+		return err;
+	}
+	*out = run;
+	return DOCA_SUCCESS;
+}
+
+static void run_free_rcu(struct rcu_head *head)
+{
+	DOCA_RCU_CALLBACK_ENTER(head);
+	run_free(caa_container_of(head, struct ctx_run, rcu));
+}
+
+/* Unpublish the run; free it once no submitter or PE turn can still use it
+ * (g_config_lock held). */
+static void run_retire_locked(struct doca_ctx *ctx)
+{
+	struct ctx_run *run = ctx->run;
+
+	rcu_assign_pointer(ctx->run, NULL);
+	pe_unwatch_qp(ctx->pe, run->qp);
+	doca_call_rcu(&run->rcu, run_free_rcu);
+}
+
+doca_error_t doca_ctx_start(struct doca_ctx *ctx)
+{
+	struct ctx_run *run;
+	doca_error_t err;
+
+	if (!ctx_valid(ctx))
+		return DOCA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&ctx->report_lock);
+	pthread_mutex_lock(&g_config_lock);
+	if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
+		err = DOCA_ERROR_BAD_STATE;
+	else if (ctx->dev == NULL || ctx->pe == NULL)
+		err = DOCA_ERROR_NOT_CONNECTED;
+	else
+		err = DOCA_SUCCESS;
+	if (err == DOCA_SUCCESS) {
+		ctx_set_state(ctx, DOCA_CTX_STATE_STARTING);
+		err = run_create(ctx, &run);
+		if (err == DOCA_SUCCESS) {
+			atomic_store_explicit(&ctx->may_finalize, false, memory_order_relaxed);
+			TSAN_RELEASE(run);
+			rcu_assign_pointer(ctx->run, run);
+		}
+		/* release (in ctx_set_state): a submitter that sees RUNNING sees the run. */
+		ctx_set_state(ctx, err == DOCA_SUCCESS ? DOCA_CTX_STATE_RUNNING : DOCA_CTX_STATE_IDLE);
+	}
+	pthread_mutex_unlock(&g_config_lock);
+	if (err == DOCA_SUCCESS)
+		ctx_report(ctx, DOCA_CTX_STATE_IDLE, DOCA_CTX_STATE_RUNNING);
+	pthread_mutex_unlock(&ctx->report_lock);
+	return err;
+}
+
+/* Let the PE finish the stop, and wake it if it sleeps. */
+static void stop_hand_to_pe(struct doca_ctx *ctx, struct doca_pe *pe)
+{
+	/* The read-side section keeps the PE's memory alive: once may_finalize
+	 * is set, the ctx may go IDLE and both may be destroyed. */
+	doca_rcu_read_lock();
+	/* release: the PE's acquire sees STOPPING reported before it may finish. */
+	atomic_store_explicit(&ctx->may_finalize, true, memory_order_release);
+	pe_wake(pe);
+	doca_rcu_read_unlock();
+}
+
+doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
+{
+	enum doca_ctx_state st;
+	struct doca_pe *pe;
+	doca_error_t err;
+
+	if (!ctx_valid(ctx) || !ctx_ref_get(ctx))
+		return DOCA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&ctx->report_lock);
+	pthread_mutex_lock(&g_config_lock);
+	st = ctx_state(ctx);
+	pe = ctx->pe;
+	if (st == DOCA_CTX_STATE_RUNNING)
+		ctx_set_state(ctx, DOCA_CTX_STATE_STOPPING);
+	pthread_mutex_unlock(&g_config_lock);
+
+	if (st == DOCA_CTX_STATE_STOPPING) {
+		err = DOCA_ERROR_IN_PROGRESS;
+	} else if (st != DOCA_CTX_STATE_RUNNING) {
+		err = DOCA_ERROR_BAD_STATE;
+	} else {
+		/* Every submitter that saw RUNNING has pushed once this returns. */
+		doca_synchronize_rcu();
+		pthread_mutex_lock(&g_config_lock);
+		bool idle = run_outstanding(ctx->run) == 0;
+
+		if (idle) {
+			run_retire_locked(ctx);
+			ctx_set_state(ctx, DOCA_CTX_STATE_IDLE);
+		}
+		pthread_mutex_unlock(&g_config_lock);
+		ctx_report(ctx, DOCA_CTX_STATE_RUNNING, idle ? DOCA_CTX_STATE_IDLE : DOCA_CTX_STATE_STOPPING);
+		err = idle ? DOCA_SUCCESS : DOCA_ERROR_IN_PROGRESS;
+	}
+	pthread_mutex_unlock(&ctx->report_lock);
+	if (st == DOCA_CTX_STATE_RUNNING && err == DOCA_ERROR_IN_PROGRESS)
+		stop_hand_to_pe(ctx, pe);
+	ctx_ref_put(ctx);
+	return err;
+}
+
+bool ctx_try_finalize(struct doca_ctx *ctx)
+{
+	bool done = false;
+
+	if (ctx_state(ctx) != DOCA_CTX_STATE_STOPPING ||
+	    !atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) ||
+	    run_outstanding(ctx->run) != 0)
+		return false;
+	if (pthread_mutex_trylock(&ctx->report_lock) != 0)
+		return false; /* a report is under way elsewhere: next turn */
+	pthread_mutex_lock(&g_config_lock);
+	if (ctx_state(ctx) == DOCA_CTX_STATE_STOPPING) {
+		run_retire_locked(ctx);
+		atomic_store_explicit(&ctx->may_finalize, false, memory_order_relaxed);
+		ctx_set_state(ctx, DOCA_CTX_STATE_IDLE);
+		done = true;
+	}
+	pthread_mutex_unlock(&g_config_lock);
+	if (done)
+		ctx_report(ctx, DOCA_CTX_STATE_STOPPING, DOCA_CTX_STATE_IDLE);
+	pthread_mutex_unlock(&ctx->report_lock);
+	return done;
+}
+
+void ctx_stop_on_fatal(struct doca_ctx *ctx)
+{
+	doca_log(DOCA_LOG_ERROR, "device queue pair failed: stopping its context, flushing its tasks");
+	(void)doca_ctx_stop(ctx);
+}
