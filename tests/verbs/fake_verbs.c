@@ -114,7 +114,7 @@ static void fake_lock_release(pthread_mutex_t **lock)
 
 /* ---- bookkeeping ---- */
 
-static void fake_violation(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void fake_violation(const char *fmt, ...)
 {
 	size_t used = strlen(fake.violation_text);
 	va_list ap;
