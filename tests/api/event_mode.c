@@ -419,3 +419,39 @@ Test(event_mode, stop_run_from_worker_callback_is_not_permitted)
 	assert_ok(doca_pe_stop_run(f.pe));
 	fixture_fini(&f);
 }
+
+/* A stop from the application thread while a worker runs the PE: the worker finishes it. */
+Test(event_mode, stop_while_worker_runs_pe_reaches_idle_with_every_event_delivered)
+{
+	enum { N = 40 };
+	struct api_fixture f;
+	struct worker_env env;
+	uint64_t deadline = now_ns() + (uint64_t)API_WAIT_MS * 1000000ull;
+	enum doca_ctx_state st;
+	doca_error_t rc;
+
+	atomic_init(&env.events, 0);
+	atomic_init(&env.successes, 0);
+	fixture_init(&f, "sw0:engines=1,delay_us=2000", 64, N);
+	assert_ok(doca_ctx_set_user_data(f.ctx, (union doca_data){ .ptr = &env }));
+	assert_ok(doca_ctx_set_event_cb(f.ctx, worker_event_cb));
+	assert_ok(doca_ctx_start(f.ctx));
+	assert_ok(doca_pe_run_on_cpu(f.pe, -1));
+	for (int i = 0; i < N; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, (uint64_t)i, 0));
+	sleep_ms(5);
+	rc = doca_ctx_stop(f.ctx);
+	cr_assert(rc == DOCA_ERROR_IN_PROGRESS || rc == DOCA_SUCCESS, "doca_ctx_stop returned %s",
+		  doca_error_get_name(rc));
+	for (;;) {
+		assert_ok(doca_ctx_get_state(f.ctx, &st));
+		if (st == DOCA_CTX_STATE_IDLE)
+			break;
+		cr_assert_eq(st, DOCA_CTX_STATE_STOPPING, "state %s", state_name(st));
+		cr_assert_lt(now_ns(), deadline, "the worker never finished the stop");
+		sleep_ms(1);
+	}
+	assert_ok(doca_pe_stop_run(f.pe));
+	cr_assert_eq(atomic_load(&env.events), N, "%d events for %d accepted tasks", atomic_load(&env.events), N);
+	fixture_fini(&f);
+}
