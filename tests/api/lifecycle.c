@@ -1,7 +1,8 @@
 /*
  * tests/api/lifecycle.c — the seed's lifecycle in its exact order, its three
  * pitfalls as named tests, repeated open/close, sharing of devices and PEs,
- * restart of a stopped context.
+ * restart and reconfiguration of a stopped context, device listing, and the
+ * CPUs engine threads run on (never the opener's pinning; the cpus= list).
  */
 #include "common.h"
 
