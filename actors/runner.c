@@ -3,5 +3,5 @@
 #include "runner.h"
 #include "tsan_annotate.h"
 
-_Thread_local char runner_self_token;
+DOCA_TLS char runner_self_token;
 char tsan_rcu_token;

@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "tsan_annotate.h"
+
 struct runner {
 	_Atomic(const void *) owner;
 };
@@ -24,7 +26,7 @@ enum runner_entry {
 	RUNNER_BUSY,    /* another thread runs it */
 };
 
-extern _Thread_local char runner_self_token;
+extern DOCA_TLS char runner_self_token;
 
 static inline const void *runner_self(void)
 {

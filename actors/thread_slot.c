@@ -8,6 +8,7 @@
  * (except overflow threads, which borrow a slot without owning it).
  */
 #include "thread_slot.h"
+#include "tsan_annotate.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -19,7 +20,7 @@ static _Atomic uint64_t slot_bits[SLOT_WORDS];
 static _Atomic unsigned overflow_next;
 static pthread_key_t slot_key;
 static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
-static _Thread_local int my_slot = -1;
+static DOCA_TLS int my_slot = -1;
 
 static void slot_release(void *value)
 {

@@ -36,4 +36,8 @@ extern char tsan_rcu_token;
 #define TSAN_RCU_READER_EXIT() TSAN_RELEASE(&tsan_rcu_token)
 #define TSAN_RCU_GRACE_PASSED() TSAN_ACQUIRE(&tsan_rcu_token)
 
+/* Thread-locals on the hot path: initial-exec, so an access is one
+ * fs-relative load instead of a __tls_get_addr call. */
+#define DOCA_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+
 #endif /* DOCA_TSAN_ANNOTATE_H */

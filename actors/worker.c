@@ -48,8 +48,6 @@ static void *worker_main(void *arg)
 		idle = 0;
 		worker_sleep(w);
 	}
-	if (w->ops->thread_exit != NULL)
-		w->ops->thread_exit(w->arg);
 	/* release: everything the worker did happens before worker_stop returns. */
 	atomic_store_explicit(&w->state, WORKER_STOPPED, memory_order_release);
 	return NULL;

@@ -20,7 +20,6 @@ struct worker_ops {
 	uint32_t (*turn)(void *arg);        /* one turn; returns the work done */
 	bool (*prepare_sleep)(void *arg);   /* arm; false if work is already pending */
 	void (*after_wake)(void *arg);      /* disarm and reset the fd */
-	void (*thread_exit)(void *arg);     /* last call on the worker thread (may be NULL) */
 };
 
 enum worker_state { WORKER_IDLE, WORKER_RUNNING, WORKER_STOP, WORKER_STOPPED };

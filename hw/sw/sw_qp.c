@@ -110,6 +110,15 @@ void sw_qp_doorbell(struct hw_qp *hw)
 
 bool sw_qp_take_due(struct sw_qp *qp, struct sw_desc *out, bool *flushed, uint64_t *now)
 {
+	if (!qp->has_held && qp->dev->params.delay_us == 0) {
+		/* nothing ever waits: straight from the SQ slot */
+		if (!ck_ring_dequeue_spsc_sw_desc(&qp->sq, qp->sq_slots, out))
+			return false;
+		TSAN_ACQUIRE(&qp->sq);
+		/* acquire: pairs with sw_qp_flush's release. */
+		*flushed = atomic_load_explicit(&qp->flushing, memory_order_acquire);
+		return true;
+	}
 	if (!qp->has_held) {
 		if (!ck_ring_dequeue_spsc_sw_desc(&qp->sq, qp->sq_slots, &qp->held))
 			return false;
@@ -144,7 +153,11 @@ void sw_execute(struct sw_dev *dev, const struct sw_desc *d, bool flushed, struc
 		c->error = DOCA_ERROR_SHUTDOWN;
 		return;
 	}
-	uint64_t k = atomic_fetch_add_explicit(&dev->executed, 1, memory_order_relaxed) + 1u;
+	/* the device-wide counter is a shared cache line: touch it only when a
+	 * fault is configured */
+	uint64_t k = p->fail_every | p->partial_every
+			     ? atomic_fetch_add_explicit(&dev->executed, 1, memory_order_relaxed) + 1u
+			     : 1u;
 
 	if (p->fail_every != 0 && k % p->fail_every == 0) {
 		c->status = HW_CQE_FAILED;
