@@ -21,7 +21,13 @@
 
 uint32_t run_outstanding(const struct ctx_run *run)
 {
-	return run->pool.size - ck_ring_size(&run->pool.free_ring);
+	uint32_t n = run->pool.size - ck_ring_size(&run->pool.free_ring);
+
+	/* acquire: pairs with event_release's fence, so a caller that sees a
+	 * credit back sees the PE done with its slot. */
+	atomic_thread_fence(memory_order_acquire);
+	TSAN_ACQUIRE(&run->pool);
+	return n;
 }
 
 static doca_error_t pool_init(struct ctx_run *run, struct doca_ctx *ctx, uint32_t size)

@@ -50,6 +50,11 @@ void event_release(struct doca_event *ev)
 	ev->state = EV_FREE;
 	ev->magic = 0;
 	TSAN_RELEASE(ev);
+	TSAN_RELEASE(pool);
+	/* release: our last touch of the slot happens before whoever sees the
+	 * credit back (a submitter, or a stop that counts none outstanding and
+	 * frees the run). */
+	atomic_thread_fence(memory_order_release);
 	ck_ring_enqueue_spmc(&pool->free_ring, pool->free_slots, ev);
 }
 
