@@ -143,14 +143,16 @@ doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_state 
 
 doca_error_t ctx_unbind_all_locked(struct doca_dev *dev)
 {
-	struct doca_ctx *ctx, *tmp;
+	struct cds_list_head *pos, *next;
 
-	cds_list_for_each_entry(ctx, &dev->ctxs, dev_link)
-		if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
+	/* cds_list_for_each, not _for_each_entry: the latter forms a ctx
+	 * pointer from the list head itself, misaligned for struct doca_ctx. */
+	cds_list_for_each(pos, &dev->ctxs)
+		if (ctx_state(cds_list_entry(pos, struct doca_ctx, dev_link)) != DOCA_CTX_STATE_IDLE)
 			return DOCA_ERROR_IN_USE;
-	cds_list_for_each_entry_safe(ctx, tmp, &dev->ctxs, dev_link) {
-		cds_list_del_init(&ctx->dev_link);
-		ctx->dev = NULL;
+	cds_list_for_each_safe(pos, next, &dev->ctxs) {
+		cds_list_del_init(pos);
+		cds_list_entry(pos, struct doca_ctx, dev_link)->dev = NULL;
 	}
 	return DOCA_SUCCESS;
 }
