@@ -21,7 +21,11 @@
  *   the library was built with rdma-core and such a device exists.
  *
  * Opening the same open string twice shares one underlying device (reference
- * counted); each open returns its own handle, closed on its own.
+ * counted); each open returns its own handle, closed on its own. The
+ * underlying device lives while any handle, memory registration or queue
+ * pair uses it; queue pairs of stopped contexts are released after an RCU
+ * grace period, so an open right after the last close may still share the
+ * old device (its fault-injection counter then goes on from where it was).
  */
 #ifndef DOCA_DEV_H
 #define DOCA_DEV_H
