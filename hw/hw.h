@@ -64,7 +64,8 @@ enum hw_cqe_status {
 	HW_CQE_OK = 0,      /* every byte copied */
 	HW_CQE_FAILED = 1,  /* nothing reliable was copied; error says why */
 	HW_CQE_PARTIAL = 2, /* the first `bytes` bytes were copied; error says why */
-	HW_CQE_FLUSHED = 3, /* never started: flushed by hw_ops.flush */
+	HW_CQE_FLUSHED = 3, /* not completed, flushed by hw_ops.flush (sw: never started;
+			     * verbs: a WR in flight may have written part of dst) */
 };
 
 /** One completion. */
@@ -118,14 +119,17 @@ struct hw_ops {
 
 	/* ---- fast path: only the thread running the owning PE ---- */
 	/* Queue up to n descriptors; returns how many were queued (n unless the
-	 * SQ is full, which the engine's credits prevent). Not executed before
-	 * doorbell. */
+	 * SQ is full, which the engine's credits prevent). The device may start
+	 * them at once; doorbell makes sure it does. */
 	uint32_t (*post)(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n);
 	/* Make posted descriptors visible to the device. */
 	void (*doorbell)(struct hw_qp *qp);
 	/* Reap up to max completions (an inline device executes here). */
 	uint32_t (*poll)(struct hw_qp *qp, struct hw_cqe *cqes, uint32_t max);
-	/* True if poll would make progress now or later without new posts. */
+	/* True if poll would return something without a new post or a wake:
+	 * work poll itself executes (inline), completions already queued, or
+	 * one notify_arm took aside because it arrived before the arm. The
+	 * engine calls it after notify_arm, so no wake-up is lost. */
 	bool (*pending)(struct hw_qp *qp);
 	/* Every descriptor the device has not started completes as
 	 * HW_CQE_FLUSHED (through poll); started ones complete normally. Later
