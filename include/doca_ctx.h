@@ -61,7 +61,7 @@ doca_error_t doca_ctx_create(struct doca_ctx **ctx);
 /**
  * @brief Bind a device to an IDLE context. Many contexts may bind one device.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type handles;
- *         DOCA_ERROR_BAD_STATE if the context is not IDLE;
+ *         DOCA_ERROR_BAD_STATE if the context is not IDLE (checked first);
  *         DOCA_ERROR_NOT_PERMITTED if the context already has a device.
  * Thread safety: any thread.
  */

@@ -37,7 +37,7 @@ doca_error_t doca_pe_create(struct doca_pe **pe);
  * @brief Connect an IDLE context to this PE. A context has at most one PE;
  *        a PE serves any number of contexts.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type handles;
- *         DOCA_ERROR_BAD_STATE if the context is not IDLE;
+ *         DOCA_ERROR_BAD_STATE if the context is not IDLE (checked first);
  *         DOCA_ERROR_NOT_PERMITTED if the context is already connected (to
  *         this PE or another); DOCA_ERROR_NO_MEMORY.
  * Thread safety: any thread.
@@ -77,6 +77,9 @@ doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd);
 /**
  * @brief Arm the fd once: it becomes readable when an event is ready or work
  *        arrives that needs doca_pe_progress (at once if that is already so).
+ *        On an inline device with delay_us, a posted task waiting for its
+ *        delay counts as such work: the fd is readable until it completes,
+ *        so an event loop polls rather than sleeps through the delay.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         the device's error if it cannot arm its completion channel.
  * Thread safety: the thread running the PE.
