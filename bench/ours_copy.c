@@ -7,6 +7,8 @@
 
 #include <stdlib.h>
 
+#define COPY_BURST_MAX 64u
+
 struct ours_copy {
 	struct ours_rig rig;
 	const char *dev_open;
@@ -15,13 +17,29 @@ struct ours_copy {
 	double *lat;
 };
 
+/* A burst goes in with one doca_task_submit_batch call, as io_uring's
+ * batch goes in with one io_uring_submit. */
 static void copy_submit_burst(void *q, unsigned n)
 {
 	struct ours_copy *o = q;
+	struct doca_task_desc descs[COPY_BURST_MAX];
+	uint32_t accepted;
 
-	for (unsigned i = 0; i < n; i++) {
-		ours_check(ours_rig_submit(&o->rig, o->slot, o->tag++), "doca_task_submit");
-		o->slot = o->slot + 1 == o->rig.slots ? 0 : o->slot + 1;
+	while (n > 0) {
+		unsigned k = n < COPY_BURST_MAX ? n : COPY_BURST_MAX;
+
+		for (unsigned i = 0; i < k; i++) {
+			descs[i] = (struct doca_task_desc){
+				.type = DOCA_TASK_COPY,
+				.src = o->rig.src[o->slot],
+				.dst = o->rig.dst[o->slot],
+				.user_data = { .u64 = o->tag++ },
+			};
+			o->slot = o->slot + 1 == o->rig.slots ? 0 : o->slot + 1;
+		}
+		ours_check(doca_task_submit_batch(o->rig.ctx, descs, k, &accepted),
+			   "doca_task_submit_batch");
+		n -= k;
 	}
 }
 

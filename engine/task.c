@@ -1,11 +1,13 @@
 /*
- * engine/task.c — doca_task_submit: the one entry point from any thread.
+ * engine/task.c — doca_task_submit(_batch): the one entry point from any
+ * thread.
  *
  * Lock-free and allocation-free: validate, then inside an RCU read-side
  * section check RUNNING, pin the buffers, take a credit (a free event slot)
  * and push the slot into the caller's mailbox shard. A shard holds as many
  * items as the pool has slots, so a push that holds a credit cannot fail.
- * Only the push that turns a shard from empty to non-empty wakes the PE.
+ * Only a push that turns a shard from empty to non-empty wakes the PE, once
+ * per burst: a batch shares one read-side section and one wake-up.
  */
 #include <stdlib.h>
 
@@ -42,7 +44,7 @@ static struct doca_event *pool_take(struct ctx_run *run)
 }
 
 static doca_error_t task_enqueue(struct doca_ctx *ctx, struct ctx_run *run,
-				 const struct doca_task_desc *desc)
+				 const struct doca_task_desc *desc, bool *wake)
 {
 	uint64_t len;
 	doca_error_t err = task_check(ctx, desc, &len);
@@ -78,32 +80,62 @@ static doca_error_t task_enqueue(struct doca_ctx *ctx, struct ctx_run *run,
 		doca_log(DOCA_LOG_ERROR, "mailbox shard full while holding a credit");
 		abort();
 	}
-	if (was_empty)
-		pe_wake(ctx->pe);
+	*wake = *wake || was_empty;
 	return DOCA_SUCCESS;
+}
+
+/* One task of a burst, inside the read-side section: handles, then state,
+ * then the rest (the contract's order). */
+static doca_error_t task_submit_one(struct doca_ctx *ctx, const struct doca_task_desc *desc,
+				    struct ctx_run **run, bool *wake)
+{
+	if (!buf_valid(desc->src) || !buf_valid(desc->dst))
+		return DOCA_ERROR_INVALID_VALUE;
+	if (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
+		return DOCA_ERROR_BAD_STATE;
+	if (*run == NULL) {
+		/* Read once: it cannot be retired while we are in the section. */
+		*run = rcu_dereference(ctx->run);
+		if (*run == NULL)
+			return DOCA_ERROR_BAD_STATE;
+		TSAN_ACQUIRE(*run);
+	}
+	return task_enqueue(ctx, *run, desc, wake);
+}
+
+doca_error_t doca_task_submit_batch(struct doca_ctx *ctx, const struct doca_task_desc *descs,
+				    uint32_t n, uint32_t *accepted)
+{
+	doca_error_t err = DOCA_SUCCESS;
+	struct ctx_run *run = NULL;
+	bool wake = false;
+	uint32_t i = 0;
+
+	if (accepted != NULL)
+		*accepted = 0;
+	if (ctx == NULL || accepted == NULL || (descs == NULL && n != 0))
+		return DOCA_ERROR_INVALID_VALUE;
+	/* Validate inside the section: a racing destroy frees after a grace period. */
+	doca_rcu_read_lock();
+	if (!ctx_valid(ctx))
+		err = DOCA_ERROR_INVALID_VALUE;
+	for (; err == DOCA_SUCCESS && i < n; i++) {
+		err = task_submit_one(ctx, &descs[i], &run, &wake);
+		if (err != DOCA_SUCCESS)
+			break;
+	}
+	if (wake)
+		pe_wake(ctx->pe);
+	doca_rcu_read_unlock();
+	*accepted = i;
+	return err;
 }
 
 doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc *desc)
 {
-	doca_error_t err;
+	uint32_t accepted;
 
-	if (ctx == NULL || desc == NULL)
+	if (desc == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	/* Validate inside the section: a racing destroy frees after a grace period. */
-	doca_rcu_read_lock();
-	if (!ctx_valid(ctx) || !buf_valid(desc->src) || !buf_valid(desc->dst)) {
-		err = DOCA_ERROR_INVALID_VALUE;
-	} else {
-		enum doca_ctx_state st = ctx_state(ctx);
-		struct ctx_run *run = rcu_dereference(ctx->run);
-
-		if (st != DOCA_CTX_STATE_RUNNING || run == NULL) {
-			err = DOCA_ERROR_BAD_STATE;
-		} else {
-			TSAN_ACQUIRE(run);
-			err = task_enqueue(ctx, run, desc);
-		}
-	}
-	doca_rcu_read_unlock();
-	return err;
+	return doca_task_submit_batch(ctx, desc, 1, &accepted);
 }

@@ -44,6 +44,25 @@ struct doca_task_desc {
  */
 doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc *desc);
 
+/**
+ * @brief Submit a burst of tasks in one call: one RCU read-side section and
+ *        at most one wake-up of the PE for the whole burst. Tasks are taken
+ *        in order and the first refused one ends the burst.
+ * @param ctx The context.
+ * @param descs @p n descriptors (copied; reusable at once).
+ * @param n Number of descriptors; 0 is allowed.
+ * @param[out] accepted Set to how many of the first descriptors were accepted
+ *        (each gets exactly one event); 0 on a NULL argument.
+ * @return DOCA_SUCCESS when all @p n were accepted; otherwise the error
+ *         doca_task_submit would return for descs[*accepted] (so
+ *         DOCA_ERROR_AGAIN when the task pool runs dry in the middle, with
+ *         the tasks before it accepted); DOCA_ERROR_INVALID_VALUE for a NULL
+ *         ctx or accepted, or NULL descs with n > 0.
+ * Thread safety: any thread, concurrently, lock-free.
+ */
+doca_error_t doca_task_submit_batch(struct doca_ctx *ctx, const struct doca_task_desc *descs, uint32_t n,
+				    uint32_t *accepted);
+
 #ifdef __cplusplus
 }
 #endif
