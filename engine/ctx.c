@@ -3,18 +3,7 @@
  * references, device binding, teardown. Start and stop are in ctx_run.c.
  */
 #include "engine/engine.h"
-
-static bool ref_get_unless_zero(_Atomic uint32_t *refs)
-{
-	uint32_t r = atomic_load_explicit(refs, memory_order_relaxed);
-
-	while (r != 0)
-		/* acquire: pairs with the release of the last put, see below. */
-		if (atomic_compare_exchange_weak_explicit(refs, &r, r + 1, memory_order_acquire,
-							  memory_order_relaxed))
-			return true;
-	return false;
-}
+#include "engine/refs.h"
 
 bool ctx_ref_get(struct doca_ctx *ctx)
 {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/refs.h"
 
 pthread_mutex_t g_config_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -41,18 +42,6 @@ static int key_match(struct cds_lfht_node *node, const void *key)
 	const struct dev_entry *e = caa_container_of(node, struct dev_entry, node);
 
 	return strcmp(e->key, key) == 0;
-}
-
-static bool ref_get_unless_zero(_Atomic uint32_t *refs)
-{
-	uint32_t r = atomic_load_explicit(refs, memory_order_relaxed);
-
-	while (r != 0)
-		/* acquire: see the entry's fields as its creator published them. */
-		if (atomic_compare_exchange_weak_explicit(refs, &r, r + 1, memory_order_acquire,
-							  memory_order_relaxed))
-			return true;
-	return false;
 }
 
 static struct dev_entry *registry_lookup(const char *key)

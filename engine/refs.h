@@ -1,5 +1,6 @@
 /*
- * engine/refs.h — closable user counts: a count of users plus a DEAD bit.
+ * engine/refs.h — reference counts. Closable user counts: a count of users
+ * plus a DEAD bit.
  * A destroy closes the count only when it is zero (CAS 0 → DEAD); a new
  * user increments and backs off if it finds DEAD. So "destroy while in use"
  * and "use while destroyed" always resolve to exactly one winner.
@@ -38,6 +39,20 @@ static inline bool users_close(_Atomic uint32_t *users)
 	/* acquire: see every write of the users that left. */
 	return atomic_compare_exchange_strong_explicit(users, &zero, REF_DEAD, memory_order_acquire,
 						       memory_order_relaxed);
+}
+
+/* Take a reference on an object that may be on its way out: fails once the
+ * count has reached zero (the object is being freed after a grace period). */
+static inline bool ref_get_unless_zero(_Atomic uint32_t *refs)
+{
+	uint32_t r = atomic_load_explicit(refs, memory_order_relaxed);
+
+	while (r != 0)
+		/* acquire: see the object as its creator and earlier holders left it. */
+		if (atomic_compare_exchange_weak_explicit(refs, &r, r + 1, memory_order_acquire,
+							  memory_order_relaxed))
+			return true;
+	return false;
 }
 
 #endif /* DOCA_ENGINE_REFS_H */
