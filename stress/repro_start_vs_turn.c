@@ -11,8 +11,8 @@
  * (nothing submitted, so every stop goes straight to IDLE). Under TSan this
  * reports within a second; without TSan it runs clean (the effect — a stale
  * flush_sent = true carried into the next run, so that run's stop flushes
- * nothing — needs an unlucky preemption). Not a meson test: it fails until
- * the library is fixed.
+ * nothing — needs an unlucky preemption). Fixed by giving each run its own
+ * RCU-published state (engine/ctx_run.c); kept as a regression test.
  *
  *   repro_start_vs_turn [--seconds S]
  */
