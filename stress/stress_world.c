@@ -393,10 +393,15 @@ static void on_event(struct stress *s, struct doca_event *ev, bool owned)
 	}
 	atomic_fetch_add_explicit(&sl->events, 1, memory_order_relaxed);
 	check_outcome(s, sl, tag, ev);
-	if (owned)
-		doca_event_free(ev); /* before the slot is released: its buffers are free again */
-	if (owned || !callback_extras(s, sl, doca_event_get_ctx(ev)))
+	if (owned) {
+		/* Release the slot first: once the event is freed the ctx may go
+		 * IDLE (a stop on another thread finds nothing outstanding) and a
+		 * rebuild then expects every slot of the unit released. */
 		slot_release(sl, tag);
+		doca_event_free(ev);
+	} else if (!callback_extras(s, sl, doca_event_get_ctx(ev))) {
+		slot_release(sl, tag);
+	}
 	if (dup)
 		(void)tag_slot(s, tag); /* the same task's event a second time */
 }
