@@ -93,14 +93,17 @@ static void *submit_range(void *arg)
 	for (int i = sub->first; i < sub->first + sub->count; i++) {
 		doca_error_t rc;
 
+		/* Marked before the call: the PE may handle the event before
+		 * submit returns. A refusal takes the mark back. */
+		atomic_store(&s->was_accepted[i], true);
 		while ((rc = submit_copy(s->f.ctx, s->src[i], s->dst[i], (uint64_t)i, 0)) == DOCA_ERROR_AGAIN)
 			sched_yield();
 		if (rc == DOCA_ERROR_BAD_STATE) { /* stopped: this and later tasks are refused */
+			atomic_store(&s->was_accepted[i], false);
 			atomic_fetch_add(&s->refused, sub->first + sub->count - i);
 			return NULL;
 		}
 		cr_assert_eq(rc, DOCA_SUCCESS, "submit of task %d: %s", i, doca_error_get_name(rc));
-		atomic_store(&s->was_accepted[i], true);
 		atomic_fetch_add(&s->accepted, 1);
 	}
 	return NULL;
