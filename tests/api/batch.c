@@ -9,26 +9,38 @@
 
 #define BURST 16
 
-/* A burst of copies of the fixture's 64-byte windows: task i copies src
- * window i into dst window i, user data i. */
-static void make_burst(struct api_fixture *f, struct doca_buf **src, struct doca_buf **dst,
-		       struct doca_task_desc *descs, uint32_t n)
+/* A fixture plus a burst of copies of its 64-byte windows: task i copies
+ * src window i into dst window i, user data i. */
+struct burst {
+	struct api_fixture f;
+	struct doca_buf *src[BURST], *dst[BURST];
+	struct doca_task_desc descs[BURST];
+	uint32_t accepted;
+};
+
+static void burst_up(struct burst *b, const char *dev, uint32_t max_tasks, bool started)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		assert_ok(doca_buf_create(f->src_mem, 64u * i, 64, &src[i]));
-		assert_ok(doca_buf_create(f->dst_mem, 64u * i, 64, &dst[i]));
-		descs[i] = (struct doca_task_desc){
-			.type = DOCA_TASK_COPY, .src = src[i], .dst = dst[i], .user_data = { .u64 = i },
+	if (started)
+		fixture_init_started(&b->f, dev, 64u * BURST, max_tasks);
+	else
+		fixture_init(&b->f, dev, 64u * BURST, max_tasks);
+	for (uint32_t i = 0; i < BURST; i++) {
+		assert_ok(doca_buf_create(b->f.src_mem, 64u * i, 64, &b->src[i]));
+		assert_ok(doca_buf_create(b->f.dst_mem, 64u * i, 64, &b->dst[i]));
+		b->descs[i] = (struct doca_task_desc){
+			.type = DOCA_TASK_COPY, .src = b->src[i], .dst = b->dst[i], .user_data = { .u64 = i },
 		};
 	}
+	b->accepted = 99;
 }
 
-static void drop_burst(struct doca_buf **src, struct doca_buf **dst, uint32_t n)
+static void burst_down(struct burst *b)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		assert_ok(doca_buf_destroy(src[i]));
-		assert_ok(doca_buf_destroy(dst[i]));
+	for (uint32_t i = 0; i < BURST; i++) {
+		assert_ok(doca_buf_destroy(b->src[i]));
+		assert_ok(doca_buf_destroy(b->dst[i]));
 	}
+	fixture_fini(&b->f);
 }
 
 /* Reap exactly @p n events in submission order (one ctx, one PE), each a
@@ -45,70 +57,50 @@ static void expect_burst_done(struct api_fixture *f, uint32_t n)
 
 Test(batch, a_whole_burst_is_accepted_and_completes_in_order)
 {
-	struct api_fixture f;
-	struct doca_buf *src[BURST], *dst[BURST];
-	struct doca_task_desc descs[BURST];
-	uint32_t accepted = 99;
+	struct burst b;
 
-	fixture_init_started(&f, "sw0", 64u * BURST, 0);
-	make_burst(&f, src, dst, descs, BURST);
-	assert_ok(doca_task_submit_batch(f.ctx, descs, BURST, &accepted));
-	cr_assert_eq(accepted, BURST);
-	expect_burst_done(&f, BURST);
-	drop_burst(src, dst, BURST);
-	fixture_fini(&f);
+	burst_up(&b, "sw0", 0, true);
+	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted));
+	cr_assert_eq(b.accepted, BURST);
+	expect_burst_done(&b.f, BURST);
+	burst_down(&b);
 }
 
 Test(batch, the_pool_running_dry_ends_the_burst_with_again)
 {
-	struct api_fixture f;
-	struct doca_buf *src[BURST], *dst[BURST];
-	struct doca_task_desc descs[BURST];
-	uint32_t accepted = 99;
+	struct burst b;
 
-	fixture_init_started(&f, "sw0:engines=1", 64u * BURST, 5);
-	make_burst(&f, src, dst, descs, BURST);
-	assert_doca(doca_task_submit_batch(f.ctx, descs, BURST, &accepted), DOCA_ERROR_AGAIN);
-	cr_assert_eq(accepted, 5, "exactly the pool's credits");
-	expect_burst_done(&f, 5);
-	drop_burst(src, dst, BURST);
-	fixture_fini(&f);
+	burst_up(&b, "sw0:engines=1", 5, true);
+	assert_doca(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted), DOCA_ERROR_AGAIN);
+	cr_assert_eq(b.accepted, 5, "exactly the pool's credits");
+	expect_burst_done(&b.f, 5);
+	burst_down(&b);
 }
 
 Test(batch, a_bad_descriptor_ends_the_burst_with_its_own_error)
 {
-	struct api_fixture f;
-	struct doca_buf *src[BURST], *dst[BURST];
-	struct doca_task_desc descs[BURST];
-	uint32_t accepted = 99;
+	struct burst b;
 
-	fixture_init_started(&f, "sw0", 64u * BURST, 0);
-	make_burst(&f, src, dst, descs, BURST);
-	descs[3].src = dst[3]; /* a WRITE-only memory as source */
-	assert_doca(doca_task_submit_batch(f.ctx, descs, BURST, &accepted), DOCA_ERROR_NOT_PERMITTED);
-	cr_assert_eq(accepted, 3);
-	expect_burst_done(&f, 3);
-	drop_burst(src, dst, BURST);
-	fixture_fini(&f);
+	burst_up(&b, "sw0", 0, true);
+	b.descs[3].src = b.dst[3]; /* a WRITE-only memory as source */
+	assert_doca(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted), DOCA_ERROR_NOT_PERMITTED);
+	cr_assert_eq(b.accepted, 3);
+	expect_burst_done(&b.f, 3);
+	burst_down(&b);
 }
 
 Test(batch, nothing_is_accepted_unless_running)
 {
-	struct api_fixture f;
-	struct doca_buf *src[BURST], *dst[BURST];
-	struct doca_task_desc descs[BURST];
-	uint32_t accepted = 99;
+	struct burst b;
 
-	fixture_init(&f, "sw0", 64u * BURST, 0);
-	make_burst(&f, src, dst, descs, BURST);
-	assert_doca(doca_task_submit_batch(f.ctx, descs, BURST, &accepted), DOCA_ERROR_BAD_STATE);
-	cr_assert_eq(accepted, 0);
-	assert_ok(doca_ctx_start(f.ctx));
-	expect_no_event_for(f.pe, 20);
-	assert_ok(doca_task_submit_batch(f.ctx, descs, 0, &accepted));
-	cr_assert_eq(accepted, 0, "an empty burst");
-	drop_burst(src, dst, BURST);
-	fixture_fini(&f);
+	burst_up(&b, "sw0", 0, false);
+	assert_doca(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted), DOCA_ERROR_BAD_STATE);
+	cr_assert_eq(b.accepted, 0);
+	assert_ok(doca_ctx_start(b.f.ctx));
+	expect_no_event_for(b.f.pe, 20);
+	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, 0, &b.accepted));
+	cr_assert_eq(b.accepted, 0, "an empty burst");
+	burst_down(&b);
 }
 
 Test(batch, null_arguments_are_refused)
