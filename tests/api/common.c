@@ -312,3 +312,36 @@ void fixture_copy_and_verify(struct api_fixture *f)
 	cr_assert_eq(pattern_mismatch(f->dst_bytes, f->len, f->seed), f->len,
 		     "destination differs from source at byte %zu", pattern_mismatch(f->dst_bytes, f->len, f->seed));
 }
+
+void sibling_init(struct api_sibling *s, struct api_fixture *a, uint32_t max_tasks)
+{
+	*s = (struct api_sibling){ 0 };
+	assert_ok(doca_ctx_create(&s->ctx));
+	if (max_tasks != 0)
+		assert_ok(doca_ctx_set_max_tasks(s->ctx, max_tasks));
+	assert_ok(doca_ctx_set_dev(s->ctx, a->dev));
+	assert_ok(doca_pe_connect_ctx(a->pe, s->ctx));
+	assert_ok(doca_mem_create(s->ctx, 128, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &s->mem));
+	assert_ok(doca_buf_create(s->mem, 0, 64, &s->src));
+	assert_ok(doca_buf_create(s->mem, 64, 64, &s->dst));
+	assert_ok(doca_ctx_start(s->ctx));
+}
+
+void sibling_fini_with_fixture(struct api_sibling *s, struct api_fixture *a)
+{
+	stop_and_drain(s->ctx, a->pe);
+	assert_ok(doca_buf_destroy(s->src));
+	assert_ok(doca_buf_destroy(s->dst));
+	assert_ok(doca_mem_destroy(s->mem));
+	stop_and_drain(a->ctx, a->pe);
+	assert_ok(doca_buf_destroy(a->src));
+	assert_ok(doca_buf_destroy(a->dst));
+	assert_ok(doca_mem_destroy(a->src_mem));
+	assert_ok(doca_mem_destroy(a->dst_mem));
+	a->src = a->dst = NULL;
+	a->src_mem = a->dst_mem = NULL;
+	assert_ok(doca_dev_close(a->dev));
+	a->dev = NULL;
+	assert_ok(doca_ctx_destroy(s->ctx));
+	fixture_fini(a);
+}

@@ -74,6 +74,21 @@ void fixture_init_started(struct api_fixture *f, const char *dev_name, size_t le
  * memories (those not already NULL), close the device, destroy ctx and PE.
  */
 void fixture_fini(struct api_fixture *f);
+/* A second ctx on a fixture's device and PE, with one READ|WRITE memory
+ * and 64-byte src (offset 0) and dst (offset 64) buffers, started. */
+struct api_sibling {
+	struct doca_ctx *ctx;
+	struct doca_mem *mem;
+	struct doca_buf *src;
+	struct doca_buf *dst;
+};
+
+/* Make @p s next to the started fixture @p a (max_tasks when non-zero). */
+void sibling_init(struct api_sibling *s, struct api_fixture *a, uint32_t max_tasks);
+/* Stop and drain both ctxs, then tear down the sibling and the fixture in
+ * the seed's order (the device is closed before either ctx is destroyed). */
+void sibling_fini_with_fixture(struct api_sibling *s, struct api_fixture *a);
+
 /* Stop a RUNNING ctx and reap/free events until IDLE. */
 void stop_and_drain(struct doca_ctx *ctx, struct doca_pe *pe);
 

@@ -258,28 +258,19 @@ Test(credits, pe_queue_holds_every_event_of_two_full_pools)
 {
 	enum { MAX = 1024 };
 	struct api_fixture a;
-	struct doca_ctx *ctx2 = NULL;
-	struct doca_mem *mem2 = NULL;
-	struct doca_buf *src2 = NULL, *dst2 = NULL;
+	struct api_sibling b;
 	uint32_t ready = 0;
 	int got_a = 0, got_b = 0;
 	uint64_t deadline;
 
 	fixture_init_started(&a, "sw0:engines=1", 64, MAX);
-	assert_ok(doca_ctx_create(&ctx2));
-	assert_ok(doca_ctx_set_max_tasks(ctx2, MAX));
-	assert_ok(doca_ctx_set_dev(ctx2, a.dev));
-	assert_ok(doca_pe_connect_ctx(a.pe, ctx2));
-	assert_ok(doca_mem_create(ctx2, 128, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &mem2));
-	assert_ok(doca_buf_create(mem2, 0, 64, &src2));
-	assert_ok(doca_buf_create(mem2, 64, 64, &dst2));
-	assert_ok(doca_ctx_start(ctx2));
+	sibling_init(&b, &a, MAX);
 	for (int i = 0; i < MAX; i++) {
 		assert_ok(submit_copy(a.ctx, a.src, a.dst, 1, 0));
-		assert_ok(submit_copy(ctx2, src2, dst2, 2, 0));
+		assert_ok(submit_copy(b.ctx, b.src, b.dst, 2, 0));
 	}
 	assert_doca(submit_copy(a.ctx, a.src, a.dst, 1, 0), DOCA_ERROR_AGAIN);
-	assert_doca(submit_copy(ctx2, src2, dst2, 2, 0), DOCA_ERROR_AGAIN);
+	assert_doca(submit_copy(b.ctx, b.src, b.dst, 2, 0), DOCA_ERROR_AGAIN);
 	/* Complete everything without reaping: progress counts each event once. */
 	deadline = now_ns() + (uint64_t)API_WAIT_MS * 1000000ull;
 	while (ready < 2 * MAX) {
@@ -304,21 +295,7 @@ Test(credits, pe_queue_holds_every_event_of_two_full_pools)
 	cr_assert_eq(got_a, MAX, "%d events of ctx 1", got_a);
 	cr_assert_eq(got_b, MAX, "%d events of ctx 2", got_b);
 
-	stop_and_drain(ctx2, a.pe);
-	assert_ok(doca_buf_destroy(src2));
-	assert_ok(doca_buf_destroy(dst2));
-	assert_ok(doca_mem_destroy(mem2));
-	stop_and_drain(a.ctx, a.pe);
-	assert_ok(doca_buf_destroy(a.src));
-	assert_ok(doca_buf_destroy(a.dst));
-	assert_ok(doca_mem_destroy(a.src_mem));
-	assert_ok(doca_mem_destroy(a.dst_mem));
-	a.src = a.dst = NULL;
-	a.src_mem = a.dst_mem = NULL;
-	assert_ok(doca_dev_close(a.dev));
-	a.dev = NULL;
-	assert_ok(doca_ctx_destroy(ctx2));
-	fixture_fini(&a);
+	sibling_fini_with_fixture(&b, &a);
 }
 
 /* doca_pe_progress returns each event once: the sum over turns equals the task count. */

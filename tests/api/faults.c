@@ -196,20 +196,12 @@ Test(faults, fail_every_3_on_two_engines_fails_exactly_one_third)
 Test(faults, fault_count_is_per_device_across_ctxs)
 {
 	struct api_fixture a;
-	struct doca_ctx *ctx2 = NULL;
-	struct doca_mem *mem2 = NULL;
-	struct doca_buf *src2 = NULL, *dst2 = NULL;
+	struct api_sibling b;
 	int fails = 0;
 
 	fixture_init_started(&a, "sw0:fail_every=2", 64, 0);
-	assert_ok(doca_ctx_create(&ctx2));
-	assert_ok(doca_ctx_set_dev(ctx2, a.dev));
-	assert_ok(doca_pe_connect_ctx(a.pe, ctx2));
-	assert_ok(doca_mem_create(ctx2, 128, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &mem2));
-	assert_ok(doca_buf_create(mem2, 0, 64, &src2));
-	assert_ok(doca_buf_create(mem2, 64, 64, &dst2));
-	assert_ok(doca_ctx_start(ctx2));
-	/* Alternate: a, ctx2, a, ctx2 ... — descriptors 2, 4, 6, 8 (all ctx2's) fail. */
+	sibling_init(&b, &a, 0);
+	/* Alternate: a, sibling, a, sibling ... — descriptors 2, 4, 6, 8 (all the sibling's) fail. */
 	for (int i = 1; i <= 8; i++) {
 		struct doca_event *ev;
 		bool on_a = i % 2 == 1;
@@ -217,9 +209,9 @@ Test(faults, fault_count_is_per_device_across_ctxs)
 		if (on_a)
 			assert_ok(submit_copy(a.ctx, a.src, a.dst, (uint64_t)i, 0));
 		else
-			assert_ok(submit_copy(ctx2, src2, dst2, (uint64_t)i, 0));
+			assert_ok(submit_copy(b.ctx, b.src, b.dst, (uint64_t)i, 0));
 		ev = wait_event(a.pe);
-		cr_assert_eq(doca_event_get_ctx(ev), on_a ? a.ctx : ctx2, "event ctx");
+		cr_assert_eq(doca_event_get_ctx(ev), on_a ? a.ctx : b.ctx, "event ctx");
 		if (on_a) {
 			cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS, "descriptor %d", i);
 		} else {
@@ -230,21 +222,7 @@ Test(faults, fault_count_is_per_device_across_ctxs)
 		doca_event_free(ev);
 	}
 	cr_assert_eq(fails, 4, "%d failures", fails);
-	stop_and_drain(ctx2, a.pe);
-	assert_ok(doca_buf_destroy(src2));
-	assert_ok(doca_buf_destroy(dst2));
-	assert_ok(doca_mem_destroy(mem2));
-	stop_and_drain(a.ctx, a.pe);
-	assert_ok(doca_buf_destroy(a.src));
-	assert_ok(doca_buf_destroy(a.dst));
-	assert_ok(doca_mem_destroy(a.src_mem));
-	assert_ok(doca_mem_destroy(a.dst_mem));
-	a.src = a.dst = NULL;
-	a.src_mem = a.dst_mem = NULL;
-	assert_ok(doca_dev_close(a.dev));
-	a.dev = NULL;
-	assert_ok(doca_ctx_destroy(ctx2));
-	fixture_fini(&a);
+	sibling_fini_with_fixture(&b, &a);
 }
 
 /* Flushed descriptors are not counted. */
