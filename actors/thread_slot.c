@@ -55,10 +55,10 @@ static int slot_claim(void)
 	return -1;
 }
 
-unsigned thread_slot_get(void)
+/* First call of a thread: claim a slot (kept out of line, so the fast path
+ * below stays a TLS load and a branch). */
+static __attribute__((noinline)) unsigned slot_first_use(void)
 {
-	if (my_slot >= 0)
-		return (unsigned)my_slot;
 	pthread_once(&slot_once, slot_key_create);
 	int slot = slot_claim();
 
@@ -70,4 +70,11 @@ unsigned thread_slot_get(void)
 				THREAD_SLOT_MAX);
 	}
 	return (unsigned)my_slot;
+}
+
+unsigned thread_slot_get(void)
+{
+	if (__builtin_expect(my_slot >= 0, 1))
+		return (unsigned)my_slot;
+	return slot_first_use();
 }
