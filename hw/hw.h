@@ -80,8 +80,10 @@ struct hw_cqe {
 /** What the engine asks of a new queue pair. */
 struct hw_qp_attr {
 	uint32_t depth; /* most descriptors outstanding at once (SQ + CQ) */
-	/* Called by a backend executor thread when the CQ turns non-empty, so a
-	 * sleeping progress engine can be woken. May be called from any thread. */
+	/* Called by a backend executor thread after it publishes completions
+	 * (after each batch of CQ entries, not only when the CQ was empty: the
+	 * PE may have emptied it and armed in between), so a sleeping progress
+	 * engine can be woken. May be called from any thread. */
 	void (*wake)(void *arg);
 	void *wake_arg;
 };

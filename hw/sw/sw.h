@@ -15,10 +15,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <ck_ring.h>
 #include <urcu/list.h>
 
 #include "hw/hw.h"
+#include "hw/sw/sw_ring.h"
 
 #define SW_ENGINES_MAX 64u
 #define SW_DELAY_US_MAX 10000000u
@@ -42,8 +42,8 @@ struct sw_desc {
 	uint64_t due_ns; /* 0: no delay */
 };
 
-CK_RING_PROTOTYPE(sw_desc, sw_desc)
-CK_RING_PROTOTYPE(sw_cqe, hw_cqe)
+_Static_assert(sizeof(struct sw_desc) <= SW_SLOT_PAYLOAD, "a descriptor fits one ring slot");
+_Static_assert(sizeof(struct hw_cqe) <= SW_SLOT_PAYLOAD, "a completion fits one ring slot");
 
 struct sw_engine;
 
@@ -56,19 +56,20 @@ struct sw_dev {
 	_Atomic uint32_t next_engine;
 };
 
+/* Cache lines: the fields set at create (read by both sides), then the two
+ * rings (each keeps its producer's and consumer's fields on lines of their
+ * own), then the executor's private state. */
 struct sw_qp {
 	struct hw_qp base;
 	struct sw_dev *dev;
-	struct ck_ring sq;
-	struct sw_desc *sq_slots;
-	struct ck_ring cq; /* engine mode only */
-	struct hw_cqe *cq_slots;
-	_Atomic bool flushing;
 	struct sw_engine *engine; /* NULL: inline */
 	void (*wake)(void *arg);
 	void *wake_arg;
+	_Atomic bool flushing;
+	struct sw_ring sq; /* producer: the PE's thread; consumer: the executor */
+	struct sw_ring cq; /* engine mode only: engine thread → PE's thread */
 	/* the executor's: a descriptor taken from the SQ, waiting for its delay */
-	struct sw_desc held;
+	_Alignas(64) struct sw_desc held;
 	bool has_held;
 	bool held_flushed;
 	struct cds_list_head engine_link; /* engine's list, engine thread */

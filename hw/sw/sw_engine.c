@@ -102,18 +102,27 @@ void sw_engine_detach(struct sw_engine *e, struct sw_qp *qp)
 
 /* Engine thread: apply attaches and detaches (a qp detached before it was
  * attached never reaches to_del: detach frees it from to_add directly). */
+/* The lists are walked with cds_list_for_each, not _for_each_entry: the
+ * latter forms a qp pointer from the list head itself, which is misaligned
+ * for the 64-byte-aligned struct sw_qp. */
+#define QP_OF(pos, member) cds_list_entry(pos, struct sw_qp, member)
+
 static void engine_apply_changes(struct sw_engine *e)
 {
-	struct sw_qp *qp, *tmp;
+	struct cds_list_head *pos, *next;
 
 	pthread_mutex_lock(&e->lock);
 	atomic_store_explicit(&e->changed, false, memory_order_relaxed);
-	cds_list_for_each_entry_safe(qp, tmp, &e->to_add, change_link) {
+	cds_list_for_each_safe(pos, next, &e->to_add) {
+		struct sw_qp *qp = QP_OF(pos, change_link);
+
 		cds_list_del(&qp->change_link);
 		cds_list_add_tail(&qp->engine_link, &e->qps);
 		qp->attached = true;
 	}
-	cds_list_for_each_entry_safe(qp, tmp, &e->to_del, change_link) {
+	cds_list_for_each_safe(pos, next, &e->to_del) {
+		struct sw_qp *qp = QP_OF(pos, change_link);
+
 		cds_list_del(&qp->change_link);
 		cds_list_del(&qp->engine_link);
 		sw_qp_free(qp);
@@ -126,36 +135,37 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 {
 	struct sw_desc d;
 	struct hw_cqe c;
-	bool flushed, wake = false;
+	bool flushed;
 	uint32_t n = 0;
 
 	while (n < ENGINE_BATCH && sw_qp_take_due(qp, &d, &flushed, now)) {
-		unsigned int before;
-
 		sw_execute(e->dev, &d, flushed, &c);
-		TSAN_RELEASE(&qp->cq);
 		/* the CQ holds depth entries and credits bound what is outstanding */
-		while (!ck_ring_enqueue_spsc_size_sw_cqe(&qp->cq, qp->cq_slots, &c, &before))
+		while (!sw_ring_put(&qp->cq, &c, sizeof(c)))
 			sched_yield();
-		wake = wake || before == 0;
 		n++;
 	}
 	*waiting = *waiting || qp->has_held;
-	if (wake)
+	/* After every batch, not only one that found the CQ empty: the PE may
+	 * have emptied it and armed before our entries became visible. */
+	if (n != 0)
 		qp->wake(qp->wake_arg);
 	return n;
 }
 
 static bool engine_has_work(struct sw_engine *e)
 {
-	struct sw_qp *qp;
+	struct cds_list_head *pos;
 
 	if (atomic_load_explicit(&e->changed, memory_order_acquire) ||
 	    atomic_load_explicit(&e->run, memory_order_acquire) != ENGINE_RUN)
 		return true;
-	cds_list_for_each_entry(qp, &e->qps, engine_link)
-		if (qp->has_held || ck_ring_size(&qp->sq) != 0)
+	cds_list_for_each(pos, &e->qps) {
+		struct sw_qp *qp = QP_OF(pos, engine_link);
+
+		if (qp->has_held || sw_ring_ready(&qp->sq))
 			return true;
+	}
 	return false;
 }
 
@@ -176,7 +186,7 @@ static void *engine_main(void *arg)
 
 	rcu_register_thread();
 	while (atomic_load_explicit(&e->run, memory_order_acquire) == ENGINE_RUN) {
-		struct sw_qp *qp;
+		struct cds_list_head *pos;
 		uint64_t now = 0;
 		uint32_t done = 0;
 		bool waiting = false;
@@ -184,8 +194,8 @@ static void *engine_main(void *arg)
 		if (atomic_load_explicit(&e->changed, memory_order_acquire))
 			engine_apply_changes(e);
 		rcu_read_lock();
-		cds_list_for_each_entry(qp, &e->qps, engine_link)
-			done += engine_serve_qp(e, qp, &now, &waiting);
+		cds_list_for_each(pos, &e->qps)
+			done += engine_serve_qp(e, QP_OF(pos, engine_link), &now, &waiting);
 		TSAN_RCU_READER_EXIT();
 		rcu_read_unlock();
 		if (done != 0) {

@@ -2,19 +2,15 @@
  * hw/sw/sw_qp.c — queue pairs of the software device: SQ/CQ rings, inline
  * execution, flush, fault injection.
  *
- * Rings: the SQ is a ck SPSC ring of descriptors by value; its producer is
- * the thread running the owning PE, its consumer the executor (that same
- * thread inline, the qp's engine thread otherwise). The CQ (engine mode) is
- * a ck SPSC ring of completions from the engine thread to the PE's thread.
- * ck orders slot contents before index updates; for TSan each side releases
- * on the ring before an enqueue and acquires after a dequeue, and the slot
- * arrays are marked as benign races (see actors/tsan_annotate.h).
+ * Rings (sw_ring.h): the SQ carries descriptors by value from the thread
+ * running the owning PE to the executor (that same thread inline, the qp's
+ * engine thread otherwise); the CQ (engine mode) carries completions from
+ * the engine thread back to the PE's thread.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "actors/tsan_annotate.h"
 #include "hw/sw/sw.h"
 
 uint64_t sw_now_ns(void)
@@ -25,34 +21,47 @@ uint64_t sw_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A ring of 2^k slots holds 2^k items. */
 static uint32_t ring_size_for(uint32_t depth)
 {
 	uint32_t size = 2;
 
-	while (size - 1u < depth)
+	while (size < depth)
 		size <<= 1;
 	return size;
 }
 
 void sw_qp_free(struct sw_qp *qp)
 {
-	free(qp->sq_slots);
-	free(qp->cq_slots);
+	free(qp->sq.slots);
+	free(qp->cq.slots);
 	free(qp);
+}
+
+static struct sw_slot *slots_alloc(uint32_t size)
+{
+	struct sw_slot *slots = aligned_alloc(_Alignof(struct sw_slot), sizeof(*slots) * size);
+
+	if (slots != NULL)
+		memset(slots, 0, sizeof(*slots) * size);
+	return slots;
 }
 
 doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, struct hw_qp **out)
 {
 	struct sw_dev *dev = (struct sw_dev *)hw;
 	uint32_t size = ring_size_for(attr->depth);
-	struct sw_qp *qp = calloc(1, sizeof(*qp));
+	struct sw_qp *qp = aligned_alloc(_Alignof(struct sw_qp), sizeof(*qp));
 
 	if (qp == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	qp->sq_slots = calloc(size, sizeof(*qp->sq_slots));
-	if (dev->nengines > 0)
-		qp->cq_slots = calloc(size, sizeof(*qp->cq_slots));
-	if (qp->sq_slots == NULL || (dev->nengines > 0 && qp->cq_slots == NULL)) {
+	memset(qp, 0, sizeof(*qp));
+	struct sw_slot *sq_slots = slots_alloc(size);
+	struct sw_slot *cq_slots = dev->nengines > 0 ? slots_alloc(size) : NULL;
+
+	sw_ring_init(&qp->sq, sq_slots, size);
+	sw_ring_init(&qp->cq, cq_slots, size);
+	if (sq_slots == NULL || (dev->nengines > 0 && cq_slots == NULL)) {
 		sw_qp_free(qp);
 		return DOCA_ERROR_NO_MEMORY;
 	}
@@ -60,12 +69,7 @@ doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, stru
 	qp->dev = dev;
 	qp->wake = attr->wake;
 	qp->wake_arg = attr->wake_arg;
-	ck_ring_init(&qp->sq, size);
-	TSAN_BENIGN_RACE(qp->sq_slots, sizeof(*qp->sq_slots) * size, "ck_ring slots: ordered by ck fences");
 	if (dev->nengines > 0) {
-		ck_ring_init(&qp->cq, size);
-		TSAN_BENIGN_RACE(qp->cq_slots, sizeof(*qp->cq_slots) * size,
-				 "ck_ring slots: ordered by ck fences");
 		qp->engine = sw_engine_pick(dev);
 		sw_engine_attach(qp->engine, qp);
 	}
@@ -90,11 +94,10 @@ uint32_t sw_qp_post(struct hw_qp *hw, const struct hw_desc *descs, uint32_t n)
 	uint64_t due = delay_us ? sw_now_ns() + (uint64_t)delay_us * 1000u : 0;
 	uint32_t i;
 
-	TSAN_RELEASE(&qp->sq);
 	for (i = 0; i < n; i++) {
 		struct sw_desc d = { .d = descs[i], .due_ns = due };
 
-		if (!ck_ring_enqueue_spsc_sw_desc(&qp->sq, qp->sq_slots, &d))
+		if (!sw_ring_put(&qp->sq, &d, sizeof(d)))
 			break;
 	}
 	return i;
@@ -112,17 +115,15 @@ bool sw_qp_take_due(struct sw_qp *qp, struct sw_desc *out, bool *flushed, uint64
 {
 	if (!qp->has_held && qp->dev->params.delay_us == 0) {
 		/* nothing ever waits: straight from the SQ slot */
-		if (!ck_ring_dequeue_spsc_sw_desc(&qp->sq, qp->sq_slots, out))
+		if (!sw_ring_get(&qp->sq, out, sizeof(*out)))
 			return false;
-		TSAN_ACQUIRE(&qp->sq);
 		/* acquire: pairs with sw_qp_flush's release. */
 		*flushed = atomic_load_explicit(&qp->flushing, memory_order_acquire);
 		return true;
 	}
 	if (!qp->has_held) {
-		if (!ck_ring_dequeue_spsc_sw_desc(&qp->sq, qp->sq_slots, &qp->held))
+		if (!sw_ring_get(&qp->sq, &qp->held, sizeof(qp->held)))
 			return false;
-		TSAN_ACQUIRE(&qp->sq);
 		qp->has_held = true;
 		/* acquire: pairs with sw_qp_flush's release. */
 		qp->held_flushed = atomic_load_explicit(&qp->flushing, memory_order_acquire);
@@ -181,10 +182,8 @@ uint32_t sw_qp_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
 	uint32_t n = 0;
 
 	if (qp->engine != NULL) {
-		while (n < max && ck_ring_dequeue_spsc_sw_cqe(&qp->cq, qp->cq_slots, &cqes[n]))
+		while (n < max && sw_ring_get(&qp->cq, &cqes[n], sizeof(cqes[n])))
 			n++;
-		if (n != 0)
-			TSAN_ACQUIRE(&qp->cq);
 		return n;
 	}
 	uint64_t now = 0;
@@ -201,8 +200,8 @@ bool sw_qp_pending(struct hw_qp *hw)
 	struct sw_qp *qp = (struct sw_qp *)hw;
 
 	if (qp->engine != NULL)
-		return ck_ring_size(&qp->cq) != 0;
-	return qp->has_held || ck_ring_size(&qp->sq) != 0;
+		return sw_ring_ready(&qp->cq);
+	return qp->has_held || sw_ring_ready(&qp->sq);
 }
 
 void sw_qp_flush(struct hw_qp *hw)
