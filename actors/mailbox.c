@@ -10,6 +10,15 @@
  * holds the actor's runner guard drains. Two producer threads that share a
  * slot (slot overflow) are still safe because the enqueue is multi-producer.
  *
+ * The summary word never hides an announced item. An announcer publishes
+ * its pushes (ring stores), runs a full fence, then loads the summary and
+ * sets its bit if it is clear. A drain clears the word with an exchange,
+ * runs a full fence, then reads the flagged rings. If the announcer saw its
+ * bit clear, it sets it and a later drain visits the shard. If it saw the
+ * bit still set, that drain's exchange comes after its load, and the two
+ * fences (store → fence → load on both sides) mean the drain's ring loads
+ * see the pushes. A bit that is set for an empty shard costs one empty look.
+ *
  * TSan cannot see ck's asm fences: producers release on the item before the
  * push and the consumer acquires on it after the pop; the slot array is
  * marked as a benign race once.
@@ -35,10 +44,17 @@ bool mailbox_init(struct mailbox *mb, uint32_t capacity, const struct mailbox_al
 
 	mb->alloc = alloc;
 	mb->cursor = 0;
+	mb->leftover = 0;
 	mb->capacity = size - 1u;
-	mb->shards = alloc->zalloc(sizeof(*mb->shards) * MAILBOX_SHARDS);
-	if (mb->shards == NULL)
+	mb->summary = alloc->zalloc(64); /* a line of its own: every producer writes it */
+	if (mb->summary == NULL)
 		return false;
+	mb->shards = alloc->zalloc(sizeof(*mb->shards) * MAILBOX_SHARDS);
+	if (mb->shards == NULL) {
+		alloc->free(mb->summary);
+		mb->summary = NULL;
+		return false;
+	}
 	for (uint32_t i = 0; i < MAILBOX_SHARDS; i++) {
 		struct mailbox_shard *s = &mb->shards[i];
 
@@ -47,7 +63,9 @@ bool mailbox_init(struct mailbox *mb, uint32_t capacity, const struct mailbox_al
 			while (i-- > 0)
 				alloc->free(mb->shards[i].slots);
 			alloc->free(mb->shards);
+			alloc->free(mb->summary);
 			mb->shards = NULL;
+			mb->summary = NULL;
 			return false;
 		}
 		ck_ring_init(&s->ring, size);
@@ -63,39 +81,77 @@ void mailbox_fini(struct mailbox *mb)
 	for (uint32_t i = 0; i < MAILBOX_SHARDS; i++)
 		mb->alloc->free(mb->shards[i].slots);
 	mb->alloc->free(mb->shards);
+	mb->alloc->free(mb->summary);
 	mb->shards = NULL;
+	mb->summary = NULL;
 }
 
-bool mailbox_push_mpsc(struct mailbox *mb, void *item, bool *was_empty)
+static uint32_t caller_shard(void)
 {
-	struct mailbox_shard *s = &mb->shards[thread_slot_get() % MAILBOX_SHARDS];
-	unsigned int before;
+	return thread_slot_get() % MAILBOX_SHARDS;
+}
+
+bool mailbox_push_mpsc(struct mailbox *mb, void *item)
+{
+	struct mailbox_shard *s = &mb->shards[caller_shard()];
 
 	TSAN_RELEASE(item);
-	if (!ck_ring_enqueue_mpsc_size(&s->ring, s->slots, item, &before))
-		return false;
-	*was_empty = before == 0;
-	return true;
+	return ck_ring_enqueue_mpsc(&s->ring, s->slots, item);
+}
+
+void mailbox_announce(struct mailbox *mb)
+{
+	uint32_t bit = 1u << caller_shard();
+
+	/* seq_cst fence: the pushes are visible before we load the summary (see top). */
+	atomic_thread_fence(memory_order_seq_cst);
+	if ((atomic_load_explicit(mb->summary, memory_order_relaxed) & bit) == 0)
+		/* release: a drain that acquires the bit sees the pushes. */
+		atomic_fetch_or_explicit(mb->summary, bit, memory_order_release);
+}
+
+/* The shards to visit: those a drain left non-empty plus the flagged ones. */
+static uint32_t take_flagged(struct mailbox *mb)
+{
+	uint32_t pending = mb->leftover;
+
+	mb->leftover = 0;
+	if (atomic_load_explicit(mb->summary, memory_order_relaxed) != 0) {
+		/* acquire: pairs with the announcers' release of their bits. */
+		pending |= atomic_exchange_explicit(mb->summary, 0, memory_order_acquire);
+		/* seq_cst fence: the cleared word is visible before we read the rings (see top). */
+		atomic_thread_fence(memory_order_seq_cst);
+	}
+	return pending;
 }
 
 uint32_t mailbox_drain_sc(struct mailbox *mb, void **items, uint32_t max, uint32_t per_shard)
 {
-	uint32_t n = 0;
 	uint32_t first = mb->cursor;
+	/* the flagged shards, rotated so that bit 0 is shard `first` */
+	uint32_t todo = take_flagged(mb);
+	uint32_t n = 0;
 
-	for (uint32_t k = 0; k < MAILBOX_SHARDS && n < max; k++) {
-		struct mailbox_shard *s = &mb->shards[(first + k) % MAILBOX_SHARDS];
+	todo = (todo >> first | todo << ((MAILBOX_SHARDS - first) % MAILBOX_SHARDS)) &
+	       ((1u << MAILBOX_SHARDS) - 1u);
+	mb->cursor = (first + 1u) % MAILBOX_SHARDS;
+	for (; todo != 0 && n < max; todo &= todo - 1u) {
+		uint32_t i = (first + (uint32_t)__builtin_ctz(todo)) % MAILBOX_SHARDS;
+		struct mailbox_shard *s = &mb->shards[i];
+		uint32_t taken = 0;
+		void *item;
 
-		for (uint32_t taken = 0; taken < per_shard && n < max; taken++) {
-			void *item;
-
-			if (!ck_ring_dequeue_mpsc(&s->ring, s->slots, &item))
-				break;
+		while (taken < per_shard && n < max && ck_ring_dequeue_mpsc(&s->ring, s->slots, &item)) {
 			TSAN_ACQUIRE(item);
 			items[n++] = item;
+			taken++;
 		}
+		if (taken == per_shard || n == max)
+			mb->leftover |= 1u << i; /* stopped by a limit: may hold more */
 	}
-	mb->cursor = (first + 1u) % MAILBOX_SHARDS;
+	/* shards not visited because max was reached first */
+	for (; todo != 0; todo &= todo - 1u)
+		mb->leftover |= 1u << ((first + (uint32_t)__builtin_ctz(todo)) % MAILBOX_SHARDS);
 	return n;
 }
 

@@ -136,7 +136,9 @@ struct doca_event {
 struct task_pool {
 	struct doca_event *events;
 	uint32_t size;
-	struct ck_ring free_ring;
+	/* own cache lines (ck pads c_head from p_tail): submitters take from
+	 * it, the PE's thread returns to it */
+	_Alignas(64) struct ck_ring free_ring;
 	struct ck_ring_buffer *free_slots;
 };
 
@@ -217,7 +219,10 @@ struct doca_pe {
 	uint32_t cursor;              /* runner: first member scanned next turn */
 	struct doca_event *ready_head; /* runner */
 	struct doca_event *ready_tail;
-	_Atomic int armed;            /* enum pe_armed */
+	/* own cache line: wakers on other CPUs load these after every burst,
+	 * and the fields above are written by the runner on every turn */
+	_Alignas(64) _Atomic int armed; /* enum pe_armed */
+	_Atomic(const void *) home;     /* runner_self() of the thread that ran the last turn */
 	int epfd;                     /* the notification handle */
 	int evfd;                     /* eventfd inside epfd: software wakes */
 	struct worker worker;
@@ -227,8 +232,24 @@ struct doca_pe {
 
 /* One turn of the actor (caller holds the runner guard). */
 uint32_t pe_turn(struct doca_pe *pe);
-/* Make the notification fd readable if it is armed. Any thread. */
+
+/* The device descriptor of a queued copy task. */
+static inline struct hw_desc event_desc(const struct doca_event *ev)
+{
+	return (struct hw_desc){
+		.cookie = (uint64_t)(uintptr_t)ev,
+		.src = ev->src->data,
+		.dst = ev->dst->data,
+		.len = ev->len,
+		.src_mr = ev->src->mem->mr,
+		.dst_mr = ev->dst->mem->mr,
+	};
+}
+/* Make the notification fd readable if it is armed. Call after publishing
+ * the work the PE should see. Any thread. */
 void pe_wake(struct doca_pe *pe);
+/* pe_wake for a caller that already ran a full fence after publishing. */
+void pe_wake_fenced(struct doca_pe *pe);
 /* hw_qp_attr.wake trampoline. */
 void pe_wake_cb(void *pe);
 /* Add/remove a qp's completion channel fd to/from the PE's epoll set. */

@@ -20,10 +20,15 @@
 
 void pe_wake(struct doca_pe *pe)
 {
-	int armed = PE_ARMED;
-
 	/* seq_cst fence: order the caller's work store before the armed load. */
 	atomic_thread_fence(memory_order_seq_cst);
+	pe_wake_fenced(pe);
+}
+
+void pe_wake_fenced(struct doca_pe *pe)
+{
+	int armed = PE_ARMED;
+
 	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) != PE_ARMED)
 		return;
 	if (atomic_compare_exchange_strong_explicit(&pe->armed, &armed, PE_FIRED, memory_order_relaxed,

@@ -9,7 +9,9 @@
  * grace period — impossible inside a read-side section), ready events are
  * queued, stops are finished. A context cannot become IDLE (so cannot be
  * destroyed) while the turn holds one of its events, and the pinned
- * reference keeps its memory valid through its state callback anyway.
+ * reference keeps its memory valid through its state callback anyway. A
+ * running context that produced nothing this turn needs nothing after the
+ * section, so it is not pinned (two atomic operations less per idle turn).
  */
 #include <stdlib.h>
 
@@ -67,14 +69,7 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 				t->done[t->ndone++] = ev;
 				continue;
 			}
-			descs[i] = (struct hw_desc){
-				.cookie = (uint64_t)(uintptr_t)ev,
-				.src = ev->src->data,
-				.dst = ev->dst->data,
-				.len = ev->len,
-				.src_mr = ev->src->mem->mr,
-				.dst_mr = ev->dst->mem->mr,
-			};
+			descs[i] = event_desc(ev);
 		}
 		if (running && hw_qp_post(run->qp, descs, n) != n) {
 			doca_log(DOCA_LOG_ERROR, "device SQ full although credits bound it");
@@ -132,13 +127,11 @@ static void turn_collect(struct doca_pe *pe, struct turn *t)
 			continue;
 		struct ctx_run *run = rcu_dereference(ctx->run);
 
-		if (run == NULL || !ctx_ref_get(ctx))
+		if (run == NULL)
 			continue;
 		TSAN_ACQUIRE(run);
 		struct hw_qp *qp = run->qp;
-		struct turn_rec *rec = &t->recs[t->nrecs++];
-
-		*rec = (struct turn_rec){ .ctx = ctx, .first = t->ndone };
+		uint32_t first = t->ndone;
 		bool running = st == DOCA_CTX_STATE_RUNNING && !run->fatal;
 
 		run_drain(t, run, running);
@@ -151,8 +144,23 @@ static void turn_collect(struct doca_pe *pe, struct turn *t)
 
 		for (uint32_t j = 0; j < n; j++)
 			t->done[t->ndone++] = event_from_cqe(&t->cqes[j], &fatal);
-		rec->count = t->ndone - rec->first;
-		rec->stop = fatal && !run->fatal;
+		if (t->ndone == first && running && !fatal)
+			continue; /* nothing to deliver or finish */
+		/* Events in hand mean tasks outstanding, so the ctx cannot have
+		 * reached IDLE and been destroyed: the reference cannot fail then. */
+		if (!ctx_ref_get(ctx)) {
+			if (t->ndone != first) {
+				doca_log(DOCA_LOG_ERROR, "a context with events in flight was destroyed");
+				abort();
+			}
+			continue;
+		}
+		t->recs[t->nrecs++] = (struct turn_rec){
+			.ctx = ctx,
+			.first = first,
+			.count = t->ndone - first,
+			.stop = fatal && !run->fatal,
+		};
 		run->fatal = run->fatal || fatal;
 	}
 }
@@ -182,6 +190,8 @@ uint32_t pe_turn(struct doca_pe *pe)
 
 	t.nrecs = 0;
 	t.ndone = 0;
+	if (atomic_load_explicit(&pe->home, memory_order_relaxed) != runner_self())
+		atomic_store_explicit(&pe->home, runner_self(), memory_order_relaxed);
 	doca_rcu_read_lock();
 	turn_collect(pe, &t);
 	doca_rcu_read_unlock();

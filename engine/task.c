@@ -4,16 +4,29 @@
  *
  * Lock-free and allocation-free: validate, then inside an RCU read-side
  * section check RUNNING, pin the buffers, take a credit (a free event slot)
- * and push the slot into the caller's mailbox shard. A shard holds as many
- * items as the pool has slots, so a push that holds a credit cannot fail.
- * Only a push that turns a shard from empty to non-empty wakes the PE, once
- * per burst: a batch shares one read-side section and one wake-up.
+ * and hand the slot over in chunks:
+ *
+ * - from any thread, through the caller's mailbox shard: a shard holds as
+ *   many items as the pool has slots, so a push that holds a credit cannot
+ *   fail, and the PE's next turn posts it;
+ * - from the PE's own thread (the one that ran its last turn), straight to
+ *   the queue pair, as that turn would, when the PE is not running a turn,
+ *   the context still runs and nothing waits in the mailbox (so a task of
+ *   ours queued there earlier still reaches the device first). This saves
+ *   the mailbox round trip for the common "submit and progress on one
+ *   thread" shape; the runner guard keeps it exclusive with turns.
+ *
+ * A burst shares one read-side section, one announce and one wake check.
+ * The wake check runs after every burst, not only after a push into an
+ * empty shard: a shard that held an item when we pushed may have been
+ * drained, and its PE armed, before our push became visible.
  */
 #include <stdlib.h>
 
 #include "engine/engine.h"
 
 #define TASK_FLAGS_KNOWN ((uint32_t)DOCA_TASK_FLAG_ALLOW_PARTIAL)
+#define SUBMIT_CHUNK 32u /* events handed over at once */
 
 /* The argument checks that come after the state check, in contract order. */
 static doca_error_t task_check(const struct doca_ctx *ctx, const struct doca_task_desc *desc,
@@ -43,8 +56,9 @@ static struct doca_event *pool_take(struct ctx_run *run)
 	return ev;
 }
 
-static doca_error_t task_enqueue(struct doca_ctx *ctx, struct ctx_run *run,
-				 const struct doca_task_desc *desc, bool *wake)
+/* Validate, pin and take a credit; fill the event (*out). */
+static doca_error_t task_prepare(struct doca_ctx *ctx, struct ctx_run *run,
+				 const struct doca_task_desc *desc, struct doca_event **out)
 {
 	uint64_t len;
 	doca_error_t err = task_check(ctx, desc, &len);
@@ -73,21 +87,59 @@ static doca_error_t task_enqueue(struct doca_ctx *ctx, struct ctx_run *run,
 	ev->len = len;
 	ev->bytes = 0;
 	ev->user_data = desc->user_data;
-
-	bool was_empty;
-
-	if (!mailbox_push_mpsc(&run->mbox, ev, &was_empty)) {
-		doca_log(DOCA_LOG_ERROR, "mailbox shard full while holding a credit");
-		abort();
-	}
-	*wake = *wake || was_empty;
+	*out = ev;
 	return DOCA_SUCCESS;
+}
+
+/* The PE's own thread, the PE idle: post as a turn would. False (nothing
+ * done) when the guard is taken, the context stopping or failed, or the
+ * mailbox not empty. */
+static bool task_post_direct(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
+			     uint32_t n)
+{
+	struct runner *runner = &ctx->pe->runner;
+	struct hw_desc descs[SUBMIT_CHUNK];
+	bool posted = false;
+
+	if (runner_enter(runner) != RUNNER_ENTERED)
+		return false;
+	/* Holding the guard we are the mailbox's consumer and the qp's
+	 * producer, and the flags below are ours to read. */
+	if (ctx_state(ctx) == DOCA_CTX_STATE_RUNNING && !run->fatal && !run->flush_sent &&
+	    mailbox_idle(&run->mbox)) {
+		for (uint32_t i = 0; i < n; i++)
+			descs[i] = event_desc(evs[i]);
+		if (hw_qp_post(run->qp, descs, n) != n) {
+			doca_log(DOCA_LOG_ERROR, "device SQ full although credits bound it");
+			abort();
+		}
+		hw_qp_doorbell(run->qp);
+		posted = true;
+	}
+	runner_exit(runner);
+	return posted;
+}
+
+/* Hand filled events to the device: directly or through the mailbox. */
+static void task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
+			   uint32_t n)
+{
+	if (atomic_load_explicit(&ctx->pe->home, memory_order_relaxed) == runner_self() &&
+	    task_post_direct(ctx, run, evs, n))
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!mailbox_push_mpsc(&run->mbox, evs[i])) {
+			doca_log(DOCA_LOG_ERROR, "mailbox shard full while holding a credit");
+			abort();
+		}
+	}
+	mailbox_announce(&run->mbox);
 }
 
 /* One task of a burst, inside the read-side section: handles, then state,
  * then the rest (the contract's order). */
 static doca_error_t task_submit_one(struct doca_ctx *ctx, const struct doca_task_desc *desc,
-				    struct ctx_run **run, bool *wake)
+				    struct ctx_run **run, struct doca_event **out)
 {
 	if (!buf_valid(desc->src) || !buf_valid(desc->dst))
 		return DOCA_ERROR_INVALID_VALUE;
@@ -100,7 +152,7 @@ static doca_error_t task_submit_one(struct doca_ctx *ctx, const struct doca_task
 			return DOCA_ERROR_BAD_STATE;
 		TSAN_ACQUIRE(*run);
 	}
-	return task_enqueue(ctx, *run, desc, wake);
+	return task_prepare(ctx, *run, desc, out);
 }
 
 doca_error_t doca_task_submit_batch(struct doca_ctx *ctx, const struct doca_task_desc *descs,
@@ -108,8 +160,8 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *ctx, const struct doca_task
 {
 	doca_error_t err = DOCA_SUCCESS;
 	struct ctx_run *run = NULL;
-	bool wake = false;
-	uint32_t i = 0;
+	struct doca_event *chunk[SUBMIT_CHUNK];
+	uint32_t i = 0, k = 0;
 
 	if (accepted != NULL)
 		*accepted = 0;
@@ -120,11 +172,17 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *ctx, const struct doca_task
 	if (!ctx_valid(ctx))
 		err = DOCA_ERROR_INVALID_VALUE;
 	for (; err == DOCA_SUCCESS && i < n; i++) {
-		err = task_submit_one(ctx, &descs[i], &run, &wake);
+		err = task_submit_one(ctx, &descs[i], &run, &chunk[k]);
 		if (err != DOCA_SUCCESS)
 			break;
+		if (++k == SUBMIT_CHUNK) {
+			task_hand_over(ctx, run, chunk, k);
+			k = 0;
+		}
 	}
-	if (wake)
+	if (k != 0)
+		task_hand_over(ctx, run, chunk, k);
+	if (i != 0)
 		pe_wake(ctx->pe);
 	doca_rcu_read_unlock();
 	*accepted = i;

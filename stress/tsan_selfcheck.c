@@ -92,13 +92,14 @@ struct handoff {
 static void *producer(void *arg)
 {
 	struct handoff *h = arg;
-	bool was_empty;
 
 	h->item->payload = 42;
 	if (h->bare_ring) {
 		if (!ck_ring_enqueue_mpsc(&h->ring, h->slots, h->item))
 			abort();
-	} else if (!mailbox_push_mpsc(&h->mb, h->item, &was_empty)) {
+	} else if (mailbox_push_mpsc(&h->mb, h->item)) {
+		mailbox_announce(&h->mb);
+	} else {
 		abort();
 	}
 	if (h->touch_after_push) {

@@ -7,6 +7,7 @@
  */
 #include "common.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* ---- stop / start in each state ---- */
@@ -295,6 +296,23 @@ Test(ctx_state, stop_with_engine_is_asynchronous_and_flushes_mailbox_tasks)
 }
 
 /* Many tasks on two engine threads, stopped midway: exactly one event each. */
+struct half_submit {
+	struct api_fixture *f;
+	struct doca_buf **win;
+	int from, to;
+	doca_error_t rc;
+};
+
+static void *submit_half_main(void *arg)
+{
+	struct half_submit *h = arg;
+
+	h->rc = DOCA_SUCCESS;
+	for (int i = h->from; i < h->to && h->rc == DOCA_SUCCESS; i++)
+		h->rc = submit_copy(h->f->ctx, h->f->src, h->win[i], (uint64_t)i, 0);
+	return NULL;
+}
+
 Test(ctx_state, stop_midway_with_two_engines_gives_every_task_exactly_one_event)
 {
 	enum { N = 200, W = 64 };
@@ -310,11 +328,17 @@ Test(ctx_state, stop_midway_with_two_engines_gives_every_task_exactly_one_event)
 	assert_ok(doca_buf_destroy(f.src));
 	assert_ok(doca_buf_create(f.src_mem, 0, W, &f.src));
 	assert_ok(doca_ctx_start(f.ctx));
-	for (int i = 0; i < N; i++) {
+	for (int i = 0; i <= N / 2; i++)
 		assert_ok(submit_copy(f.ctx, f.src, win[i], (uint64_t)i, 0));
-		if (i == N / 2)
-			doca_pe_progress(f.pe);
-	}
+	doca_pe_progress(f.pe);
+	/* The rest from another thread: it goes through the mailbox (only the
+	 * PE's own thread posts straight to the device), where the stop finds it. */
+	struct half_submit rest = { .f = &f, .win = win, .from = N / 2 + 1, .to = N };
+	pthread_t th;
+
+	cr_assert_eq(pthread_create(&th, NULL, submit_half_main, &rest), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	assert_ok(rest.rc);
 	assert_doca(doca_ctx_stop(f.ctx), DOCA_ERROR_IN_PROGRESS);
 	while (got < N) {
 		struct doca_event *ev = wait_event(f.pe);

@@ -21,30 +21,53 @@ static void teardown(void)
 
 TestSuite(mailbox, .init = setup, .fini = teardown);
 
-Test(mailbox, only_the_push_into_an_empty_shard_reports_was_empty)
+Test(mailbox, a_drain_takes_only_announced_shards)
 {
-	bool was_empty = false;
 	int items[3];
-
-	cr_assert(mailbox_push_mpsc(&mb, &items[0], &was_empty));
-	cr_assert_eq(was_empty, true);
-	cr_assert(mailbox_push_mpsc(&mb, &items[1], &was_empty));
-	cr_assert_eq(was_empty, false);
 	void *out[4];
 
+	cr_assert(mailbox_push_mpsc(&mb, &items[0]));
+	cr_assert(mailbox_push_mpsc(&mb, &items[1]));
+	cr_assert(mailbox_nonempty(&mb), "pushed items are in the ring");
+	cr_assert_eq(mailbox_drain_sc(&mb, out, 4, 4), 0, "not announced yet: not visited");
+	mailbox_announce(&mb);
 	cr_assert_eq(mailbox_drain_sc(&mb, out, 4, 4), 2);
-	cr_assert(mailbox_push_mpsc(&mb, &items[2], &was_empty));
-	cr_assert_eq(was_empty, true);
+	cr_assert_eq(out[0], &items[0]);
+	cr_assert_eq(out[1], &items[1]);
+	cr_assert_eq(*mb.summary, 0, "the drain cleared the flag");
+	cr_assert(mailbox_push_mpsc(&mb, &items[2]));
+	mailbox_announce(&mb);
+	cr_assert_eq(*mb.summary, 1u << (thread_slot_get() % MAILBOX_SHARDS));
+	cr_assert_eq(mailbox_drain_sc(&mb, out, 4, 4), 1);
+	cr_assert_eq(out[0], &items[2]);
+}
+
+Test(mailbox, a_shard_left_non_empty_by_a_limit_is_visited_again_without_an_announce)
+{
+	int items[5];
+	void *out[8];
+
+	for (int i = 0; i < 5; i++)
+		cr_assert(mailbox_push_mpsc(&mb, &items[i]));
+	mailbox_announce(&mb);
+	cr_assert_eq(mailbox_drain_sc(&mb, out, 8, 2), 2, "per-shard limit");
+	cr_assert_eq(mailbox_drain_sc(&mb, out, 1, 8), 1, "overall limit");
+	cr_assert_eq(out[0], &items[2]);
+	cr_assert_eq(mailbox_drain_sc(&mb, out, 8, 8), 2);
+	cr_assert_eq(out[0], &items[3]);
+	cr_assert_eq(out[1], &items[4]);
+	cr_assert_eq(mb.leftover, 0, "the shard was seen empty");
+	cr_assert_eq(mailbox_drain_sc(&mb, out, 8, 8), 0);
 }
 
 Test(mailbox, drains_in_fifo_order_and_empties)
 {
 	int items[5];
 	void *out[8];
-	bool was_empty;
 
 	for (int i = 0; i < 5; i++)
-		cr_assert(mailbox_push_mpsc(&mb, &items[i], &was_empty));
+		cr_assert(mailbox_push_mpsc(&mb, &items[i]));
+	mailbox_announce(&mb);
 	cr_assert(mailbox_nonempty(&mb));
 	cr_assert_eq(mailbox_drain_sc(&mb, out, 8, 8), 5);
 	for (int i = 0; i < 5; i++)
@@ -57,12 +80,12 @@ Test(mailbox, a_full_shard_refuses_and_keeps_its_items)
 {
 	int items[16];
 	void *out[16];
-	bool was_empty;
 	uint32_t accepted = 0;
 
 	for (int i = 0; i < 16; i++)
-		accepted += mailbox_push_mpsc(&mb, &items[i], &was_empty);
+		accepted += mailbox_push_mpsc(&mb, &items[i]);
 	cr_assert_eq(accepted, mb.capacity);
+	mailbox_announce(&mb);
 	cr_assert_eq(mailbox_drain_sc(&mb, out, 16, 16), mb.capacity);
 	for (uint32_t i = 0; i < mb.capacity; i++)
 		cr_assert_eq(out[i], &items[i]);
@@ -77,13 +100,13 @@ struct pusher {
 static void *push_four(void *arg)
 {
 	struct pusher *p = arg;
-	bool was_empty;
 
 	p->slot = thread_slot_get();
 	for (int i = 0; i < 4; i++) {
 		p->items[i] = p->base + i;
-		cr_assert(mailbox_push_mpsc(&mb, &p->items[i], &was_empty));
+		cr_assert(mailbox_push_mpsc(&mb, &p->items[i]));
 	}
+	mailbox_announce(&mb);
 	return NULL;
 }
 

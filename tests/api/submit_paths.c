@@ -1,0 +1,114 @@
+/*
+ * tests/api/submit_paths.c — the two ways a task reaches the device: the
+ * PE's own thread (the one that ran its last doca_pe_progress) posts it
+ * straight to the queue pair, any other thread leaves it in the mailbox for
+ * the PE's next turn. Observed through an engine thread, which copies
+ * whatever reaches the device without any further progress call.
+ */
+#include "common.h"
+
+#include <pthread.h>
+#include <string.h>
+
+enum { LEN = 256 };
+
+/* True once dst holds the source pattern, polling for up to @p ms without
+ * calling doca_pe_progress. */
+static bool copied_within(struct api_fixture *f, unsigned ms)
+{
+	uint64_t deadline = now_ns() + (uint64_t)ms * 1000000u;
+
+	do {
+		if (pattern_mismatch(f->dst_bytes, LEN, f->seed) == LEN)
+			return true;
+		sleep_ms(1);
+	} while (now_ns() < deadline);
+	return false;
+}
+
+struct foreign_submit {
+	struct api_fixture *f;
+	doca_error_t rc;
+};
+
+static void *foreign_submit_main(void *arg)
+{
+	struct foreign_submit *s = arg;
+
+	s->rc = submit_copy(s->f->ctx, s->f->src, s->f->dst, 7, 0);
+	return NULL;
+}
+
+Test(submit_paths, the_pe_thread_posts_straight_to_the_device)
+{
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0:engines=1", LEN, 0);
+	doca_pe_progress(f.pe); /* this thread now runs the PE */
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 7, 0));
+	cr_assert(copied_within(&f, 5000), "the engine copied without a progress call");
+	expect_success_event(f.pe, 7, LEN);
+	fixture_fini(&f);
+}
+
+Test(submit_paths, another_thread_leaves_the_task_in_the_mailbox_until_progress)
+{
+	struct api_fixture f;
+	struct foreign_submit s;
+	pthread_t th;
+
+	fixture_init_started(&f, "sw0:engines=1", LEN, 0);
+	doca_pe_progress(f.pe);
+	s = (struct foreign_submit){ .f = &f };
+	cr_assert_eq(pthread_create(&th, NULL, foreign_submit_main, &s), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	assert_ok(s.rc);
+	cr_assert_not(copied_within(&f, 50), "nothing drains the mailbox without progress");
+	cr_assert_eq(bytes_mismatch(f.dst_bytes, LEN, 0), LEN, "dst untouched");
+	expect_success_event(f.pe, 7, LEN);
+	cr_assert_eq(pattern_mismatch(f.dst_bytes, LEN, f.seed), LEN);
+	fixture_fini(&f);
+}
+
+/* While another thread's task waits in the mailbox, the PE's thread queues
+ * behind it too, and both arrive with the next turn. */
+Test(submit_paths, the_pe_thread_queues_behind_a_waiting_mailbox)
+{
+	struct api_fixture f;
+	struct foreign_submit s;
+	struct doca_buf *src2, *dst2;
+	pthread_t th;
+
+	fixture_init_started(&f, "sw0:engines=1", 2 * LEN, 0);
+	doca_pe_progress(f.pe);
+	assert_ok(doca_buf_destroy(f.src));
+	assert_ok(doca_buf_destroy(f.dst));
+	assert_ok(doca_buf_create(f.src_mem, 0, LEN, &f.src));
+	assert_ok(doca_buf_create(f.dst_mem, 0, LEN, &f.dst));
+	assert_ok(doca_buf_create(f.src_mem, LEN, LEN, &src2));
+	assert_ok(doca_buf_create(f.dst_mem, LEN, LEN, &dst2));
+	s = (struct foreign_submit){ .f = &f };
+	cr_assert_eq(pthread_create(&th, NULL, foreign_submit_main, &s), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	assert_ok(s.rc);
+	assert_ok(submit_copy(f.ctx, src2, dst2, 8, 0));
+	sleep_ms(50);
+	cr_assert_eq(bytes_mismatch(f.dst_bytes, 2 * LEN, 0), 2 * LEN, "both wait for the turn");
+	int seen7 = 0, seen8 = 0;
+
+	for (int i = 0; i < 2; i++) {
+		struct doca_event *ev = wait_event(f.pe);
+		uint64_t user = doca_event_get_user_data(ev).u64;
+
+		cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
+		seen7 += user == 7;
+		seen8 += user == 8;
+		doca_event_free(ev);
+	}
+	cr_assert_eq(seen7, 1);
+	cr_assert_eq(seen8, 1);
+	cr_assert_eq(pattern_mismatch(f.dst_bytes, 2 * LEN, f.seed), 2 * LEN);
+	assert_ok(doca_buf_destroy(src2));
+	assert_ok(doca_buf_destroy(dst2));
+	fixture_fini(&f);
+}
