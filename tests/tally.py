@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Count test cases in a meson testlog.json: Criterion binaries by their own
-"Synthesis" line, every other test program as one case (skipped when it
-printed a line starting "SKIP:", e.g. no RDMA device here). Prints one line
-per failed or skipped program, then '<suite>: N passed, N failed, N skipped'."""
+"Synthesis" line plus their "[SKIP]" lines (run with --verbose), every other
+test program as one case (skipped when it printed a line starting "SKIP:",
+e.g. no RDMA device here). A Criterion binary that ran no test and skipped
+none counts as failed: an empty suite proves nothing. Prints one line per
+failed or skipped program, then '<suite>: N passed, N failed, N skipped'."""
 import json
 import re
 import sys
@@ -10,6 +12,7 @@ import sys
 SYNTH = re.compile(r"Synthesis: Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+) \| Crashing: (\d+)")
 SKIPS = re.compile(r"^SKIP(?:PED)?[: ]", re.M)
 SKIPS_LINE = re.compile(r"^(SKIP(?:PED)?[: ].*)$", re.M)
+CR_SKIP = re.compile(r"^\[SKIP\] (.*)$", re.M)
 
 path, suite = sys.argv[1], sys.argv[2]
 passed = failed = skipped = 0
@@ -28,8 +31,14 @@ for line in lines:
     ok = t["result"] in ("OK", "EXPECTEDFAIL")
     if m:
         p, f = int(m.group(2)), int(m.group(3)) + int(m.group(4))
-        skipped += int(m.group(1)) - p - f
-        if not ok and f == 0:
+        cr_skips = CR_SKIP.findall(out)
+        skipped += int(m.group(1)) - p - f + len(cr_skips)
+        for reason in cr_skips:
+            print(f"  SKIPPED: {t['name']}: {reason.strip()}")
+        if int(m.group(1)) == 0 and not cr_skips:
+            print(f"  FAILED: {t['name']} (ran no test)")
+            f = 1
+        elif not ok and f == 0:
             f = 1
         passed, failed = passed + p, failed + f
     elif t["result"] == "SKIP":
