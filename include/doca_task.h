@@ -35,6 +35,12 @@ struct doca_task_desc {
  * DOCA_ERROR_AGAIN; a buffer destroyed concurrently → DOCA_ERROR_INVALID_VALUE.
  * A refused task changes nothing and gets no event.
  *
+ * Where the task goes: from the thread that ran the PE's last
+ * doca_pe_progress (its own thread), while no turn is running and nothing
+ * waits in the context's mailbox, straight to the device's submission
+ * queue; otherwise into the caller's mailbox shard, for the PE's next turn.
+ * Either way one thread's tasks reach the device in submission order.
+ *
  * Source and destination may overlap (even be the same buffer): the result is
  * that of memmove on the software device. On verbs devices overlapping copies
  * are undefined (RDMA WRITE ordering), so portable code keeps them apart.
