@@ -41,8 +41,13 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev)
 	return event_live(ev) ? ev->ctx : NULL;
 }
 
+/* Inside a read-side section: the credit we return can let a stop retire
+ * the run at once, and the ring operation still reads the run's memory
+ * after publishing it; the grace period before the run is freed covers
+ * that tail (and shows TSan the order). */
 void event_release(struct doca_event *ev)
 {
+	doca_rcu_read_lock();
 	struct task_pool *pool = &ev->run->pool;
 
 	buf_unpin(ev->src);
@@ -56,6 +61,7 @@ void event_release(struct doca_event *ev)
 	 * frees the run). */
 	atomic_thread_fence(memory_order_release);
 	ck_ring_enqueue_spmc(&pool->free_ring, pool->free_slots, ev);
+	doca_rcu_read_unlock();
 }
 
 void doca_event_free(struct doca_event *ev)
