@@ -3,5 +3,5 @@
 #include "runner.h"
 #include "tsan_annotate.h"
 
-DOCA_TLS char runner_self_token;
+DOCA_TLS _Alignas(2) char runner_self_token;
 char tsan_rcu_token;

@@ -6,13 +6,22 @@
  * the caller's identity (the address of a thread-local byte); a second
  * thread is refused, never allowed in. Acquire on enter pairs with release on
  * exit, so each runner sees everything the previous runner wrote.
+ *
+ * A brief holder (runner_enter_brief: a submit posting straight to the
+ * device) holds the guard for a bounded moment and never calls back into
+ * user code; its identity carries a tag bit, and runner_enter waits for it
+ * to leave instead of refusing, so taking the guard briefly never turns a
+ * legitimate runner's call into a refusal. A brief holder waits for nobody
+ * (it gives up if the guard is taken), so the wait cannot deadlock.
  */
 #ifndef DOCA_RUNNER_H
 #define DOCA_RUNNER_H
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tsan_annotate.h"
 
@@ -26,26 +35,58 @@ enum runner_entry {
 	RUNNER_BUSY,    /* another thread runs it */
 };
 
-extern DOCA_TLS char runner_self_token;
+/* Even-aligned, so bit 0 of its address is free for the brief tag. */
+extern DOCA_TLS _Alignas(2) char runner_self_token;
+
+#define RUNNER_BRIEF_TAG ((uintptr_t)1)
 
 static inline const void *runner_self(void)
 {
 	return &runner_self_token;
 }
 
+static inline bool runner_held_briefly(const void *owner)
+{
+	return ((uintptr_t)owner & RUNNER_BRIEF_TAG) != 0;
+}
+
+static inline bool runner_try(struct runner *r, const void *as)
+{
+	const void *cur = NULL;
+
+	/* acquire: see the previous runner's writes (its exit released them). */
+	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, as, memory_order_acquire,
+						       memory_order_relaxed);
+}
+
 static inline enum runner_entry runner_enter(struct runner *r)
 {
 	const void *me = runner_self();
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
+	unsigned spins = 0;
 
 	if (cur == me)
 		return RUNNER_NESTED;
-	cur = NULL;
-	/* acquire: see the previous runner's writes (its exit released them). */
-	if (atomic_compare_exchange_strong_explicit(&r->owner, &cur, me, memory_order_acquire,
-						    memory_order_relaxed))
-		return RUNNER_ENTERED;
-	return RUNNER_BUSY;
+	while (!runner_try(r, me)) {
+		cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
+		if (cur != NULL && !runner_held_briefly(cur))
+			return RUNNER_BUSY;
+		if (++spins % 64u == 0)
+			sched_yield(); /* the brief holder may have been preempted */
+	}
+	return RUNNER_ENTERED;
+}
+
+/* Take the guard for a bounded moment, or give up at once if it is taken
+ * (RUNNER_BUSY; RUNNER_NESTED when the caller already holds it). */
+static inline enum runner_entry runner_enter_brief(struct runner *r)
+{
+	const void *me = runner_self();
+
+	if (atomic_load_explicit(&r->owner, memory_order_relaxed) == me)
+		return RUNNER_NESTED;
+	return runner_try(r, (const void *)((uintptr_t)me | RUNNER_BRIEF_TAG)) ? RUNNER_ENTERED
+										: RUNNER_BUSY;
 }
 
 static inline void runner_exit(struct runner *r)

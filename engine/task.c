@@ -14,7 +14,9 @@
  *   the context still runs and nothing waits in the mailbox (so a task of
  *   ours queued there earlier still reaches the device first). This saves
  *   the mailbox round trip for the common "submit and progress on one
- *   thread" shape; the runner guard keeps it exclusive with turns.
+ *   thread" shape; the runner guard, taken briefly (actors/runner.h), keeps
+ *   it exclusive with turns without ever making another thread's call on
+ *   the PE a refusal.
  *
  * A burst shares one read-side section, one announce and one wake check.
  * The wake check runs after every burst, not only after a push into an
@@ -101,7 +103,7 @@ static bool task_post_direct(struct doca_ctx *ctx, struct ctx_run *run, struct d
 	struct hw_desc descs[SUBMIT_CHUNK];
 	bool posted = false;
 
-	if (runner_enter(runner) != RUNNER_ENTERED)
+	if (runner_enter_brief(runner) != RUNNER_ENTERED)
 		return false;
 	/* Holding the guard we are the mailbox's consumer and the qp's
 	 * producer, and the flags below are ours to read. */

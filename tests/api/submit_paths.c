@@ -8,6 +8,8 @@
 #include "common.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 
 enum { LEN = 256 };
@@ -111,4 +113,80 @@ Test(submit_paths, the_pe_thread_queues_behind_a_waiting_mailbox)
 	assert_ok(doca_buf_destroy(src2));
 	assert_ok(doca_buf_destroy(dst2));
 	fixture_fini(&f);
+}
+
+/* ---- a direct post never makes another thread's call a refusal ---- */
+
+enum { READY = 1000, MORE = 2000 };
+
+struct poster {
+	struct api_fixture *f;
+	atomic_bool go;
+	int accepted;
+	doca_error_t bad;
+};
+
+static void *poster_main(void *arg)
+{
+	struct poster *p = arg;
+
+	doca_pe_progress(p->f->pe); /* this thread now runs the PE: it posts directly */
+	atomic_store(&p->go, true);
+	p->bad = DOCA_SUCCESS;
+	while (p->accepted < MORE) {
+		doca_error_t rc = submit_copy(p->f->ctx, p->f->src, p->f->dst, 1000000u + (uint64_t)p->accepted, 0);
+
+		if (rc == DOCA_SUCCESS)
+			p->accepted++;
+		else if (rc != DOCA_ERROR_AGAIN) {
+			p->bad = rc;
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* While the PE's thread posts straight to the device (taking the runner
+ * guard for a moment each time), another thread hands out and frees the
+ * events a turn made ready: every doca_pe_get_event call returns one (none
+ * is refused as "another thread runs the PE"), and every free counts. */
+Test(submit_paths, direct_posts_never_refuse_another_threads_get_event_or_free)
+{
+	struct api_fixture f;
+	struct poster p = { .f = &f };
+	pthread_t th;
+	int got = 0;
+
+	fixture_init_started(&f, "sw0:engines=1", LEN, READY + MORE);
+	for (int i = 0; i < READY; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, (uint64_t)i, 0));
+	uint64_t deadline = now_ns() + 10ull * 1000000000ull;
+	uint32_t ready = 0;
+
+	while (ready < READY && now_ns() < deadline)
+		ready += doca_pe_progress(f.pe); /* a turn takes up to 256 completions */
+	cr_assert_eq(ready, READY);
+	cr_assert_eq(pthread_create(&th, NULL, poster_main, &p), 0);
+	while (!atomic_load(&p.go))
+		sched_yield();
+	for (int i = 0; i < READY; i++) {
+		struct doca_event *ev = doca_pe_get_event(f.pe);
+
+		cr_assert_not_null(ev, "get_event %d of %d returned nothing", i, READY);
+		cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
+		doca_event_free(ev);
+		got++;
+	}
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	assert_ok(p.bad);
+	cr_assert_eq(p.accepted, MORE);
+	while (got < READY + MORE) {
+		struct doca_event *ev = wait_event(f.pe);
+
+		cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
+		doca_event_free(ev);
+		got++;
+	}
+	expect_no_event_for(f.pe, 10);
+	fixture_fini(&f); /* stops to IDLE: every credit came back */
 }
