@@ -53,7 +53,10 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx);
  *         this PE, called from inside one of its callbacks, or the PE is
  *         handed to a worker (each refusal is logged in debug builds).
  * Thread safety: one thread at a time per PE; a concurrent second caller is
- *         refused, never allowed to corrupt state.
+ *         refused, never allowed to corrupt state. A doca_task_submit
+ *         posting straight to the device (see doca_task.h) holds the PE
+ *         for a moment; this call, doca_pe_get_event and doca_event_free
+ *         wait for it to finish rather than being refused.
  */
 uint32_t doca_pe_progress(struct doca_pe *pe);
 
