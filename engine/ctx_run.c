@@ -17,7 +17,17 @@
  * elsewhere: it retries on its next turn), and may finish a stop only once
  * may_finalize is set, which stop does after reporting RUNNING → STOPPING.
  */
+#include <stdlib.h>
+
 #include "engine/engine.h"
+
+void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n)
+{
+	if (hw_qp_post(run->qp, descs, n) != n) {
+		doca_log(DOCA_LOG_ERROR, "device SQ full although credits bound it");
+		abort();
+	}
+}
 
 uint32_t run_outstanding(const struct ctx_run *run)
 {

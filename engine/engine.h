@@ -159,6 +159,9 @@ struct ctx_run {
 
 /* Tasks in flight plus events not yet freed. Exact when no submitter races. */
 uint32_t run_outstanding(const struct ctx_run *run);
+/* Post n descriptors to the run's queue pair (runner guard held). Credits
+ * bound what is outstanding, so a full SQ is a broken invariant: abort. */
+void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n);
 
 struct doca_ctx {
 	uint32_t magic;

@@ -71,10 +71,8 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 			}
 			descs[i] = event_desc(ev);
 		}
-		if (running && hw_qp_post(run->qp, descs, n) != n) {
-			doca_log(DOCA_LOG_ERROR, "device SQ full although credits bound it");
-			abort();
-		}
+		if (running)
+			run_post(run, descs, n);
 		posted += n;
 	}
 	if (running && posted != 0)

@@ -111,10 +111,7 @@ static bool task_post_direct(struct doca_ctx *ctx, struct ctx_run *run, struct d
 	    mailbox_idle(&run->mbox)) {
 		for (uint32_t i = 0; i < n; i++)
 			descs[i] = event_desc(evs[i]);
-		if (hw_qp_post(run->qp, descs, n) != n) {
-			doca_log(DOCA_LOG_ERROR, "device SQ full although credits bound it");
-			abort();
-		}
+		run_post(run, descs, n);
 		hw_qp_doorbell(run->qp);
 		posted = true;
 	}
