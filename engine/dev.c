@@ -23,9 +23,12 @@ static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
 
 #define DEV_NAME_MAX 255
 
+/* A fixed 64-bucket table: a process opens a handful of device strings, and
+ * without CDS_LFHT_AUTO_RESIZE liburcu starts no resize worker thread, a
+ * library thread that would outlive every object. */
 static void registry_create(void)
 {
-	registry = cds_lfht_new(16, 16, 0, CDS_LFHT_AUTO_RESIZE, NULL);
+	registry = cds_lfht_new(64, 64, 64, 0, NULL);
 }
 
 static unsigned long key_hash(const char *key)

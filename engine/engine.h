@@ -13,7 +13,7 @@
  *   once it returns no submitter that saw RUNNING is still pushing.
  * - A PE's ready list, its contexts' queue pairs and the drained side of
  *   their mailboxes belong to the thread holding the PE's runner guard.
- * - Object memory is freed after an RCU grace period (call_rcu), so a racing
+ * - Object memory is freed after an RCU grace period (doca_call_rcu), so a racing
  *   reader never touches freed memory.
  */
 #ifndef DOCA_ENGINE_H

@@ -8,9 +8,11 @@
  * TSan cannot see liburcu's asm (TOOLCHAIN.md). The annotations: a reader
  * releases one global token when it leaves a read-side section; the token is
  * acquired only right after synchronize_rcu() returns or at the start of a
- * call_rcu callback — places that really follow a grace period — so an
- * annotation never grants an ordering that did not happen. call_rcu releases
- * on the rcu_head; the callback acquires it.
+ * deferred-free callback — places that really follow a grace period — so an
+ * annotation never grants an ordering that did not happen. doca_call_rcu
+ * releases on the rcu_head; the callback acquires it. Deferred frees run on
+ * the library's own reclaimer thread (engine/rcu.c), handed over under a
+ * mutex and joined at exit, so no suppression is needed.
  */
 #ifndef DOCA_ENGINE_RCU_H
 #define DOCA_ENGINE_RCU_H
@@ -48,15 +50,17 @@ static inline void doca_rcu_read_unlock(void)
 /* Wait for every read-side section that began before the call. Never inside one. */
 void doca_synchronize_rcu(void);
 
-/* Run fn(head) after a grace period, on liburcu's call_rcu thread. */
+/* Run fn(head) after a grace period, on the library's reclaimer thread.
+ * Callbacks run in the order they were queued; one may queue another. */
 void doca_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head));
 
-/* First statement of every call_rcu callback. liburcu registered its
- * call_rcu thread itself: note that, so doca_rcu_ensure never registers it
- * a second time. */
+/* Wait until every callback queued before the call (and every one those
+ * queue) has run. Never inside a read-side section or a callback. */
+void doca_rcu_barrier(void);
+
+/* First statement of every deferred-free callback. */
 #define DOCA_RCU_CALLBACK_ENTER(head)            \
 	do {                                     \
-		doca_rcu_registered = true;      \
 		TSAN_ACQUIRE(head);              \
 		TSAN_RCU_GRACE_PASSED();         \
 	} while (0)

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <urcu.h>
+#include "engine/rcu.h"
 
 #include "model.h"
 #include "ops.h"
@@ -280,8 +280,8 @@ static void op_dev_open(void)
 
 /*
  * The device of a string goes once its last handle is closed and its retired
- * queue pairs are freed, after an RCU grace period (and liburcu's call_rcu
- * thread batches for 10 ms). Until then a new open of the string revives it
+ * queue pairs are freed, after an RCU grace period on the library's reclaimer
+ * thread. Until then a new open of the string revives it
  * with its fault counter. The model says a new open makes a new device, so
  * wait for the grace period when the counter matters.
  */
@@ -298,7 +298,7 @@ static void close_dev(int d)
 		return;
 	H.dev[d] = NULL;
 	if (last && counted)
-		rcu_barrier();
+		doca_rcu_barrier();
 }
 
 static void op_dev_close(void)
@@ -676,8 +676,8 @@ static void teardown(void)
 		expect_rc("doca_pe_destroy", doca_pe_destroy(H.pe[i_]), m_pe_destroy(&H.m, i_));
 		H.pe[i_] = NULL;
 	});
-	/* RCU-deferred frees run later on liburcu's thread; the library's exit
-	 * destructor waits for them, so LSan's check at exit sees any leak. */
+	/* RCU-deferred frees run later on the library's reclaimer thread; the
+	 * library's exit destructor waits for them, so LSan's check at exit sees any leak. */
 }
 
 /* ---- entry points ---- */

@@ -27,8 +27,8 @@ export DOCA_LOG_LEVEL=${DOCA_LOG_LEVEL:-error}
 log=$build/fuzz/fuzz-$(date +%Y%m%d-%H%M%S).log
 echo "fuzzing for ${seconds}s: $bin (log: $log)"
 set +e
-# -detect_leaks=0: objects are freed after an RCU grace period, on liburcu's
-# thread, so per-input leak checks would only see pending frees; LSan still
+# -detect_leaks=0: objects are freed after an RCU grace period, on the library's
+# reclaimer thread, so per-input leak checks would only see pending frees; LSan still
 # checks at exit, after the library's destructor has waited for them.
 "$bin" "$work" "$here/corpus" -max_total_time="$seconds" -max_len=2048 -timeout=20 -detect_leaks=0 \
 	-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/" "$@" >"$log" 2>&1

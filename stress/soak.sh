@@ -2,8 +2,8 @@
 # stress/soak.sh BUILD_DIR [--seconds N] [--seed S] — the long soak (./run stress).
 # Runs every stress program of BUILD_DIR for its share of N seconds (default
 # 600 in total), in runs of at most 60 s with successive seeds (S, S+1, ...;
-# default: from the clock), under TSAN_OPTIONS halt_on_error=1 with
-# stress/tsan.supp. Prints each run's summary line (and the full output of a
+# default: from the clock), under TSAN_OPTIONS halt_on_error=1 and no
+# suppressions. Prints each run's summary line (and the full output of a
 # failing run, with the command that replays it), then one final line.
 # Exits 0 only if every run passed.
 set -u
@@ -20,8 +20,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [[ $total =~ ^[0-9]+$ && $seed =~ ^[0-9]+$ ]] || usage
-here=$(cd "$(dirname "$0")" && pwd)
-export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1 suppressions=$here/tsan.supp}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 

@@ -6,17 +6,12 @@
 #           MARKER in a stack frame (the function holding the deliberate
 #           bug), so an unrelated report cannot pass for the intended one;
 #   clean — exit 0 and no ThreadSanitizer report at all.
-# TSAN_OPTIONS from the environment are kept (stress/tsan.supp is added when
-# they name no suppressions file); halt_on_error and the exit code are forced
-# so the verdict does not depend on the caller.
+# TSAN_OPTIONS from the environment are kept (no suppressions: the library
+# needs none); halt_on_error and the exit code are forced so the verdict does
+# not depend on the caller.
 set -u
 bin=$1 mode=$2 want=$3 marker=${4:-}
-opts="${TSAN_OPTIONS:-}"
-case $opts in
-*suppressions=*) ;;
-*) opts="$opts suppressions=$(cd "$(dirname "$0")" && pwd)/tsan.supp" ;;
-esac
-out=$(TSAN_OPTIONS="$opts halt_on_error=1 exitcode=66" "$bin" "$mode" 2>&1)
+out=$(TSAN_OPTIONS="${TSAN_OPTIONS:-} halt_on_error=1 exitcode=66" "$bin" "$mode" 2>&1)
 rc=$?
 reported=no
 if grep -Eq 'WARNING: ThreadSanitizer: (data race|heap-use-after-free)' <<<"$out"; then

@@ -19,6 +19,11 @@
  *                             grace period (doca_synchronize_rcu), frees it
  *                             while a reader used it: clean
  *   rcu-call-ok               the same with doca_call_rcu: clean
+ *   rcu-call-touch-after-queue  the writer queues the free with doca_call_rcu,
+ *                             then writes the object while the library's
+ *                             reclaimer thread frees it: a data race / use
+ *                             after free, so the mutex that hands work to
+ *                             the reclaimer does not hide what follows it
  *   rcu-free-no-grace         the writer frees without waiting while the
  *                             reader still uses it: a data race / use after free
  *
@@ -146,7 +151,7 @@ static int run_handoff(bool touch_after_push, bool bare_ring)
 
 /* ---- RCU-protected object ---- */
 
-enum free_kind { FREE_AFTER_SYNC, FREE_CALL_RCU, FREE_AT_ONCE };
+enum free_kind { FREE_AFTER_SYNC, FREE_CALL_RCU, FREE_CALL_RCU_THEN_TOUCH, FREE_AT_ONCE };
 
 static struct item *gp;
 static enum free_kind free_kind;
@@ -189,6 +194,11 @@ static void *writer(void *arg)
 	case FREE_CALL_RCU:
 		doca_call_rcu(&p->rcu, item_free_rcu);
 		break;
+	case FREE_CALL_RCU_THEN_TOUCH:
+		doca_call_rcu(&p->rcu, item_free_rcu);
+		p->payload = 0; /* BUG: the reclaimer thread may be freeing it */
+		doca_rcu_barrier();
+		break;
 	case FREE_AT_ONCE:
 		free(p); /* BUG: a reader may still hold it */
 		set_step(2);
@@ -226,9 +236,11 @@ int main(int argc, char **argv)
 		return run_rcu(FREE_AFTER_SYNC);
 	if (strcmp(mode, "rcu-call-ok") == 0)
 		return run_rcu(FREE_CALL_RCU);
+	if (strcmp(mode, "rcu-call-touch-after-queue") == 0)
+		return run_rcu(FREE_CALL_RCU_THEN_TOUCH);
 	if (strcmp(mode, "rcu-free-no-grace") == 0)
 		return run_rcu(FREE_AT_ONCE);
 	fprintf(stderr, "usage: %s mailbox-ok|mailbox-touch-after-push|ring-unannotated|"
-			"rcu-grace-ok|rcu-call-ok|rcu-free-no-grace\n", argv[0]);
+			"rcu-grace-ok|rcu-call-ok|rcu-call-touch-after-queue|rcu-free-no-grace\n", argv[0]);
 	return 2;
 }

@@ -18,7 +18,7 @@
 
 #ifdef DOCA_ALLOC_FAIL_INJECTION
 
-#include <urcu.h>
+#include "engine/rcu.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ALLOC_ASAN 1
@@ -162,7 +162,7 @@ static void alloc_fail_loop(const char *dev_name)
 	cr_assert_gt(k, 5, "%s: only %llu allocations counted: is injection wired?", dev_name,
 		     (unsigned long long)(k - 1));
 #ifdef ALLOC_ASAN
-	rcu_barrier(); /* every RCU-deferred free has run */
+	doca_rcu_barrier(); /* every RCU-deferred free has run */
 	cr_assert_eq(__lsan_do_recoverable_leak_check(), 0, "%s: LeakSanitizer found leaks (see above)", dev_name);
 #endif
 }
