@@ -15,33 +15,45 @@ extern "C" {
 
 /**
  * @brief Create a window [offset, offset + len) of @p mem.
+ * @param mem The memory the window is carved from.
+ * @param offset Offset of the window's first byte in @p mem.
  * @param len May be 0 (such a buffer cannot be a copy source: submit refuses it).
+ * @param[out] buf The new buffer.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type
  *         handles, or when offset + len overflows or exceeds the memory's
  *         length; DOCA_ERROR_NO_MEMORY.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_buf_create(struct doca_mem *mem, size_t offset, size_t len, struct doca_buf **buf);
 
 /**
  * @brief Address of the buffer's first byte (memory start + offset).
+ * @param buf The buffer.
+ * @param[out] data The address.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_buf_get_data(const struct doca_buf *buf, void **data);
 
 /**
  * @brief Length of the buffer in bytes.
+ * @param buf The buffer.
+ * @param[out] len The length.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_buf_get_len(const struct doca_buf *buf, size_t *len);
 
 /**
  * @brief Destroy a buffer no task uses any more.
+ * @param buf The buffer.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_IN_USE while the event of a task naming it is not freed
  *         (nothing is changed).
+ *
  * Thread safety: any thread; a race with a submission naming it resolves to
  *         one winner (the submission then fails with DOCA_ERROR_INVALID_VALUE).
  */

@@ -38,6 +38,8 @@ extern "C" {
  *        that has one; the event is freed when the callback returns.
  * The callback may submit tasks, call doca_ctx_stop, and free nothing else;
  * it must not call doca_pe_progress (refused) nor doca_event_free on @p ev.
+ * @param ev The completed task's event.
+ * @param ctx_user_data The context's value from doca_ctx_set_user_data.
  */
 typedef void (*doca_event_cb_t)(struct doca_event *ev, union doca_data ctx_user_data);
 
@@ -46,6 +48,10 @@ typedef void (*doca_event_cb_t)(struct doca_event *ev, union doca_data ctx_user_
  * From the callback reporting RUNNING the application may submit; from the
  * one reporting IDLE it may destroy the context's buffers and memories, close
  * its device and destroy the context itself.
+ * @param ctx The context.
+ * @param ctx_user_data The context's value from doca_ctx_set_user_data.
+ * @param prev The state before the transition.
+ * @param next The state after it (the current one).
  */
 typedef void (*doca_ctx_state_cb_t)(struct doca_ctx *ctx, union doca_data ctx_user_data,
 				    enum doca_ctx_state prev, enum doca_ctx_state next);
@@ -54,15 +60,19 @@ typedef void (*doca_ctx_state_cb_t)(struct doca_ctx *ctx, union doca_data ctx_us
  * @brief Create a context, IDLE, with no device and no progress engine.
  * @param[out] ctx The new context.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE if ctx is NULL; DOCA_ERROR_NO_MEMORY.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_ctx_create(struct doca_ctx **ctx);
 
 /**
  * @brief Bind a device to an IDLE context. Many contexts may bind one device.
+ * @param ctx The context.
+ * @param dev The device to bind.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type handles;
  *         DOCA_ERROR_BAD_STATE if the context is not IDLE (checked first);
  *         DOCA_ERROR_NOT_PERMITTED if the context already has a device.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_ctx_set_dev(struct doca_ctx *ctx, struct doca_dev *dev);
@@ -70,24 +80,32 @@ doca_error_t doca_ctx_set_dev(struct doca_ctx *ctx, struct doca_dev *dev);
 /**
  * @brief Set the size of the context's task pool: the bound on tasks in
  *        flight plus events not yet freed.
+ * @param ctx The context.
  * @param n 1 .. DOCA_CTX_MAX_TASKS_LIMIT.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
  *         or n out of range; DOCA_ERROR_BAD_STATE if the context is not IDLE.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_ctx_set_max_tasks(struct doca_ctx *ctx, uint32_t n);
 
 /**
  * @brief Read the size of the task pool.
+ * @param ctx The context.
+ * @param[out] n The size of the task pool.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_ctx_get_max_tasks(const struct doca_ctx *ctx, uint32_t *n);
 
 /**
  * @brief Set the value handed to both callbacks.
+ * @param ctx The context.
+ * @param ctx_user_data The value.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_BAD_STATE if the context is not IDLE.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_ctx_set_user_data(struct doca_ctx *ctx, union doca_data ctx_user_data);
@@ -95,36 +113,46 @@ doca_error_t doca_ctx_set_user_data(struct doca_ctx *ctx, union doca_data ctx_us
 /**
  * @brief Deliver this context's events through @p cb instead of
  *        doca_pe_get_event. NULL restores doca_pe_get_event.
+ * @param ctx The context.
+ * @param cb The event callback, or NULL.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_BAD_STATE if the context is not IDLE.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_ctx_set_event_cb(struct doca_ctx *ctx, doca_event_cb_t cb);
 
 /**
  * @brief Report each state transition to @p cb (NULL: no reports).
+ * @param ctx The context.
+ * @param cb The state callback, or NULL.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_BAD_STATE if the context is not IDLE.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *ctx, doca_ctx_state_cb_t cb);
 
 /**
  * @brief Start an IDLE context: allocate its task pool and queues; it becomes RUNNING.
+ * @param ctx The context.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_BAD_STATE if the context is not IDLE;
  *         DOCA_ERROR_NOT_CONNECTED without a device or a progress engine;
  *         DOCA_ERROR_NO_MEMORY or the device's error (the context stays IDLE).
+ *
  * Thread safety: any thread, also while other threads submit.
  */
 doca_error_t doca_ctx_start(struct doca_ctx *ctx);
 
 /**
  * @brief Stop a RUNNING context. New submissions are refused at once.
+ * @param ctx The context.
  * @return DOCA_SUCCESS when nothing was in flight or unreaped: the context is IDLE;
  *         DOCA_ERROR_IN_PROGRESS when it is STOPPING (also for a second stop);
  *         DOCA_ERROR_BAD_STATE when it is IDLE;
  *         DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ *
  * Thread safety: any thread, also from the context's callbacks and while
  *         other threads submit: a racing submission is either accepted (and
  *         gets exactly one event) or refused with DOCA_ERROR_BAD_STATE.
@@ -133,7 +161,10 @@ doca_error_t doca_ctx_stop(struct doca_ctx *ctx);
 
 /**
  * @brief Read the current state.
+ * @param ctx The context.
+ * @param[out] state The state.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ *
  * Thread safety: any thread (the value may change right after).
  */
 doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_state *state);
@@ -142,10 +173,12 @@ doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_state 
  * @brief Destroy an IDLE context that has no memories and no device; it is
  *        disconnected from its progress engine. Its memory is freed after an
  *        RCU grace period.
+ * @param ctx The context.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_BAD_STATE if RUNNING, STARTING or STOPPING;
  *         DOCA_ERROR_IN_USE while memories exist or a device is bound.
  *         On error nothing is changed.
+ *
  * Thread safety: any thread, also from its IDLE state callback.
  */
 doca_error_t doca_ctx_destroy(struct doca_ctx *ctx);

@@ -48,6 +48,7 @@ extern "C" {
  *         log then lists the devices that exist);
  *         DOCA_ERROR_NO_MEMORY; DOCA_ERROR_OPERATING_SYSTEM when an engine
  *         thread cannot be started; DOCA_ERROR_DRIVER when the device refuses.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_dev_open(const char *name, struct doca_dev **dev);
@@ -59,6 +60,7 @@ doca_error_t doca_dev_open(const char *name, struct doca_dev **dev);
  *         DOCA_ERROR_INVALID_VALUE for NULL or a handle of another type;
  *         DOCA_ERROR_IN_USE while a memory is registered through it or a
  *         context bound to it is not IDLE (nothing is changed).
+ *
  * Thread safety: any thread; not concurrently with other calls on the same handle.
  */
 doca_error_t doca_dev_close(struct doca_dev *dev);
@@ -68,6 +70,7 @@ doca_error_t doca_dev_close(struct doca_dev *dev);
  * @param dev A device handle.
  * @param[out] name Points to a string that lives as long as the handle.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_dev_get_name(const struct doca_dev *dev, const char **name);
@@ -87,6 +90,7 @@ struct doca_dev_info {
  *             min(cap, count) entries are written).
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE when count is NULL or
  *         infos is NULL with cap > 0.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_dev_list(struct doca_dev_info *infos, size_t cap, size_t *count);

@@ -56,6 +56,7 @@ typedef enum doca_error {
  * @brief The identifier of an error code, e.g. "DOCA_ERROR_BAD_STATE".
  * @param error Any value; values outside the enum give "DOCA_ERROR_UNRECOGNIZED".
  * @return A static string, never NULL.
+ *
  * Thread safety: any thread.
  */
 const char *doca_error_get_name(doca_error_t error);
@@ -64,6 +65,7 @@ const char *doca_error_get_name(doca_error_t error);
  * @brief A one-sentence English description of an error code.
  * @param error Any value; values outside the enum give "Unrecognized error code".
  * @return A static string, never NULL.
+ *
  * Thread safety: any thread.
  */
 const char *doca_error_get_descr(doca_error_t error);

@@ -17,40 +17,58 @@ extern "C" {
 #endif
 
 /**
- * @brief SUCCESS, FAILURE or PARTIAL (DOCA_EVENT_STATUS_FAILURE for NULL).
+ * @brief The outcome of the task.
+ * @param ev The event.
+ * @return SUCCESS, FAILURE or PARTIAL (DOCA_EVENT_STATUS_FAILURE for NULL).
+ *
  * Thread safety: the thread running the event's progress engine.
  */
 enum doca_event_status doca_event_get_status(const struct doca_event *ev);
 
 /**
- * @brief DOCA_SUCCESS for a successful task; otherwise why: DOCA_ERROR_SHUTDOWN
+ * @brief The task's error code.
+ * @param ev The event.
+ * @return DOCA_SUCCESS for a successful task; otherwise why: DOCA_ERROR_SHUTDOWN
  *        (flushed by a stop), DOCA_ERROR_IO_FAILED (device failure or partial),
  *        DOCA_ERROR_TOO_BIG (partial allowed by DOCA_TASK_FLAG_ALLOW_PARTIAL),
  *        or the device's error. DOCA_ERROR_INVALID_VALUE for NULL.
+ *
  * Thread safety: the thread running the event's progress engine.
  */
 doca_error_t doca_event_get_error(const struct doca_event *ev);
 
 /**
- * @brief Number of bytes actually processed (the first ones of the source) — 0 for NULL.
+ * @brief Number of bytes actually processed (the first ones of the source).
+ * @param ev The event.
+ * @return The byte count; 0 for NULL.
+ *
  * Thread safety: the thread running the event's progress engine.
  */
 size_t doca_event_get_bytes(const struct doca_event *ev);
 
 /**
- * @brief The user_data of the task's descriptor (0 for NULL).
+ * @brief The user_data of the task's descriptor.
+ * @param ev The event.
+ * @return The user data; 0 for NULL.
+ *
  * Thread safety: the thread running the event's progress engine.
  */
 union doca_data doca_event_get_user_data(const struct doca_event *ev);
 
 /**
- * @brief The task's type (0 for NULL).
+ * @brief The task's type.
+ * @param ev The event.
+ * @return The type; 0 for NULL.
+ *
  * Thread safety: the thread running the event's progress engine.
  */
 enum doca_task_type doca_event_get_type(const struct doca_event *ev);
 
 /**
- * @brief The context the task was submitted to (NULL for NULL).
+ * @brief The context the task was submitted to.
+ * @param ev The event.
+ * @return The context; NULL for NULL.
+ *
  * Thread safety: the thread running the event's progress engine.
  */
 struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev);
@@ -60,6 +78,8 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev);
  *        context's task pool and its buffers stop being in use. NULL is ignored.
  *        Events handed to an event callback are freed by the engine; freeing
  *        one of those, or one twice, is refused with a log line.
+ * @param ev The event, or NULL.
+ *
  * Thread safety: the thread running the event's progress engine.
  */
 void doca_event_free(struct doca_event *ev);

@@ -26,9 +26,11 @@ extern "C" {
 
 /**
  * @brief Create a progress engine with no contexts.
+ * @param[out] pe The new progress engine.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE if pe is NULL;
  *         DOCA_ERROR_NO_MEMORY; DOCA_ERROR_OPERATING_SYSTEM if the
  *         notification fd cannot be made.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_pe_create(struct doca_pe **pe);
@@ -36,10 +38,13 @@ doca_error_t doca_pe_create(struct doca_pe **pe);
 /**
  * @brief Connect an IDLE context to this PE. A context has at most one PE;
  *        a PE serves any number of contexts.
+ * @param pe The progress engine.
+ * @param ctx The context to connect.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type handles;
  *         DOCA_ERROR_BAD_STATE if the context is not IDLE (checked first);
  *         DOCA_ERROR_NOT_PERMITTED if the context is already connected (to
  *         this PE or another); DOCA_ERROR_NO_MEMORY.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx);
@@ -48,10 +53,12 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx);
  * @brief One turn of the actor: drain mailboxes (a bounded batch per shard),
  *        post to the device, poll completions, deliver events (callbacks run
  *        here), finish stops.
+ * @param pe The progress engine.
  * @return The number of events made ready or delivered in this turn; 0 also
  *         when refused: NULL or wrong-type handle, another thread is running
  *         this PE, called from inside one of its callbacks, or the PE is
  *         handed to a worker (each refusal is logged in debug builds).
+ *
  * Thread safety: one thread at a time per PE; a concurrent second caller is
  *         refused, never allowed to corrupt state. A doca_task_submit
  *         posting straight to the device (see doca_task.h) holds the PE
@@ -62,9 +69,11 @@ uint32_t doca_pe_progress(struct doca_pe *pe);
 
 /**
  * @brief Take the oldest ready event (of contexts without an event callback).
+ * @param pe The progress engine.
  * @return The event, to be freed with doca_event_free; NULL when none is
  *         ready, for NULL or a wrong-type handle, or when another thread is
  *         running the PE.
+ *
  * Thread safety: the thread running the PE.
  */
 struct doca_event *doca_pe_get_event(struct doca_pe *pe);
@@ -72,7 +81,10 @@ struct doca_event *doca_pe_get_event(struct doca_pe *pe);
 /**
  * @brief The PE's notification fd: constant for the PE's life, pollable with
  *        epoll/poll/select, owned by the PE (do not close it).
+ * @param pe The progress engine.
+ * @param[out] fd The file descriptor.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL arguments or a wrong-type handle.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd);
@@ -83,15 +95,19 @@ doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd);
  *        On an inline device with delay_us, a posted task waiting for its
  *        delay counts as such work: the fd is readable until it completes,
  *        so an event loop polls rather than sleeps through the delay.
+ * @param pe The progress engine.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         the device's error if it cannot arm its completion channel.
+ *
  * Thread safety: the thread running the PE.
  */
 doca_error_t doca_pe_request_notification(struct doca_pe *pe);
 
 /**
  * @brief Reset the fd to not readable and disarm it; call after waking.
+ * @param pe The progress engine.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ *
  * Thread safety: the thread running the PE.
  */
 doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
@@ -101,10 +117,12 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
  *        progresses it, spins a bounded number of empty turns, then sleeps on
  *        the notification fd. Events are delivered only through the contexts'
  *        event callbacks: connect contexts that have one.
+ * @param pe The progress engine.
  * @param cpu An online CPU number, or -1 for no pinning.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
  *         or a CPU that does not exist; DOCA_ERROR_BAD_STATE if a worker
  *         already runs it; DOCA_ERROR_OPERATING_SYSTEM if the thread cannot start.
+ *
  * Thread safety: any thread except the PE's own callbacks.
  */
 doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu);
@@ -112,18 +130,22 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu);
 /**
  * @brief Stop the PE's worker (STOP → STOPPED handshake, then join). The PE
  *        can then be progressed by the application again.
+ * @param pe The progress engine.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_BAD_STATE if no worker runs it;
  *         DOCA_ERROR_NOT_PERMITTED when called from the worker itself (a callback).
+ *
  * Thread safety: any thread except the PE's own callbacks.
  */
 doca_error_t doca_pe_stop_run(struct doca_pe *pe);
 
 /**
  * @brief Destroy a PE with no connected contexts and no worker.
+ * @param pe The progress engine.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_IN_USE while a context is connected (destroying a context
  *         disconnects it), a worker runs it, or another thread is progressing it.
+ *
  * Thread safety: any thread.
  */
 doca_error_t doca_pe_destroy(struct doca_pe *pe);

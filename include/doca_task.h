@@ -45,7 +45,10 @@ struct doca_task_desc {
  * that of memmove on the software device. On verbs devices overlapping copies
  * are undefined (RDMA WRITE ordering), so portable code keeps them apart.
  *
+ * @param ctx The context to run the task.
+ * @param desc The task (copied; reusable at once).
  * @return DOCA_SUCCESS (the task will get exactly one event) or an error above.
+ *
  * Thread safety: any thread, concurrently, lock-free.
  */
 doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc *desc);
@@ -64,6 +67,7 @@ doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc 
  *         DOCA_ERROR_AGAIN when the task pool runs dry in the middle, with
  *         the tasks before it accepted); DOCA_ERROR_INVALID_VALUE for a NULL
  *         ctx or accepted, or NULL descs with n > 0.
+ *
  * Thread safety: any thread, concurrently, lock-free.
  */
 doca_error_t doca_task_submit_batch(struct doca_ctx *ctx, const struct doca_task_desc *descs, uint32_t n,
