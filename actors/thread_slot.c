@@ -72,6 +72,15 @@ static __attribute__((noinline)) unsigned slot_first_use(void)
 	return (unsigned)my_slot;
 }
 
+void thread_slot_after_fork_child(void)
+{
+	for (unsigned w = 0; w < SLOT_WORDS; w++)
+		atomic_store_explicit(&slot_bits[w], 0, memory_order_relaxed);
+	if (my_slot >= 0 && pthread_getspecific(slot_key) != NULL)
+		atomic_store_explicit(&slot_bits[(unsigned)my_slot / 64u],
+				      UINT64_C(1) << ((unsigned)my_slot % 64u), memory_order_relaxed);
+}
+
 unsigned thread_slot_get(void)
 {
 	if (__builtin_expect(my_slot >= 0, 1))

@@ -14,4 +14,8 @@
  * multi-producer for that reason). Thread safety: any thread. */
 unsigned thread_slot_get(void);
 
+/* fork() child (single-threaded): the slots of the parent's other threads,
+ * which the child does not have, are free again. */
+void thread_slot_after_fork_child(void);
+
 #endif /* DOCA_THREAD_SLOT_H */

@@ -7,7 +7,9 @@
 
 doca_error_t doca_buf_create(struct doca_mem *mem, size_t offset, size_t len, struct doca_buf **out)
 {
-	if (!mem_valid(mem) || out == NULL || offset > mem->len || len > mem->len - offset)
+	if (!mem_valid(mem))
+		return HANDLE_REFUSAL(mem, MAGIC_MEM);
+	if (out == NULL || offset > mem->len || len > mem->len - offset)
 		return DOCA_ERROR_INVALID_VALUE;
 	struct doca_buf *buf = doca_zalloc(sizeof(*buf));
 
@@ -20,6 +22,7 @@ doca_error_t doca_buf_create(struct doca_mem *mem, size_t offset, size_t len, st
 	buf->mem = mem;
 	buf->data = (uint8_t *)mem->addr + offset;
 	buf->len = len;
+	buf->epoch = g_fork_epoch;
 	buf->magic = MAGIC_BUF;
 	*out = buf;
 	return DOCA_SUCCESS;
@@ -27,7 +30,9 @@ doca_error_t doca_buf_create(struct doca_mem *mem, size_t offset, size_t len, st
 
 doca_error_t doca_buf_get_data(const struct doca_buf *buf, void **data)
 {
-	if (!buf_valid(buf) || data == NULL)
+	if (!buf_valid(buf))
+		return HANDLE_REFUSAL(buf, MAGIC_BUF);
+	if (data == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	*data = buf->data;
 	return DOCA_SUCCESS;
@@ -35,7 +40,9 @@ doca_error_t doca_buf_get_data(const struct doca_buf *buf, void **data)
 
 doca_error_t doca_buf_get_len(const struct doca_buf *buf, size_t *len)
 {
-	if (!buf_valid(buf) || len == NULL)
+	if (!buf_valid(buf))
+		return HANDLE_REFUSAL(buf, MAGIC_BUF);
+	if (len == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	*len = buf->len;
 	return DOCA_SUCCESS;
@@ -60,7 +67,7 @@ static void buf_free_rcu(struct rcu_head *head)
 doca_error_t doca_buf_destroy(struct doca_buf *buf)
 {
 	if (!buf_valid(buf))
-		return DOCA_ERROR_INVALID_VALUE;
+		return HANDLE_REFUSAL(buf, MAGIC_BUF);
 	if (!users_close(&buf->users))
 		return DOCA_ERROR_IN_USE;
 	buf->magic = MAGIC_DEAD;

@@ -55,6 +55,7 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 	CDS_INIT_LIST_HEAD(&ctx->dev_link);
 	atomic_store_explicit(&ctx->refs, 1, memory_order_relaxed);
 	atomic_store_explicit(&ctx->state, DOCA_CTX_STATE_IDLE, memory_order_relaxed);
+	ctx->epoch = g_fork_epoch;
 	ctx->magic = MAGIC_CTX;
 	*out = ctx;
 	return DOCA_SUCCESS;
@@ -66,7 +67,7 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 	do {                                                               \
 		doca_error_t cfg_err_ = DOCA_SUCCESS;                      \
 		if (!ctx_valid(ctx))                                       \
-			return DOCA_ERROR_INVALID_VALUE;                   \
+			return HANDLE_REFUSAL(ctx, MAGIC_CTX);             \
 		pthread_mutex_lock(&(ctx)->report_lock);                   \
 		pthread_mutex_lock(&g_config_lock);                        \
 		if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)                 \
@@ -81,7 +82,7 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 doca_error_t doca_ctx_set_dev(struct doca_ctx *ctx, struct doca_dev *dev)
 {
 	if (!dev_valid(dev))
-		return DOCA_ERROR_INVALID_VALUE;
+		return HANDLE_REFUSAL(dev, MAGIC_DEV);
 	CTX_CONFIGURE(ctx, {
 		if (ctx->dev != NULL) {
 			cfg_err_ = DOCA_ERROR_NOT_PERMITTED;
@@ -101,7 +102,9 @@ doca_error_t doca_ctx_set_max_tasks(struct doca_ctx *ctx, uint32_t n)
 
 doca_error_t doca_ctx_get_max_tasks(const struct doca_ctx *ctx, uint32_t *n)
 {
-	if (!ctx_valid(ctx) || n == NULL)
+	if (!ctx_valid(ctx))
+		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
+	if (n == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	*n = ctx->max_tasks;
 	return DOCA_SUCCESS;
@@ -124,7 +127,9 @@ doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *ctx, doca_ctx_state_
 
 doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_state *state)
 {
-	if (!ctx_valid(ctx) || state == NULL)
+	if (!ctx_valid(ctx))
+		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
+	if (state == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	*state = ctx_state(ctx);
 	return DOCA_SUCCESS;
@@ -151,7 +156,7 @@ doca_error_t doca_ctx_destroy(struct doca_ctx *ctx)
 	doca_error_t err = DOCA_SUCCESS;
 
 	if (!ctx_valid(ctx))
-		return DOCA_ERROR_INVALID_VALUE;
+		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
 	/* after any report under way (or inside it: the lock is recursive) */
 	pthread_mutex_lock(&ctx->report_lock);
 	pthread_mutex_lock(&g_config_lock);

@@ -133,7 +133,7 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 	doca_error_t err;
 
 	if (!ctx_valid(ctx))
-		return DOCA_ERROR_INVALID_VALUE;
+		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
 	pthread_mutex_lock(&ctx->report_lock);
 	pthread_mutex_lock(&g_config_lock);
 	if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
@@ -178,7 +178,9 @@ doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
 	struct doca_pe *pe;
 	doca_error_t err;
 
-	if (!ctx_valid(ctx) || !ctx_ref_get(ctx))
+	if (!ctx_valid(ctx))
+		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
+	if (!ctx_ref_get(ctx))
 		return DOCA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&ctx->report_lock);
 	pthread_mutex_lock(&g_config_lock);

@@ -47,6 +47,20 @@ static int key_match(struct cds_lfht_node *node, const void *key)
 	return strcmp(e->key, key) == 0;
 }
 
+/* A fork child's inherited registry: never used, kept reachable so leak
+ * checkers do not count the parent's entries against the child. */
+static struct cds_lfht *registry_inherited;
+
+void dev_after_fork_child(void)
+{
+	g_config_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	registry_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	if (registry != NULL) {
+		registry_inherited = registry; /* its entries name the parent's threads */
+		registry_create();
+	}
+}
+
 static struct dev_entry *registry_lookup(const char *key)
 {
 	struct cds_lfht_iter iter;
@@ -193,6 +207,7 @@ doca_error_t doca_dev_open(const char *name, struct doca_dev **dev)
 	d->entry = e;
 	CDS_INIT_LIST_HEAD(&d->ctxs);
 	snprintf(d->name, sizeof(d->name), "%.*s", (int)strcspn(name, ":"), name);
+	d->epoch = g_fork_epoch;
 	d->magic = MAGIC_DEV;
 	*dev = d;
 	return DOCA_SUCCESS;
@@ -209,7 +224,7 @@ doca_error_t doca_dev_close(struct doca_dev *dev)
 	doca_error_t err;
 
 	if (!dev_valid(dev))
-		return DOCA_ERROR_INVALID_VALUE;
+		return HANDLE_REFUSAL(dev, MAGIC_DEV);
 	pthread_mutex_lock(&g_config_lock);
 	err = dev->nr_mems != 0 ? DOCA_ERROR_IN_USE : ctx_unbind_all_locked(dev);
 	if (err == DOCA_SUCCESS)
@@ -224,7 +239,9 @@ doca_error_t doca_dev_close(struct doca_dev *dev)
 
 doca_error_t doca_dev_get_name(const struct doca_dev *dev, const char **name)
 {
-	if (!dev_valid(dev) || name == NULL)
+	if (!dev_valid(dev))
+		return HANDLE_REFUSAL(dev, MAGIC_DEV);
+	if (name == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	*name = dev->name;
 	return DOCA_SUCCESS;

@@ -64,6 +64,7 @@ struct dev_entry {
 
 struct doca_dev {
 	uint32_t magic;
+	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
 	struct dev_entry *entry;
 	char name[64];          /* the part before ':' */
 	uint32_t nr_mems;       /* g_config_lock */
@@ -73,11 +74,15 @@ struct doca_dev {
 
 void dev_entry_get(struct dev_entry *e);
 void dev_entry_put(struct dev_entry *e);
+/* fork() child: a fresh registry (the inherited one is kept, unused) and
+ * fresh global locks. */
+void dev_after_fork_child(void);
 
 /* ---- memories and buffers ---- */
 
 struct doca_mem {
 	uint32_t magic;
+	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
 	struct doca_ctx *ctx;
 	struct doca_dev *dev;
 	void *addr;
@@ -91,6 +96,7 @@ struct doca_mem {
 
 struct doca_buf {
 	uint32_t magic;
+	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
 	struct doca_mem *mem;
 	uint8_t *data;
 	size_t len;
@@ -165,6 +171,7 @@ void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n);
 
 struct doca_ctx {
 	uint32_t magic;
+	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
 	_Atomic int state;            /* enum doca_ctx_state */
 	struct doca_dev *dev;         /* g_config_lock */
 	struct cds_list_head dev_link; /* in dev->ctxs, g_config_lock */
@@ -217,6 +224,7 @@ enum pe_armed { PE_DISARMED = 0, PE_ARMED, PE_FIRED };
 
 struct doca_pe {
 	uint32_t magic;
+	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
 	struct runner runner;
 	struct pe_members *members;   /* RCU-published; g_config_lock for writers */
 	uint32_t cursor;              /* runner: first member scanned next turn */
@@ -235,6 +243,8 @@ struct doca_pe {
 
 /* One turn of the actor (caller holds the runner guard). */
 uint32_t pe_turn(struct doca_pe *pe);
+/* fork() child: the worker lock anew (its holder may not exist there). */
+void pe_worker_after_fork_child(void);
 
 /* The device descriptor of a queued copy task. */
 static inline struct hw_desc event_desc(const struct doca_event *ev)
@@ -273,26 +283,39 @@ extern const struct mailbox_allocator doca_mailbox_allocator;
 enum doca_log_level { DOCA_LOG_ERROR = 0, DOCA_LOG_WARN, DOCA_LOG_INFO, DOCA_LOG_DEBUG };
 void doca_log(enum doca_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- fork (engine/fork.c) ---- */
+
+/* Bumped in a fork() child; a handle made in another epoch is inherited
+ * from a parent and refused. Written only by the child's single thread in
+ * its atfork handler, before any other thread of the child exists. */
+extern uint32_t g_fork_epoch;
+
+/* A live handle of this process (not destroyed, not inherited across fork). */
 static inline bool ctx_valid(const struct doca_ctx *c)
 {
-	return c != NULL && c->magic == MAGIC_CTX;
+	return c != NULL && c->magic == MAGIC_CTX && c->epoch == g_fork_epoch;
 }
 static inline bool dev_valid(const struct doca_dev *d)
 {
-	return d != NULL && d->magic == MAGIC_DEV;
+	return d != NULL && d->magic == MAGIC_DEV && d->epoch == g_fork_epoch;
 }
 static inline bool mem_valid(const struct doca_mem *m)
 {
-	return m != NULL && m->magic == MAGIC_MEM;
+	return m != NULL && m->magic == MAGIC_MEM && m->epoch == g_fork_epoch;
 }
 static inline bool buf_valid(const struct doca_buf *b)
 {
-	return b != NULL && b->magic == MAGIC_BUF;
+	return b != NULL && b->magic == MAGIC_BUF && b->epoch == g_fork_epoch;
 }
 static inline bool pe_valid(const struct doca_pe *p)
 {
-	return p != NULL && p->magic == MAGIC_PE;
+	return p != NULL && p->magic == MAGIC_PE && p->epoch == g_fork_epoch;
 }
+
+/* The refusal of a handle that is not valid: BAD_STATE for a live object
+ * inherited from the parent across fork(), INVALID_VALUE otherwise. */
+#define HANDLE_REFUSAL(h, MAGIC) \
+	((h) != NULL && (h)->magic == (MAGIC) ? DOCA_ERROR_BAD_STATE : DOCA_ERROR_INVALID_VALUE)
 
 static inline enum doca_ctx_state ctx_state(const struct doca_ctx *ctx)
 {

@@ -4,9 +4,10 @@
  */
 #include "engine/engine.h"
 
+/* An event of this process: its ctx was not inherited across fork(). */
 static bool event_live(const struct doca_event *ev)
 {
-	return ev != NULL && ev->magic == MAGIC_EVENT;
+	return ev != NULL && ev->magic == MAGIC_EVENT && ev->ctx->epoch == g_fork_epoch;
 }
 
 enum doca_event_status doca_event_get_status(const struct doca_event *ev)

@@ -42,21 +42,28 @@ static doca_error_t mem_register(struct doca_ctx *ctx, void *addr, size_t len, u
 	mem->len = len;
 	mem->access = access;
 	mem->owned = owned;
+	mem->epoch = g_fork_epoch;
 	mem->magic = MAGIC_MEM;
 	*out = mem;
 	return DOCA_SUCCESS;
 }
 
-static bool mem_args_valid(struct doca_ctx *ctx, size_t len, uint32_t access, struct doca_mem **mem)
+static doca_error_t mem_args_check(struct doca_ctx *ctx, size_t len, uint32_t access, struct doca_mem **mem)
 {
-	return ctx_valid(ctx) && mem != NULL && len != 0 && len <= MEM_LEN_MAX && access != 0 &&
-	       (access & ~(uint32_t)ACCESS_ALL) == 0;
+	if (!ctx_valid(ctx))
+		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
+	return mem != NULL && len != 0 && len <= MEM_LEN_MAX && access != 0 &&
+			       (access & ~(uint32_t)ACCESS_ALL) == 0
+		       ? DOCA_SUCCESS
+		       : DOCA_ERROR_INVALID_VALUE;
 }
 
 doca_error_t doca_mem_create(struct doca_ctx *ctx, size_t len, uint32_t access, struct doca_mem **mem)
 {
-	if (!mem_args_valid(ctx, len, access, mem))
-		return DOCA_ERROR_INVALID_VALUE;
+	doca_error_t err = mem_args_check(ctx, len, access, mem);
+
+	if (err != DOCA_SUCCESS)
+		return err;
 	/* Checked before allocating, so a ctx without a device costs nothing. */
 	pthread_mutex_lock(&g_config_lock);
 	bool has_dev = ctx->dev != NULL;
@@ -69,8 +76,7 @@ doca_error_t doca_mem_create(struct doca_ctx *ctx, size_t len, uint32_t access, 
 	if (addr == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	memset(addr, 0, len);
-	doca_error_t err = mem_register(ctx, addr, len, access, true, mem);
-
+	err = mem_register(ctx, addr, len, access, true, mem);
 	if (err != DOCA_SUCCESS)
 		doca_free(addr);
 	return err;
@@ -79,15 +85,20 @@ doca_error_t doca_mem_create(struct doca_ctx *ctx, size_t len, uint32_t access, 
 doca_error_t doca_mem_create_from(struct doca_ctx *ctx, void *addr, size_t len, uint32_t access,
 				  struct doca_mem **mem)
 {
-	if (!mem_args_valid(ctx, len, access, mem) || addr == NULL ||
-	    (uintptr_t)addr > UINTPTR_MAX - len)
+	doca_error_t err = mem_args_check(ctx, len, access, mem);
+
+	if (err != DOCA_SUCCESS)
+		return err;
+	if (addr == NULL || (uintptr_t)addr > UINTPTR_MAX - len)
 		return DOCA_ERROR_INVALID_VALUE;
 	return mem_register(ctx, addr, len, access, false, mem);
 }
 
 doca_error_t doca_mem_get_addr(const struct doca_mem *mem, void **addr)
 {
-	if (!mem_valid(mem) || addr == NULL)
+	if (!mem_valid(mem))
+		return HANDLE_REFUSAL(mem, MAGIC_MEM);
+	if (addr == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	*addr = mem->addr;
 	return DOCA_SUCCESS;
@@ -95,7 +106,9 @@ doca_error_t doca_mem_get_addr(const struct doca_mem *mem, void **addr)
 
 doca_error_t doca_mem_get_len(const struct doca_mem *mem, size_t *len)
 {
-	if (!mem_valid(mem) || len == NULL)
+	if (!mem_valid(mem))
+		return HANDLE_REFUSAL(mem, MAGIC_MEM);
+	if (len == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	*len = mem->len;
 	return DOCA_SUCCESS;
@@ -114,7 +127,7 @@ static void mem_free_rcu(struct rcu_head *head)
 doca_error_t doca_mem_destroy(struct doca_mem *mem)
 {
 	if (!mem_valid(mem))
-		return DOCA_ERROR_INVALID_VALUE;
+		return HANDLE_REFUSAL(mem, MAGIC_MEM);
 	if (!users_close(&mem->bufs))
 		return DOCA_ERROR_IN_USE;
 	pthread_mutex_lock(&g_config_lock);

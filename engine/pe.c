@@ -97,6 +97,7 @@ doca_error_t doca_pe_create(struct doca_pe **out)
 		return DOCA_ERROR_OPERATING_SYSTEM;
 	}
 	pe->worker.stop_fd = -1;
+	pe->epoch = g_fork_epoch;
 	pe->magic = MAGIC_PE;
 	*out = pe;
 	return DOCA_SUCCESS;
@@ -106,8 +107,10 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx)
 {
 	doca_error_t err;
 
-	if (!pe_valid(pe) || !ctx_valid(ctx))
-		return DOCA_ERROR_INVALID_VALUE;
+	if (!pe_valid(pe))
+		return HANDLE_REFUSAL(pe, MAGIC_PE);
+	if (!ctx_valid(ctx))
+		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
 	pthread_mutex_lock(&g_config_lock);
 	if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
 		err = DOCA_ERROR_BAD_STATE;
@@ -144,7 +147,9 @@ struct doca_event *doca_pe_get_event(struct doca_pe *pe)
 
 doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd)
 {
-	if (!pe_valid(pe) || fd == NULL)
+	if (!pe_valid(pe))
+		return HANDLE_REFUSAL(pe, MAGIC_PE);
+	if (fd == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	*fd = pe->epfd;
 	return DOCA_SUCCESS;
@@ -164,7 +169,7 @@ doca_error_t doca_pe_destroy(struct doca_pe *pe)
 	doca_error_t err = DOCA_SUCCESS;
 
 	if (!pe_valid(pe))
-		return DOCA_ERROR_INVALID_VALUE;
+		return HANDLE_REFUSAL(pe, MAGIC_PE);
 	/* Holding the guard proves no turn is running (and none starts). */
 	if (runner_enter(&pe->runner) != RUNNER_ENTERED)
 		return DOCA_ERROR_IN_USE;

@@ -107,7 +107,7 @@ doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 	bool pending;
 
 	if (!pe_valid(pe))
-		return DOCA_ERROR_INVALID_VALUE;
+		return HANDLE_REFUSAL(pe, MAGIC_PE);
 	atomic_store_explicit(&pe->armed, PE_ARMED, memory_order_relaxed);
 	/* seq_cst fence: ARMED is visible before we look for work (see top). */
 	atomic_thread_fence(memory_order_seq_cst);
@@ -123,7 +123,7 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe)
 	uint64_t count;
 
 	if (!pe_valid(pe))
-		return DOCA_ERROR_INVALID_VALUE;
+		return HANDLE_REFUSAL(pe, MAGIC_PE);
 	atomic_store_explicit(&pe->armed, PE_DISARMED, memory_order_relaxed);
 	while (read(pe->evfd, &count, sizeof(count)) < 0 && errno == EINTR)
 		;

@@ -12,6 +12,11 @@
 
 static pthread_mutex_t worker_lock = PTHREAD_MUTEX_INITIALIZER;
 
+void pe_worker_after_fork_child(void)
+{
+	worker_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+}
+
 static uint32_t worker_turn(void *arg)
 {
 	struct doca_pe *pe = arg;
@@ -66,7 +71,9 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu)
 {
 	doca_error_t err = DOCA_SUCCESS;
 
-	if (!pe_valid(pe) || !cpu_exists(cpu))
+	if (!pe_valid(pe))
+		return HANDLE_REFUSAL(pe, MAGIC_PE);
+	if (!cpu_exists(cpu))
 		return DOCA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&worker_lock);
 	if (atomic_load_explicit(&pe->has_worker, memory_order_relaxed)) {
@@ -87,7 +94,7 @@ doca_error_t doca_pe_stop_run(struct doca_pe *pe)
 	doca_error_t err = DOCA_SUCCESS;
 
 	if (!pe_valid(pe))
-		return DOCA_ERROR_INVALID_VALUE;
+		return HANDLE_REFUSAL(pe, MAGIC_PE);
 	if (worker_is_self(&pe->worker))
 		return DOCA_ERROR_NOT_PERMITTED;
 	pthread_mutex_lock(&worker_lock);

@@ -2,6 +2,13 @@
  * engine/rcu.c — lazy RCU registration of application threads, the
  * annotated grace-period calls, and the library's own deferred-free thread.
  *
+ * THE LIFETIME RULE, for every object of the library: anything reachable
+ * from a read-side section — memory, fds, threads, locks, backend devices,
+ * registry entries — is released only after a grace period (in its
+ * doca_call_rcu callback) or by its last reference, never "the memory later,
+ * the rest now". A reader that still holds a pointer may use everything the
+ * pointer reaches until it leaves its section.
+ *
  * Why not liburcu's call_rcu: its worker thread belongs to liburcu, outlives
  * every object of ours, and is handed work through futexes and asm that
  * ThreadSanitizer cannot see, so the exit-time rcu_barrier() needed a
@@ -20,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "actors/rcu_reader.h"
+
 DOCA_TLS bool doca_rcu_registered;
 
 static pthread_key_t rcu_key;
@@ -28,7 +37,7 @@ static pthread_once_t rcu_once = PTHREAD_ONCE_INIT;
 static void rcu_thread_exit(void *unused)
 {
 	(void)unused;
-	rcu_unregister_thread();
+	reader_unregister();
 	doca_rcu_registered = false;
 }
 
@@ -40,7 +49,7 @@ static void rcu_key_create(void)
 void doca_rcu_register_slow(void)
 {
 	pthread_once(&rcu_once, rcu_key_create);
-	rcu_register_thread();
+	reader_register();
 	doca_rcu_registered = true;
 	/* any non-NULL value makes the destructor run at thread exit */
 	(void)pthread_setspecific(rcu_key, &rcu_key);
@@ -49,7 +58,7 @@ void doca_rcu_register_slow(void)
 void doca_synchronize_rcu(void)
 {
 	doca_rcu_ensure();
-	synchronize_rcu();
+	reader_synchronize();
 	TSAN_RCU_GRACE_PASSED();
 }
 
@@ -75,6 +84,10 @@ static struct reclaimer {
 	.idle = PTHREAD_COND_INITIALIZER,
 	.tail = &rc.first,
 };
+
+/* Deferred frees a fork child inherited: they name the parent's threads and
+ * fds, so they never run; kept reachable for leak checkers. */
+static struct rcu_head *rc_inherited;
 
 static struct rcu_head *head_next(struct rcu_head *head)
 {
@@ -139,6 +152,36 @@ void doca_rcu_barrier(void)
 	while (rc.done != rc.queued)
 		pthread_cond_wait(&rc.idle, &rc.lock);
 	pthread_mutex_unlock(&rc.lock);
+}
+
+void doca_rcu_fork_prepare(void)
+{
+	reader_fork_prepare();
+	pthread_mutex_lock(&rc.lock);
+}
+
+void doca_rcu_fork_parent(void)
+{
+	pthread_mutex_unlock(&rc.lock);
+	reader_fork_parent();
+}
+
+void doca_rcu_fork_child(void)
+{
+	reader_fork_child();
+
+	if (rc.first != NULL) { /* the parent's pending frees: kept, never run here */
+		*rc.tail = rc_inherited;
+		rc_inherited = rc.first;
+	}
+	rc.first = NULL;
+	rc.tail = &rc.first;
+	rc.queued = rc.done = 0;
+	rc.running = false;
+	rc.stop = false;
+	rc.lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	rc.work = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+	rc.idle = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 }
 
 /* Pending deferred frees run before the process ends, and the reclaimer

@@ -58,6 +58,14 @@ void doca_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head));
  * queue) has run. Never inside a read-side section or a callback. */
 void doca_rcu_barrier(void);
 
+/* fork() (engine/fork.c): prepare leaves no thread of ours inside
+ * liburcu's grace-period or registration code and holds the reclaimer's
+ * queue; the child forgets the readers of threads it does not have and
+ * starts the reclaimer again, its inherited queue never run. */
+void doca_rcu_fork_prepare(void);
+void doca_rcu_fork_parent(void);
+void doca_rcu_fork_child(void);
+
 /* First statement of every deferred-free callback. */
 #define DOCA_RCU_CALLBACK_ENTER(head)            \
 	do {                                     \

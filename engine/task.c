@@ -140,8 +140,10 @@ static void task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doc
 static doca_error_t task_submit_one(struct doca_ctx *ctx, const struct doca_task_desc *desc,
 				    struct ctx_run **run, struct doca_event **out)
 {
-	if (!buf_valid(desc->src) || !buf_valid(desc->dst))
-		return DOCA_ERROR_INVALID_VALUE;
+	if (!buf_valid(desc->src))
+		return HANDLE_REFUSAL(desc->src, MAGIC_BUF);
+	if (!buf_valid(desc->dst))
+		return HANDLE_REFUSAL(desc->dst, MAGIC_BUF);
 	if (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
 		return DOCA_ERROR_BAD_STATE;
 	if (*run == NULL) {
@@ -169,7 +171,7 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *ctx, const struct doca_task
 	/* Validate inside the section: a racing destroy frees after a grace period. */
 	doca_rcu_read_lock();
 	if (!ctx_valid(ctx))
-		err = DOCA_ERROR_INVALID_VALUE;
+		err = HANDLE_REFUSAL(ctx, MAGIC_CTX);
 	for (; err == DOCA_SUCCESS && i < n; i++) {
 		err = task_submit_one(ctx, &descs[i], &run, &chunk[k]);
 		if (err != DOCA_SUCCESS)

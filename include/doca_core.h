@@ -13,6 +13,11 @@
  * Every misuse of that order is an error code, never undefined behaviour
  * (handles that were already destroyed are the exception: using one is
  * undefined behaviour, as for any freed pointer in C).
+ *
+ * fork(): a child may call exit() and may create and use objects of its
+ * own. Every call that takes a handle inherited from the parent returns
+ * DOCA_ERROR_BAD_STATE in the child (doca_pe_progress returns 0,
+ * doca_pe_get_event NULL, doca_event_free refuses) and changes nothing.
  */
 #ifndef DOCA_CORE_H
 #define DOCA_CORE_H

@@ -25,6 +25,7 @@
 
 #include <urcu.h>
 
+#include "actors/rcu_reader.h"
 #include "actors/tsan_annotate.h"
 #include "hw/sw/sw.h"
 
@@ -184,7 +185,7 @@ static void *engine_main(void *arg)
 	struct sw_engine *e = arg;
 	uint32_t idle = 0;
 
-	rcu_register_thread();
+	reader_register();
 	while (atomic_load_explicit(&e->run, memory_order_acquire) == ENGINE_RUN) {
 		struct cds_list_head *pos;
 		uint64_t now = 0;
@@ -211,7 +212,7 @@ static void *engine_main(void *arg)
 		}
 	}
 	engine_apply_changes(e);
-	rcu_unregister_thread();
+	reader_unregister();
 	return NULL;
 }
 

@@ -1,0 +1,29 @@
+/*
+ * actors/rcu_reader.h — threads as liburcu (memb) readers, every one the
+ * library registers tracked, so that a fork() child can forget the ones it
+ * does not have (engine/fork.c). Engine, worker and backend threads and
+ * application threads all register through here.
+ */
+#ifndef DOCA_RCU_READER_H
+#define DOCA_RCU_READER_H
+
+/* Register the calling thread as an RCU reader (once per thread). */
+void reader_register(void);
+
+/* Unregister the calling thread; outside any read-side section. */
+void reader_unregister(void);
+
+/* synchronize_rcu(), never overlapping a fork. Never inside a read-side
+ * section. */
+void reader_synchronize(void);
+
+/* fork(): prepare waits until no thread of ours is inside liburcu's
+ * grace-period or registration code and holds it out; parent lets go;
+ * child (single-threaded) removes every other thread's reader from
+ * liburcu's registry, so no grace period waits for a thread that does not
+ * exist (one may have been inside a read-side section at the fork). */
+void reader_fork_prepare(void);
+void reader_fork_parent(void);
+void reader_fork_child(void);
+
+#endif /* DOCA_RCU_READER_H */

@@ -1,0 +1,58 @@
+/*
+ * engine/fork.c — what a fork() child inherits, and what it may do.
+ *
+ * The contract (README, "fork"): a child may call exit(); it may create its
+ * own objects and use them normally — a fresh device registry, fresh engine
+ * and worker threads; every object inherited from the parent is refused
+ * with DOCA_ERROR_BAD_STATE. The parent is unaffected.
+ *
+ * Why refuse rather than share: an inherited object names threads that do
+ * not exist in the child (sw engine threads, PE workers, the reclaimer),
+ * fds and device queues shared with the parent, and credits the parent
+ * also spends. Nothing of it can be used safely, so nothing of it is.
+ *
+ * How:
+ * - every handle records the fork epoch it was made in; the child bumps the
+ *   epoch, so the handle checks (engine.h) refuse what came before;
+ * - prepare: no thread of ours is inside liburcu's grace-period or
+ *   registration code, and the reclaimer's queue is consistent (rcu.c);
+ * - child: the library's global locks are made anew (whatever state they
+ *   guarded belongs to inherited objects, which are refused), the
+ *   registry is new, the readers of threads that do not exist in the child
+ *   leave liburcu's registry (one of them may have been inside a read-side
+ *   section, which would stall every grace period forever), the reclaimer
+ *   starts again with an empty queue, and thread slots of absent threads
+ *   are free again.
+ * Inherited memory stays reachable (the old queue and registry are kept),
+ * so leak checkers in the child report nothing the child did not leak.
+ */
+#include <pthread.h>
+
+#include "engine/engine.h"
+#include "actors/thread_slot.h"
+
+uint32_t g_fork_epoch;
+
+static void fork_prepare(void)
+{
+	doca_rcu_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+	doca_rcu_fork_parent();
+}
+
+static void fork_child(void)
+{
+	g_fork_epoch++;
+	doca_rcu_fork_child();
+	dev_after_fork_child();
+	pe_worker_after_fork_child();
+	thread_slot_after_fork_child();
+}
+
+__attribute__((constructor)) static void fork_handlers_install(void)
+{
+	(void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
