@@ -163,8 +163,12 @@ static doca_error_t entry_get_or_open(const char *key, struct dev_entry **out)
 	size_t name_len = colon ? (size_t)(colon - key) : strlen(key);
 	doca_error_t err;
 
-	if (name_len == 0 || (colon != NULL && colon[1] == '\0'))
+	if (name_len == 0 || (colon != NULL && colon[1] == '\0')) {
+		doca_log(DOCA_LOG_ERROR, "doca_dev_open(\"%s\"): %s", key,
+			 name_len == 0 ? "no device name before ':' (NAME[:KEY=VALUE,...])"
+				       : "nothing after ':' (NAME[:KEY=VALUE,...])");
 		return DOCA_ERROR_INVALID_VALUE;
+	}
 	memcpy(name, key, name_len);
 	name[name_len] = '\0';
 
@@ -177,6 +181,12 @@ static doca_error_t entry_get_or_open(const char *key, struct dev_entry **out)
 	pthread_mutex_unlock(&registry_lock);
 	if (err == DOCA_ERROR_NOT_FOUND)
 		log_known_devices(name);
+	else if (err == DOCA_ERROR_INVALID_VALUE) {
+		const char *why = hw_diag_take();
+
+		doca_log(DOCA_LOG_ERROR, "doca_dev_open(\"%s\"): %s", key,
+			 why[0] != '\0' ? why : "the backend refused its parameters");
+	}
 	return err;
 }
 

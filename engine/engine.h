@@ -280,7 +280,7 @@ void *doca_alloc_aligned(size_t align, size_t size); /* not zeroed */
 void doca_free(void *p);
 extern const struct mailbox_allocator doca_mailbox_allocator;
 
-enum doca_log_level { DOCA_LOG_ERROR = 0, DOCA_LOG_WARN, DOCA_LOG_INFO, DOCA_LOG_DEBUG };
+/* One message through the library's log (engine/log.c, include/doca_log.h). */
 void doca_log(enum doca_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- fork (engine/fork.c) ---- */

@@ -149,6 +149,12 @@ int hw_notify_fd_none(struct hw_qp *qp);
 doca_error_t hw_notify_arm_none(struct hw_qp *qp);
 void hw_notify_ack_none(struct hw_qp *qp);
 
+/* Why an open was refused (DOCA_ERROR_INVALID_VALUE): a backend states it in
+ * one line naming the key and what it allows; the engine takes it (and so
+ * clears it) and logs it. Thread safety: per thread. */
+void hw_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *hw_diag_take(void);
+
 static inline uint32_t hw_qp_post(struct hw_qp *qp, const struct hw_desc *d, uint32_t n)
 {
 	return qp->ops->post(qp, d, n);

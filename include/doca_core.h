@@ -31,5 +31,6 @@
 #include "doca_pe.h"
 #include "doca_task.h"
 #include "doca_event.h"
+#include "doca_log.h"
 
 #endif /* DOCA_CORE_H */

@@ -23,6 +23,8 @@
 #define SW_ENGINES_MAX 64u
 #define SW_DELAY_US_MAX 10000000u
 #define SW_EVERY_MAX 1000000000u
+/* The keys of the open string, for messages. */
+#define SW_PARAM_KEYS "engines, cpus, fail_every, partial_every, delay_us"
 
 struct sw_params {
 	uint32_t engines;

@@ -39,18 +39,23 @@ static bool parse_cpu_item(const char *s, size_t len, struct sw_params *p)
 
 	if (dash == NULL) {
 		if (!parse_u32(s, len, max, &lo))
-			return false;
+			goto bad;
 		hi = lo;
 	} else if (!parse_u32(s, (size_t)(dash - s), max, &lo) ||
 		   !parse_u32(dash + 1, len - (size_t)(dash - s) - 1u, max, &hi) || hi < lo) {
-		return false;
+		goto bad;
 	}
 	for (uint32_t c = lo; c <= hi; c++) {
-		if (p->ncpus == SW_ENGINES_MAX)
+		if (p->ncpus == SW_ENGINES_MAX) {
+			hw_diag("cpus: more than %u CPUs listed", SW_ENGINES_MAX);
 			return false;
+		}
 		p->cpus[p->ncpus++] = (int)c;
 	}
 	return true;
+bad:
+	hw_diag("cpus: '%.*s' is not an online CPU or a range A-B of them (online: 0-%u)", (int)len, s, max);
+	return false;
 }
 
 static bool parse_pair(const char *key, size_t klen, const char *val, size_t vlen, struct sw_params *p,
@@ -70,11 +75,18 @@ static bool parse_pair(const char *key, size_t klen, const char *val, size_t vle
 	for (uint32_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		if (strlen(keys[i].name) != klen || memcmp(keys[i].name, key, klen) != 0)
 			continue;
-		if (*seen & (1u << i))
-			return false; /* a key given twice is ambiguous */
+		if (*seen & (1u << i)) {
+			hw_diag("'%s' is given twice", keys[i].name); /* ambiguous */
+			return false;
+		}
 		*seen |= 1u << i;
-		return parse_u32(val, vlen, keys[i].max, (uint32_t *)((char *)p + keys[i].offset));
+		if (parse_u32(val, vlen, keys[i].max, (uint32_t *)((char *)p + keys[i].offset)))
+			return true;
+		hw_diag("%s: '%.*s' is not a whole number from 0 to %u", keys[i].name, (int)vlen, val,
+			keys[i].max);
+		return false;
 	}
+	hw_diag("unknown key '%.*s'; keys: " SW_PARAM_KEYS, (int)klen, key);
 	return false;
 }
 
@@ -86,18 +98,28 @@ doca_error_t sw_params_parse(const char *text, struct sw_params *p)
 	memset(p, 0, sizeof(*p));
 	if (text == NULL)
 		return DOCA_SUCCESS;
-	if (*text == '\0')
+	if (*text == '\0') {
+		hw_diag("nothing after ':'; keys: " SW_PARAM_KEYS);
 		return DOCA_ERROR_INVALID_VALUE;
+	}
 	for (const char *tok = text;;) {
 		size_t len = strcspn(tok, ",");
 		const char *eq = memchr(tok, '=', len);
 
 		if (eq == NULL) {
 			/* a bare item continues a cpus list */
-			if (!in_cpus || !parse_cpu_item(tok, len, p))
+			if (!in_cpus) {
+				hw_diag("'%.*s' is not KEY=VALUE; keys: " SW_PARAM_KEYS, (int)len, tok);
+				return DOCA_ERROR_INVALID_VALUE;
+			}
+			if (!parse_cpu_item(tok, len, p))
 				return DOCA_ERROR_INVALID_VALUE;
 		} else if ((size_t)(eq - tok) == 4 && memcmp(tok, "cpus", 4) == 0) {
-			if (had_cpus || !parse_cpu_item(eq + 1, len - 5u, p))
+			if (had_cpus) {
+				hw_diag("'cpus' is given twice");
+				return DOCA_ERROR_INVALID_VALUE;
+			}
+			if (!parse_cpu_item(eq + 1, len - 5u, p))
 				return DOCA_ERROR_INVALID_VALUE;
 			in_cpus = had_cpus = true;
 		} else {
@@ -109,7 +131,9 @@ doca_error_t sw_params_parse(const char *text, struct sw_params *p)
 			break;
 		tok += len + 1;
 	}
-	if (had_cpus && p->engines == 0)
-		return DOCA_ERROR_INVALID_VALUE; /* cpus without engines means nothing */
+	if (had_cpus && p->engines == 0) {
+		hw_diag("'cpus' pins engine threads: it needs engines=N (N >= 1)");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
 	return DOCA_SUCCESS;
 }

@@ -113,8 +113,10 @@ doca_error_t verbs_open(const char *name, const char *params, struct hw_dev **ou
 			device = list[i];
 	if (!device)
 		err = DOCA_ERROR_NOT_FOUND;
-	else if (params && *params)
+	else if (params && *params) {
+		hw_diag("the verbs backend takes no parameters ('%s' given)", params);
 		err = DOCA_ERROR_INVALID_VALUE;
+	}
 	else if (!(dev = calloc(1, sizeof(*dev))))
 		err = DOCA_ERROR_NO_MEMORY;
 	else if ((err = verbs_dev_init(dev, device)) != DOCA_SUCCESS)

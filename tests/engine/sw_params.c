@@ -1,4 +1,8 @@
 /* tests/engine/sw_params.c — the software device's open-string parser. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
 #include <criterion/criterion.h>
 
 #include "hw/sw/sw.h"
@@ -39,28 +43,45 @@ Test(sw_params, a_cpu_list_takes_ranges_and_items)
 	cr_assert_eq(p.cpus[1], 0);
 }
 
-Test(sw_params, malformed_strings_are_refused)
+Test(sw_params, malformed_strings_are_refused_with_the_reason)
 {
-	static const char *const bad[] = {
-		"",                  /* "sw0:" */
-		"engines",           /* no value */
-		"engines=",          /* empty value */
-		"engines=x",         /* not a number */
-		"engines=-1",        /* sign */
-		"engines=65",        /* above the limit */
-		"engines=99999999999", /* overflow */
-		"delay_us=10000001", /* above the limit */
-		"bogus=1",           /* unknown key */
-		"engines=1,",        /* trailing comma */
-		"engines=1,engines=2", /* given twice */
-		"cpus=0",            /* cpus without engines */
-		"engines=1,cpus=100000", /* no such CPU */
-		"engines=1,cpus=1-0", /* reversed range */
-		"engines=1,7",       /* a bare item outside a cpus list */
-		"Engines=1",         /* keys are case-sensitive */
+	static const struct {
+		const char *text;
+		const char *why; /* what hw_diag_take() says, or the bad cpus item */
+	} bad[] = {
+		{ "", "nothing after ':'; keys: " SW_PARAM_KEYS },
+		{ "engines", "'engines' is not KEY=VALUE; keys: " SW_PARAM_KEYS },
+		{ "engines=", "engines: '' is not a whole number from 0 to 64" },
+		{ "engines=x", "engines: 'x' is not a whole number from 0 to 64" },
+		{ "engines=-1", "engines: '-1' is not a whole number from 0 to 64" },
+		{ "engines=65", "engines: '65' is not a whole number from 0 to 64" },
+		{ "engines=99999999999", "engines: '99999999999' is not a whole number from 0 to 64" },
+		{ "delay_us=10000001", "delay_us: '10000001' is not a whole number from 0 to 10000000" },
+		{ "bogus=1", "unknown key 'bogus'; keys: " SW_PARAM_KEYS },
+		{ "engine=1", "unknown key 'engine'; keys: " SW_PARAM_KEYS },
+		{ "engines=1,cpu=1", "unknown key 'cpu'; keys: " SW_PARAM_KEYS },
+		{ "engines=1,", "'' is not KEY=VALUE; keys: " SW_PARAM_KEYS },
+		{ "engines=1,engines=2", "'engines' is given twice" },
+		{ "cpus=0", "'cpus' pins engine threads: it needs engines=N (N >= 1)" },
+		{ "engines=1,cpus=100000", "100000" }, /* a cpus item: the reason names the online range */
+		{ "engines=1,cpus=1-0", "1-0" },
+		{ "engines=1,cpus=0,cpus=0", "'cpus' is given twice" },
+		{ "engines=1,7", "'7' is not KEY=VALUE; keys: " SW_PARAM_KEYS },
+		{ "Engines=1", "unknown key 'Engines'; keys: " SW_PARAM_KEYS },
 	};
 	struct sw_params p;
+	char want[256];
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		cr_expect_eq(sw_params_parse(bad[i], &p), DOCA_ERROR_INVALID_VALUE, "accepted \"%s\"", bad[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_expect_eq(sw_params_parse(bad[i].text, &p), DOCA_ERROR_INVALID_VALUE, "accepted \"%s\"",
+			     bad[i].text);
+		if (strchr(bad[i].why, ' ') == NULL) /* a cpus item */
+			snprintf(want, sizeof(want),
+				 "cpus: '%s' is not an online CPU or a range A-B of them (online: 0-%ld)", bad[i].why,
+				 sysconf(_SC_NPROCESSORS_ONLN) - 1);
+		else
+			snprintf(want, sizeof(want), "%s", bad[i].why);
+		cr_expect_str_eq(hw_diag_take(), want, "\"%s\"", bad[i].text);
+		cr_expect_str_eq(hw_diag_take(), "", "taking the reason clears it");
+	}
 }
