@@ -8,6 +8,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "actors/explore_revert.h"
 #include "engine/engine.h"
 
 #define PE_MEMBERS_INITIAL 8u
@@ -150,11 +151,23 @@ doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd)
 	return DOCA_SUCCESS;
 }
 
+static void pe_close_fds(struct doca_pe *pe)
+{
+	close(pe->evfd);
+	close(pe->epfd);
+}
+
+/* The fds go with the memory: a waker still inside its read-side section
+ * (a submit, a stop handing over, an engine thread's completion) may be
+ * about to write the eventfd, and a number closed earlier could already
+ * name the application's next file. */
 static void pe_free_rcu(struct rcu_head *head)
 {
 	struct doca_pe *pe = caa_container_of(head, struct doca_pe, rcu);
 
 	DOCA_RCU_CALLBACK_ENTER(head);
+	if (!DOCA_REVERTED("pe_fd_close_early"))
+		pe_close_fds(pe);
 	doca_free(pe->members);
 	doca_free(pe);
 }
@@ -178,8 +191,8 @@ doca_error_t doca_pe_destroy(struct doca_pe *pe)
 	runner_exit(&pe->runner);
 	if (err != DOCA_SUCCESS)
 		return err;
-	close(pe->evfd);
-	close(pe->epfd);
+	if (DOCA_REVERTED("pe_fd_close_early"))
+		pe_close_fds(pe);
 	doca_call_rcu(&pe->rcu, pe_free_rcu);
 	return DOCA_SUCCESS;
 }

@@ -120,7 +120,12 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu);
 doca_error_t doca_pe_stop_run(struct doca_pe *pe);
 
 /**
- * @brief Destroy a PE with no connected contexts and no worker.
+ * @brief Destroy a PE with no connected contexts and no worker. Its
+ *        notification fd is closed together with its memory, after an RCU
+ *        grace period: a thread still waking the PE (a stop handing over, a
+ *        device's completion thread) writes into the PE's own fd, never into
+ *        one the application opened since. Until then the fd number stays
+ *        taken.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_IN_USE while a context is connected (destroying a context
  *         disconnects it), a worker runs it, or another thread is progressing it.
