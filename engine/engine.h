@@ -229,7 +229,8 @@ struct doca_pe {
 	int epfd;                     /* the notification handle */
 	int evfd;                     /* eventfd inside epfd: software wakes */
 	struct worker worker;
-	_Atomic bool has_worker;
+	_Atomic bool has_worker;      /* a worker runs it or is being stopped; worker_lock for writers */
+	bool worker_stopping;         /* a doca_pe_stop_run is joining it; worker_lock */
 	struct rcu_head rcu;
 };
 

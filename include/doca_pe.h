@@ -104,18 +104,26 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
  * @param cpu An online CPU number, or -1 for no pinning.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
  *         or a CPU that does not exist; DOCA_ERROR_BAD_STATE if a worker
- *         already runs it; DOCA_ERROR_OPERATING_SYSTEM if the thread cannot start.
- * Thread safety: any thread except the PE's own callbacks.
+ *         already runs it or is being stopped (doca_pe_stop_run under way);
+ *         DOCA_ERROR_OPERATING_SYSTEM if the thread cannot start.
+ * Thread safety: any thread except the PE's own callbacks; a callback of
+ *         another PE's worker may call it.
  */
 doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu);
 
 /**
  * @brief Stop the PE's worker (STOP → STOPPED handshake, then join). The PE
- *        can then be progressed by the application again.
+ *        can then be progressed by the application again. No lock is held
+ *        while this call waits for the worker, so the worker's callbacks may
+ *        meanwhile start or stop other PEs' workers.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_BAD_STATE if no worker runs it;
+ *         DOCA_ERROR_IN_PROGRESS, at once and changing nothing, while another
+ *         thread's doca_pe_stop_run of this PE is under way (the worker has
+ *         stopped when that call returns);
  *         DOCA_ERROR_NOT_PERMITTED when called from the worker itself (a callback).
- * Thread safety: any thread except the PE's own callbacks.
+ * Thread safety: any thread except the PE's own callbacks; a callback of
+ *         another PE's worker may call it.
  */
 doca_error_t doca_pe_stop_run(struct doca_pe *pe);
 
