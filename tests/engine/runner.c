@@ -1,10 +1,16 @@
 /* tests/engine/runner.c — at most one thread runs a PE; others are refused
- * and change nothing. */
+ * and change nothing: progress, and the second of two threads freeing one
+ * event (decided under the guard). */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
+#include "tests/api/trap.h"
 
 struct fixture {
 	struct doca_ctx *ctx;
@@ -134,5 +140,94 @@ Test(runner, progress_from_inside_a_callback_is_refused)
 	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS);
 	cr_assert_eq(doca_pe_progress(f.pe), 1);
 	cr_assert_eq(nested_result, 0);
+	fixture_down(&f);
+}
+
+static void *free_event_trapped(void *ev)
+{
+	trap_arm(TRAP_YIELD, TRAP_THIS_THREAD);
+	doca_event_free(ev);
+	return NULL;
+}
+
+/* The log lines written to the redirected stderr since the test began. */
+static void read_log(char *text, size_t cap)
+{
+	int fd = fileno(cr_get_redirected_stderr());
+	size_t used = 0;
+
+	fflush(stderr);
+	cr_assert_neq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), -1, "fcntl");
+	for (;;) {
+		ssize_t n = read(fd, text + used, cap - 1 - used);
+
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	text[used] = '\0';
+}
+
+static int count_of(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/*
+ * Two threads free one event at once. The second is parked inside the guard's
+ * wait (a submit's brief hold, which runner_enter waits out with
+ * sched_yield), past any check made before the guard, while the first frees
+ * the event; then it takes the guard. Exactly one free happens: the pool has
+ * exactly its credits, the buffers no pin, and the refusal is logged.
+ */
+Test(runner, two_threads_freeing_one_event_free_it_once, .init = cr_redirect_stderr)
+{
+	struct fixture f;
+	struct doca_task_desc desc = { .type = DOCA_TASK_COPY };
+	char log[4096];
+	pthread_t t;
+
+	setenv("DOCA_LOG_LEVEL", "error", 1);
+	fixture_up(&f);
+	desc.src = f.src;
+	desc.dst = f.dst;
+	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_progress(f.pe), 1);
+	struct doca_event *ev = doca_pe_get_event(f.pe);
+	struct ctx_run *run = f.ctx->run;
+
+	cr_assert_not_null(ev);
+	cr_assert_eq(runner_enter_brief(&f.pe->runner), RUNNER_ENTERED);
+	pthread_create(&t, NULL, free_event_trapped, ev);
+	trap_wait_parked(TRAP_YIELD);
+	runner_exit(&f.pe->runner);
+	doca_event_free(ev);
+	trap_release(TRAP_YIELD);
+	pthread_join(t, NULL);
+
+	cr_assert_eq(ck_ring_size(&run->pool.free_ring), run->pool.size, "credits: %u of %u",
+		     ck_ring_size(&run->pool.free_ring), run->pool.size);
+	cr_assert_eq(atomic_load(&f.src->users), 0, "source pins: %#x", atomic_load(&f.src->users));
+	cr_assert_eq(atomic_load(&f.dst->users), 0, "destination pins: %#x", atomic_load(&f.dst->users));
+	read_log(log, sizeof(log));
+	cr_assert_eq(count_of(log, "doca_event_free: not an event held by the application (already freed"), 1,
+		     "log: \"%s\"", log);
+
+	/* The pool still bounds what is outstanding: size tasks, then AGAIN. */
+	for (uint32_t i = 0; i < run->pool.size; i++)
+		cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS, "task %u", i);
+	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_ERROR_AGAIN);
+	for (uint32_t done = 0; done < run->pool.size;) {
+		doca_pe_progress(f.pe);
+		while ((ev = doca_pe_get_event(f.pe)) != NULL) {
+			cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
+			doca_event_free(ev);
+			done++;
+		}
+	}
 	fixture_down(&f);
 }
