@@ -84,15 +84,21 @@ doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd);
  *        delay counts as such work: the fd is readable until it completes,
  *        so an event loop polls rather than sleeps through the delay.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         DOCA_ERROR_IN_USE, nothing changed, while another thread runs the PE;
  *         the device's error if it cannot arm its completion channel.
- * Thread safety: the thread running the PE.
+ * Thread safety: the thread running the PE (or a callback of it); a
+ *         concurrent caller on another thread is refused, as by
+ *         doca_pe_progress.
  */
 doca_error_t doca_pe_request_notification(struct doca_pe *pe);
 
 /**
  * @brief Reset the fd to not readable and disarm it; call after waking.
- * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
- * Thread safety: the thread running the PE.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         DOCA_ERROR_IN_USE, nothing changed, while another thread runs the PE.
+ * Thread safety: the thread running the PE (or a callback of it); a
+ *         concurrent caller on another thread is refused, as by
+ *         doca_pe_progress.
  */
 doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
 

@@ -1,10 +1,11 @@
 /* tests/engine/runner.c — at most one thread runs a PE; others are refused
- * and change nothing: progress, and the second of two threads freeing one
- * event (decided under the guard). */
+ * and change nothing: progress, event mode's arm and clear, and the second
+ * of two threads freeing one event (each decided under the guard). */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
@@ -140,6 +141,76 @@ Test(runner, progress_from_inside_a_callback_is_refused)
 	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS);
 	cr_assert_eq(doca_pe_progress(f.pe), 1);
 	cr_assert_eq(nested_result, 0);
+	fixture_down(&f);
+}
+
+static void wait_phase(struct holder *h, int phase)
+{
+	pthread_mutex_lock(&h->lock);
+	while (h->phase != phase)
+		pthread_cond_wait(&h->cond, &h->lock);
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void set_phase(struct holder *h, int phase)
+{
+	pthread_mutex_lock(&h->lock);
+	h->phase = phase;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
+static bool fd_readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/* Arming and clearing belong to the runner: refused while another thread
+ * runs the PE, and the refused call neither arms, fires nor clears. */
+Test(runner, notification_arm_and_clear_are_refused_while_another_thread_runs_the_pe)
+{
+	struct fixture f;
+	struct holder h = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	struct doca_task_desc desc = { .type = DOCA_TASK_COPY };
+	pthread_t t;
+	int fd;
+
+	fixture_up(&f);
+	cr_assert_eq(doca_pe_get_notification_handle(f.pe, &fd), DOCA_SUCCESS);
+	desc.src = f.src;
+	desc.dst = f.dst;
+	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS); /* pending work */
+
+	h.pe = f.pe;
+	pthread_create(&t, NULL, hold_runner, &h);
+	wait_phase(&h, 1);
+	cr_assert_eq(doca_pe_request_notification(f.pe), DOCA_ERROR_IN_USE);
+	cr_assert_eq(atomic_load(&f.pe->armed), PE_DISARMED, "the refused arm armed nothing");
+	cr_assert(!fd_readable(fd), "the refused arm fired nothing");
+	set_phase(&h, 2);
+	pthread_join(t, NULL);
+
+	/* Armed by the runner with work pending: fires at once. */
+	cr_assert_eq(doca_pe_request_notification(f.pe), DOCA_SUCCESS);
+	cr_assert(fd_readable(fd));
+	h.phase = 0;
+	pthread_create(&t, NULL, hold_runner, &h);
+	wait_phase(&h, 1);
+	cr_assert_eq(doca_pe_clear_notification(f.pe), DOCA_ERROR_IN_USE);
+	cr_assert(fd_readable(fd), "the refused clear drained nothing");
+	cr_assert_eq(atomic_load(&f.pe->armed), PE_FIRED, "the refused clear disarmed nothing");
+	set_phase(&h, 2);
+	pthread_join(t, NULL);
+	cr_assert_eq(doca_pe_clear_notification(f.pe), DOCA_SUCCESS);
+	cr_assert(!fd_readable(fd));
+
+	cr_assert_eq(doca_pe_progress(f.pe), 1);
+	struct doca_event *ev = doca_pe_get_event(f.pe);
+
+	cr_assert_not_null(ev);
+	doca_event_free(ev);
 	fixture_down(&f);
 }
 
