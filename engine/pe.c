@@ -110,7 +110,9 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx)
 	if (!pe_valid(pe) || !ctx_valid(ctx))
 		return DOCA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&g_config_lock);
-	if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
+	if (!pe_valid(pe) || !ctx_valid(ctx)) /* destroyed since the check above */
+		err = DOCA_ERROR_INVALID_VALUE;
+	else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
 		err = DOCA_ERROR_BAD_STATE;
 	else if (ctx->pe != NULL)
 		err = DOCA_ERROR_NOT_PERMITTED;
@@ -182,11 +184,11 @@ doca_error_t doca_pe_destroy(struct doca_pe *pe)
 	if (runner_enter(&pe->runner) != RUNNER_ENTERED)
 		return DOCA_ERROR_IN_USE;
 	pthread_mutex_lock(&g_config_lock);
-	if (atomic_load_explicit(&pe->members->count, memory_order_relaxed) != 0 ||
-	    atomic_load_explicit(&pe->has_worker, memory_order_relaxed))
+	if (!pe_valid(pe)) /* a concurrent destroy won */
+		err = DOCA_ERROR_INVALID_VALUE;
+	else if (atomic_load_explicit(&pe->members->count, memory_order_relaxed) != 0 ||
+		 !pe_retire_unless_worker(pe))
 		err = DOCA_ERROR_IN_USE;
-	else
-		pe->magic = MAGIC_DEAD;
 	pthread_mutex_unlock(&g_config_lock);
 	runner_exit(&pe->runner);
 	if (err != DOCA_SUCCESS)

@@ -140,9 +140,11 @@ doca_error_t doca_pe_stop_run(struct doca_pe *pe);
  *        device's completion thread) writes into the PE's own fd, never into
  *        one the application opened since. Until then the fd number stays
  *        taken.
- * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
- *         DOCA_ERROR_IN_USE while a context is connected (destroying a context
- *         disconnects it), a worker runs it, or another thread is progressing it.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle
+ *         (the loser of two concurrent destroys gets it or DOCA_ERROR_IN_USE,
+ *         and changes nothing); DOCA_ERROR_IN_USE while a context is connected (destroying a context
+ *         disconnects it), a worker runs it or is being stopped, or another
+ *         thread is progressing it.
  * Thread safety: any thread.
  */
 doca_error_t doca_pe_destroy(struct doca_pe *pe);

@@ -1,6 +1,7 @@
 /* tests/engine/runner.c — at most one thread runs a PE; others are refused
  * and change nothing: progress, event mode's arm and clear, and the second
- * of two threads freeing one event (each decided under the guard). */
+ * of two threads freeing one event or destroying one PE (each decided under
+ * the guard). */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <errno.h>
@@ -301,4 +302,44 @@ Test(runner, two_threads_freeing_one_event_free_it_once, .init = cr_redirect_std
 		}
 	}
 	fixture_down(&f);
+}
+
+struct destroyer {
+	struct doca_pe *pe;
+	doca_error_t rc;
+};
+
+static void *destroy_pe_trapped(void *arg)
+{
+	struct destroyer *d = arg;
+
+	trap_arm(TRAP_YIELD, TRAP_THIS_THREAD);
+	d->rc = doca_pe_destroy(d->pe);
+	return NULL;
+}
+
+/*
+ * Two threads destroy one PE. The second is parked inside the guard's wait,
+ * past the handle check made before the guard, while the first destroys the
+ * PE; then it takes the guard and must find the PE dead (a read-side section
+ * here keeps the memory, as any reader's would). It is refused: one destroy,
+ * one deferred free, each fd closed once.
+ */
+Test(runner, two_threads_destroying_one_pe_destroy_it_once)
+{
+	struct destroyer d = { .rc = DOCA_ERROR_UNKNOWN };
+	pthread_t t;
+
+	cr_assert_eq(doca_pe_create(&d.pe), DOCA_SUCCESS);
+	cr_assert_eq(runner_enter_brief(&d.pe->runner), RUNNER_ENTERED);
+	pthread_create(&t, NULL, destroy_pe_trapped, &d);
+	trap_wait_parked(TRAP_YIELD);
+	runner_exit(&d.pe->runner);
+	doca_rcu_read_lock();
+	cr_assert_eq(doca_pe_destroy(d.pe), DOCA_SUCCESS);
+	trap_release(TRAP_YIELD);
+	pthread_join(t, NULL);
+	doca_rcu_read_unlock();
+	cr_assert_eq(d.rc, DOCA_ERROR_INVALID_VALUE, "the second destroy returned %s",
+		     doca_error_get_name(d.rc));
 }
