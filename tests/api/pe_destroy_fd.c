@@ -107,8 +107,10 @@ Test(pe_destroy_fd, engine_thread_completion_wakes_the_pe_not_the_next_file, .ti
 	int fds[APP_FDS], pe_fd;
 
 	/* The engine takes the task (started: a stop does not flush it), then
-	 * idles for its delay outside its read-side section: park it there. */
-	fixture_init_started(&f, "sw0:engines=1,delay_us=1000", 64, 4);
+	 * idles for its delay outside its read-side section: park it there.
+	 * The delay outlasts any scheduling hiccup before the engine looks at
+	 * the task; released, the engine's clock is past it (trap.h). */
+	fixture_init_started(&f, "sw0:engines=1,delay_us=10000000", 64, 4);
 	assert_ok(doca_pe_get_notification_handle(f.pe, &pe_fd));
 	trap_arm(TRAP_NANOSLEEP, TRAP_OTHER_THREADS);
 	assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));

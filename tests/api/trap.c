@@ -1,7 +1,7 @@
 /*
- * tests/api/trap.c — the interposed write, nanosleep and sched_yield of
- * trap.h. The pass-through is the raw system call, so a trap never recurses
- * into itself or into a sanitizer's interceptor.
+ * tests/api/trap.c — the interposed write, nanosleep, clock_gettime and
+ * sched_yield of trap.h. The pass-through is the raw system call, so a trap
+ * never recurses into itself or into a sanitizer's interceptor.
  */
 #include "trap.h"
 
@@ -26,6 +26,7 @@ struct trap_slot {
 };
 
 static struct trap_slot slots[TRAP_POINTS];
+static _Thread_local uint64_t clock_warp_ns; /* set in a thread released from TRAP_NANOSLEEP */
 static pthread_mutex_t trap_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t trap_cond;
 static pthread_once_t trap_once = PTHREAD_ONCE_INIT;
@@ -183,8 +184,19 @@ int nanosleep(const struct timespec *req, struct timespec *rem)
 	bool caught = trap_catch(TRAP_NANOSLEEP, -1);
 	int r = (int)syscall(SYS_nanosleep, req, rem);
 
-	if (caught)
+	if (caught) {
+		clock_warp_ns = TRAP_CLOCK_WARP_NS;
 		trap_done(TRAP_NANOSLEEP, r);
+	}
+	return r;
+}
+
+int clock_gettime(clockid_t clock, struct timespec *ts)
+{
+	int r = (int)syscall(SYS_clock_gettime, clock, ts);
+
+	if (r == 0 && clock == CLOCK_MONOTONIC && clock_warp_ns != 0)
+		ts->tv_sec += (time_t)(clock_warp_ns / 1000000000ull);
 	return r;
 }
 

@@ -2,8 +2,8 @@
  * tests/api/trap.h — park one chosen thread inside a libc call, so a test
  * forces an interleaving instead of hoping for it.
  *
- * A test binary that links trap.c defines write, nanosleep and sched_yield
- * itself. Its definitions win over libc's (and over the
+ * A test binary that links trap.c defines write, nanosleep, clock_gettime
+ * and sched_yield itself. Its definitions win over libc's (and over the
  * sanitizers' weak interceptors) for every caller in the process, the
  * library included; unarmed they go straight to the system call. Armed, the
  * first call at that point made by a matching thread parks there until the
@@ -14,7 +14,9 @@
  *                       number names by then;
  *   TRAP_NANOSLEEP      nanosleep (a thread idling outside any read-side
  *                       section, e.g. an engine waiting for a delayed
- *                       descriptor it has taken);
+ *                       descriptor it has taken); after the release that
+ *                       thread's CLOCK_MONOTONIC runs TRAP_CLOCK_WARP_NS
+ *                       ahead, so the delay it was waiting out has passed;
  *   TRAP_YIELD          sched_yield (a spin loop's back-off).
  *
  * Each point catches one call per arming. The waits fail the test after
@@ -29,6 +31,7 @@
 #include <sys/types.h>
 
 #define TRAP_WAIT_MS 10000
+#define TRAP_CLOCK_WARP_NS (60ull * 1000000000ull)
 
 enum trap_point { TRAP_EVENTFD_WRITE, TRAP_NANOSLEEP, TRAP_YIELD, TRAP_POINTS };
 
