@@ -121,7 +121,9 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu);
  * @brief Stop the PE's worker (STOP → STOPPED handshake, then join). The PE
  *        can then be progressed by the application again. No lock is held
  *        while this call waits for the worker, so the worker's callbacks may
- *        meanwhile start or stop other PEs' workers.
+ *        meanwhile start or stop other PEs' workers. Two workers' callbacks
+ *        that stop each other's PEs at the same time wait for each other
+ *        for ever (each join waits for the other callback): do not.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_BAD_STATE if no worker runs it;
  *         DOCA_ERROR_IN_PROGRESS, at once and changing nothing, while another
