@@ -62,7 +62,8 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 }
 
 /* Run `apply` on an IDLE ctx under the config lock, after any report of a
- * transition under way has finished (the report reads the callbacks). */
+ * transition under way has finished (the report reads the callbacks). The
+ * handle is checked again under the lock: a destroy may have won since. */
 #define CTX_CONFIGURE(ctx, apply)                                          \
 	do {                                                               \
 		doca_error_t cfg_err_ = DOCA_SUCCESS;                      \
@@ -70,7 +71,9 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 			return HANDLE_REFUSAL(ctx, MAGIC_CTX);             \
 		pthread_mutex_lock(&(ctx)->report_lock);                   \
 		pthread_mutex_lock(&g_config_lock);                        \
-		if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)                 \
+		if (!ctx_valid(ctx))                                       \
+			cfg_err_ = DOCA_ERROR_INVALID_VALUE;               \
+		else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)            \
 			cfg_err_ = DOCA_ERROR_BAD_STATE;                   \
 		else                                                       \
 			apply;                                             \
@@ -84,7 +87,9 @@ doca_error_t doca_ctx_set_dev(struct doca_ctx *ctx, struct doca_dev *dev)
 	if (!dev_valid(dev))
 		return HANDLE_REFUSAL(dev, MAGIC_DEV);
 	CTX_CONFIGURE(ctx, {
-		if (ctx->dev != NULL) {
+		if (!dev_valid(dev)) { /* closed since the check above */
+			cfg_err_ = DOCA_ERROR_INVALID_VALUE;
+		} else if (ctx->dev != NULL) {
 			cfg_err_ = DOCA_ERROR_NOT_PERMITTED;
 		} else {
 			ctx->dev = dev;
@@ -160,7 +165,9 @@ doca_error_t doca_ctx_destroy(struct doca_ctx *ctx)
 	/* after any report under way (or inside it: the lock is recursive) */
 	pthread_mutex_lock(&ctx->report_lock);
 	pthread_mutex_lock(&g_config_lock);
-	if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
+	if (!ctx_valid(ctx)) /* a concurrent destroy won */
+		err = DOCA_ERROR_INVALID_VALUE;
+	else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
 		err = DOCA_ERROR_BAD_STATE;
 	else if (ctx->nr_mems != 0 || ctx->dev != NULL)
 		err = DOCA_ERROR_IN_USE;

@@ -136,7 +136,9 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
 	pthread_mutex_lock(&ctx->report_lock);
 	pthread_mutex_lock(&g_config_lock);
-	if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
+	if (!ctx_valid(ctx)) /* destroyed since the check above */
+		err = DOCA_ERROR_INVALID_VALUE;
+	else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
 		err = DOCA_ERROR_BAD_STATE;
 	else if (ctx->dev == NULL || ctx->pe == NULL)
 		err = DOCA_ERROR_NOT_CONNECTED;

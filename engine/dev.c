@@ -236,7 +236,10 @@ doca_error_t doca_dev_close(struct doca_dev *dev)
 	if (!dev_valid(dev))
 		return HANDLE_REFUSAL(dev, MAGIC_DEV);
 	pthread_mutex_lock(&g_config_lock);
-	err = dev->nr_mems != 0 ? DOCA_ERROR_IN_USE : ctx_unbind_all_locked(dev);
+	if (!dev_valid(dev)) /* a concurrent close won */
+		err = DOCA_ERROR_INVALID_VALUE;
+	else
+		err = dev->nr_mems != 0 ? DOCA_ERROR_IN_USE : ctx_unbind_all_locked(dev);
 	if (err == DOCA_SUCCESS)
 		dev->magic = MAGIC_DEAD;
 	pthread_mutex_unlock(&g_config_lock);

@@ -237,7 +237,8 @@ struct doca_pe {
 	int epfd;                     /* the notification handle */
 	int evfd;                     /* eventfd inside epfd: software wakes */
 	struct worker worker;
-	_Atomic bool has_worker;
+	_Atomic bool has_worker;      /* a worker runs it or is being stopped; worker_lock for writers */
+	bool worker_stopping;         /* a doca_pe_stop_run is joining it; worker_lock */
 	struct rcu_head rcu;
 };
 
@@ -258,6 +259,9 @@ static inline struct hw_desc event_desc(const struct doca_event *ev)
 		.dst_mr = ev->dst->mem->mr,
 	};
 }
+/* Mark the PE dead unless a worker runs it (or is being stopped); false,
+ * nothing changed, if one does. Exclusive with doca_pe_run_on_cpu. */
+bool pe_retire_unless_worker(struct doca_pe *pe);
 /* Make the notification fd readable if it is armed. Call after publishing
  * the work the PE should see. Any thread. */
 void pe_wake(struct doca_pe *pe);

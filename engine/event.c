@@ -2,6 +2,9 @@
  * engine/event.c — event getters and freeing. An event is its task's pool
  * slot: freeing it returns the credit and unpins the buffers.
  */
+#include <stdlib.h>
+
+#include "actors/explore_revert.h"
 #include "engine/engine.h"
 
 /* An event of this process: its ctx was not inherited across fork(). */
@@ -61,17 +64,36 @@ void event_release(struct doca_event *ev)
 	 * credit back (a submitter, or a stop that counts none outstanding and
 	 * frees the run). */
 	atomic_thread_fence(memory_order_release);
-	ck_ring_enqueue_spmc(&pool->free_ring, pool->free_slots, ev);
+	if (!ck_ring_enqueue_spmc(&pool->free_ring, pool->free_slots, ev)) {
+		doca_log(DOCA_LOG_ERROR, "task pool full on a release: a slot was returned twice");
+		abort();
+	}
 	doca_rcu_read_unlock();
+}
+
+/* Whether the application holds the event: checked under the runner guard
+ * (the guard orders every state change of a READY event), so of two threads
+ * freeing one event only the first to take the guard frees it. */
+static bool event_held_by_app(const struct doca_event *ev)
+{
+	return event_live(ev) && ev->state == EV_READY;
+}
+
+static void event_free_refused(const struct doca_event *ev)
+{
+	doca_log(DOCA_LOG_ERROR, "doca_event_free: not an event held by the application (%s)",
+		 event_live(ev) ? "owned by an event callback" : "already freed or not an event");
 }
 
 void doca_event_free(struct doca_event *ev)
 {
+	bool checked_before_guard = DOCA_REVERTED("event_free_check_before_guard");
+
 	if (ev == NULL)
 		return;
-	if (!event_live(ev) || ev->state != EV_READY) {
-		doca_log(DOCA_LOG_ERROR, "doca_event_free: not an event held by the application (%s)",
-			 event_live(ev) ? "owned by an event callback" : "already freed or not an event");
+	/* A hint only (it names the guard to take): decided again inside. */
+	if (!event_live(ev) || (checked_before_guard && ev->state != EV_READY)) {
+		event_free_refused(ev);
 		return;
 	}
 	struct runner *runner = &ev->ctx->pe->runner;
@@ -81,7 +103,10 @@ void doca_event_free(struct doca_event *ev)
 		doca_log(DOCA_LOG_ERROR, "doca_event_free: refused while another thread runs the PE");
 		return;
 	}
-	event_release(ev);
+	if (checked_before_guard || event_held_by_app(ev))
+		event_release(ev);
+	else
+		event_free_refused(ev);
 	if (entry == RUNNER_ENTERED)
 		runner_exit(runner);
 }

@@ -19,7 +19,9 @@ static doca_error_t mem_register(struct doca_ctx *ctx, void *addr, size_t len, u
 	if (mem == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	pthread_mutex_lock(&g_config_lock);
-	if (ctx->dev == NULL) {
+	if (!ctx_valid(ctx)) { /* destroyed since the caller's check */
+		err = DOCA_ERROR_INVALID_VALUE;
+	} else if (ctx->dev == NULL) {
 		err = DOCA_ERROR_NOT_CONNECTED;
 	} else {
 		struct dev_entry *e = ctx->dev->entry;

@@ -8,6 +8,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "actors/explore_revert.h"
 #include "engine/engine.h"
 
 #define PE_MEMBERS_INITIAL 8u
@@ -112,7 +113,9 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx)
 	if (!ctx_valid(ctx))
 		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
 	pthread_mutex_lock(&g_config_lock);
-	if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
+	if (!pe_valid(pe) || !ctx_valid(ctx)) /* destroyed since the check above */
+		err = DOCA_ERROR_INVALID_VALUE;
+	else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
 		err = DOCA_ERROR_BAD_STATE;
 	else if (ctx->pe != NULL)
 		err = DOCA_ERROR_NOT_PERMITTED;
@@ -155,11 +158,23 @@ doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd)
 	return DOCA_SUCCESS;
 }
 
+static void pe_close_fds(struct doca_pe *pe)
+{
+	close(pe->evfd);
+	close(pe->epfd);
+}
+
+/* The fds go with the memory: a waker still inside its read-side section
+ * (a submit, a stop handing over, an engine thread's completion) may be
+ * about to write the eventfd, and a number closed earlier could already
+ * name the application's next file. */
 static void pe_free_rcu(struct rcu_head *head)
 {
 	struct doca_pe *pe = caa_container_of(head, struct doca_pe, rcu);
 
 	DOCA_RCU_CALLBACK_ENTER(head);
+	if (!DOCA_REVERTED("pe_fd_close_early"))
+		pe_close_fds(pe);
 	doca_free(pe->members);
 	doca_free(pe);
 }
@@ -174,17 +189,17 @@ doca_error_t doca_pe_destroy(struct doca_pe *pe)
 	if (runner_enter(&pe->runner) != RUNNER_ENTERED)
 		return DOCA_ERROR_IN_USE;
 	pthread_mutex_lock(&g_config_lock);
-	if (atomic_load_explicit(&pe->members->count, memory_order_relaxed) != 0 ||
-	    atomic_load_explicit(&pe->has_worker, memory_order_relaxed))
+	if (!pe_valid(pe)) /* a concurrent destroy won */
+		err = DOCA_ERROR_INVALID_VALUE;
+	else if (atomic_load_explicit(&pe->members->count, memory_order_relaxed) != 0 ||
+		 !pe_retire_unless_worker(pe))
 		err = DOCA_ERROR_IN_USE;
-	else
-		pe->magic = MAGIC_DEAD;
 	pthread_mutex_unlock(&g_config_lock);
 	runner_exit(&pe->runner);
 	if (err != DOCA_SUCCESS)
 		return err;
-	close(pe->evfd);
-	close(pe->epfd);
+	if (DOCA_REVERTED("pe_fd_close_early"))
+		pe_close_fds(pe);
 	doca_call_rcu(&pe->rcu, pe_free_rcu);
 	return DOCA_SUCCESS;
 }

@@ -10,6 +10,10 @@
  * store), then a full fence, then loads armed. Either the requester sees the
  * work (and fires at once) or the waker sees ARMED (and fires). ARMED → FIRED
  * by CAS makes one write per arming.
+ *
+ * Arming and clearing belong to the runner, like progress: they read its
+ * ready list and reset the eventfd, so each takes the runner guard and a
+ * caller on another thread while the PE runs is refused (DOCA_ERROR_IN_USE).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -108,6 +112,11 @@ doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 
 	if (!pe_valid(pe))
 		return HANDLE_REFUSAL(pe, MAGIC_PE);
+	/* armed and the pending checks below belong to the runner */
+	enum runner_entry entry = runner_enter(&pe->runner);
+
+	if (entry == RUNNER_BUSY)
+		return DOCA_ERROR_IN_USE;
 	atomic_store_explicit(&pe->armed, PE_ARMED, memory_order_relaxed);
 	/* seq_cst fence: ARMED is visible before we look for work (see top). */
 	atomic_thread_fence(memory_order_seq_cst);
@@ -115,6 +124,8 @@ doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 
 	if (pending)
 		pe_wake(pe);
+	if (entry == RUNNER_ENTERED)
+		runner_exit(&pe->runner);
 	return err;
 }
 
@@ -124,6 +135,10 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe)
 
 	if (!pe_valid(pe))
 		return HANDLE_REFUSAL(pe, MAGIC_PE);
+	enum runner_entry entry = runner_enter(&pe->runner);
+
+	if (entry == RUNNER_BUSY)
+		return DOCA_ERROR_IN_USE;
 	atomic_store_explicit(&pe->armed, PE_DISARMED, memory_order_relaxed);
 	while (read(pe->evfd, &count, sizeof(count)) < 0 && errno == EINTR)
 		;
@@ -140,5 +155,7 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe)
 			run->qp->ops->notify_ack(run->qp);
 	}
 	doca_rcu_read_unlock();
+	if (entry == RUNNER_ENTERED)
+		runner_exit(&pe->runner);
 	return DOCA_SUCCESS;
 }

@@ -1,10 +1,22 @@
 /*
  * engine/pe_worker.c — per-core progress-engine actors: a PE handed to a
  * worker thread (actors/worker.c) pinned to one CPU.
+ *
+ * worker_lock guards each PE's worker claim (has_worker, worker_stopping)
+ * and, in doca_pe_destroy, its death (pe_retire_unless_worker), so a worker
+ * is never started on a PE being destroyed. It is held only for moments,
+ * never across a call that waits for another thread: a worker's event
+ * callback may itself start or stop another PE's worker, which takes the
+ * lock. So doca_pe_stop_run claims the stop under
+ * the lock (worker_stopping), joins with the lock released, and gives the
+ * claim back under the lock; a second stopper meanwhile is refused with
+ * DOCA_ERROR_IN_PROGRESS instead of waiting (waiting could close a cycle of
+ * callbacks stopping each other's PEs).
  */
 #include <sched.h>
 #include <unistd.h>
 
+#include "actors/explore_revert.h"
 #include "engine/engine.h"
 
 /* Empty turns before the worker sleeps on the notification fd. */
@@ -67,6 +79,18 @@ static bool cpu_exists(int cpu)
 	return cpu < sysconf(_SC_NPROCESSORS_ONLN);
 }
 
+bool pe_retire_unless_worker(struct doca_pe *pe)
+{
+	bool none;
+
+	pthread_mutex_lock(&worker_lock);
+	none = !atomic_load_explicit(&pe->has_worker, memory_order_relaxed);
+	if (none)
+		pe->magic = MAGIC_DEAD;
+	pthread_mutex_unlock(&worker_lock);
+	return none;
+}
+
 doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu)
 {
 	doca_error_t err = DOCA_SUCCESS;
@@ -76,7 +100,9 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu)
 	if (!cpu_exists(cpu))
 		return DOCA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&worker_lock);
-	if (atomic_load_explicit(&pe->has_worker, memory_order_relaxed)) {
+	if (!pe_valid(pe)) { /* destroyed since the check above */
+		err = DOCA_ERROR_INVALID_VALUE;
+	} else if (atomic_load_explicit(&pe->has_worker, memory_order_relaxed)) {
 		err = DOCA_ERROR_BAD_STATE;
 	} else {
 		atomic_store_explicit(&pe->has_worker, true, memory_order_relaxed);
@@ -91,6 +117,7 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu)
 
 doca_error_t doca_pe_stop_run(struct doca_pe *pe)
 {
+	bool join_locked = DOCA_REVERTED("worker_lock_join");
 	doca_error_t err = DOCA_SUCCESS;
 
 	if (!pe_valid(pe))
@@ -98,12 +125,25 @@ doca_error_t doca_pe_stop_run(struct doca_pe *pe)
 	if (worker_is_self(&pe->worker))
 		return DOCA_ERROR_NOT_PERMITTED;
 	pthread_mutex_lock(&worker_lock);
-	if (!atomic_load_explicit(&pe->has_worker, memory_order_relaxed)) {
+	if (!pe_valid(pe))
+		err = DOCA_ERROR_INVALID_VALUE;
+	else if (!atomic_load_explicit(&pe->has_worker, memory_order_relaxed))
 		err = DOCA_ERROR_BAD_STATE;
-	} else {
+	else if (pe->worker_stopping)
+		err = DOCA_ERROR_IN_PROGRESS;
+	else
+		pe->worker_stopping = true;
+	if (err == DOCA_SUCCESS && join_locked)
 		worker_stop(&pe->worker);
-		atomic_store_explicit(&pe->has_worker, false, memory_order_relaxed);
-	}
 	pthread_mutex_unlock(&worker_lock);
-	return err;
+	if (err != DOCA_SUCCESS)
+		return err;
+	/* The claim makes the worker ours to join; no lock held while we wait. */
+	if (!join_locked)
+		worker_stop(&pe->worker);
+	pthread_mutex_lock(&worker_lock);
+	pe->worker_stopping = false;
+	atomic_store_explicit(&pe->has_worker, false, memory_order_relaxed);
+	pthread_mutex_unlock(&worker_lock);
+	return DOCA_SUCCESS;
 }

@@ -77,7 +77,9 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev);
  * @brief Free an event from doca_pe_get_event: its credit returns to the
  *        context's task pool and its buffers stop being in use. NULL is ignored.
  *        Events handed to an event callback are freed by the engine; freeing
- *        one of those, or one twice, is refused with a log line.
+ *        one of those, or one twice, is refused with a log line and changes
+ *        nothing. Of two threads freeing the same event at once, exactly one
+ *        frees it and the other is refused.
  * @param ev The event, or NULL.
  *
  * Thread safety: the thread running the event's progress engine.

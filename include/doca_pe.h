@@ -97,18 +97,24 @@ doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd);
  *        so an event loop polls rather than sleeps through the delay.
  * @param pe The progress engine.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         DOCA_ERROR_IN_USE, nothing changed, while another thread runs the PE;
  *         the device's error if it cannot arm its completion channel.
  *
- * Thread safety: the thread running the PE.
+ * Thread safety: the thread running the PE (or a callback of it); a
+ *         concurrent caller on another thread is refused, as by
+ *         doca_pe_progress.
  */
 doca_error_t doca_pe_request_notification(struct doca_pe *pe);
 
 /**
  * @brief Reset the fd to not readable and disarm it; call after waking.
  * @param pe The progress engine.
- * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         DOCA_ERROR_IN_USE, nothing changed, while another thread runs the PE.
  *
- * Thread safety: the thread running the PE.
+ * Thread safety: the thread running the PE (or a callback of it); a
+ *         concurrent caller on another thread is refused, as by
+ *         doca_pe_progress.
  */
 doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
 
@@ -121,30 +127,48 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
  * @param cpu An online CPU number, or -1 for no pinning.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
  *         or a CPU that does not exist; DOCA_ERROR_BAD_STATE if a worker
- *         already runs it; DOCA_ERROR_OPERATING_SYSTEM if the thread cannot start.
+ *         already runs it or is being stopped (doca_pe_stop_run under way);
+ *         DOCA_ERROR_OPERATING_SYSTEM if the thread cannot start.
  *
- * Thread safety: any thread except the PE's own callbacks.
+ * Thread safety: any thread except the PE's own callbacks; a callback of
+ *         another PE's worker may call it.
  */
 doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu);
 
 /**
  * @brief Stop the PE's worker (STOP → STOPPED handshake, then join). The PE
- *        can then be progressed by the application again.
+ *        can then be progressed by the application again. No lock is held
+ *        while this call waits for the worker, so the worker's callbacks may
+ *        meanwhile start or stop other PEs' workers. Two workers' callbacks
+ *        that stop each other's PEs at the same time wait for each other
+ *        for ever (each join waits for the other callback): do not.
  * @param pe The progress engine.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_BAD_STATE if no worker runs it;
+ *         DOCA_ERROR_IN_PROGRESS, at once and changing nothing, while another
+ *         thread's doca_pe_stop_run of this PE is under way (the worker has
+ *         stopped when that call returns);
  *         DOCA_ERROR_NOT_PERMITTED when called from the worker itself (a callback).
  *
- * Thread safety: any thread except the PE's own callbacks.
+ * Thread safety: any thread except the PE's own callbacks; a callback of
+ *         another PE's worker may call it.
  */
 doca_error_t doca_pe_stop_run(struct doca_pe *pe);
 
 /**
- * @brief Destroy a PE with no connected contexts and no worker.
+ * @brief Destroy a PE with no connected contexts and no worker. Its
+ *        notification fd is closed together with its memory, after an RCU
+ *        grace period: a thread still waking the PE (a stop handing over, a
+ *        device's completion thread) writes into the PE's own fd, never into
+ *        one the application opened since. Until then the fd number stays
+ *        taken.
  * @param pe The progress engine.
- * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
- *         DOCA_ERROR_IN_USE while a context is connected (destroying a context
- *         disconnects it), a worker runs it, or another thread is progressing it.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle
+ *         (the loser of two concurrent destroys gets it or DOCA_ERROR_IN_USE,
+ *         and changes nothing); DOCA_ERROR_IN_USE while a context is
+ *         connected (destroying a context disconnects it), a worker runs it
+ *         or is being stopped, or another thread is progressing it;
+ *         DOCA_ERROR_BAD_STATE for a PE inherited across fork().
  *
  * Thread safety: any thread.
  */

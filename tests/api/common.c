@@ -40,6 +40,16 @@ int count_open_fds(void)
 	return n - 1; /* the directory stream itself */
 }
 
+int count_open_fds_settled(int limit)
+{
+	uint64_t deadline = now_ns() + (uint64_t)API_WAIT_MS * 1000000ull;
+	int n;
+
+	while ((n = count_open_fds()) > limit && now_ns() < deadline)
+		sleep_ms(1);
+	return n;
+}
+
 const char *state_name(enum doca_ctx_state s)
 {
 	switch (s) {

@@ -122,6 +122,10 @@ uint64_t now_ns(void);
 void sleep_ms(unsigned ms);
 /* Number of open file descriptors of this process. */
 int count_open_fds(void);
+/* count_open_fds once it is at most @p limit, or after API_WAIT_MS: a PE's
+ * fds and a queue pair's are closed after an RCU grace period, on another
+ * thread, so they may outlive the destroy call by a moment. */
+int count_open_fds_settled(int limit);
 const char *state_name(enum doca_ctx_state s);
 
 /* Where the test thread currently is, so callbacks can record which call ran them. */

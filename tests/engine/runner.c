@@ -1,10 +1,18 @@
 /* tests/engine/runner.c — at most one thread runs a PE; others are refused
- * and change nothing. */
+ * and change nothing: progress, event mode's arm and clear, and the second
+ * of two threads freeing one event or destroying one PE (each decided under
+ * the guard). */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
+#include "tests/api/trap.h"
 
 struct fixture {
 	struct doca_ctx *ctx;
@@ -135,4 +143,203 @@ Test(runner, progress_from_inside_a_callback_is_refused)
 	cr_assert_eq(doca_pe_progress(f.pe), 1);
 	cr_assert_eq(nested_result, 0);
 	fixture_down(&f);
+}
+
+static void wait_phase(struct holder *h, int phase)
+{
+	pthread_mutex_lock(&h->lock);
+	while (h->phase != phase)
+		pthread_cond_wait(&h->cond, &h->lock);
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void set_phase(struct holder *h, int phase)
+{
+	pthread_mutex_lock(&h->lock);
+	h->phase = phase;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
+static bool fd_readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/* Arming and clearing belong to the runner: refused while another thread
+ * runs the PE, and the refused call neither arms, fires nor clears. */
+Test(runner, notification_arm_and_clear_are_refused_while_another_thread_runs_the_pe)
+{
+	struct fixture f;
+	struct holder h = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	struct doca_task_desc desc = { .type = DOCA_TASK_COPY };
+	pthread_t t;
+	int fd;
+
+	fixture_up(&f);
+	cr_assert_eq(doca_pe_get_notification_handle(f.pe, &fd), DOCA_SUCCESS);
+	desc.src = f.src;
+	desc.dst = f.dst;
+	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS); /* pending work */
+
+	h.pe = f.pe;
+	pthread_create(&t, NULL, hold_runner, &h);
+	wait_phase(&h, 1);
+	cr_assert_eq(doca_pe_request_notification(f.pe), DOCA_ERROR_IN_USE);
+	cr_assert_eq(atomic_load(&f.pe->armed), PE_DISARMED, "the refused arm armed nothing");
+	cr_assert(!fd_readable(fd), "the refused arm fired nothing");
+	set_phase(&h, 2);
+	pthread_join(t, NULL);
+
+	/* Armed by the runner with work pending: fires at once. */
+	cr_assert_eq(doca_pe_request_notification(f.pe), DOCA_SUCCESS);
+	cr_assert(fd_readable(fd));
+	h.phase = 0;
+	pthread_create(&t, NULL, hold_runner, &h);
+	wait_phase(&h, 1);
+	cr_assert_eq(doca_pe_clear_notification(f.pe), DOCA_ERROR_IN_USE);
+	cr_assert(fd_readable(fd), "the refused clear drained nothing");
+	cr_assert_eq(atomic_load(&f.pe->armed), PE_FIRED, "the refused clear disarmed nothing");
+	set_phase(&h, 2);
+	pthread_join(t, NULL);
+	cr_assert_eq(doca_pe_clear_notification(f.pe), DOCA_SUCCESS);
+	cr_assert(!fd_readable(fd));
+
+	cr_assert_eq(doca_pe_progress(f.pe), 1);
+	struct doca_event *ev = doca_pe_get_event(f.pe);
+
+	cr_assert_not_null(ev);
+	doca_event_free(ev);
+	fixture_down(&f);
+}
+
+static void *free_event_trapped(void *ev)
+{
+	trap_arm(TRAP_YIELD, TRAP_THIS_THREAD);
+	doca_event_free(ev);
+	return NULL;
+}
+
+/* The log lines written to the redirected stderr since the test began. */
+static void read_log(char *text, size_t cap)
+{
+	int fd = fileno(cr_get_redirected_stderr());
+	size_t used = 0;
+
+	fflush(stderr);
+	cr_assert_neq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), -1, "fcntl");
+	for (;;) {
+		ssize_t n = read(fd, text + used, cap - 1 - used);
+
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	text[used] = '\0';
+}
+
+static int count_of(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/*
+ * Two threads free one event at once. The second is parked inside the guard's
+ * wait (a submit's brief hold, which runner_enter waits out with
+ * sched_yield), past any check made before the guard, while the first frees
+ * the event; then it takes the guard. Exactly one free happens: the pool has
+ * exactly its credits, the buffers no pin, and the refusal is logged.
+ */
+Test(runner, two_threads_freeing_one_event_free_it_once, .init = cr_redirect_stderr)
+{
+	struct fixture f;
+	struct doca_task_desc desc = { .type = DOCA_TASK_COPY };
+	char log[4096];
+	pthread_t t;
+
+	setenv("DOCA_LOG_LEVEL", "error", 1);
+	fixture_up(&f);
+	desc.src = f.src;
+	desc.dst = f.dst;
+	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_progress(f.pe), 1);
+	struct doca_event *ev = doca_pe_get_event(f.pe);
+	struct ctx_run *run = f.ctx->run;
+
+	cr_assert_not_null(ev);
+	cr_assert_eq(runner_enter_brief(&f.pe->runner), RUNNER_ENTERED);
+	pthread_create(&t, NULL, free_event_trapped, ev);
+	trap_wait_parked(TRAP_YIELD);
+	runner_exit(&f.pe->runner);
+	doca_event_free(ev);
+	trap_release(TRAP_YIELD);
+	pthread_join(t, NULL);
+
+	cr_assert_eq(ck_ring_size(&run->pool.free_ring), run->pool.size, "credits: %u of %u",
+		     ck_ring_size(&run->pool.free_ring), run->pool.size);
+	cr_assert_eq(atomic_load(&f.src->users), 0, "source pins: %#x", atomic_load(&f.src->users));
+	cr_assert_eq(atomic_load(&f.dst->users), 0, "destination pins: %#x", atomic_load(&f.dst->users));
+	read_log(log, sizeof(log));
+	cr_assert_eq(count_of(log, "doca_event_free: not an event held by the application (already freed"), 1,
+		     "log: \"%s\"", log);
+
+	/* The pool still bounds what is outstanding: size tasks, then AGAIN. */
+	for (uint32_t i = 0; i < run->pool.size; i++)
+		cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS, "task %u", i);
+	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_ERROR_AGAIN);
+	for (uint32_t done = 0; done < run->pool.size;) {
+		doca_pe_progress(f.pe);
+		while ((ev = doca_pe_get_event(f.pe)) != NULL) {
+			cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
+			doca_event_free(ev);
+			done++;
+		}
+	}
+	fixture_down(&f);
+}
+
+struct destroyer {
+	struct doca_pe *pe;
+	doca_error_t rc;
+};
+
+static void *destroy_pe_trapped(void *arg)
+{
+	struct destroyer *d = arg;
+
+	trap_arm(TRAP_YIELD, TRAP_THIS_THREAD);
+	d->rc = doca_pe_destroy(d->pe);
+	return NULL;
+}
+
+/*
+ * Two threads destroy one PE. The second is parked inside the guard's wait,
+ * past the handle check made before the guard, while the first destroys the
+ * PE; then it takes the guard and must find the PE dead (a read-side section
+ * here keeps the memory, as any reader's would). It is refused: one destroy,
+ * one deferred free, each fd closed once.
+ */
+Test(runner, two_threads_destroying_one_pe_destroy_it_once)
+{
+	struct destroyer d = { .rc = DOCA_ERROR_UNKNOWN };
+	pthread_t t;
+
+	cr_assert_eq(doca_pe_create(&d.pe), DOCA_SUCCESS);
+	cr_assert_eq(runner_enter_brief(&d.pe->runner), RUNNER_ENTERED);
+	pthread_create(&t, NULL, destroy_pe_trapped, &d);
+	trap_wait_parked(TRAP_YIELD);
+	runner_exit(&d.pe->runner);
+	doca_rcu_read_lock();
+	cr_assert_eq(doca_pe_destroy(d.pe), DOCA_SUCCESS);
+	trap_release(TRAP_YIELD);
+	pthread_join(t, NULL);
+	doca_rcu_read_unlock();
+	cr_assert_eq(d.rc, DOCA_ERROR_INVALID_VALUE, "the second destroy returned %s",
+		     doca_error_get_name(d.rc));
 }
