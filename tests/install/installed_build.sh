@@ -23,16 +23,16 @@ pc=$pcs
 # system directories stay, for liburcu, ck, ...); prefix is moved under $root.
 export PKG_CONFIG_PATH="${pc%/*}"
 prefix=$(pkg-config --variable=prefix doca-core)
-pkgconf() { pkg-config --define-variable=prefix="$root$prefix" "$@" doca-core; }
-[ "$(pkgconf --path)" = "$pc" ] || fail "pkg-config found $(pkgconf --path), not $pc"
-includedir=$(pkgconf --variable=includedir)
-libdir=$(pkgconf --variable=libdir)
-cflags=$(pkgconf --cflags | sed "s/ *$//")
-libs=$(pkgconf --libs)
+pc_query() { pkg-config --define-variable=prefix="$root$prefix" "$@" doca-core; }
+[ "$(pc_query --path)" = "$pc" ] || fail "pkg-config found $(pc_query --path), not $pc"
+includedir=$(pc_query --variable=includedir)
+libdir=$(pc_query --variable=libdir)
+cflags=$(pc_query --cflags | sed "s/ *$//")
+libs=$(pc_query --libs)
 [ "$cflags" = "-I$includedir/doca-core" ] || fail "Cflags are '$cflags', expected only -I$includedir/doca-core"
 byhand=$(sed -n 's/^Libs\(\.private\)\{0,1\}://p' "$pc" | tr ' ' '\n' | grep '^-l' | grep -vx -- -ldoca-core || true)
 [ -z "$byhand" ] || fail "$pc lists libraries of its dependencies by hand:" $byhand
-pkgconf --static --libs >/dev/null || fail "pkg-config --static --libs doca-core fails"
+pc_query --static --libs >/dev/null || fail "pkg-config --static --libs doca-core fails"
 
 # Every public header, under <includedir>/doca-core/ only.
 want=$(cd "$srcinc" && ls doca_*.h)
