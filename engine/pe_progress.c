@@ -207,15 +207,19 @@ uint32_t pe_turn(struct doca_pe *pe)
 	return t.ndone;
 }
 
-uint32_t doca_pe_progress(struct doca_pe *pe)
+doca_error_t doca_pe_try_progress(struct doca_pe *pe, uint32_t *events)
 {
+	if (events != NULL)
+		*events = 0;
 	if (!pe_valid(pe))
-		return 0;
+		return HANDLE_REFUSAL(pe, MAGIC_PE);
+	if (events == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
 	if (atomic_load_explicit(&pe->has_worker, memory_order_relaxed) && !worker_is_self(&pe->worker)) {
 #ifndef NDEBUG
 		doca_log(DOCA_LOG_WARN, "doca_pe_progress: refused, a worker thread runs this PE");
 #endif
-		return 0;
+		return DOCA_ERROR_BAD_STATE;
 	}
 	switch (runner_enter(&pe->runner)) {
 	case RUNNER_ENTERED:
@@ -224,15 +228,22 @@ uint32_t doca_pe_progress(struct doca_pe *pe)
 #ifndef NDEBUG
 		doca_log(DOCA_LOG_WARN, "doca_pe_progress: refused inside one of the PE's callbacks");
 #endif
-		return 0;
+		return DOCA_ERROR_NOT_PERMITTED;
 	default:
 #ifndef NDEBUG
 		doca_log(DOCA_LOG_WARN, "doca_pe_progress: refused, another thread runs this PE");
 #endif
-		return 0;
+		return DOCA_ERROR_IN_USE;
 	}
-	uint32_t n = pe_turn(pe);
-
+	*events = pe_turn(pe);
 	runner_exit(&pe->runner);
+	return DOCA_SUCCESS;
+}
+
+uint32_t doca_pe_progress(struct doca_pe *pe)
+{
+	uint32_t n;
+
+	(void)doca_pe_try_progress(pe, &n);
 	return n;
 }

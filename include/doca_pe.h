@@ -57,7 +57,8 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx);
  * @return The number of events made ready or delivered in this turn; 0 also
  *         when refused: NULL or wrong-type handle, another thread is running
  *         this PE, called from inside one of its callbacks, or the PE is
- *         handed to a worker (each refusal is logged in debug builds).
+ *         handed to a worker (each refusal is logged in debug builds);
+ *         doca_pe_try_progress tells a refusal from an idle turn.
  *
  * Thread safety: one thread at a time per PE; a concurrent second caller is
  *         refused, never allowed to corrupt state. A doca_task_submit
@@ -66,6 +67,23 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx);
  *         wait for it to finish rather than being refused.
  */
 uint32_t doca_pe_progress(struct doca_pe *pe);
+
+/**
+ * @brief doca_pe_progress that says why it did nothing.
+ * @param pe The progress engine.
+ * @param[out] events The number of events made ready or delivered; 0 when
+ *             the call is refused.
+ * @return DOCA_SUCCESS (the turn ran, perhaps finding nothing);
+ *         DOCA_ERROR_INVALID_VALUE for NULL arguments or a wrong-type handle;
+ *         DOCA_ERROR_BAD_STATE when a worker thread runs the PE
+ *         (doca_pe_run_on_cpu) or the PE was inherited across fork();
+ *         DOCA_ERROR_NOT_PERMITTED from inside one of the PE's callbacks;
+ *         DOCA_ERROR_IN_USE while another thread runs the PE. A refused call
+ *         changes nothing.
+ *
+ * Thread safety: as doca_pe_progress.
+ */
+doca_error_t doca_pe_try_progress(struct doca_pe *pe, uint32_t *events);
 
 /**
  * @brief Take the oldest ready event (of contexts without an event callback).

@@ -92,6 +92,10 @@ Test(runner, a_second_thread_is_refused_and_nothing_changes)
 	pthread_mutex_unlock(&h.lock);
 
 	cr_assert_eq(doca_pe_progress(f.pe), 0, "refused while another thread runs the PE");
+	uint32_t n = 7;
+
+	cr_assert_eq(doca_pe_try_progress(f.pe, &n), DOCA_ERROR_IN_USE);
+	cr_assert_eq(n, 0);
 	cr_assert_null(doca_pe_get_event(f.pe));
 	cr_assert_eq(((uint8_t *)f.dst->data)[0], 0, "the copy did not run");
 	cr_assert_eq(doca_pe_destroy(f.pe), DOCA_ERROR_IN_USE);
@@ -102,22 +106,28 @@ Test(runner, a_second_thread_is_refused_and_nothing_changes)
 	pthread_mutex_unlock(&h.lock);
 	pthread_join(t, NULL);
 
-	cr_assert_eq(doca_pe_progress(f.pe), 1);
+	cr_assert_eq(doca_pe_try_progress(f.pe, &n), DOCA_SUCCESS);
+	cr_assert_eq(n, 1);
 	struct doca_event *ev = doca_pe_get_event(f.pe);
 
 	cr_assert_not_null(ev);
 	cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
 	cr_assert_eq(memcmp(f.src->data, f.dst->data, 4096), 0);
+	cr_assert_eq(doca_pe_try_progress(f.pe, &n), DOCA_SUCCESS, "an idle turn is not a refusal");
+	cr_assert_eq(n, 0);
 	doca_event_free(ev);
 	fixture_down(&f);
 }
 
 static int nested_result = -1;
+static doca_error_t nested_try = DOCA_SUCCESS;
+static uint32_t nested_events = 7;
 
 static void progress_from_callback(struct doca_event *ev, union doca_data ud)
 {
 	(void)ev;
 	nested_result = (int)doca_pe_progress(ud.ptr);
+	nested_try = doca_pe_try_progress(ud.ptr, &nested_events);
 }
 
 Test(runner, progress_from_inside_a_callback_is_refused)
@@ -142,6 +152,27 @@ Test(runner, progress_from_inside_a_callback_is_refused)
 	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS);
 	cr_assert_eq(doca_pe_progress(f.pe), 1);
 	cr_assert_eq(nested_result, 0);
+	cr_assert_eq(nested_try, DOCA_ERROR_NOT_PERMITTED);
+	cr_assert_eq(nested_events, 0);
+	fixture_down(&f);
+}
+
+Test(runner, try_progress_names_each_refusal)
+{
+	struct fixture f;
+	uint32_t n = 7;
+
+	fixture_up(&f);
+	cr_assert_eq(doca_pe_try_progress(NULL, &n), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(n, 0);
+	cr_assert_eq(doca_pe_try_progress(f.pe, NULL), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_pe_try_progress((struct doca_pe *)f.ctx, &n), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_pe_run_on_cpu(f.pe, -1), DOCA_SUCCESS);
+	n = 7;
+	cr_assert_eq(doca_pe_try_progress(f.pe, &n), DOCA_ERROR_BAD_STATE, "a worker runs the PE");
+	cr_assert_eq(n, 0);
+	cr_assert_eq(doca_pe_stop_run(f.pe), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_try_progress(f.pe, &n), DOCA_SUCCESS);
 	fixture_down(&f);
 }
 
