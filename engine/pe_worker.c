@@ -8,7 +8,7 @@
 #include "engine/engine.h"
 
 /* Empty turns before the worker sleeps on the notification fd. */
-#define WORKER_SPIN_TURNS 2000u
+#define WORKER_SPIN_TURNS EXPLORE_SPINS(2000u)
 
 static pthread_mutex_t worker_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -69,9 +69,11 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu)
 	if (!pe_valid(pe) || !cpu_exists(cpu))
 		return DOCA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&worker_lock);
+	EXPLORE_POINT(ATOMIC);
 	if (atomic_load_explicit(&pe->has_worker, memory_order_relaxed)) {
 		err = DOCA_ERROR_BAD_STATE;
 	} else {
+		EXPLORE_POINT(ATOMIC);
 		atomic_store_explicit(&pe->has_worker, true, memory_order_relaxed);
 		if (worker_start(&pe->worker, &pe_worker_ops, pe, pe->epfd, cpu, WORKER_SPIN_TURNS) != 0) {
 			atomic_store_explicit(&pe->has_worker, false, memory_order_relaxed);
@@ -91,10 +93,12 @@ doca_error_t doca_pe_stop_run(struct doca_pe *pe)
 	if (worker_is_self(&pe->worker))
 		return DOCA_ERROR_NOT_PERMITTED;
 	pthread_mutex_lock(&worker_lock);
+	EXPLORE_POINT(ATOMIC);
 	if (!atomic_load_explicit(&pe->has_worker, memory_order_relaxed)) {
 		err = DOCA_ERROR_BAD_STATE;
 	} else {
 		worker_stop(&pe->worker);
+		EXPLORE_POINT(ATOMIC);
 		atomic_store_explicit(&pe->has_worker, false, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&worker_lock);
