@@ -61,6 +61,12 @@ __attribute__((format(printf, 2, 3))) _Noreturn void explore_end(enum explore_ve
 								   const char *what, ...);
 /* Name the calling thread in reports. */
 void explore_name(const char *name);
+/* Around the real fork() (the wrapper): in the child, the first call into
+ * the explorer after it finds itself in a new process makes the forking
+ * thread the only one that runs; the parent's other threads are lost,
+ * keeping what they held (mutexes, read-side sections) as they do in a
+ * real fork child. The child reports with a "fork child" prefix. */
+void explore_forking(bool on);
 
 /* ---- for the wrappers and the RCU model ---- */
 
@@ -75,7 +81,13 @@ enum explore_block {
 	BLOCK_BARRIER,   /* waiting for every deferred callback to have run */
 };
 
-enum explore_thread_state { THREAD_STARTING, THREAD_RUNNABLE, THREAD_BLOCKED, THREAD_FINISHED };
+enum explore_thread_state {
+	THREAD_STARTING,
+	THREAD_RUNNABLE,
+	THREAD_BLOCKED,
+	THREAD_FINISHED,
+	THREAD_LOST, /* in a fork child: a thread of the parent, which does not exist here */
+};
 
 /* A controlled thread. Only the thread holding the token reads or writes
  * any record, so none needs a lock. */

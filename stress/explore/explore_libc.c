@@ -39,6 +39,7 @@ ssize_t __real_write(int fd, const void *buf, size_t n);
 long __real_syscall(long number, ...);
 int __real_sched_yield(void);
 int __real_nanosleep(const struct timespec *req, struct timespec *rem);
+pid_t __real_fork(void);
 
 int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
 			  void *arg);
@@ -55,6 +56,7 @@ int __wrap_close(int fd);
 long __wrap_syscall(long number, ...);
 int __wrap_sched_yield(void);
 int __wrap_nanosleep(const struct timespec *req, struct timespec *rem);
+pid_t __wrap_fork(void);
 
 int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
 			  void *arg)
@@ -278,4 +280,19 @@ int __wrap_nanosleep(const struct timespec *req, struct timespec *rem)
 		return __real_nanosleep(req, rem);
 	explore_libc_point("nanosleep", CALLER(), true);
 	return 0;
+}
+
+pid_t __wrap_fork(void)
+{
+	if (explore_self() == NULL)
+		return __real_fork();
+	explore_libc_point("fork", CALLER(), false);
+	explore_forking(true);
+	pid_t pid = __real_fork();
+
+	if (pid != 0)
+		explore_forking(false);
+	else
+		(void)explore_self(); /* the child takes over the schedule now */
+	return pid;
 }

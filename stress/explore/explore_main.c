@@ -9,10 +9,12 @@
  *
  * k (PCT's step count) is measured first, as the most steps of ten
  * calibration schedules (seeds 0-9, no change point), unless --steps gives
- * it; schedule i then uses seed
- * B + i. A schedule is a function of (scenario, seed, depth, k) and of
- * DOCA_EXPLORE_REVERT: the replay line printed with every finding runs it
- * again exactly (--twice checks that: two runs, one schedule hash).
+ * it; schedule i then uses seed B + i. A schedule is a function of
+ * (scenario, seed, depth, k) and of DOCA_EXPLORE_REVERT: the replay line
+ * printed with every finding runs it again exactly (--twice checks that:
+ * two runs, one schedule hash). A schedule's verdict is its first line
+ * starting "VERDICT: " (a fork child's report, printed first, has its own
+ * prefix).
  *
  * --expect VERDICT (a prefix of the VERDICT line: "deadlock", "fd touched",
  * "invariant: credits", default "clean"): with "clean", every schedule must
@@ -52,6 +54,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_run_on_cpu_stop_run },
 	{ "event_double_free", "two threads free the same event at once; credits checked after",
 	  scenario_event_double_free },
+	{ "fork_in_flight", "fork with a task on an engine thread and a worker running; the child uses the same device",
+	  scenario_fork_in_flight },
 };
 const unsigned explore_nscenarios = sizeof(explore_scenarios) / sizeof(explore_scenarios[0]);
 
@@ -143,8 +147,24 @@ static void parse(int argc, char **argv, struct args *a)
 			usage();
 	}
 	if (a->scenario == NULL || a->depth < 1 || a->depth > EXPLORE_MAX_DEPTH || a->schedules == 0 ||
-	    ((a->trace || a->twice) && !a->one_seed))
+	    ((a->trace || a->twice) && !a->one_seed) ||
+	    (a->one_seed && strcmp(a->scenario, "all") == 0))
 		usage();
+}
+
+/* The first line of @p text that starts with @p prefix (a fork child's
+ * report lines start with "fork child " and are not the schedule's). */
+static const char *line_starting(const char *text, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	for (const char *line = text; *line != '\0'; line += strcspn(line, "\n") + 1) {
+		if (strncmp(line, prefix, n) == 0)
+			return line;
+		if (line[strcspn(line, "\n")] == '\0')
+			break;
+	}
+	return NULL;
 }
 
 /* Run one schedule in a child process; its stdout and stderr go to a memfd. */
@@ -187,8 +207,8 @@ static void run_schedule(const struct scenario *sc, const struct explore_opts *o
 	close(fd);
 	out->verdict[0] = out->schedule[0] = '\0';
 	out->steps = 0;
-	const char *v = strstr(out->output, "VERDICT: ");
-	const char *s = strstr(out->output, "schedule: ");
+	const char *v = line_starting(out->output, "VERDICT: ");
+	const char *s = line_starting(out->output, "schedule: ");
 
 	if (v != NULL)
 		snprintf(out->verdict, sizeof(out->verdict), "%.*s", (int)strcspn(v + 9, "\n"), v + 9);
@@ -375,11 +395,11 @@ int main(int argc, char **argv)
 		if (!all && strcmp(sc->name, a.scenario) != 0)
 			continue;
 		matched++;
-		if (a.one_seed && !all)
+		if (a.one_seed)
 			return run_one(&a, sc);
 		rc |= run_many(&a, sc, a.seconds > 0 ? a.seconds / (all ? explore_nscenarios : 1) : 0);
 	}
-	if (matched == 0 || (a.one_seed && all))
+	if (matched == 0)
 		usage();
 	return rc;
 }

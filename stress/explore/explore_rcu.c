@@ -13,7 +13,8 @@
  *   definition of a grace period, no more, no less;
  * - call_rcu queues the callback for a controlled "deferred-free" thread,
  *   which, like liburcu's call_rcu thread, takes what is queued, waits one
- *   grace period, and runs it.
+ *   grace period, and runs it. In a fork child that thread is lost, as
+ *   liburcu's is, until the library calls call_rcu_after_fork_child.
  *
  * The real read-side calls still run (liburcu's data structures rely on
  * them), but nothing ever waits for them: the real synchronize_rcu and
@@ -36,6 +37,8 @@ static struct {
 	bool busy; /* the deferred-free thread is running a batch */
 } R = { .tail = &R.head };
 
+void __real_urcu_memb_call_rcu_after_fork_child(void);
+void __wrap_urcu_memb_call_rcu_after_fork_child(void);
 void __real_doca_synchronize_rcu(void);
 void __real_doca_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head));
 void __wrap_doca_synchronize_rcu(void);
@@ -137,6 +140,15 @@ void explore_rcu_start(void)
 	R.busy = true; /* until the thread first finds the queue empty */
 	if (explore_thread_create(&thread, NULL, deferred_main, NULL, NULL) != 0)
 		explore_end(VERDICT_HARNESS, "cannot start the deferred-free thread");
+}
+
+/* In a fork child the parent's deferred-free thread is lost with whatever
+ * batch it held; callbacks still queued go to the new one. */
+void __wrap_urcu_memb_call_rcu_after_fork_child(void)
+{
+	__real_urcu_memb_call_rcu_after_fork_child();
+	if (explore_self() != NULL)
+		explore_rcu_start();
 }
 
 void explore_rcu_barrier(void)

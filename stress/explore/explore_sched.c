@@ -16,11 +16,12 @@
  * step the runnable thread with the highest priority runs, and at a change
  * point the running thread drops below every other. A step is a choice
  * among two or more runnable threads (a point where only one thread can
- * run is no choice, as in shuttle's PctScheduler). A thread that yields (a
- * spin-wait, sched_yield, a sleep) drops below every other the same way, so
- * a spinning high-priority thread cannot starve the one it waits for. A bug
- * that needs d ordering constraints among n threads is then found with
- * probability at least 1/(n·k^(d-1)) per schedule.
+ * run is no choice, as in shuttle's PctScheduler). For runs without yields
+ * PCT finds a bug that needs d ordering constraints among n threads with
+ * probability at least 1/(n·k^(d-1)) per schedule. A thread that yields (a
+ * spin-wait, sched_yield, a sleep, a wait on fds) drops below every other
+ * the same way as at a change point, so a spinning high-priority thread
+ * cannot starve the one it waits for; that demotion is outside the proof.
  */
 #include "explore.h"
 
@@ -64,6 +65,9 @@ static struct {
 	int guards[MAX_GUARDS];
 	unsigned nguards;
 	char guard_writer[256]; /* who first wrote into a guard */
+	pid_t pid;              /* the process the records describe */
+	bool forking;           /* a controlled thread is inside fork() */
+	const char *role;       /* "" or "fork child ": prefixes the report lines */
 } X;
 
 static _Thread_local struct explore_thread *self;
@@ -74,8 +78,29 @@ static const char *const kind_names[] = {
 	[EXPLORE_RCU_UNLOCK] = "rcu_read_unlock", [EXPLORE_SPIN] = "spin",
 };
 
+/* The first call into the explorer in a fork child: only the forking
+ * thread exists here. */
+static void fork_child_reset(void)
+{
+	X.pid = getpid();
+	X.forking = false;
+	X.role = "fork child ";
+	for (unsigned i = 0; i < X.nthreads; i++)
+		if (&X.threads[i] != self && X.threads[i].state != THREAD_FINISHED)
+			X.threads[i].state = THREAD_LOST;
+	alarm(WATCHDOG_S); /* alarms are not inherited */
+}
+
+void explore_forking(bool on)
+{
+	fflush(stdout); /* the child must not print the parent's buffered lines again */
+	X.forking = on;
+}
+
 struct explore_thread *explore_self(void)
 {
+	if (__builtin_expect(X.forking, 0) && getpid() != X.pid)
+		fork_child_reset();
 	return self;
 }
 
@@ -176,7 +201,8 @@ static void describe_wait(const struct explore_thread *t, char *out, size_t len)
 
 static void print_threads(FILE *f)
 {
-	static const char *const states[] = { "starting", "runnable", "blocked", "finished" };
+	static const char *const states[] = { "starting", "runnable", "blocked", "finished",
+					      "lost in the fork (it does not exist in this process)" };
 
 	for (unsigned i = 0; i < X.nthreads; i++) {
 		const struct explore_thread *t = &X.threads[i];
@@ -201,8 +227,8 @@ static void print_threads(FILE *f)
 
 static void print_summary(FILE *f)
 {
-	fprintf(f, "schedule: seed %llu depth %u k %llu: %llu hook points, %llu steps, %u threads, hash %016llx\n",
-		(unsigned long long)X.o.seed, X.o.depth, (unsigned long long)X.o.steps,
+	fprintf(f, "%sschedule: seed %llu depth %u k %llu: %llu hook points, %llu steps, %u threads, hash %016llx\n",
+		X.role, (unsigned long long)X.o.seed, X.o.depth, (unsigned long long)X.o.steps,
 		(unsigned long long)X.hooks, (unsigned long long)X.steps, X.nthreads,
 		(unsigned long long)X.hash);
 }
@@ -228,7 +254,7 @@ void explore_end(enum explore_verdict verdict, const char *what, ...)
 	doca_explore_hook = NULL;
 	fflush(stdout);
 	fflush(stderr);
-	printf("VERDICT: %s: ", verdict_name(verdict));
+	printf("%sVERDICT: %s: ", X.role, verdict_name(verdict));
 	va_start(ap, what);
 	vprintf(what, ap);
 	va_end(ap);
@@ -247,7 +273,7 @@ void explore_finish(void)
 			    stress_violation_count());
 	fflush(stderr);
 	print_summary(stdout);
-	printf("VERDICT: clean\n");
+	printf("%sVERDICT: clean\n", X.role);
 	fflush(stdout);
 	_exit(VERDICT_CLEAN);
 }
@@ -402,7 +428,7 @@ static void count_hook(void)
 
 void explore_hook(enum explore_kind kind, const char *file, int line)
 {
-	struct explore_thread *me = self;
+	struct explore_thread *me = explore_self();
 
 	if (me == NULL)
 		return;
@@ -572,6 +598,8 @@ void explore_start(const struct explore_opts *o)
 	static const int fatal[] = { SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGALRM };
 
 	X.o = *o;
+	X.pid = getpid();
+	X.role = "";
 	rng_init(&X.rng, o->seed, 0x5c4ed);
 	X.demoted = UINT64_C(1) << 62;
 	(void)pthread_key_create(&X.exit_key, thread_exit_key);
