@@ -16,8 +16,8 @@
  * and wake-up paths are exercised instead of thousands of empty turns.
  *
  * The calls that can block in the kernel — pthread create/join and mutexes,
- * poll, epoll_wait, read/write/close on fds, the futex syscall, sleeps and
- * sched_yield — and the grace periods (doca_synchronize_rcu,
+ * poll, epoll_wait, read/write/close on fds, the futex syscall, sleeps,
+ * sched_yield, fork — and the grace periods (doca_synchronize_rcu,
  * doca_call_rcu) need no mark here: the explorer's executable wraps them at
  * link time (-Wl,--wrap), which makes each one a hook point too and lets
  * the scheduler know which thread is blocked on what.
@@ -38,8 +38,9 @@ enum explore_kind {
 };
 
 #ifdef DOCA_EXPLORE
-/* Installed by the explorer's scheduler; NULL (every point a no-op) in any
- * other program linked against an explorer build of the library. */
+/* Installed by the explorer's scheduler before the program starts a
+ * thread; NULL (every point a no-op) in any other program linked against
+ * an explorer build of the library. */
 extern void (*doca_explore_hook)(enum explore_kind kind, const char *file, int line);
 
 static inline void doca_explore_point(enum explore_kind kind, const char *file, int line)

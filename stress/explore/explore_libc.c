@@ -9,7 +9,10 @@
  * again, as a woken thread does). Outside a schedule, and in threads the
  * explorer does not control, every wrapper is the libc call itself.
  *
- * Time is not modelled: a sleep or sched_yield is a yield (another thread
+ * read and write are hook points, never waits: every fd the library and
+ * the scenarios read is nonblocking (a blocking read that waited would be
+ * outside the model, and the schedule's watchdog would report it). Time is
+ * not modelled: a sleep or sched_yield is a yield (another thread
  * runs first), and a timed wait ends only when nothing else can run. A
  * poll or epoll_wait that may sleep is a yield too, even when it returns
  * at once: an event loop that finds its fd readable again and again (work

@@ -44,6 +44,8 @@
 const struct scenario explore_scenarios[] = {
 	{ "submit_stop", "two submitters race for credits while a third thread stops the ctx (event mode, engine thread)",
 	  scenario_submit_stop },
+	{ "destroy_refused", "another thread destroys PE, memory, device and ctx while they are in use",
+	  scenario_destroy_refused },
 	{ "pe_destroy_after_stop", "doca_pe_destroy right after a stop another thread handed to the armed PE",
 	  scenario_pe_destroy_after_stop },
 	{ "pe_destroy_engine_wake", "doca_pe_destroy right after a task an engine thread completed and woke the armed PE for",

@@ -35,6 +35,7 @@ void scenario_stop_run_from_callback(void);
 void scenario_run_on_cpu_stop_run(void);
 void scenario_event_double_free(void);
 void scenario_fork_in_flight(void);
+void scenario_destroy_refused(void);
 
 /* End the schedule unless @p call returned one of the @p n codes listed. */
 #define EXPECT_IN(call, n, ...)                                                      \
