@@ -27,6 +27,8 @@
  */
 #include "scenario.h"
 
+#include "actors/explore_revert.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -376,6 +378,40 @@ static int run_many(const struct args *a, const struct scenario *sc, double seco
 	return rc;
 }
 
+/* The fixes that keep their old code behind DOCA_REVERTED(name): a new
+ * DOCA_REVERTED switch gets its name here too. */
+static const char *const revertible[] = {
+	"pe_fd_close_early",             /* doca_pe_destroy closes its fds at once */
+	"worker_lock_join",              /* doca_pe_stop_run joins under worker_lock */
+	"event_free_check_before_guard", /* doca_event_free checks the state unguarded */
+	"fork_no_atfork",                /* nothing is done at fork */
+};
+
+/* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an
+ * error (a sabotage run that undoes nothing would prove nothing). */
+static void check_reverted(const char *list)
+{
+	unsigned known = 0, named = 0;
+
+	for (const char *p = list; *p != '\0';) {
+		size_t n = strcspn(p, ",");
+
+		named += n != 0;
+		p += n + (p[n] == ',');
+	}
+	for (unsigned i = 0; i < sizeof(revertible) / sizeof(revertible[0]); i++) {
+		if (!doca_explore_reverted(revertible[i]))
+			continue;
+		printf("explore: fix undone (DOCA_EXPLORE_REVERT): %s\n", revertible[i]);
+		known++;
+	}
+	if (known != named) {
+		fprintf(stderr, "doca_explore: DOCA_EXPLORE_REVERT=%s names a fix that does not exist\n",
+			list);
+		exit(2);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
@@ -385,8 +421,8 @@ int main(int argc, char **argv)
 	program = argv[0];
 	parse(argc, argv, &a);
 	setenv("DOCA_LOG_LEVEL", "error", 0);
-	if (revert != NULL && revert[0] != '\0')
-		printf("explore: DOCA_EXPLORE_REVERT=%s (fixes undone)\n", revert);
+	if (revert != NULL)
+		check_reverted(revert);
 	fflush(stdout);
 	bool all = strcmp(a.scenario, "all") == 0;
 	unsigned matched = 0;
