@@ -25,6 +25,7 @@
  */
 #include "mailbox.h"
 
+#include "explore.h"
 #include "thread_slot.h"
 #include "tsan_annotate.h"
 
@@ -96,6 +97,7 @@ bool mailbox_push_mpsc(struct mailbox *mb, void *item)
 	struct mailbox_shard *s = &mb->shards[caller_shard()];
 
 	TSAN_RELEASE(item);
+	EXPLORE_POINT(QUEUE);
 	return ck_ring_enqueue_mpsc(&s->ring, s->slots, item);
 }
 
@@ -103,6 +105,7 @@ void mailbox_announce(struct mailbox *mb)
 {
 	uint32_t bit = 1u << caller_shard();
 
+	EXPLORE_POINT(ATOMIC);
 	/* seq_cst fence: the pushes are visible before we load the summary (see top). */
 	atomic_thread_fence(memory_order_seq_cst);
 	if ((atomic_load_explicit(mb->summary, memory_order_relaxed) & bit) == 0)
@@ -116,6 +119,7 @@ static uint32_t take_flagged(struct mailbox *mb)
 	uint32_t pending = mb->leftover;
 
 	mb->leftover = 0;
+	EXPLORE_POINT(ATOMIC);
 	if (atomic_load_explicit(mb->summary, memory_order_relaxed) != 0) {
 		/* acquire: pairs with the announcers' release of their bits. */
 		pending |= atomic_exchange_explicit(mb->summary, 0, memory_order_acquire);
@@ -141,6 +145,7 @@ uint32_t mailbox_drain_sc(struct mailbox *mb, void **items, uint32_t max, uint32
 		uint32_t taken = 0;
 		void *item;
 
+		EXPLORE_POINT(QUEUE);
 		while (taken < per_shard && n < max && ck_ring_dequeue_mpsc(&s->ring, s->slots, &item)) {
 			TSAN_ACQUIRE(item);
 			items[n++] = item;
@@ -157,6 +162,7 @@ uint32_t mailbox_drain_sc(struct mailbox *mb, void **items, uint32_t max, uint32
 
 bool mailbox_nonempty(const struct mailbox *mb)
 {
+	EXPLORE_POINT(ATOMIC);
 	for (uint32_t i = 0; i < MAILBOX_SHARDS; i++)
 		if (ck_ring_size(&mb->shards[i].ring) != 0)
 			return true;

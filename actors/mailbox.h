@@ -19,6 +19,8 @@
 
 #include <ck_ring.h>
 
+#include "explore.h"
+
 #define MAILBOX_SHARDS 16u
 _Static_assert(MAILBOX_SHARDS <= 32, "one bit per shard in a 32-bit summary word");
 
@@ -71,6 +73,7 @@ uint32_t mailbox_drain_sc(struct mailbox *mb, void **items, uint32_t max, uint32
  * non-empty. Thread safety: the one consumer only. */
 static inline bool mailbox_idle(const struct mailbox *mb)
 {
+	EXPLORE_POINT(ATOMIC);
 	return mb->leftover == 0 && atomic_load_explicit(mb->summary, memory_order_relaxed) == 0;
 }
 

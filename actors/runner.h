@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "explore.h"
 #include "tsan_annotate.h"
 
 struct runner {
@@ -54,6 +55,7 @@ static inline bool runner_try(struct runner *r, const void *as)
 {
 	const void *cur = NULL;
 
+	EXPLORE_POINT(GUARD);
 	/* acquire: see the previous runner's writes (its exit released them). */
 	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, as, memory_order_acquire,
 						       memory_order_relaxed);
@@ -68,6 +70,7 @@ static inline enum runner_entry runner_enter(struct runner *r)
 	if (cur == me)
 		return RUNNER_NESTED;
 	while (!runner_try(r, me)) {
+		EXPLORE_YIELD();
 		cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
 		if (cur != NULL && !runner_held_briefly(cur))
 			return RUNNER_BUSY;
@@ -91,6 +94,7 @@ static inline enum runner_entry runner_enter_brief(struct runner *r)
 
 static inline void runner_exit(struct runner *r)
 {
+	EXPLORE_POINT(GUARD);
 	/* release: publish this turn's writes to the next runner. */
 	atomic_store_explicit(&r->owner, NULL, memory_order_release);
 }

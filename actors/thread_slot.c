@@ -8,6 +8,7 @@
  * (except overflow threads, which borrow a slot without owning it).
  */
 #include "thread_slot.h"
+#include "explore.h"
 #include "tsan_annotate.h"
 
 #include <pthread.h>
@@ -26,6 +27,7 @@ static void slot_release(void *value)
 {
 	unsigned slot = (unsigned)(uintptr_t)value - 1u;
 
+	EXPLORE_POINT(ATOMIC);
 	/* release: our last uses of per-slot data happen before a new owner's. */
 	atomic_fetch_and_explicit(&slot_bits[slot / 64u], ~(UINT64_C(1) << (slot % 64u)),
 				  memory_order_release);
@@ -44,6 +46,7 @@ static int slot_claim(void)
 		while (bits != UINT64_MAX) {
 			unsigned bit = (unsigned)__builtin_ctzll(~bits);
 
+			EXPLORE_POINT(ATOMIC);
 			/* acquire: pairs with the previous owner's release in slot_release. */
 			if (atomic_compare_exchange_weak_explicit(&slot_bits[w], &bits,
 								  bits | (UINT64_C(1) << bit),

@@ -2,6 +2,7 @@
  * actors/worker.c — the pinned worker thread and its stop handshake.
  */
 #include "worker.h"
+#include "explore.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -13,6 +14,7 @@
 
 static bool worker_should_run(struct worker *w)
 {
+	EXPLORE_POINT(ATOMIC);
 	/* acquire: pairs with worker_stop's release of STOP. */
 	return atomic_load_explicit(&w->state, memory_order_acquire) == WORKER_RUNNING;
 }
@@ -48,6 +50,7 @@ static void *worker_main(void *arg)
 		idle = 0;
 		worker_sleep(w);
 	}
+	EXPLORE_POINT(ATOMIC);
 	/* release: everything the worker did happens before worker_stop returns. */
 	atomic_store_explicit(&w->state, WORKER_STOPPED, memory_order_release);
 	return NULL;
@@ -91,6 +94,7 @@ void worker_stop(struct worker *w)
 {
 	uint64_t one = 1;
 
+	EXPLORE_POINT(ATOMIC);
 	/* release: the worker's acquire load sees STOP and what preceded it. */
 	atomic_store_explicit(&w->state, WORKER_STOP, memory_order_release);
 	while (write(w->stop_fd, &one, sizeof(one)) < 0 && errno == EINTR)
@@ -98,11 +102,13 @@ void worker_stop(struct worker *w)
 	pthread_join(w->thread, NULL);
 	close(w->stop_fd);
 	w->stop_fd = -1;
+	EXPLORE_POINT(ATOMIC);
 	atomic_store_explicit(&w->state, WORKER_IDLE, memory_order_relaxed);
 }
 
 bool worker_is_self(const struct worker *w)
 {
+	EXPLORE_POINT(ATOMIC);
 	int state = atomic_load_explicit(&w->state, memory_order_relaxed);
 
 	return state != WORKER_IDLE && pthread_equal(w->thread, pthread_self());

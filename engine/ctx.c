@@ -21,6 +21,7 @@ static void ctx_free_rcu(struct rcu_head *head)
 
 void ctx_ref_put(struct doca_ctx *ctx)
 {
+	EXPLORE_POINT(ATOMIC);
 	/* acq_rel: the last holder sees every other holder's writes. */
 	if (atomic_fetch_sub_explicit(&ctx->refs, 1, memory_order_acq_rel) == 1)
 		doca_call_rcu(&ctx->rcu, ctx_free_rcu);

@@ -31,6 +31,7 @@ void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n)
 
 uint32_t run_outstanding(const struct ctx_run *run)
 {
+	EXPLORE_POINT(ATOMIC);
 	uint32_t n = run->pool.size - ck_ring_size(&run->pool.free_ring);
 
 	/* acquire: pairs with event_release's fence, so a caller that sees a
@@ -122,6 +123,7 @@ static void run_retire_locked(struct doca_ctx *ctx)
 {
 	struct ctx_run *run = ctx->run;
 
+	EXPLORE_POINT(ATOMIC);
 	rcu_assign_pointer(ctx->run, NULL);
 	pe_unwatch_qp(ctx->pe, run->qp);
 	doca_call_rcu(&run->rcu, run_free_rcu);
@@ -150,6 +152,7 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 		if (err == DOCA_SUCCESS) {
 			atomic_store_explicit(&ctx->may_finalize, false, memory_order_relaxed);
 			TSAN_RELEASE(run);
+			EXPLORE_POINT(ATOMIC);
 			rcu_assign_pointer(ctx->run, run);
 		}
 		/* release (in ctx_set_state): a submitter that sees RUNNING sees the run. */
@@ -168,6 +171,7 @@ static void stop_hand_to_pe(struct doca_ctx *ctx, struct doca_pe *pe)
 	/* The read-side section keeps the PE's memory alive: once may_finalize
 	 * is set, the ctx may go IDLE and both may be destroyed. */
 	doca_rcu_read_lock();
+	EXPLORE_POINT(ATOMIC);
 	/* release: the PE's acquire sees STOPPING reported before it may finish. */
 	atomic_store_explicit(&ctx->may_finalize, true, memory_order_release);
 	pe_wake(pe);

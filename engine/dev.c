@@ -67,6 +67,7 @@ static struct dev_entry *registry_lookup(const char *key)
 	struct dev_entry *found = NULL;
 
 	doca_rcu_read_lock();
+	EXPLORE_POINT(ATOMIC);
 	cds_lfht_lookup(registry, key_hash(key), key_match, key, &iter);
 	struct cds_lfht_node *node = cds_lfht_iter_get_node(&iter);
 
@@ -83,6 +84,7 @@ static struct dev_entry *registry_lookup(const char *key)
 
 void dev_entry_get(struct dev_entry *e)
 {
+	EXPLORE_POINT(ATOMIC);
 	atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
 }
 
@@ -96,11 +98,13 @@ static void dev_entry_free_rcu(struct rcu_head *head)
 
 void dev_entry_put(struct dev_entry *e)
 {
+	EXPLORE_POINT(ATOMIC);
 	/* acq_rel: the last dropper sees every other holder's writes. */
 	if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	pthread_mutex_lock(&registry_lock);
 	doca_rcu_read_lock();
+	EXPLORE_POINT(ATOMIC);
 	(void)cds_lfht_del(registry, &e->node);
 	doca_rcu_read_unlock();
 	pthread_mutex_unlock(&registry_lock);
@@ -150,6 +154,7 @@ static doca_error_t entry_open(const char *key, const char *name, const char *pa
 	cds_lfht_node_init(&e->node);
 	TSAN_RELEASE(e);
 	doca_rcu_read_lock();
+	EXPLORE_POINT(ATOMIC);
 	cds_lfht_add(registry, key_hash(e->key), &e->node);
 	doca_rcu_read_unlock();
 	*out = e;

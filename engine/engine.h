@@ -28,6 +28,7 @@
 #include <urcu/list.h>
 
 #include "doca_core.h"
+#include "actors/explore.h"
 #include "actors/mailbox.h"
 #include "actors/runner.h"
 #include "actors/worker.h"
@@ -323,12 +324,14 @@ static inline bool pe_valid(const struct doca_pe *p)
 
 static inline enum doca_ctx_state ctx_state(const struct doca_ctx *ctx)
 {
+	EXPLORE_POINT(ATOMIC);
 	/* acquire: pairs with the release store of each transition. */
 	return (enum doca_ctx_state)atomic_load_explicit(&ctx->state, memory_order_acquire);
 }
 
 static inline void ctx_set_state(struct doca_ctx *ctx, enum doca_ctx_state s)
 {
+	EXPLORE_POINT(ATOMIC);
 	/* release: what the transition set up is visible to whoever sees the state. */
 	atomic_store_explicit(&ctx->state, (int)s, memory_order_release);
 }

@@ -29,6 +29,7 @@
 #include <pthread.h>
 
 #include "engine/engine.h"
+#include "actors/explore_revert.h"
 #include "actors/thread_slot.h"
 
 uint32_t g_fork_epoch;
@@ -54,5 +55,7 @@ static void fork_child(void)
 
 __attribute__((constructor)) static void fork_handlers_install(void)
 {
+	if (DOCA_REVERTED("fork_no_atfork"))
+		return;
 	(void)pthread_atfork(fork_prepare, fork_parent, fork_child);
 }

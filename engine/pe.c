@@ -44,11 +44,13 @@ static doca_error_t pe_add_member_locked(struct doca_pe *pe, struct doca_ctx *ct
 					      memory_order_relaxed);
 		atomic_store_explicit(&bigger->count, count, memory_order_relaxed);
 		TSAN_RELEASE(bigger);
+		EXPLORE_POINT(ATOMIC);
 		rcu_assign_pointer(pe->members, bigger);
 		doca_call_rcu(&m->rcu, members_free_rcu);
 		m = bigger;
 	}
 	atomic_store_explicit(&m->ctx[count], ctx, memory_order_relaxed);
+	EXPLORE_POINT(ATOMIC);
 	/* release: a reader that sees the new count sees the new entry. */
 	atomic_store_explicit(&m->count, count + 1, memory_order_release);
 	return DOCA_SUCCESS;
@@ -62,9 +64,11 @@ void pe_remove_member_locked(struct doca_pe *pe, struct doca_ctx *ctx)
 	for (uint32_t i = 0; i < count; i++) {
 		if (atomic_load_explicit(&m->ctx[i], memory_order_relaxed) != ctx)
 			continue;
+		EXPLORE_POINT(ATOMIC);
 		atomic_store_explicit(&m->ctx[i],
 				      atomic_load_explicit(&m->ctx[count - 1], memory_order_relaxed),
 				      memory_order_release);
+		EXPLORE_POINT(ATOMIC);
 		/* release: the moved entry is in place before the array shrinks. */
 		atomic_store_explicit(&m->count, count - 1, memory_order_release);
 		return;
@@ -189,6 +193,7 @@ doca_error_t doca_pe_destroy(struct doca_pe *pe)
 	if (runner_enter(&pe->runner) != RUNNER_ENTERED)
 		return DOCA_ERROR_IN_USE;
 	pthread_mutex_lock(&g_config_lock);
+	EXPLORE_POINT(ATOMIC);
 	if (!pe_valid(pe)) /* a concurrent destroy won */
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (atomic_load_explicit(&pe->members->count, memory_order_relaxed) != 0 ||

@@ -33,8 +33,10 @@ void pe_wake_fenced(struct doca_pe *pe)
 {
 	int armed = PE_ARMED;
 
+	EXPLORE_POINT(WAKE);
 	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) != PE_ARMED)
 		return;
+	EXPLORE_POINT(WAKE);
 	if (atomic_compare_exchange_strong_explicit(&pe->armed, &armed, PE_FIRED, memory_order_relaxed,
 						    memory_order_relaxed)) {
 		uint64_t one = 1;
@@ -90,6 +92,7 @@ static doca_error_t pe_arm_all(struct doca_pe *pe, bool *pending)
 
 	*pending = pe->ready_head != NULL;
 	doca_rcu_read_lock();
+	EXPLORE_POINT(ATOMIC);
 	struct pe_members *m = rcu_dereference(pe->members);
 	uint32_t count = atomic_load_explicit(&m->count, memory_order_acquire);
 
@@ -117,6 +120,7 @@ doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 
 	if (entry == RUNNER_BUSY)
 		return DOCA_ERROR_IN_USE;
+	EXPLORE_POINT(WAKE);
 	atomic_store_explicit(&pe->armed, PE_ARMED, memory_order_relaxed);
 	/* seq_cst fence: ARMED is visible before we look for work (see top). */
 	atomic_thread_fence(memory_order_seq_cst);
@@ -139,10 +143,12 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe)
 
 	if (entry == RUNNER_BUSY)
 		return DOCA_ERROR_IN_USE;
+	EXPLORE_POINT(WAKE);
 	atomic_store_explicit(&pe->armed, PE_DISARMED, memory_order_relaxed);
 	while (read(pe->evfd, &count, sizeof(count)) < 0 && errno == EINTR)
 		;
 	doca_rcu_read_lock();
+	EXPLORE_POINT(ATOMIC);
 	struct pe_members *m = rcu_dereference(pe->members);
 	uint32_t n = atomic_load_explicit(&m->count, memory_order_acquire);
 

@@ -111,6 +111,7 @@ static struct doca_event *event_from_cqe(const struct hw_cqe *c, bool *fatal)
 /* First half: inside the read-side section. */
 static void turn_collect(struct doca_pe *pe, struct turn *t)
 {
+	EXPLORE_POINT(ATOMIC);
 	struct pe_members *m = rcu_dereference(pe->members);
 	uint32_t count = atomic_load_explicit(&m->count, memory_order_acquire);
 	uint32_t start = count ? pe->cursor % count : 0;
@@ -123,6 +124,7 @@ static void turn_collect(struct doca_pe *pe, struct turn *t)
 
 		if (st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING)
 			continue;
+		EXPLORE_POINT(ATOMIC);
 		struct ctx_run *run = rcu_dereference(ctx->run);
 
 		if (run == NULL)
@@ -188,6 +190,7 @@ uint32_t pe_turn(struct doca_pe *pe)
 
 	t.nrecs = 0;
 	t.ndone = 0;
+	EXPLORE_POINT(ATOMIC);
 	if (atomic_load_explicit(&pe->home, memory_order_relaxed) != runner_self())
 		atomic_store_explicit(&pe->home, runner_self(), memory_order_relaxed);
 	doca_rcu_read_lock();
@@ -215,6 +218,7 @@ doca_error_t doca_pe_try_progress(struct doca_pe *pe, uint32_t *events)
 		return HANDLE_REFUSAL(pe, MAGIC_PE);
 	if (events == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	EXPLORE_POINT(ATOMIC);
 	if (atomic_load_explicit(&pe->has_worker, memory_order_relaxed) && !worker_is_self(&pe->worker)) {
 #ifndef NDEBUG
 		doca_log(DOCA_LOG_WARN, "doca_pe_progress: refused, a worker thread runs this PE");

@@ -20,7 +20,7 @@
 #include "engine/engine.h"
 
 /* Empty turns before the worker sleeps on the notification fd. */
-#define WORKER_SPIN_TURNS 2000u
+#define WORKER_SPIN_TURNS EXPLORE_SPINS(2000u)
 
 static pthread_mutex_t worker_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -100,11 +100,13 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu)
 	if (!cpu_exists(cpu))
 		return DOCA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&worker_lock);
+	EXPLORE_POINT(ATOMIC);
 	if (!pe_valid(pe)) { /* destroyed since the check above */
 		err = DOCA_ERROR_INVALID_VALUE;
 	} else if (atomic_load_explicit(&pe->has_worker, memory_order_relaxed)) {
 		err = DOCA_ERROR_BAD_STATE;
 	} else {
+		EXPLORE_POINT(ATOMIC);
 		atomic_store_explicit(&pe->has_worker, true, memory_order_relaxed);
 		if (worker_start(&pe->worker, &pe_worker_ops, pe, pe->epfd, cpu, WORKER_SPIN_TURNS) != 0) {
 			atomic_store_explicit(&pe->has_worker, false, memory_order_relaxed);
@@ -125,6 +127,7 @@ doca_error_t doca_pe_stop_run(struct doca_pe *pe)
 	if (worker_is_self(&pe->worker))
 		return DOCA_ERROR_NOT_PERMITTED;
 	pthread_mutex_lock(&worker_lock);
+	EXPLORE_POINT(ATOMIC);
 	if (!pe_valid(pe))
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (!atomic_load_explicit(&pe->has_worker, memory_order_relaxed))

@@ -22,6 +22,7 @@
 #include <urcu.h>
 #include <urcu/rculfhash.h>
 
+#include "actors/explore.h"
 #include "actors/tsan_annotate.h"
 
 extern DOCA_TLS bool doca_rcu_registered;
@@ -38,12 +39,14 @@ static inline void doca_rcu_ensure(void)
 static inline void doca_rcu_read_lock(void)
 {
 	doca_rcu_ensure();
+	EXPLORE_POINT(RCU_LOCK);
 	rcu_read_lock();
 }
 
 static inline void doca_rcu_read_unlock(void)
 {
 	TSAN_RCU_READER_EXIT();
+	EXPLORE_POINT(RCU_UNLOCK);
 	rcu_read_unlock();
 }
 

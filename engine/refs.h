@@ -16,17 +16,20 @@
 
 static inline bool users_enter(_Atomic uint32_t *users)
 {
+	EXPLORE_POINT(ATOMIC);
 	/* acquire: pairs with users_leave's release of earlier users. */
 	uint32_t prev = atomic_fetch_add_explicit(users, 1, memory_order_acquire);
 
 	if ((prev & REF_DEAD) == 0)
 		return true;
+	EXPLORE_POINT(ATOMIC);
 	atomic_fetch_sub_explicit(users, 1, memory_order_relaxed);
 	return false;
 }
 
 static inline void users_leave(_Atomic uint32_t *users)
 {
+	EXPLORE_POINT(ATOMIC);
 	/* release: a later close sees everything this user did. */
 	atomic_fetch_sub_explicit(users, 1, memory_order_release);
 }
@@ -36,6 +39,7 @@ static inline bool users_close(_Atomic uint32_t *users)
 {
 	uint32_t zero = 0;
 
+	EXPLORE_POINT(ATOMIC);
 	/* acquire: see every write of the users that left. */
 	return atomic_compare_exchange_strong_explicit(users, &zero, REF_DEAD, memory_order_acquire,
 						       memory_order_relaxed);
@@ -45,13 +49,16 @@ static inline bool users_close(_Atomic uint32_t *users)
  * count has reached zero (the object is being freed after a grace period). */
 static inline bool ref_get_unless_zero(_Atomic uint32_t *refs)
 {
+	EXPLORE_POINT(ATOMIC);
 	uint32_t r = atomic_load_explicit(refs, memory_order_relaxed);
 
-	while (r != 0)
+	while (r != 0) {
+		EXPLORE_POINT(ATOMIC);
 		/* acquire: see the object as its creator and earlier holders left it. */
 		if (atomic_compare_exchange_weak_explicit(refs, &r, r + 1, memory_order_acquire,
 							  memory_order_relaxed))
 			return true;
+	}
 	return false;
 }
 

@@ -52,6 +52,7 @@ static struct doca_event *pool_take(struct ctx_run *run)
 {
 	struct doca_event *ev;
 
+	EXPLORE_POINT(QUEUE);
 	if (!ck_ring_dequeue_spmc(&run->pool.free_ring, run->pool.free_slots, &ev))
 		return NULL;
 	TSAN_ACQUIRE(ev);
@@ -123,6 +124,7 @@ static bool task_post_direct(struct doca_ctx *ctx, struct ctx_run *run, struct d
 static void task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
 			   uint32_t n)
 {
+	EXPLORE_POINT(ATOMIC);
 	if (atomic_load_explicit(&ctx->pe->home, memory_order_relaxed) == runner_self() &&
 	    task_post_direct(ctx, run, evs, n))
 		return;
@@ -147,6 +149,7 @@ static doca_error_t task_submit_one(struct doca_ctx *ctx, const struct doca_task
 	if (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
 		return DOCA_ERROR_BAD_STATE;
 	if (*run == NULL) {
+		EXPLORE_POINT(ATOMIC);
 		/* Read once: it cannot be retired while we are in the section. */
 		*run = rcu_dereference(ctx->run);
 		if (*run == NULL)

@@ -25,12 +25,13 @@
 
 #include <urcu.h>
 
+#include "actors/explore.h"
 #include "actors/rcu_reader.h"
 #include "actors/tsan_annotate.h"
 #include "hw/sw/sw.h"
 
 #define ENGINE_BATCH 32u      /* descriptors per qp per pass */
-#define ENGINE_SPIN 4000u     /* empty passes before sleeping */
+#define ENGINE_SPIN EXPLORE_SPINS(4000u) /* empty passes before sleeping */
 
 enum { ENGINE_RUN, ENGINE_STOP };
 
@@ -58,6 +59,7 @@ static void futex_wake(_Atomic uint32_t *word)
 
 void sw_engine_kick(struct sw_engine *e)
 {
+	EXPLORE_POINT(WAKE);
 	/* seq_cst fence: our ring store is visible before we read sleeping. */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&e->sleeping, memory_order_relaxed) != 0) {
@@ -68,6 +70,7 @@ void sw_engine_kick(struct sw_engine *e)
 
 struct sw_engine *sw_engine_pick(struct sw_dev *dev)
 {
+	EXPLORE_POINT(ATOMIC);
 	uint32_t i = atomic_fetch_add_explicit(&dev->next_engine, 1, memory_order_relaxed);
 
 	return &dev->engines[i % dev->nengines];
@@ -77,6 +80,7 @@ void sw_engine_attach(struct sw_engine *e, struct sw_qp *qp)
 {
 	pthread_mutex_lock(&e->lock);
 	cds_list_add_tail(&qp->change_link, &e->to_add);
+	EXPLORE_POINT(ATOMIC);
 	atomic_store_explicit(&e->changed, true, memory_order_release);
 	pthread_mutex_unlock(&e->lock);
 	sw_engine_kick(e);
@@ -92,6 +96,7 @@ void sw_engine_detach(struct sw_engine *e, struct sw_qp *qp)
 		cds_list_del(&qp->change_link); /* still waiting in to_add */
 	} else {
 		cds_list_add_tail(&qp->change_link, &e->to_del);
+		EXPLORE_POINT(ATOMIC);
 		atomic_store_explicit(&e->changed, true, memory_order_release);
 	}
 	pthread_mutex_unlock(&e->lock);
@@ -113,6 +118,7 @@ static void engine_apply_changes(struct sw_engine *e)
 	struct cds_list_head *pos, *next;
 
 	pthread_mutex_lock(&e->lock);
+	EXPLORE_POINT(ATOMIC);
 	atomic_store_explicit(&e->changed, false, memory_order_relaxed);
 	cds_list_for_each_safe(pos, next, &e->to_add) {
 		struct sw_qp *qp = QP_OF(pos, change_link);
@@ -158,6 +164,7 @@ static bool engine_has_work(struct sw_engine *e)
 {
 	struct cds_list_head *pos;
 
+	EXPLORE_POINT(ATOMIC);
 	if (atomic_load_explicit(&e->changed, memory_order_acquire) ||
 	    atomic_load_explicit(&e->run, memory_order_acquire) != ENGINE_RUN)
 		return true;
@@ -172,11 +179,13 @@ static bool engine_has_work(struct sw_engine *e)
 
 static void engine_sleep(struct sw_engine *e)
 {
+	EXPLORE_POINT(WAKE);
 	atomic_store_explicit(&e->sleeping, 1, memory_order_relaxed);
 	/* seq_cst fence: sleeping=1 is visible before we re-check for work. */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!engine_has_work(e))
 		futex_wait(&e->sleeping, 1);
+	EXPLORE_POINT(WAKE);
 	atomic_store_explicit(&e->sleeping, 0, memory_order_relaxed);
 }
 
@@ -192,12 +201,15 @@ static void *engine_main(void *arg)
 		uint32_t done = 0;
 		bool waiting = false;
 
+		EXPLORE_POINT(ATOMIC);
 		if (atomic_load_explicit(&e->changed, memory_order_acquire))
 			engine_apply_changes(e);
+		EXPLORE_POINT(RCU_LOCK);
 		rcu_read_lock();
 		cds_list_for_each(pos, &e->qps)
 			done += engine_serve_qp(e, QP_OF(pos, engine_link), &now, &waiting);
 		TSAN_RCU_READER_EXIT();
+		EXPLORE_POINT(RCU_UNLOCK);
 		rcu_read_unlock();
 		if (done != 0) {
 			idle = 0;
@@ -272,6 +284,7 @@ void sw_engines_stop(struct sw_dev *dev)
 	for (uint32_t i = 0; i < dev->nengines; i++) {
 		struct sw_engine *e = &dev->engines[i];
 
+		EXPLORE_POINT(ATOMIC);
 		/* release: the engine's acquire load sees STOP. */
 		atomic_store_explicit(&e->run, ENGINE_STOP, memory_order_release);
 		sw_engine_kick(e);

@@ -208,6 +208,7 @@ void sw_qp_flush(struct hw_qp *hw)
 {
 	struct sw_qp *qp = (struct sw_qp *)hw;
 
+	EXPLORE_POINT(ATOMIC);
 	/* release: descriptors the executor takes after this see the flag. */
 	atomic_store_explicit(&qp->flushing, true, memory_order_release);
 	if (qp->engine != NULL)

@@ -28,6 +28,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "actors/explore.h"
+
 #define SW_SLOT_PAYLOAD 56u
 
 struct sw_slot {
@@ -64,6 +66,7 @@ static inline bool sw_ring_put(struct sw_ring *r, const void *item, size_t len)
 	uint32_t pos = r->head;
 
 	if (pos - r->tail_seen > r->mask) {
+		EXPLORE_POINT(QUEUE);
 		/* acquire: the consumer copied out every item before this tail. */
 		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 		if (pos - r->tail_seen > r->mask)
@@ -72,6 +75,7 @@ static inline bool sw_ring_put(struct sw_ring *r, const void *item, size_t len)
 	struct sw_slot *s = sw_ring_slot(r, pos);
 
 	memcpy(s->payload, item, len);
+	EXPLORE_POINT(QUEUE);
 	/* release: the item is in the slot before the consumer sees its sequence. */
 	atomic_store_explicit(&s->seq, pos + 1u, memory_order_release);
 	r->head = pos + 1u;
@@ -81,6 +85,7 @@ static inline bool sw_ring_put(struct sw_ring *r, const void *item, size_t len)
 /* Consumer: true if an item is ready at the consumer's position. */
 static inline bool sw_ring_ready(const struct sw_ring *r)
 {
+	EXPLORE_POINT(QUEUE);
 	uint32_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
 
 	return atomic_load_explicit(&sw_ring_slot(r, pos)->seq, memory_order_relaxed) == pos + 1u;
@@ -92,10 +97,12 @@ static inline bool sw_ring_get(struct sw_ring *r, void *out, size_t len)
 	uint32_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	struct sw_slot *s = sw_ring_slot(r, pos);
 
+	EXPLORE_POINT(QUEUE);
 	/* acquire: pairs with put's release, so the item is complete. */
 	if (atomic_load_explicit(&s->seq, memory_order_acquire) != pos + 1u)
 		return false;
 	memcpy(out, s->payload, len);
+	EXPLORE_POINT(QUEUE);
 	/* release: the copy is done before the producer may reuse the slot. */
 	atomic_store_explicit(&r->tail, pos + 1u, memory_order_release);
 	return true;

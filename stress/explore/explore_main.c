@@ -1,0 +1,443 @@
+/*
+ * stress/explore/explore_main.c — doca_explore: runs scenarios under the
+ * PCT scheduler, one forked process per schedule, and reports verdicts.
+ *
+ *   doca_explore --list
+ *   doca_explore --scenario NAME|all [--schedules N] [--seed-base B]
+ *                [--depth D] [--steps K] [--expect VERDICT] [--seconds S]
+ *   doca_explore --scenario NAME --seed S [--trace] [--twice]
+ *
+ * k (PCT's step count) is measured first, as the most steps of ten
+ * calibration schedules (seeds 0-9, no change point), unless --steps gives
+ * it; schedule i then uses seed B + i. A schedule is a function of
+ * (scenario, seed, depth, k) and of DOCA_EXPLORE_REVERT: the replay line
+ * printed with every finding runs it again exactly (--twice checks that:
+ * two runs, one schedule hash). A schedule's verdict is its first line
+ * starting "VERDICT: " (a fork child's report, printed first, has its own
+ * prefix).
+ *
+ * --expect VERDICT (a prefix of the VERDICT line: "deadlock", "fd touched",
+ * "invariant: credits", default "clean"): with "clean", every schedule must
+ * be clean; otherwise the run passes at the first schedule with that
+ * verdict, fails if none within the budget, and fails at once on a
+ * different non-clean verdict. --seconds S runs a campaign instead (every
+ * scenario with "all", schedules until S seconds have passed, findings
+ * counted, the first of each kind printed); it exits 1 if any schedule was
+ * not clean.
+ */
+#include "scenario.h"
+
+#include "actors/explore_revert.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_MAX_HOOKS 200000u
+#define OUTPUT_MAX (1u << 20)
+#define MAX_KINDS 16u
+#define CALIBRATION 10u
+
+const struct scenario explore_scenarios[] = {
+	{ "submit_stop", "two submitters race for credits while a third thread stops the ctx (event mode, engine thread)",
+	  scenario_submit_stop },
+	{ "destroy_refused", "another thread destroys PE, memory, device and ctx while they are in use",
+	  scenario_destroy_refused },
+	{ "pe_destroy_after_stop", "doca_pe_destroy right after a stop another thread handed to the armed PE",
+	  scenario_pe_destroy_after_stop },
+	{ "pe_destroy_engine_wake", "doca_pe_destroy right after a task an engine thread completed and woke the armed PE for",
+	  scenario_pe_destroy_engine_wake },
+	{ "stop_run_from_callback", "doca_pe_stop_run(A) while A's event callback calls doca_pe_run_on_cpu(B)",
+	  scenario_stop_run_from_callback },
+	{ "run_on_cpu_stop_run", "two threads stop a worker at once while tasks complete through callbacks",
+	  scenario_run_on_cpu_stop_run },
+	{ "event_double_free", "two threads free the same event at once; credits checked after",
+	  scenario_event_double_free },
+	{ "fork_in_flight", "fork with a task on an engine thread and a worker running; the child uses the same device",
+	  scenario_fork_in_flight },
+};
+const unsigned explore_nscenarios = sizeof(explore_scenarios) / sizeof(explore_scenarios[0]);
+
+struct args {
+	const char *scenario;
+	uint64_t schedules;
+	uint64_t seed_base;
+	bool one_seed;
+	unsigned depth;
+	uint64_t steps; /* 0: calibrate */
+	uint64_t max_hooks;
+	const char *expect;
+	double seconds; /* 0: no campaign */
+	bool trace, twice;
+};
+
+/* What one schedule ended with. */
+struct outcome {
+	char verdict[256]; /* the VERDICT line's text, or what killed it */
+	char schedule[256]; /* the "schedule:" summary line */
+	uint64_t steps;
+	char *output;       /* everything it printed */
+};
+
+static _Noreturn void usage(void)
+{
+	fprintf(stderr, "usage: doca_explore --list\n"
+			"       doca_explore --scenario NAME|all [--schedules N] [--seed-base B] [--depth D]\n"
+			"                    [--steps K] [--max-hooks M] [--expect VERDICT] [--seconds S]\n"
+			"       doca_explore --scenario NAME --seed S [--trace] [--twice]\n");
+	exit(2);
+}
+
+static uint64_t parse_u64(const char *s)
+{
+	char *end;
+
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	if (errno != 0 || *end != '\0' || end == s)
+		usage();
+	return v;
+}
+
+static void parse(int argc, char **argv, struct args *a)
+{
+	*a = (struct args){ .schedules = 100, .seed_base = 1, .depth = 3,
+			    .max_hooks = DEFAULT_MAX_HOOKS, .expect = "clean" };
+	for (int i = 1; i < argc; i++) {
+		const char *opt = argv[i];
+
+		if (strcmp(opt, "--list") == 0) {
+			for (unsigned s = 0; s < explore_nscenarios; s++)
+				printf("%-24s %s\n", explore_scenarios[s].name, explore_scenarios[s].what);
+			exit(0);
+		}
+		if (strcmp(opt, "--trace") == 0) {
+			a->trace = true;
+			continue;
+		}
+		if (strcmp(opt, "--twice") == 0) {
+			a->twice = true;
+			continue;
+		}
+		if (i + 1 >= argc)
+			usage();
+		const char *v = argv[++i];
+
+		if (strcmp(opt, "--scenario") == 0)
+			a->scenario = v;
+		else if (strcmp(opt, "--schedules") == 0)
+			a->schedules = parse_u64(v);
+		else if (strcmp(opt, "--seed-base") == 0)
+			a->seed_base = parse_u64(v);
+		else if (strcmp(opt, "--seed") == 0)
+			a->seed_base = parse_u64(v), a->one_seed = true;
+		else if (strcmp(opt, "--depth") == 0)
+			a->depth = (unsigned)parse_u64(v);
+		else if (strcmp(opt, "--steps") == 0)
+			a->steps = parse_u64(v);
+		else if (strcmp(opt, "--max-hooks") == 0)
+			a->max_hooks = parse_u64(v);
+		else if (strcmp(opt, "--expect") == 0)
+			a->expect = v;
+		else if (strcmp(opt, "--seconds") == 0)
+			a->seconds = strtod(v, NULL);
+		else
+			usage();
+	}
+	if (a->scenario == NULL || a->depth < 1 || a->depth > EXPLORE_MAX_DEPTH || a->schedules == 0 ||
+	    ((a->trace || a->twice) && !a->one_seed) ||
+	    (a->one_seed && strcmp(a->scenario, "all") == 0))
+		usage();
+}
+
+/* The first line of @p text that starts with @p prefix (a fork child's
+ * report lines start with "fork child " and are not the schedule's). */
+static const char *line_starting(const char *text, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	for (const char *line = text; *line != '\0'; line += strcspn(line, "\n") + 1) {
+		if (strncmp(line, prefix, n) == 0)
+			return line;
+		if (line[strcspn(line, "\n")] == '\0')
+			break;
+	}
+	return NULL;
+}
+
+/* Run one schedule in a child process; its stdout and stderr go to a memfd. */
+static void run_schedule(const struct scenario *sc, const struct explore_opts *o, struct outcome *out)
+{
+	int fd = memfd_create("explore", MFD_CLOEXEC);
+	int status;
+
+	if (fd < 0) {
+		perror("memfd_create");
+		exit(2);
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		perror("fork");
+		exit(2);
+	}
+	if (pid == 0) {
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		close(fd);
+		explore_start(o);
+		sc->run();
+		explore_finish();
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	off_t len = lseek(fd, 0, SEEK_END);
+
+	if (len > (off_t)OUTPUT_MAX)
+		len = OUTPUT_MAX;
+	out->output = calloc(1, (size_t)len + 1);
+	if (out->output == NULL || pread(fd, out->output, (size_t)len, 0) < 0) {
+		perror("reading a schedule's output");
+		exit(2);
+	}
+	close(fd);
+	out->verdict[0] = out->schedule[0] = '\0';
+	out->steps = 0;
+	const char *v = line_starting(out->output, "VERDICT: ");
+	const char *s = line_starting(out->output, "schedule: ");
+
+	if (v != NULL)
+		snprintf(out->verdict, sizeof(out->verdict), "%.*s", (int)strcspn(v + 9, "\n"), v + 9);
+	if (s != NULL) {
+		snprintf(out->schedule, sizeof(out->schedule), "%.*s", (int)strcspn(s, "\n"), s);
+		const char *st = strstr(s, " steps,");
+
+		while (st != NULL && st > s && st[-1] >= '0' && st[-1] <= '9')
+			st--;
+		out->steps = st ? strtoull(st, NULL, 10) : 0;
+	}
+	if (WIFSIGNALED(status))
+		snprintf(out->verdict, sizeof(out->verdict), "crash: killed by signal %d", WTERMSIG(status));
+	else if (v == NULL)
+		snprintf(out->verdict, sizeof(out->verdict), "harness: exit %d without a verdict",
+			 WEXITSTATUS(status));
+}
+
+static bool verdict_is(const struct outcome *o, const char *prefix)
+{
+	return strncmp(o->verdict, prefix, strlen(prefix)) == 0;
+}
+
+static const char *program; /* argv[0], for replay lines */
+
+static void print_finding(const struct scenario *sc, const struct explore_opts *o,
+			  const struct outcome *out)
+{
+	const char *revert = getenv("DOCA_EXPLORE_REVERT");
+
+	if (revert != NULL && revert[0] == '\0')
+		revert = NULL;
+	printf("--- %s, seed %llu: %s\n", sc->name, (unsigned long long)o->seed, out->verdict);
+	for (const char *line = out->output; *line != '\0';) {
+		size_t n = strcspn(line, "\n");
+
+		printf("    | %.*s\n", (int)n, line);
+		line += n + (line[n] == '\n');
+	}
+	printf("    replay: %s%s%s%s --scenario %s --seed %llu --depth %u --steps %llu\n",
+	       revert ? "DOCA_EXPLORE_REVERT=" : "", revert ? revert : "", revert ? " " : "", program,
+	       sc->name, (unsigned long long)o->seed, o->depth, (unsigned long long)o->steps);
+}
+
+/* PCT's k: the most steps among CALIBRATION schedules with random
+ * priorities and no change point (seeds 0, 1, ...; deterministic). */
+static uint64_t calibrate(const struct args *a, const struct scenario *sc)
+{
+	struct explore_opts o = { .depth = 1, .steps = 1, .max_hooks = a->max_hooks };
+	uint64_t k = 1;
+	unsigned clean = 0;
+
+	if (a->steps != 0)
+		return a->steps;
+	for (o.seed = 0; o.seed < CALIBRATION; o.seed++) {
+		struct outcome out;
+
+		run_schedule(sc, &o, &out);
+		k = out.steps > k ? out.steps : k;
+		clean += verdict_is(&out, "clean");
+		free(out.output);
+	}
+	printf("explore: %s: k = %llu steps (the most of %u calibration schedules, %u clean)\n",
+	       sc->name, (unsigned long long)k, CALIBRATION, clean);
+	return k;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* --seed S: one schedule, printed in full (twice with --twice: the same). */
+static int run_one(const struct args *a, const struct scenario *sc)
+{
+	struct explore_opts o = { .seed = a->seed_base, .depth = a->depth, .max_hooks = a->max_hooks,
+				  .trace = a->trace };
+	struct outcome first, second;
+
+	o.steps = calibrate(a, sc);
+	run_schedule(sc, &o, &first);
+	fputs(first.output, stdout);
+	if (!a->twice)
+		return verdict_is(&first, a->expect) ? 0 : 1;
+	run_schedule(sc, &o, &second);
+	bool same = strcmp(first.schedule, second.schedule) == 0 &&
+		    strcmp(first.verdict, second.verdict) == 0;
+
+	printf("explore: replay %s: \"%s\" / \"%s\"\n", same ? "identical" : "DIFFERS", first.schedule,
+	       second.schedule);
+	return same && first.schedule[0] != '\0' && verdict_is(&first, a->expect) ? 0 : 1;
+}
+
+/* A bounded run (--schedules) or a campaign (--seconds) of one scenario.
+ * Returns 0 if it ended as --expect asks. */
+static int run_many(const struct args *a, const struct scenario *sc, double seconds)
+{
+	struct explore_opts o = { .depth = a->depth, .max_hooks = a->max_hooks };
+	bool want_clean = strcmp(a->expect, "clean") == 0;
+	bool campaign = seconds > 0;
+	char kinds[MAX_KINDS][64];
+	uint64_t counts[MAX_KINDS] = { 0 }, clean = 0, ran = 0;
+	unsigned nkinds = 0;
+	double t0 = now_s();
+	int rc = want_clean ? 0 : 1;
+
+	o.steps = calibrate(a, sc);
+	for (uint64_t i = 0; campaign ? now_s() - t0 < seconds : i < a->schedules; i++) {
+		struct outcome out;
+
+		o.seed = a->seed_base + i;
+		run_schedule(sc, &o, &out);
+		ran++;
+		if (verdict_is(&out, "clean")) {
+			clean++;
+			free(out.output);
+			continue;
+		}
+		/* count it by its kind: the verdict up to the second ':' */
+		char kind[64];
+		const char *colon = strchr(out.verdict, ':');
+
+		colon = colon && verdict_is(&out, "invariant") ? strchr(colon + 1, ':') : colon;
+		snprintf(kind, sizeof(kind), "%.*s", colon ? (int)(colon - out.verdict) : 63, out.verdict);
+		unsigned k = 0;
+
+		while (k < nkinds && strcmp(kinds[k], kind) != 0)
+			k++;
+		if (k == nkinds && nkinds < MAX_KINDS)
+			snprintf(kinds[nkinds++], sizeof(kinds[0]), "%s", kind);
+		if (k < MAX_KINDS && counts[k]++ == 0)
+			print_finding(sc, &o, &out);
+		bool expected = !want_clean && verdict_is(&out, a->expect);
+
+		free(out.output);
+		if (campaign) {
+			rc = 1;
+			continue;
+		}
+		if (expected) {
+			printf("explore: %s: found '%s' at schedule %llu of %llu (seed %llu)\n", sc->name,
+			       a->expect, (unsigned long long)i + 1, (unsigned long long)a->schedules,
+			       (unsigned long long)o.seed);
+			return 0;
+		}
+		printf("explore: %s: schedule %llu (seed %llu) ended '%s', not '%s'\n", sc->name,
+		       (unsigned long long)i + 1, (unsigned long long)o.seed, kind, a->expect);
+		return 1;
+	}
+	printf("explore: %s: %llu schedules (seeds %llu..%llu, depth %u, k %llu) in %.1f s: %llu clean",
+	       sc->name, (unsigned long long)ran, (unsigned long long)a->seed_base,
+	       (unsigned long long)(a->seed_base + ran - 1), a->depth, (unsigned long long)o.steps,
+	       now_s() - t0, (unsigned long long)clean);
+	for (unsigned k = 0; k < nkinds; k++)
+		printf(", %llu %s", (unsigned long long)counts[k], kinds[k]);
+	printf("\n");
+	if (!campaign && !want_clean)
+		printf("explore: %s: '%s' NOT found within %llu schedules\n", sc->name, a->expect,
+		       (unsigned long long)a->schedules);
+	return rc;
+}
+
+/* The fixes that keep their old code behind DOCA_REVERTED(name): a new
+ * DOCA_REVERTED switch gets its name here too. */
+static const char *const revertible[] = {
+	"pe_fd_close_early",             /* doca_pe_destroy closes its fds at once */
+	"worker_lock_join",              /* doca_pe_stop_run joins under worker_lock */
+	"event_free_check_before_guard", /* doca_event_free checks the state unguarded */
+	"fork_no_atfork",                /* nothing is done at fork */
+};
+
+/* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an
+ * error (a sabotage run that undoes nothing would prove nothing). */
+static void check_reverted(const char *list)
+{
+	unsigned known = 0, named = 0;
+
+	for (const char *p = list; *p != '\0';) {
+		size_t n = strcspn(p, ",");
+
+		named += n != 0;
+		p += n + (p[n] == ',');
+	}
+	for (unsigned i = 0; i < sizeof(revertible) / sizeof(revertible[0]); i++) {
+		if (!doca_explore_reverted(revertible[i]))
+			continue;
+		printf("explore: fix undone (DOCA_EXPLORE_REVERT): %s\n", revertible[i]);
+		known++;
+	}
+	if (known != named) {
+		fprintf(stderr, "doca_explore: DOCA_EXPLORE_REVERT=%s names a fix that does not exist\n",
+			list);
+		exit(2);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	const char *revert = getenv("DOCA_EXPLORE_REVERT");
+	int rc = 0;
+
+	program = argv[0];
+	parse(argc, argv, &a);
+	setenv("DOCA_LOG_LEVEL", "error", 0);
+	if (revert != NULL)
+		check_reverted(revert);
+	fflush(stdout);
+	bool all = strcmp(a.scenario, "all") == 0;
+	unsigned matched = 0;
+
+	for (unsigned s = 0; s < explore_nscenarios; s++) {
+		const struct scenario *sc = &explore_scenarios[s];
+
+		if (!all && strcmp(sc->name, a.scenario) != 0)
+			continue;
+		matched++;
+		if (a.one_seed)
+			return run_one(&a, sc);
+		rc |= run_many(&a, sc, a.seconds > 0 ? a.seconds / (all ? explore_nscenarios : 1) : 0);
+	}
+	if (matched == 0)
+		usage();
+	return rc;
+}

@@ -1,0 +1,86 @@
+/*
+ * stress/explore/scenario.h — what a scenario is, and the small world the
+ * scenarios share: one context on one device and one PE, tasks named by a
+ * tag (their slot of src/dst buffers), and the checks every scenario ends
+ * with. A scenario runs on the schedule's first thread, creates its own
+ * threads with pthread_create, and returns when it has checked everything
+ * (the explorer then reports it clean); any broken invariant ends the
+ * schedule at once with its verdict. Return codes are checked exactly with
+ * the stress programs' stress_expect_in.
+ */
+#ifndef DOCA_EXPLORE_SCENARIO_H
+#define DOCA_EXPLORE_SCENARIO_H
+
+#include <doca_core.h>
+
+#include <stdatomic.h>
+
+#include "explore.h"
+#include "stress_common.h"
+
+struct scenario {
+	const char *name;
+	const char *what; /* one line for --list */
+	void (*run)(void);
+};
+
+extern const struct scenario explore_scenarios[];
+extern const unsigned explore_nscenarios;
+
+/* The scenarios, one per file. */
+void scenario_submit_stop(void);
+void scenario_pe_destroy_after_stop(void);
+void scenario_pe_destroy_engine_wake(void);
+void scenario_stop_run_from_callback(void);
+void scenario_run_on_cpu_stop_run(void);
+void scenario_event_double_free(void);
+void scenario_fork_in_flight(void);
+void scenario_destroy_refused(void);
+
+/* End the schedule unless @p call returned one of the @p n codes listed. */
+#define EXPECT_IN(call, n, ...)                                                      \
+	do {                                                                         \
+		if (!stress_expect_in((call), #call, (n), __VA_ARGS__))              \
+			explore_end(VERDICT_INVARIANT, "result: %s", #call);         \
+	} while (0)
+#define EXPECT_OK(call) EXPECT_IN(call, 1, DOCA_SUCCESS)
+
+#define WORLD_TASKS 8u
+#define WORLD_LEN 64u
+
+struct world {
+	struct doca_pe *pe;
+	struct doca_dev *dev;
+	struct doca_ctx *ctx;
+	struct doca_mem *mem;
+	struct doca_buf *src[WORLD_TASKS], *dst[WORLD_TASKS];
+	uint8_t *data; /* the memory: src regions, then dst regions */
+	atomic_uint accepted[WORLD_TASKS];
+	atomic_uint events[WORLD_TASKS];
+	atomic_uint accepted_total, events_total;
+};
+
+/* Open dev, make a RUNNING ctx of @p max_tasks on a new PE; @p cb NULL:
+ * events are taken with doca_pe_get_event. */
+void world_open(struct world *w, const char *dev, uint32_t max_tasks, doca_event_cb_t cb);
+/* Submit the copy of slot @p tag; counts it if accepted. */
+doca_error_t world_submit(struct world *w, unsigned tag);
+/* Check an event (status, bytes, data) and count it for its tag. */
+void world_event(struct world *w, struct doca_event *ev);
+/* Event callback for a world's ctx (user data: the world). */
+void world_event_cb(struct doca_event *ev, union doca_data ctx_user_data);
+/* One progress call and every ready event taken: counted, freed. Returns
+ * how many events the call made ready and were taken (0: nothing to do). */
+unsigned world_progress(struct world *w);
+/* Progress until the ctx is IDLE, yielding only when there was nothing to
+ * do (an application's polling loop). */
+void world_progress_until_idle(struct world *w);
+enum doca_ctx_state world_state(const struct world *w);
+/* The ctx is IDLE: destroy everything, each call must succeed. */
+void world_close(struct world *w);
+/* The end of every scenario: the application opens fds of its own after
+ * teardown, every deferred free runs, then nothing may have been written
+ * into those fds and every accepted task must have had exactly one event. */
+void world_finish(struct world *w);
+
+#endif /* DOCA_EXPLORE_SCENARIO_H */

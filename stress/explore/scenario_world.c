@@ -1,0 +1,159 @@
+/*
+ * stress/explore/scenario_world.c — the world the scenarios share and the
+ * checks they end with (scenario.h).
+ *
+ * "Exactly one event per accepted task": a task's tag is counted in
+ * accepted[tag] before it is submitted (and uncounted if refused), so an
+ * event can never be seen before its task is counted; an event beyond the
+ * count, or a count without its event at the end, is a violation. Each task
+ * copies its own pattern into its own destination, checked byte for byte.
+ */
+#include "scenario.h"
+
+#include <sched.h>
+#include <string.h>
+
+#define ACCESS_RW (DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE)
+
+static uint8_t pattern_byte(unsigned tag, unsigned i)
+{
+	return (uint8_t)(0x11u * (tag + 1u) + i);
+}
+
+void world_open(struct world *w, const char *dev, uint32_t max_tasks, doca_event_cb_t cb)
+{
+	EXPECT_OK(doca_pe_create(&w->pe));
+	EXPECT_OK(doca_dev_open(dev, &w->dev));
+	EXPECT_OK(doca_ctx_create(&w->ctx));
+	EXPECT_OK(doca_ctx_set_dev(w->ctx, w->dev));
+	EXPECT_OK(doca_ctx_set_max_tasks(w->ctx, max_tasks));
+	if (cb != NULL) {
+		EXPECT_OK(doca_ctx_set_user_data(w->ctx, (union doca_data){ .ptr = w }));
+		EXPECT_OK(doca_ctx_set_event_cb(w->ctx, cb));
+	}
+	EXPECT_OK(doca_pe_connect_ctx(w->pe, w->ctx));
+	EXPECT_OK(doca_mem_create(w->ctx, 2 * WORLD_TASKS * WORLD_LEN, ACCESS_RW, &w->mem));
+	EXPECT_OK(doca_mem_get_addr(w->mem, (void **)&w->data));
+	for (unsigned t = 0; t < WORLD_TASKS; t++) {
+		for (unsigned i = 0; i < WORLD_LEN; i++)
+			w->data[t * WORLD_LEN + i] = pattern_byte(t, i);
+		EXPECT_OK(doca_buf_create(w->mem, t * WORLD_LEN, WORLD_LEN, &w->src[t]));
+		EXPECT_OK(doca_buf_create(w->mem, (WORLD_TASKS + t) * WORLD_LEN, WORLD_LEN, &w->dst[t]));
+	}
+	EXPECT_OK(doca_ctx_start(w->ctx));
+}
+
+doca_error_t world_submit(struct world *w, unsigned tag)
+{
+	struct doca_task_desc d = {
+		.type = DOCA_TASK_COPY,
+		.src = w->src[tag],
+		.dst = w->dst[tag],
+		.user_data = { .u64 = tag },
+	};
+
+	atomic_fetch_add(&w->accepted[tag], 1);
+	doca_error_t err = doca_task_submit(w->ctx, &d);
+
+	if (err == DOCA_SUCCESS)
+		atomic_fetch_add(&w->accepted_total, 1);
+	else
+		atomic_fetch_sub(&w->accepted[tag], 1);
+	return err;
+}
+
+void world_event(struct world *w, struct doca_event *ev)
+{
+	uint64_t tag = doca_event_get_user_data(ev).u64;
+
+	if (tag >= WORLD_TASKS)
+		explore_end(VERDICT_INVARIANT, "events: an event with user data %llu, no such task",
+			    (unsigned long long)tag);
+	unsigned n = atomic_fetch_add(&w->events[tag], 1) + 1;
+	unsigned accepted = atomic_load(&w->accepted[tag]);
+
+	if (n > accepted)
+		explore_end(VERDICT_INVARIANT, "events: task %llu has had %u events, %u accepted",
+			    (unsigned long long)tag, n, accepted);
+	enum doca_event_status st = doca_event_get_status(ev);
+	doca_error_t err = doca_event_get_error(ev);
+	const uint8_t *dst = w->data + (WORLD_TASKS + tag) * WORLD_LEN;
+
+	if (st == DOCA_EVENT_STATUS_SUCCESS) {
+		if (doca_event_get_bytes(ev) != WORLD_LEN ||
+		    memcmp(dst, w->data + tag * WORLD_LEN, WORLD_LEN) != 0)
+			explore_end(VERDICT_INVARIANT, "data: task %llu succeeded with %zu bytes, not its copy",
+				    (unsigned long long)tag, doca_event_get_bytes(ev));
+	} else if (st != DOCA_EVENT_STATUS_FAILURE || err != DOCA_ERROR_SHUTDOWN ||
+		   doca_event_get_bytes(ev) != 0) {
+		explore_end(VERDICT_INVARIANT, "events: task %llu ended with status %d, %s, %zu bytes",
+			    (unsigned long long)tag, (int)st, doca_error_get_name(err),
+			    doca_event_get_bytes(ev));
+	}
+	atomic_fetch_add(&w->events_total, 1);
+}
+
+void world_event_cb(struct doca_event *ev, union doca_data ctx_user_data)
+{
+	world_event(ctx_user_data.ptr, ev);
+}
+
+unsigned world_progress(struct world *w)
+{
+	struct doca_event *ev;
+	unsigned n = doca_pe_progress(w->pe);
+
+	while ((ev = doca_pe_get_event(w->pe)) != NULL) {
+		world_event(w, ev);
+		doca_event_free(ev);
+		n++;
+	}
+	return n;
+}
+
+enum doca_ctx_state world_state(const struct world *w)
+{
+	enum doca_ctx_state st;
+
+	EXPECT_OK(doca_ctx_get_state(w->ctx, &st));
+	return st;
+}
+
+void world_progress_until_idle(struct world *w)
+{
+	for (;;) {
+		unsigned n = world_progress(w);
+
+		if (world_state(w) == DOCA_CTX_STATE_IDLE)
+			return;
+		if (n == 0)
+			sched_yield();
+	}
+}
+
+void world_close(struct world *w)
+{
+	for (unsigned t = 0; t < WORLD_TASKS; t++) {
+		EXPECT_OK(doca_buf_destroy(w->src[t]));
+		EXPECT_OK(doca_buf_destroy(w->dst[t]));
+	}
+	EXPECT_OK(doca_mem_destroy(w->mem));
+	EXPECT_OK(doca_dev_close(w->dev));
+	EXPECT_OK(doca_ctx_destroy(w->ctx));
+	EXPECT_OK(doca_pe_destroy(w->pe));
+	/* the application goes on and opens fds of its own */
+	explore_guards_open(4);
+}
+
+void world_finish(struct world *w)
+{
+	explore_rcu_barrier();
+	explore_guards_check();
+	for (unsigned t = 0; t < WORLD_TASKS; t++) {
+		unsigned accepted = atomic_load(&w->accepted[t]), events = atomic_load(&w->events[t]);
+
+		if (events != accepted)
+			explore_end(VERDICT_INVARIANT, "events: task %u accepted %u times, %u events", t,
+				    accepted, events);
+	}
+}
