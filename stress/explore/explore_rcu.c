@@ -27,7 +27,8 @@
 #include "explore.h"
 
 #include <stdlib.h>
-#include <urcu.h>
+
+#include "engine/rcu.h"
 
 struct deferred {
 	struct rcu_head *head;
@@ -116,8 +117,9 @@ static void *deferred_main(void *unused)
 {
 	(void)unused;
 	explore_name("deferred-free");
-	/* the callbacks take read-side locks of their own */
-	rcu_register_thread();
+	/* the callbacks take read-side locks of their own: registered as the
+	 * library registers its threads */
+	doca_rcu_ensure();
 	for (;;) {
 		while (R.head == NULL) {
 			R.busy = false;
