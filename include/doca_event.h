@@ -60,7 +60,9 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev);
  *        context's task pool and its buffers stop being in use. NULL is ignored.
  *        Events handed to an event callback are freed by the engine; freeing
  *        one of those, or one twice, is refused with a log line.
- * Thread safety: the thread running the event's progress engine.
+ * Thread safety: the thread running the event's progress engine; waits
+ *         while a submit holds the PE briefly (doca_pe.h, "When a PE call
+ *         waits").
  */
 void doca_event_free(struct doca_event *ev);
 
