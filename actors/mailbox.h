@@ -6,9 +6,9 @@
  * object, so the mailbox holds any number of items in a fixed
  * MAILBOX_BYTES: it allocates nothing, ever, and never refuses a push (the
  * owner bounds what is queued, e.g. with credits). Each producer thread
- * pushes into the shard of its thread slot, so producers on different slots
- * never touch the same cache lines; the consumer drains shards round robin
- * with a bounded batch per shard, so one busy producer cannot starve
+ * pushes into the shard of its thread slot, so producers on different
+ * shards never touch the same cache lines; the consumer drains shards round
+ * robin with a bounded batch per shard, so one busy producer cannot starve
  * another. A summary word with one bit per shard tells the consumer which
  * shards to visit, so an idle mailbox costs one load per drain instead of a
  * look at every shard. One thread's items are drained in the order it
@@ -21,11 +21,14 @@
  * store of its push, the drain cannot take the item pushed just before
  * that push into the same shard (the store will link to it) nor any item
  * pushed after it there: they stay in the mailbox, delayed, never lost,
- * and come with the first drain after that producer runs again. Up to
- * MAILBOX_SHARDS live threads the items so delayed are only the preempted
- * thread's own (a shard has one producer); threads beyond that share
- * shards (slot modulo MAILBOX_SHARDS), and then another thread's items can
- * be delayed too, though that thread itself is not.
+ * and come with the first drain after that producer runs again. A
+ * thread's shard is its slot modulo MAILBOX_SHARDS, fixed when it first
+ * pushes (a slot is the lowest free one, thread_slot.h), so a shard has
+ * more than one producer only if some thread first pushed while
+ * MAILBOX_SHARDS or more other slot holders were alive. With one producer
+ * the items so delayed are the preempted thread's own; on a shared shard
+ * another thread's items can be delayed too, though that thread itself is
+ * not.
  */
 #ifndef DOCA_MAILBOX_H
 #define DOCA_MAILBOX_H

@@ -48,9 +48,10 @@ struct doca_task_desc {
  * this call can delay: doca_ctx_stop on the context (it waits for every
  * submitter that saw RUNNING), and, if preempted between the two steps of
  * the hand-over, the PE's view of the tasks queued next to its own in its
- * mailbox shard (its own tasks; from the 17th live submitting thread on,
- * threads share shards and another thread's tasks too): delayed, never
- * lost. The direct post above holds the PE for at most 32 descriptors and
+ * mailbox shard: delayed, never lost. A thread's shard is fixed when it
+ * first submits; it is its own unless 16 or more other submitting threads
+ * were alive then, and only on a shared shard can another thread's tasks
+ * be delayed so. The direct post above holds the PE for at most 32 descriptors and
  * a doorbell; calls on the PE from other threads wait for it (doca_pe.h).
  *
  * Source and destination may overlap (even be the same buffer): the result is
