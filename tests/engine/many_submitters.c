@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "actors/mailbox.h"
+#include "actors/thread_slot.h"
 #include "engine/alloc.h"
 #include "engine/engine.h"
 #include "tests/api/common.h"
@@ -32,6 +33,7 @@ struct submitter {
 	struct storm *s;
 	pthread_t th;
 	uint32_t id;
+	unsigned slot;           /* its thread slot, so its mailbox shard */
 	uint32_t before_dry;     /* accepted before the first refusal, PE held back */
 	doca_error_t dry_rc;     /* that refusal (DOCA_SUCCESS if none came) */
 	uint32_t agains;         /* AGAIN answers while the PE ran */
@@ -56,6 +58,7 @@ static void *submitter_main(void *arg)
 	struct submitter *t = arg;
 	uint32_t i = 0;
 
+	t->slot = thread_slot_get();
 	pthread_barrier_wait(&t->s->step); /* all alive: 64 distinct slots */
 	/* Round 1, nobody progresses the PE: take credits until they run out. */
 	t->dry_rc = DOCA_SUCCESS;
@@ -143,15 +146,22 @@ Test(many_submitters, sixty_four_threads_on_one_ctx_exact_credits_one_event_each
 	}
 	pthread_barrier_wait(&s->step);
 	pthread_barrier_wait(&s->step); /* round 1 done */
+	uint32_t per_shard[MAILBOX_SHARDS] = { 0 };
+
 	for (uint32_t t = 0; t < THREADS; t++) {
 		struct submitter *u = &s->sub[t];
 
+		for (uint32_t o = 0; o < t; o++)
+			cr_assert_neq(u->slot, s->sub[o].slot, "threads %u and %u alive with one slot", o, t);
+		per_shard[u->slot % MAILBOX_SHARDS]++;
 		before_dry += u->before_dry;
 		cr_assert(u->dry_rc == DOCA_ERROR_AGAIN ||
 				  (u->dry_rc == DOCA_SUCCESS && u->before_dry == PER_THREAD),
 			  "thread %u stopped with %s after %u tasks", t, doca_error_get_name(u->dry_rc),
 			  u->before_dry);
 	}
+	for (uint32_t i = 0; i < MAILBOX_SHARDS; i++)
+		cr_assert_eq(per_shard[i], THREADS / MAILBOX_SHARDS, "submitters on shard %u", i);
 	cr_assert_eq(before_dry, MAX_TASKS, "acceptances before the pool ran dry");
 	cr_assert_eq(run_outstanding(run), MAX_TASKS);
 	cr_assert(mailbox_nonempty(&run->mbox), "the accepted tasks wait in the mailbox");
