@@ -1,13 +1,34 @@
 /*
- * actors/mailbox.h — an actor's sharded, bounded, lock-free mailbox.
+ * actors/mailbox.h — an actor's sharded, unbounded, intrusive MPSC mailbox.
  *
  * Many producers (any thread), one consumer (the thread currently running
- * the actor). Each producer thread pushes into the shard of its thread slot,
- * so producers on different slots never touch the same cache lines; the
- * consumer drains shards round robin with a bounded batch per shard, so one
- * busy producer cannot starve another. A summary word with one bit per
- * shard tells the consumer which shards to visit, so an idle mailbox costs
- * one load per drain instead of a look at every shard.
+ * the actor). An item is a struct mailbox_node embedded in the producer's
+ * object, so the mailbox holds any number of items in a fixed
+ * MAILBOX_BYTES: it allocates nothing, ever, and never refuses a push (the
+ * owner bounds what is queued, e.g. with credits). Each producer thread
+ * pushes into the shard of its thread slot, so producers on different
+ * shards never touch the same cache lines; the consumer drains shards round
+ * robin with a bounded batch per shard, so one busy producer cannot starve
+ * another. A summary word with one bit per shard tells the consumer which
+ * shards to visit, so an idle mailbox costs one load per drain instead of a
+ * look at every shard. One thread's items are drained in the order it
+ * pushed them.
+ *
+ * Progress, exactly: a push is one exchange and one store and an announce
+ * at most one read-modify-write, whatever the other threads do, so a
+ * producer never waits for another thread (wait-free). A drain never waits
+ * either, but while a producer is preempted between the exchange and the
+ * store of its push, the drain cannot take the item pushed just before
+ * that push into the same shard (the store will link to it) nor any item
+ * pushed after it there: they stay in the mailbox, delayed, never lost,
+ * and come with the first drain after that producer runs again. A
+ * thread's shard is its slot modulo MAILBOX_SHARDS, fixed when it first
+ * pushes (a slot is the lowest free one, thread_slot.h), so a shard has
+ * more than one producer only if some thread first pushed while
+ * MAILBOX_SHARDS or more other slot holders were alive. With one producer
+ * the items so delayed are the preempted thread's own; on a shared shard
+ * another thread's items can be delayed too, though that thread itself is
+ * not.
  */
 #ifndef DOCA_MAILBOX_H
 #define DOCA_MAILBOX_H
@@ -17,68 +38,70 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <ck_ring.h>
-
 #include "explore.h"
 
 #define MAILBOX_SHARDS 16u
-_Static_assert(MAILBOX_SHARDS <= 32, "one bit per shard in a 32-bit summary word");
+_Static_assert(MAILBOX_SHARDS < 32, "one bit per shard in a 32-bit summary word");
 
+/* Embedded in each item; owned by the mailbox from push until drained. */
+struct mailbox_node {
+	_Atomic(struct mailbox_node *) next;
+};
+
+/* Written by producers only: the consumer's head lives in struct mailbox. */
 struct mailbox_shard {
-	struct ck_ring ring;
-	struct ck_ring_buffer *slots;
+	_Atomic(struct mailbox_node *) tail; /* the last node pushed (the stub when empty) */
+	struct mailbox_node stub;            /* stands in the list while it would be empty */
 } __attribute__((aligned(64)));
 
-/* Where a mailbox gets its memory: zalloc returns zeroed, 64-byte aligned
- * memory or NULL. The owner passes its allocator (so allocation-failure
- * injection reaches the mailbox too). */
-struct mailbox_allocator {
-	void *(*zalloc)(size_t size);
-	void (*free)(void *p);
-};
-
 struct mailbox {
-	const struct mailbox_allocator *alloc;
-	struct mailbox_shard *shards; /* MAILBOX_SHARDS of them */
-	_Atomic uint32_t *summary;    /* own cache line; bit i: shard i may hold items */
-	uint32_t capacity;            /* items each shard can hold */
-	/* consumer-private, on a line of their own (producers read the above) */
-	_Alignas(64) uint32_t cursor; /* shard to drain first */
-	uint32_t leftover;            /* shards a drain left non-empty */
+	struct mailbox_shard shards[MAILBOX_SHARDS];
+	_Alignas(64) _Atomic uint32_t summary; /* own line; bit i: shard i may hold items */
+	/* consumer-private, on lines of their own (producers write the above) */
+	_Alignas(64) struct mailbox_node *head[MAILBOX_SHARDS]; /* oldest node not drained, or the stub */
+	uint32_t cursor;   /* shard to drain first */
+	uint32_t leftover; /* shards a drain left non-empty */
 };
 
-/* Allocate shards that each hold at least `capacity` items. Returns false on
- * allocation failure (the mailbox is then empty and may be finalised). */
-bool mailbox_init(struct mailbox *mb, uint32_t capacity, const struct mailbox_allocator *alloc);
-void mailbox_fini(struct mailbox *mb);
+/* All the memory a mailbox has, whatever the number of producers or items:
+ * one line per shard, the summary's line, and the consumer's heads and two
+ * counters rounded up to whole lines (1280 bytes with 16 shards). */
+#define MAILBOX_BYTES \
+	(64u * (MAILBOX_SHARDS + 1u) + ((sizeof(void *) * MAILBOX_SHARDS + 8u + 63u) & ~(size_t)63))
 
-/* Push into the caller's shard. False if it is full. A drain may not see
- * the item before the caller's next mailbox_announce. Thread safety: any
- * thread, lock-free. */
-bool mailbox_push_mpsc(struct mailbox *mb, void *item);
+/* Make an empty mailbox. Cannot fail. Thread safety: before any push. */
+void mailbox_init(struct mailbox *mb);
+
+/* Push into the caller's shard; never refuses. A drain may not see the item
+ * before the caller's next mailbox_announce. Thread safety: any thread,
+ * wait-free. */
+void mailbox_push_mpsc(struct mailbox *mb, struct mailbox_node *item);
 
 /* After one or more pushes: flag the caller's shard so the next drain visits
  * it. Begins with a full fence, so a load the caller makes after it (a check
  * whether the consumer sleeps) is ordered after the pushes. Thread safety:
- * any thread, lock-free. */
+ * any thread, wait-free. */
 void mailbox_announce(struct mailbox *mb);
 
 /* Take up to `max` items, at most `per_shard` from each flagged shard,
  * starting at the shard after the one drained first last time. Every item
- * announced before the call is taken by it or by a later drain. Thread
- * safety: the one consumer only. */
-uint32_t mailbox_drain_sc(struct mailbox *mb, void **items, uint32_t max, uint32_t per_shard);
+ * announced before the call is taken by it or by a later drain (one held up
+ * by a preempted producer, see the top, at the latest by the first drain
+ * after that producer's announce). Thread safety: the one consumer only. */
+uint32_t mailbox_drain_sc(struct mailbox *mb, struct mailbox_node **items, uint32_t max,
+			  uint32_t per_shard);
 
 /* True if no drain would find anything: no shard is flagged or left
- * non-empty. Thread safety: the one consumer only. */
+ * non-empty (an item pushed but not yet announced is not counted).
+ * Thread safety: the one consumer only. */
 static inline bool mailbox_idle(const struct mailbox *mb)
 {
 	EXPLORE_POINT(ATOMIC);
-	return mb->leftover == 0 && atomic_load_explicit(mb->summary, memory_order_relaxed) == 0;
+	return mb->leftover == 0 && atomic_load_explicit(&mb->summary, memory_order_relaxed) == 0;
 }
 
 /* True if some shard holds a pushed item, announced or not (exact when
- * producers are quiet). */
+ * producers are quiet). Thread safety: the one consumer only. */
 bool mailbox_nonempty(const struct mailbox *mb);
 
 #endif /* DOCA_MAILBOX_H */

@@ -13,6 +13,16 @@
  * to leave instead of refusing, so taking the guard briefly never turns a
  * legitimate runner's call into a refusal. A brief holder waits for nobody
  * (it gives up if the guard is taken), so the wait cannot deadlock.
+ *
+ * Progress, exactly: runner_try, runner_enter_brief and runner_exit take a
+ * bounded number of steps (a load and at most one CAS or store): wait-free.
+ * runner_enter returns after one CAS (entered, nested or busy) unless a
+ * brief holder has the guard: then it spins, yielding the CPU every 64
+ * tries, until the holder leaves — the holder's bounded work (the engine
+ * posts at most one chunk of descriptors and rings a doorbell) plus however
+ * long that thread is preempted while holding. A preempted brief holder
+ * therefore stalls every runner_enter caller until it runs again: that
+ * call is not lock-free.
  */
 #ifndef DOCA_RUNNER_H
 #define DOCA_RUNNER_H
@@ -61,6 +71,8 @@ static inline bool runner_try(struct runner *r, const void *as)
 						       memory_order_relaxed);
 }
 
+/* Take the guard, or report who has it. Waits only while a brief holder
+ * has it (see "Progress, exactly" above). */
 static inline enum runner_entry runner_enter(struct runner *r)
 {
 	const void *me = runner_self();

@@ -85,8 +85,3 @@ void doca_free(void *p)
 	free(p);
 #endif
 }
-
-const struct mailbox_allocator doca_mailbox_allocator = {
-	.zalloc = doca_zalloc,
-	.free = doca_free,
-};

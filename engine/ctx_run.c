@@ -71,7 +71,6 @@ static void run_free(struct ctx_run *run)
 		run->entry->ops->qp_destroy(run->qp);
 		dev_entry_put(run->entry);
 	}
-	mailbox_fini(&run->mbox);
 	doca_free(run->pool.free_slots);
 	doca_free(run->pool.events);
 	doca_free(run);
@@ -92,9 +91,8 @@ static doca_error_t run_create(struct doca_ctx *ctx, struct ctx_run **out)
 
 	if (run == NULL)
 		return DOCA_ERROR_NO_MEMORY;
+	mailbox_init(&run->mbox);
 	err = pool_init(run, ctx, ctx->max_tasks);
-	if (err == DOCA_SUCCESS && !mailbox_init(&run->mbox, ctx->max_tasks, &doca_mailbox_allocator))
-		err = DOCA_ERROR_NO_MEMORY;
 	if (err == DOCA_SUCCESS)
 		err = entry->ops->qp_create(entry->hw, &attr, &qp);
 	if (err == DOCA_SUCCESS) {

@@ -134,6 +134,7 @@ struct doca_event {
 	union doca_data user_data;
 	struct ctx_run *run;     /* the run whose pool holds this slot */
 	struct doca_event *next; /* PE ready list */
+	struct mailbox_node mbox_node; /* its link while in the run's mailbox */
 } __attribute__((aligned(64)));
 
 /* ---- contexts ---- */
@@ -283,7 +284,6 @@ doca_error_t ctx_unbind_all_locked(struct doca_dev *dev);
 void *doca_zalloc(size_t size);              /* zeroed, 64-byte aligned */
 void *doca_alloc_aligned(size_t align, size_t size); /* not zeroed */
 void doca_free(void *p);
-extern const struct mailbox_allocator doca_mailbox_allocator;
 
 /* One message through the library's log (engine/log.c, include/doca_log.h). */
 void doca_log(enum doca_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -48,7 +48,7 @@ static void event_flush(struct doca_event *ev)
 /* Move mailbox items to the device, or flush them when not running. */
 static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 {
-	void *items[POST_BATCH];
+	struct mailbox_node *items[POST_BATCH];
 	struct hw_desc descs[POST_BATCH];
 	uint32_t posted = 0;
 
@@ -62,7 +62,7 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 		if (n == 0)
 			break;
 		for (uint32_t i = 0; i < n; i++) {
-			struct doca_event *ev = items[i];
+			struct doca_event *ev = caa_container_of(items[i], struct doca_event, mbox_node);
 
 			if (!running) {
 				event_flush(ev);

@@ -6,9 +6,10 @@
  * section check RUNNING, pin the buffers, take a credit (a free event slot)
  * and hand the slot over in chunks:
  *
- * - from any thread, through the caller's mailbox shard: a shard holds as
- *   many items as the pool has slots, so a push that holds a credit cannot
- *   fail, and the PE's next turn posts it;
+ * - from any thread, through the caller's mailbox shard: the event is its
+ *   own list node, so the push cannot fail or allocate (credits alone bound
+ *   what is queued) and never waits for another submitter; the PE's next
+ *   turn posts it;
  * - from the PE's own thread (the one that ran its last turn), straight to
  *   the queue pair, as that turn would, when the PE is not running a turn,
  *   the context still runs and nothing waits in the mailbox (so a task of
@@ -23,8 +24,6 @@
  * empty shard: a shard that held an item when we pushed may have been
  * drained, and its PE armed, before our push became visible.
  */
-#include <stdlib.h>
-
 #include "engine/engine.h"
 
 #define TASK_FLAGS_KNOWN ((uint32_t)DOCA_TASK_FLAG_ALLOW_PARTIAL)
@@ -128,12 +127,8 @@ static void task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doc
 	if (atomic_load_explicit(&ctx->pe->home, memory_order_relaxed) == runner_self() &&
 	    task_post_direct(ctx, run, evs, n))
 		return;
-	for (uint32_t i = 0; i < n; i++) {
-		if (!mailbox_push_mpsc(&run->mbox, evs[i])) {
-			doca_log(DOCA_LOG_ERROR, "mailbox shard full while holding a credit");
-			abort();
-		}
-	}
+	for (uint32_t i = 0; i < n; i++)
+		mailbox_push_mpsc(&run->mbox, &evs[i]->mbox_node);
 	mailbox_announce(&run->mbox);
 }
 

@@ -82,7 +82,9 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev);
  *        frees it and the other is refused.
  * @param ev The event, or NULL.
  *
- * Thread safety: the thread running the event's progress engine.
+ * Thread safety: the thread running the event's progress engine; waits
+ *         while a submit holds the PE briefly (doca_pe.h, "When a PE call
+ *         waits").
  */
 void doca_event_free(struct doca_event *ev);
 

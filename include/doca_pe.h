@@ -13,6 +13,16 @@
  * Worker mode: doca_pe_run_on_cpu hands the PE to a worker thread pinned to
  * one CPU that progresses it, delivers events through the context callbacks,
  * and sleeps on the notification fd when idle.
+ *
+ * When a PE call waits: a doca_task_submit made on the thread that ran the
+ * PE's last turn may post straight to the device (doca_task.h), holding the
+ * PE for at most 32 descriptors and a doorbell. While it does,
+ * doca_pe_progress, doca_pe_get_event, doca_event_free, doca_pe_destroy and
+ * a worker's turns called from any other thread wait for it (spinning,
+ * yielding the CPU) instead of being refused; if that thread is preempted
+ * while holding the PE, they wait until it runs again, so they are not
+ * lock-free then. A PE used from one thread, or driven by its worker, never
+ * waits so.
  */
 #ifndef DOCA_PE_H
 #define DOCA_PE_H
@@ -64,7 +74,8 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx);
  *         refused, never allowed to corrupt state. A doca_task_submit
  *         posting straight to the device (see doca_task.h) holds the PE
  *         for a moment; this call, doca_pe_get_event and doca_event_free
- *         wait for it to finish rather than being refused.
+ *         wait for it to finish rather than being refused, however long
+ *         its thread is preempted (see "When a PE call waits" above).
  */
 uint32_t doca_pe_progress(struct doca_pe *pe);
 
@@ -92,7 +103,8 @@ doca_error_t doca_pe_try_progress(struct doca_pe *pe, uint32_t *events);
  *         ready, for NULL or a wrong-type handle, or when another thread is
  *         running the PE.
  *
- * Thread safety: the thread running the PE.
+ * Thread safety: the thread running the PE; waits while a submit holds the
+ *         PE briefly (see "When a PE call waits" above).
  */
 struct doca_event *doca_pe_get_event(struct doca_pe *pe);
 
@@ -188,7 +200,8 @@ doca_error_t doca_pe_stop_run(struct doca_pe *pe);
  *         or is being stopped, or another thread is progressing it;
  *         DOCA_ERROR_BAD_STATE for a PE inherited across fork().
  *
- * Thread safety: any thread.
+ * Thread safety: any thread; waits while a submit holds the PE briefly
+ *         (see "When a PE call waits" above).
  */
 doca_error_t doca_pe_destroy(struct doca_pe *pe);
 

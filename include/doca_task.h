@@ -41,6 +41,19 @@ struct doca_task_desc {
  * queue; otherwise into the caller's mailbox shard, for the PE's next turn.
  * Either way one thread's tasks reach the device in submission order.
  *
+ * Progress: the call never waits for another thread, whatever the others
+ * do (a preempted one included): the credit is a compare-and-swap retried
+ * only when another submitter took a credit meanwhile, the hand-over to the
+ * mailbox one exchange and one store. What a submitter preempted inside
+ * this call can delay: doca_ctx_stop on the context (it waits for every
+ * submitter that saw RUNNING), and, if preempted between the two steps of
+ * the hand-over, the PE's view of the tasks queued next to its own in its
+ * mailbox shard: delayed, never lost. A thread's shard is fixed when it
+ * first submits; it is its own unless 16 or more other submitting threads
+ * were alive then, and only on a shared shard can another thread's tasks
+ * be delayed so. The direct post above holds the PE for at most 32 descriptors and
+ * a doorbell; calls on the PE from other threads wait for it (doca_pe.h).
+ *
  * Source and destination may overlap (even be the same buffer): the result is
  * that of memmove on the software device. On verbs devices overlapping copies
  * are undefined (RDMA WRITE ordering), so portable code keeps them apart.
@@ -49,7 +62,7 @@ struct doca_task_desc {
  * @param desc The task (copied; reusable at once).
  * @return DOCA_SUCCESS (the task will get exactly one event) or an error above.
  *
- * Thread safety: any thread, concurrently, lock-free.
+ * Thread safety: any thread, concurrently, lock-free (see Progress).
  */
 doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc *desc);
 
@@ -68,7 +81,8 @@ doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc 
  *         the tasks before it accepted); DOCA_ERROR_INVALID_VALUE for a NULL
  *         ctx or accepted, or NULL descs with n > 0.
  *
- * Thread safety: any thread, concurrently, lock-free.
+ * Thread safety: any thread, concurrently, lock-free (see doca_task_submit's
+ *         Progress).
  */
 doca_error_t doca_task_submit_batch(struct doca_ctx *ctx, const struct doca_task_desc *descs, uint32_t n,
 				    uint32_t *accepted);

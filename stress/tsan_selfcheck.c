@@ -3,8 +3,9 @@
  *
  * A stress run under TSan that cannot report anything proves nothing: TSan
  * does not see Concurrency Kit's or liburcu's asm, so the library annotates
- * its hand-offs (actors/tsan_annotate.h, engine/rcu.h). Each mode below is
- * one hand-off, done right (must run clean) or wrong (must be reported);
+ * those hand-offs (actors/tsan_annotate.h, engine/rcu.h); the mailbox is C11
+ * atomics, which TSan sees as they are. Each mode below is one hand-off,
+ * done right (must run clean) or wrong (must be reported);
  * stress/tsan_expect.sh runs a mode and checks the verdict.
  *
  *   mailbox-ok                producer fills an item, pushes it through the
@@ -14,7 +15,8 @@
  *   ring-unannotated          the same hand-off through a bare ck_ring
  *                             without the release/acquire annotations: TSan
  *                             reports it, so the annotations are what make
- *                             mailbox-ok clean
+ *                             the library's ck rings (task pool, queue
+ *                             pairs) clean
  *   rcu-grace-ok              a writer unpublishes an object, waits for a
  *                             grace period (doca_synchronize_rcu), frees it
  *                             while a reader used it: clean
@@ -36,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ck_ring.h>
+
 #include "actors/mailbox.h"
 #include "actors/tsan_annotate.h"
 #include "engine/rcu.h"
@@ -43,6 +47,7 @@
 struct item {
 	long payload;
 	struct rcu_head rcu;
+	struct mailbox_node node;
 };
 
 /* Steps of a scripted interleaving; relaxed, so invisible to TSan's clocks. */
@@ -73,17 +78,6 @@ static void spawn_join(void *(*a)(void *), void *(*b)(void *), void *arg)
 
 /* ---- mailbox hand-off ---- */
 
-static void *zalloc64(size_t size)
-{
-	void *p = aligned_alloc(64, (size + 63) & ~(size_t)63);
-
-	if (p != NULL)
-		memset(p, 0, size);
-	return p;
-}
-
-static const struct mailbox_allocator plain_alloc = { zalloc64, free };
-
 struct handoff {
 	struct mailbox mb;
 	struct ck_ring ring;
@@ -102,10 +96,9 @@ static void *producer(void *arg)
 	if (h->bare_ring) {
 		if (!ck_ring_enqueue_mpsc(&h->ring, h->slots, h->item))
 			abort();
-	} else if (mailbox_push_mpsc(&h->mb, h->item)) {
-		mailbox_announce(&h->mb);
 	} else {
-		abort();
+		mailbox_push_mpsc(&h->mb, &h->item->node);
+		mailbox_announce(&h->mb);
 	}
 	if (h->touch_after_push) {
 		wait_step(1); /* the consumer has read it */
@@ -118,12 +111,15 @@ static void *consumer(void *arg)
 {
 	struct handoff *h = arg;
 	void *got = NULL;
+	struct mailbox_node *node;
 
 	for (;;) {
 		if (h->bare_ring ? ck_ring_dequeue_mpsc(&h->ring, h->slots, &got)
-				 : mailbox_drain_sc(&h->mb, &got, 1, 1) == 1)
+				 : mailbox_drain_sc(&h->mb, &node, 1, 1) == 1)
 			break;
 	}
+	if (!h->bare_ring)
+		got = caa_container_of(node, struct item, node);
 	h->seen = ((struct item *)got)->payload;
 	((struct item *)got)->payload = 0; /* the consumer owns it */
 	set_step(1);
@@ -135,14 +131,14 @@ static int run_handoff(bool touch_after_push, bool bare_ring)
 	struct handoff h = { .touch_after_push = touch_after_push, .bare_ring = bare_ring };
 
 	h.item = calloc(1, sizeof(*h.item));
-	if (h.item == NULL || !mailbox_init(&h.mb, 8, &plain_alloc))
+	h.slots = calloc(8, sizeof(*h.slots));
+	if (h.item == NULL || h.slots == NULL)
 		return 2;
-	h.slots = zalloc64(sizeof(*h.slots) * 8);
+	mailbox_init(&h.mb);
 	ck_ring_init(&h.ring, 8);
 	/* as mailbox.c does: the slot copy is ordered by ck's fences */
 	TSAN_BENIGN_RACE(h.slots, sizeof(*h.slots) * 8, "ck_ring slots: ordered by ck fences");
 	spawn_join(producer, consumer, &h);
-	mailbox_fini(&h.mb);
 	free(h.slots);
 	free(h.item);
 	printf("hand-off done, consumer saw %ld\n", h.seen);
