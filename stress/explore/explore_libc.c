@@ -36,6 +36,9 @@ int __real_pthread_join(pthread_t thread, void **ret);
 int __real_pthread_mutex_lock(pthread_mutex_t *m);
 int __real_pthread_mutex_trylock(pthread_mutex_t *m);
 int __real_pthread_mutex_unlock(pthread_mutex_t *m);
+int __real_pthread_rwlock_rdlock(pthread_rwlock_t *l);
+int __real_pthread_rwlock_wrlock(pthread_rwlock_t *l);
+int __real_pthread_rwlock_unlock(pthread_rwlock_t *l);
 int __real_epoll_wait(int epfd, struct epoll_event *events, int max, int timeout);
 int __real_epoll_ctl(int epfd, int op, int fd, struct epoll_event *event);
 ssize_t __real_write(int fd, const void *buf, size_t n);
@@ -50,6 +53,9 @@ int __wrap_pthread_join(pthread_t thread, void **ret);
 int __wrap_pthread_mutex_lock(pthread_mutex_t *m);
 int __wrap_pthread_mutex_trylock(pthread_mutex_t *m);
 int __wrap_pthread_mutex_unlock(pthread_mutex_t *m);
+int __wrap_pthread_rwlock_rdlock(pthread_rwlock_t *l);
+int __wrap_pthread_rwlock_wrlock(pthread_rwlock_t *l);
+int __wrap_pthread_rwlock_unlock(pthread_rwlock_t *l);
 int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout);
 int __wrap_epoll_wait(int epfd, struct epoll_event *events, int max, int timeout);
 int __wrap_epoll_ctl(int epfd, int op, int fd, struct epoll_event *event);
@@ -98,6 +104,46 @@ int __wrap_pthread_mutex_lock(pthread_mutex_t *m)
 		}
 		explore_block(BLOCK_MUTEX, m, false);
 	}
+}
+
+/* A rwlock (the library's fork lock, actors/rcu_reader.c): taken by trying,
+ * blocked on the lock's address between tries, woken by its unlock. */
+static int rwlock_take(pthread_rwlock_t *l, int (*try_take)(pthread_rwlock_t *), const char *what)
+{
+	explore_libc_point(what, CALLER(), false);
+	for (;;) {
+		int err = try_take(l);
+
+		if (err != EBUSY)
+			return err;
+		explore_block(BLOCK_MUTEX, l, false);
+	}
+}
+
+int __wrap_pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+	if (explore_self() == NULL)
+		return __real_pthread_rwlock_rdlock(l);
+	return rwlock_take(l, pthread_rwlock_tryrdlock, "pthread_rwlock_rdlock");
+}
+
+int __wrap_pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+	if (explore_self() == NULL)
+		return __real_pthread_rwlock_wrlock(l);
+	return rwlock_take(l, pthread_rwlock_trywrlock, "pthread_rwlock_wrlock");
+}
+
+int __wrap_pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+	if (explore_self() == NULL)
+		return __real_pthread_rwlock_unlock(l);
+	explore_libc_point("pthread_rwlock_unlock", CALLER(), false);
+	int err = __real_pthread_rwlock_unlock(l);
+
+	if (err == 0)
+		explore_wake(BLOCK_MUTEX, l, UINT32_MAX);
+	return err;
 }
 
 int __wrap_pthread_mutex_trylock(pthread_mutex_t *m)
