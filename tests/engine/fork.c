@@ -10,6 +10,7 @@
  * its exit status (Criterion's asserts belong to the parent); an alarm ends
  * a hung child, and the parent reports which line or signal it was.
  */
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -268,9 +269,8 @@ Test(fork, child_creates_and_uses_its_own_objects)
 /* ---- a parent thread inside a read-side section at the fork ---- */
 
 struct reader_hold {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int phase; /* 1: inside the section; 2: may leave */
+	sem_t inside; /* posted by the reader inside its section */
+	sem_t leave;  /* posted by the test: the reader may leave */
 };
 
 static void *reader_holds_section(void *arg)
@@ -278,32 +278,28 @@ static void *reader_holds_section(void *arg)
 	struct reader_hold *h = arg;
 
 	doca_rcu_read_lock();
-	pthread_mutex_lock(&h->lock);
-	h->phase = 1;
-	pthread_cond_broadcast(&h->cond);
-	while (h->phase != 2)
-		pthread_cond_wait(&h->cond, &h->lock);
-	pthread_mutex_unlock(&h->lock);
+	sem_post(&h->inside);
+	while (sem_wait(&h->leave) != 0)
+		;
 	doca_rcu_read_unlock();
 	return NULL;
 }
 
 Test(fork, child_grace_periods_ignore_a_parent_reader)
 {
-	struct reader_hold h = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+	struct reader_hold h;
 	pthread_t t;
 
+	cr_assert_eq(sem_init(&h.inside, 0, 0), 0);
+	cr_assert_eq(sem_init(&h.leave, 0, 0), 0);
 	cr_assert_eq(pthread_create(&t, NULL, reader_holds_section, &h), 0);
-	pthread_mutex_lock(&h.lock);
-	while (h.phase != 1)
-		pthread_cond_wait(&h.cond, &h.lock);
-	pthread_mutex_unlock(&h.lock);
+	while (sem_wait(&h.inside) != 0)
+		;
 	/* the reader stays inside its section through the fork; the child's
 	 * stop waits for a grace period, which must not wait for it */
 	in_child(child_own_objects, NULL, "grace periods in the child");
-	pthread_mutex_lock(&h.lock);
-	h.phase = 2;
-	pthread_cond_broadcast(&h.cond);
-	pthread_mutex_unlock(&h.lock);
+	sem_post(&h.leave);
 	cr_assert_eq(pthread_join(t, NULL), 0);
+	sem_destroy(&h.inside);
+	sem_destroy(&h.leave);
 }
