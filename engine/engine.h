@@ -28,6 +28,7 @@
 #include <urcu/list.h>
 
 #include "doca_core.h"
+#include "actors/hb_annotate.h"
 #include "actors/mailbox.h"
 #include "actors/runner.h"
 #include "actors/worker.h"
