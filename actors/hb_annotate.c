@@ -28,7 +28,8 @@ __attribute__((constructor)) static void hb_detect(void)
 }
 
 /* Outside Valgrind a client request is a few register rotations that do
- * nothing, so both tools are told without asking which one runs. */
+ * nothing, so every tool is told without asking which one runs (DRD
+ * understands Helgrind's requests). */
 void hb_release_slow(const void *obj)
 {
 	if (hb_tsan)
@@ -48,7 +49,7 @@ void hb_acquire_slow(const void *obj)
 }
 
 /* TSan does not see the library's own accesses (it is not instrumented):
- * only Helgrind needs telling. */
+ * only Valgrind's tools need telling. */
 void hb_private_slow(const void *p, size_t len)
 {
 #ifdef DOCA_HAVE_VALGRIND

@@ -3,16 +3,19 @@
  * detector of an application that embeds the plain (uninstrumented) library.
  *
  * An application built with -fsanitize=thread, or run under Valgrind's
- * Helgrind, sees what the library does through libc — the memmove of a copy,
- * pthread mutexes, free, fds — but not its atomics: every hand-off made
- * through a lock-free ring or a counter is invisible, so the application's
- * correct code would be reported. These calls put the edges the API contract
- * promises where the tool sees them: hb_release(obj) on the giving side,
- * hb_acquire(obj) on the taking side, keyed by an address. Helgrind also
- * sees every access the library makes to its own objects, all ordered by
- * those atomics: hb_private() takes such memory out of its checking (the
- * library's own TSan build checks it instead), and hb_app_memory() puts a
- * region the application will use back in, as new.
+ * Helgrind or DRD, sees what the library does through libc — the memmove of
+ * a copy, pthread mutexes, free, fds — but not its atomics: every hand-off
+ * made through a lock-free ring or a counter is invisible, so the
+ * application's correct code would be reported. These calls put the edges
+ * the API contract promises where the tool sees them: hb_release(obj) on the
+ * giving side, hb_acquire(obj) on the taking side, keyed by an address.
+ * Valgrind's tools also see every access the library makes to its own
+ * objects, all ordered by those atomics: hb_private() takes such memory out
+ * of their checking (the library's own TSan build checks it instead), and
+ * hb_app_memory() puts memory the application will use again back in, as new.
+ * No mutex annotations: the library's locks are pthread mutexes, which the
+ * tools intercept, and its one hand-made lock (the runner guard) orders
+ * nothing the application touches that the edges on events do not.
  *
  * Cost: without a tool, one load of a flag set once at load time and a
  * branch that is never taken. With one, an out-of-line call makes TSan's
