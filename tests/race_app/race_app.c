@@ -106,23 +106,30 @@ static void slot_buffers_create(struct slot *s)
 	s->dst_data = data;
 }
 
-/* A buffer is destroyed once the event of its last task has been freed. In
- * callback mode the library frees the event just after the callback that
- * released the slot returns, so the destroy may meet IN_USE for a moment. */
+/* A buffer's destroy succeeds once the event of its last task has been
+ * freed (IN_USE until then), and that free happens before it: whatever the
+ * reaper did with the buffer's bytes before freeing the event is ordered
+ * before what we do after, with no synchronisation of our own. */
 static void buf_destroy_after_event(struct app *app, struct doca_buf *buf)
 {
 	doca_error_t err;
 
 	while ((err = doca_buf_destroy(buf)) == DOCA_ERROR_IN_USE) {
-		if (app->mode != MODE_WORKER)
-			example_fail("doca_buf_destroy: IN_USE although the event was freed");
 		sched_yield();
 		example_check_deadline(app->start_ns, "the last event of a buffer to be freed");
 	}
 	EXAMPLE_CHECK(err);
 }
 
-static void submit(struct app *app, struct slot *s, uint64_t seed)
+/* The next copy's bytes (before its submit). */
+static void slot_fill(struct slot *s, uint64_t seed)
+{
+	example_fill_pattern(s->src_data, LEN, seed);
+	memset(s->dst_data, 0, LEN);
+	s->seed = seed;
+}
+
+static void submit(struct app *app, struct slot *s)
 {
 	struct doca_task_desc desc = {
 		.type = DOCA_TASK_COPY,
@@ -132,9 +139,6 @@ static void submit(struct app *app, struct slot *s, uint64_t seed)
 	};
 	doca_error_t err;
 
-	example_fill_pattern(s->src_data, LEN, seed);
-	memset(s->dst_data, 0, LEN);
-	s->seed = seed;
 	pthread_mutex_lock(&app->lock);
 	s->busy = true;
 	pthread_mutex_unlock(&app->lock);
@@ -169,17 +173,26 @@ static void *producer_main(void *arg)
 		for (unsigned i = 0; i < SLOTS; i++) {
 			struct slot *s = &app->slots[p->id][i];
 
-			slot_wait_free(app, s);
+			uint64_t seed = example_seed(p->id * SLOTS + i, r);
+
 			if (r != 0 && r % RECREATE_EVERY == 0) {
+				/* New buffers over the same bytes, refilled before we
+				 * wait for the reaper: only the destroys order its
+				 * reads of the last copy before these writes. */
 				buf_destroy_after_event(app, s->src);
 				buf_destroy_after_event(app, s->dst);
 				slot_buffers_create(s);
+				slot_fill(s, seed);
+				slot_wait_free(app, s);
+			} else {
+				slot_wait_free(app, s);
+				slot_fill(s, seed);
 			}
 			bool race = (app->mode == MODE_RACE_DST || app->mode == MODE_RACE_SRC) &&
 				    p->id == 0 && i == SLOTS - 1 && r == app->rounds - 1;
 
 			s->raced = race;
-			submit(app, s, example_seed(p->id * SLOTS + i, r));
+			submit(app, s);
 			if (race) {
 				if (app->mode == MODE_RACE_DST)
 					write_dst_in_flight(s);
@@ -334,8 +347,9 @@ static void stop_with_tasks_in_flight(struct app *app)
 			struct slot *s = &app->slots[p][i];
 
 			slot_wait_free(app, s);
+			slot_fill(s, example_seed(p * SLOTS + i, app->rounds));
 			s->flushed_ok = true;
-			submit(app, s, example_seed(p * SLOTS + i, app->rounds));
+			submit(app, s);
 		}
 	}
 	err = doca_ctx_stop(app->ctx);
@@ -349,26 +363,50 @@ static void stop_with_tasks_in_flight(struct app *app)
 	} else {
 		reap_until(app, ctx_idle);
 	}
-	pthread_mutex_lock(&app->lock);
-	for (unsigned p = 0; p < PRODUCERS; p++)
-		for (unsigned i = 0; i < SLOTS; i++)
-			if (app->slots[p][i].busy)
-				example_fail("the context is IDLE but slot %u/%u got no event", p, i);
-	pthread_mutex_unlock(&app->lock);
 }
 
-static void teardown(struct app *app)
+static void *buffers_destroyer(void *arg)
 {
-	if (app->mode == MODE_WORKER)
-		EXAMPLE_CHECK(doca_pe_stop_run(app->pe));
+	struct app *app = arg;
+
 	for (unsigned p = 0; p < PRODUCERS; p++) {
 		for (unsigned i = 0; i < SLOTS; i++) {
 			buf_destroy_after_event(app, app->slots[p][i].src);
 			buf_destroy_after_event(app, app->slots[p][i].dst);
 		}
-		EXAMPLE_CHECK(doca_mem_destroy(app->mems[p]));
+	}
+	return NULL;
+}
+
+/* In the seed's order. Another thread destroys the buffers while this one
+ * destroys each memory as soon as it is no longer IN_USE and frees the
+ * application's region, before anything else synchronises it with the
+ * reaper (a worker's callbacks) or that thread: only the library's edges
+ * order the reaper's reads before the free. */
+static void teardown(struct app *app)
+{
+	pthread_t destroyer;
+	doca_error_t err;
+
+	if (pthread_create(&destroyer, NULL, buffers_destroyer, app) != 0)
+		example_fail("pthread_create failed");
+	for (unsigned p = 0; p < PRODUCERS; p++) {
+		while ((err = doca_mem_destroy(app->mems[p])) == DOCA_ERROR_IN_USE) {
+			sched_yield();
+			example_check_deadline(app->start_ns, "the buffers to be destroyed");
+		}
+		EXAMPLE_CHECK(err);
 	}
 	free(app->own_region); /* after its memory's destroy, as the contract allows */
+	pthread_join(destroyer, NULL);
+	pthread_mutex_lock(&app->lock);
+	for (unsigned p = 0; p < PRODUCERS; p++)
+		for (unsigned i = 0; i < SLOTS; i++)
+			if (app->slots[p][i].busy)
+				example_fail("the context went IDLE but slot %u/%u got no event", p, i);
+	pthread_mutex_unlock(&app->lock);
+	if (app->mode == MODE_WORKER)
+		EXAMPLE_CHECK(doca_pe_stop_run(app->pe));
 	EXAMPLE_CHECK(doca_dev_close(app->dev));
 	EXAMPLE_CHECK(doca_ctx_destroy(app->ctx));
 	EXAMPLE_CHECK(doca_pe_destroy(app->pe));
