@@ -17,7 +17,8 @@
  * tools intercept, and its one hand-made lock (the runner guard) orders
  * nothing the application touches that the edges on events do not.
  *
- * Cost: without a tool, one load of a flag set once at load time and a
+ * Cost: without a tool (Memcheck and Callgrind are none: only TSan,
+ * Helgrind and DRD count), one load of a flag set once at load time and a
  * branch that is never taken. With one, an out-of-line call makes TSan's
  * __tsan_release / __tsan_acquire (weak symbols: they resolve exactly when
  * the executable carries the TSan runtime) and the Valgrind client requests
