@@ -20,6 +20,7 @@
 #include <urcu/list.h>
 #include <urcu/static/urcu-memb.h>
 
+#include "actors/hb_annotate.h"
 #include "actors/tsan_annotate.h"
 
 /* Held for reading around liburcu's grace-period and registration calls,
@@ -40,6 +41,9 @@ void reader_register(void)
 	pthread_rwlock_rdlock(&gp_fork_lock);
 	rcu_register_thread();
 	my_reader.reader = &URCU_TLS(urcu_memb_reader);
+	/* liburcu's reader state and grace-period word: ordered by its asm */
+	hb_private(my_reader.reader, sizeof(*my_reader.reader));
+	hb_private(&urcu_memb_gp, sizeof(urcu_memb_gp));
 	pthread_mutex_lock(&readers_lock);
 	cds_list_add(&my_reader.link, &readers);
 	pthread_mutex_unlock(&readers_lock);
@@ -53,6 +57,7 @@ void reader_unregister(void)
 	cds_list_del(&my_reader.link);
 	pthread_mutex_unlock(&readers_lock);
 	rcu_unregister_thread();
+	hb_app_memory(my_reader.reader, sizeof(*my_reader.reader)); /* thread-local storage again */
 	pthread_rwlock_unlock(&gp_fork_lock);
 }
 

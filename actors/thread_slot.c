@@ -9,6 +9,7 @@
  */
 #include "thread_slot.h"
 #include "explore.h"
+#include "hb_annotate.h"
 #include "tsan_annotate.h"
 
 #include <pthread.h>
@@ -36,6 +37,7 @@ static void slot_release(void *value)
 static void slot_key_create(void)
 {
 	(void)pthread_key_create(&slot_key, slot_release);
+	hb_release(&slot_once); /* Helgrind does not see pthread_once's own ordering */
 }
 
 static int slot_claim(void)
@@ -63,6 +65,7 @@ static int slot_claim(void)
 static __attribute__((noinline)) unsigned slot_first_use(void)
 {
 	pthread_once(&slot_once, slot_key_create);
+	hb_acquire(&slot_once);
 	int slot = slot_claim();
 
 	if (slot >= 0) {

@@ -1,8 +1,8 @@
 /*
  * engine/alloc.c — every allocation the library makes goes through here:
  * jemalloc in the plain build (aligned memories, slow-path objects), libc
- * under sanitizers, and in test builds a counter that can make the k-th
- * allocation fail.
+ * under sanitizers and under an application's race detector, and in test
+ * builds a counter that can make the k-th allocation fail.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,36 +43,42 @@ static inline bool alloc_should_fail(void)
 }
 #endif
 
+/* jemalloc, unless a race detector watches the process (actors/hb_annotate.h):
+ * then the process's allocator, which TSan and Valgrind track, so they see
+ * every block's whole life — a free that races with a use is reported, and a
+ * block's next life starts with no history. Decided before main, so a block
+ * is always freed by the allocator that made it. */
 void *doca_alloc_aligned(size_t align, size_t size)
 {
+	void *p = NULL;
+
 	if (alloc_should_fail())
 		return NULL;
 	if (size == 0)
 		size = 1;
 #ifdef DOCA_HAVE_JEMALLOC
-	return mallocx(size, MALLOCX_ALIGN(align));
-#else
-	void *p = NULL;
-
-	return posix_memalign(&p, align, size) == 0 ? p : NULL;
+	if (!hb_tool_present)
+		return mallocx(size, MALLOCX_ALIGN(align));
 #endif
+	return posix_memalign(&p, align, size) == 0 ? p : NULL;
 }
 
 void *doca_zalloc(size_t size)
 {
+	void *p = NULL;
+
 	if (alloc_should_fail())
 		return NULL;
 	if (size == 0)
 		size = 1;
 #ifdef DOCA_HAVE_JEMALLOC
-	return mallocx(size, MALLOCX_ALIGN(64) | MALLOCX_ZERO);
-#else
-	void *p = NULL;
-
+	if (!hb_tool_present)
+		return mallocx(size, MALLOCX_ALIGN(64) | MALLOCX_ZERO);
+#endif
 	if (posix_memalign(&p, 64, size) != 0)
 		return NULL;
+	hb_private(p, size); /* an object of the library, never the application's */
 	return memset(p, 0, size);
-#endif
 }
 
 void doca_free(void *p)
@@ -80,8 +86,10 @@ void doca_free(void *p)
 	if (p == NULL)
 		return;
 #ifdef DOCA_HAVE_JEMALLOC
-	dallocx(p, 0);
-#else
-	free(p);
+	if (!hb_tool_present) {
+		dallocx(p, 0);
+		return;
+	}
 #endif
+	free(p);
 }

@@ -55,6 +55,7 @@ bool buf_pin(struct doca_buf *buf)
 
 void buf_unpin(struct doca_buf *buf)
 {
+	hb_release(buf); /* the task's last use happens before the buffer's destroy */
 	users_leave(&buf->users);
 }
 
@@ -70,7 +71,9 @@ doca_error_t doca_buf_destroy(struct doca_buf *buf)
 		return HANDLE_REFUSAL(buf, MAGIC_BUF);
 	if (!users_close(&buf->users))
 		return DOCA_ERROR_IN_USE;
+	hb_acquire(buf);
 	buf->magic = MAGIC_DEAD;
+	hb_release(buf->mem); /* the buffer's uses happen before its memory's destroy */
 	users_leave(&buf->mem->bufs);
 	doca_call_rcu(&buf->rcu, buf_free_rcu);
 	return DOCA_SUCCESS;

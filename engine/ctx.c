@@ -22,9 +22,12 @@ static void ctx_free_rcu(struct rcu_head *head)
 void ctx_ref_put(struct doca_ctx *ctx)
 {
 	EXPLORE_POINT(ATOMIC);
+	hb_release(&ctx->refs);
 	/* acq_rel: the last holder sees every other holder's writes. */
-	if (atomic_fetch_sub_explicit(&ctx->refs, 1, memory_order_acq_rel) == 1)
+	if (atomic_fetch_sub_explicit(&ctx->refs, 1, memory_order_acq_rel) == 1) {
+		hb_acquire(&ctx->refs);
 		doca_call_rcu(&ctx->rcu, ctx_free_rcu);
+	}
 }
 
 void ctx_report(struct doca_ctx *ctx, enum doca_ctx_state prev, enum doca_ctx_state next)

@@ -99,9 +99,11 @@ static void dev_entry_free_rcu(struct rcu_head *head)
 void dev_entry_put(struct dev_entry *e)
 {
 	EXPLORE_POINT(ATOMIC);
+	hb_release(&e->refs);
 	/* acq_rel: the last dropper sees every other holder's writes. */
 	if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
 		return;
+	hb_acquire(&e->refs);
 	pthread_mutex_lock(&registry_lock);
 	doca_rcu_read_lock();
 	EXPLORE_POINT(ATOMIC);

@@ -29,6 +29,7 @@
 
 #include "doca_core.h"
 #include "actors/explore.h"
+#include "actors/hb_annotate.h"
 #include "actors/mailbox.h"
 #include "actors/runner.h"
 #include "actors/worker.h"

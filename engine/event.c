@@ -61,6 +61,7 @@ void event_release(struct doca_event *ev)
 	TSAN_RELEASE(ev);
 	TSAN_RELEASE(pool);
 	EXPLORE_POINT(QUEUE);
+	hb_release(ev); /* the application is done with the task before the slot's reuse */
 	/* release: our last touch of the slot happens before whoever sees the
 	 * credit back (a submitter, or a stop that counts none outstanding and
 	 * frees the run). */

@@ -132,6 +132,7 @@ doca_error_t doca_mem_destroy(struct doca_mem *mem)
 		return HANDLE_REFUSAL(mem, MAGIC_MEM);
 	if (!users_close(&mem->bufs))
 		return DOCA_ERROR_IN_USE;
+	hb_acquire(mem);
 	pthread_mutex_lock(&g_config_lock);
 	struct dev_entry *e = mem->dev->entry;
 

@@ -146,6 +146,7 @@ struct doca_event *doca_pe_get_event(struct doca_pe *pe)
 		if (pe->ready_head == NULL)
 			pe->ready_tail = NULL;
 		ev->next = NULL;
+		hb_acquire(ev); /* the device's writes happen before the handout */
 	}
 	if (entry == RUNNER_ENTERED)
 		runner_exit(&pe->runner);

@@ -171,6 +171,7 @@ static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
 
 	if (ctx->event_cb != NULL) {
 		ev->state = EV_CALLBACK;
+		hb_acquire(ev); /* the device's writes happen before the callback */
 		ctx->event_cb(ev, ctx->user_data);
 		event_release(ev);
 		return;

@@ -60,6 +60,7 @@ void doca_synchronize_rcu(void)
 	doca_rcu_ensure();
 	reader_synchronize();
 	TSAN_RCU_GRACE_PASSED();
+	hb_acquire(&tsan_rcu_token);
 }
 
 /*

@@ -12,7 +12,10 @@
  * annotation never grants an ordering that did not happen. doca_call_rcu
  * releases on the rcu_head; the callback acquires it. Deferred frees run on
  * the library's own reclaimer thread (engine/rcu.c), handed over under a
- * mutex and joined at exit, so no suppression is needed.
+ * mutex and joined at exit, so no suppression is needed. In the plain build
+ * the reader's release and the grace period's acquire are made again through
+ * actors/hb_annotate.h, for the race detector of an application that embeds
+ * the library (the rcu_head hand-off is a mutex, which it sees anyway).
  */
 #ifndef DOCA_ENGINE_RCU_H
 #define DOCA_ENGINE_RCU_H
@@ -23,6 +26,7 @@
 #include <urcu/rculfhash.h>
 
 #include "actors/explore.h"
+#include "actors/hb_annotate.h"
 #include "actors/tsan_annotate.h"
 
 extern DOCA_TLS bool doca_rcu_registered;
@@ -47,6 +51,7 @@ static inline void doca_rcu_read_unlock(void)
 {
 	TSAN_RCU_READER_EXIT();
 	EXPLORE_POINT(RCU_UNLOCK);
+	hb_release(&tsan_rcu_token); /* the same edge, for an application's tool */
 	rcu_read_unlock();
 }
 

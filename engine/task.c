@@ -55,6 +55,7 @@ static struct doca_event *pool_take(struct ctx_run *run)
 	if (!ck_ring_dequeue_spmc(&run->pool.free_ring, run->pool.free_slots, &ev))
 		return NULL;
 	TSAN_ACQUIRE(ev);
+	hb_acquire(ev); /* the slot's last free happens before its reuse */
 	return ev;
 }
 
@@ -89,6 +90,7 @@ static doca_error_t task_prepare(struct doca_ctx *ctx, struct ctx_run *run,
 	ev->len = len;
 	ev->bytes = 0;
 	ev->user_data = desc->user_data;
+	hb_release(ev); /* the caller's writes happen before the device's accesses */
 	*out = ev;
 	return DOCA_SUCCESS;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # stress/tsan_expect.sh BINARY MODE race|clean [MARKER]
-# Runs one tsan_selfcheck mode and passes only on the expected verdict:
+# Runs BINARY MODE (a tsan_selfcheck mode, or a tests/race_app mode) and
+# passes only on the expected verdict:
 #   race  — TSan must report (a data race or a heap-use-after-free), the
 #           process must exit with TSan's status, and the report must name
 #           MARKER in a stack frame (the function holding the deliberate

@@ -26,6 +26,7 @@
 #include <urcu.h>
 
 #include "actors/explore.h"
+#include "actors/hb_annotate.h"
 #include "actors/rcu_reader.h"
 #include "actors/tsan_annotate.h"
 #include "hw/sw/sw.h"
@@ -210,6 +211,7 @@ static void *engine_main(void *arg)
 			done += engine_serve_qp(e, QP_OF(pos, engine_link), &now, &waiting);
 		TSAN_RCU_READER_EXIT();
 		EXPLORE_POINT(RCU_UNLOCK);
+		hb_release(&tsan_rcu_token);
 		rcu_read_unlock();
 		if (done != 0) {
 			idle = 0;
@@ -251,6 +253,7 @@ doca_error_t sw_engines_start(struct sw_dev *dev)
 	dev->engines = aligned_alloc(64, sizeof(*dev->engines) * n);
 	if (dev->engines == NULL)
 		return DOCA_ERROR_NO_MEMORY;
+	hb_private(dev->engines, sizeof(*dev->engines) * n);
 	for (uint32_t i = 0; i < n; i++) {
 		struct sw_engine *e = &dev->engines[i];
 		pthread_attr_t attr;

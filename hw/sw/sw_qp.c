@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "actors/hb_annotate.h"
 #include "hw/sw/sw.h"
 
 uint64_t sw_now_ns(void)
@@ -42,8 +43,10 @@ static struct sw_slot *slots_alloc(uint32_t size)
 {
 	struct sw_slot *slots = aligned_alloc(_Alignof(struct sw_slot), sizeof(*slots) * size);
 
-	if (slots != NULL)
+	if (slots != NULL) {
+		hb_private(slots, sizeof(*slots) * size);
 		memset(slots, 0, sizeof(*slots) * size);
+	}
 	return slots;
 }
 
@@ -55,6 +58,7 @@ doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, stru
 
 	if (qp == NULL)
 		return DOCA_ERROR_NO_MEMORY;
+	hb_private(qp, sizeof(*qp));
 	memset(qp, 0, sizeof(*qp));
 	struct sw_slot *sq_slots = slots_alloc(size);
 	struct sw_slot *cq_slots = dev->nengines > 0 ? slots_alloc(size) : NULL;
@@ -154,6 +158,7 @@ void sw_execute(struct sw_dev *dev, const struct sw_desc *d, bool flushed, struc
 		c->error = DOCA_ERROR_SHUTDOWN;
 		return;
 	}
+	hb_acquire((const void *)(uintptr_t)d->d.cookie); /* the submitter's writes first */
 	/* the device-wide counter is a shared cache line: touch it only when a
 	 * fault is configured */
 	uint64_t k = p->fail_every | p->partial_every
@@ -174,6 +179,7 @@ void sw_execute(struct sw_dev *dev, const struct sw_desc *d, bool flushed, struc
 		c->status = HW_CQE_OK;
 		c->error = DOCA_SUCCESS;
 	}
+	hb_release((const void *)(uintptr_t)d->d.cookie); /* then whoever gets the event */
 }
 
 uint32_t sw_qp_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
