@@ -19,6 +19,7 @@
  */
 #include <stdlib.h>
 
+#include "engine/cells.h"
 #include "engine/engine.h"
 
 void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n)
@@ -45,21 +46,31 @@ static doca_error_t pool_init(struct ctx_run *run, struct doca_ctx *ctx, uint32_
 {
 	struct task_pool *pool = &run->pool;
 	uint32_t ring = 2;
+	bool fresh;
 
 	while (ring - 1u < size)
 		ring <<= 1;
-	pool->events = doca_zalloc(sizeof(*pool->events) * size);
+	/* Slots are cells: a stale event handle reads its slot's generation
+	 * even after this run is gone (engine/handle.h). */
+	pool->events = cell_get(sizeof(*pool->events) * size, &fresh);
+	pool->size = size; /* the cell's size class, for run_free */
 	pool->free_slots = doca_zalloc(sizeof(*pool->free_slots) * ring);
 	if (pool->events == NULL || pool->free_slots == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	pool->size = size;
 	ck_ring_init(&pool->free_ring, ring);
 	TSAN_BENIGN_RACE(pool->free_slots, sizeof(*pool->free_slots) * ring,
 			 "ck_ring slots: ordered by ck fences");
 	for (uint32_t i = 0; i < size; i++) {
-		pool->events[i].ctx = ctx;
-		pool->events[i].run = run;
-		ck_ring_enqueue_spmc(&pool->free_ring, pool->free_slots, &pool->events[i]);
+		struct doca_event *ev = &pool->events[i];
+		uint32_t gen = fresh ? 0 : ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed));
+
+		ev->magic = MAGIC_EVENT;
+		ev->epoch = ctx->epoch;
+		/* a new generation: no handle of the cell's last life matches */
+		atomic_store_explicit(&ev->gs, ev_gs(gen + 1u, EV_FREE), memory_order_relaxed);
+		ev->ctx = ctx;
+		ev->run = run;
+		ck_ring_enqueue_spmc(&pool->free_ring, pool->free_slots, ev);
 	}
 	return DOCA_SUCCESS;
 }
@@ -72,7 +83,7 @@ static void run_free(struct ctx_run *run)
 		dev_entry_put(run->entry);
 	}
 	doca_free(run->pool.free_slots);
-	doca_free(run->pool.events);
+	cell_put(run->pool.events, sizeof(*run->pool.events) * run->pool.size);
 	doca_free(run);
 }
 
@@ -142,6 +153,8 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 		err = DOCA_ERROR_BAD_STATE;
 	else if (ctx->dev == NULL || ctx->pe == NULL)
 		err = DOCA_ERROR_NOT_CONNECTED;
+	else if (ctx->event_cb == NULL && atomic_load_explicit(&ctx->pe->has_worker, memory_order_relaxed))
+		err = DOCA_ERROR_NOT_PERMITTED; /* its events would have no taker */
 	else
 		err = DOCA_SUCCESS;
 	if (err == DOCA_SUCCESS) {

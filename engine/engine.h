@@ -33,6 +33,7 @@
 #include "actors/mailbox.h"
 #include "actors/runner.h"
 #include "actors/worker.h"
+#include "engine/handle.h"
 #include "engine/rcu.h"
 #include "hw/hw.h"
 
@@ -113,16 +114,25 @@ void buf_unpin(struct doca_buf *buf);
 
 /* ---- events (one per task slot) ---- */
 
+/* A slot's life: FREE → QUEUED (a submitter took the credit) → READY (on
+ * the PE's ready list) → HELD (handed out by doca_pe_get_event(s)) →
+ * RETURNING (claimed by a free; on its way back) → FREE with the next
+ * generation; or QUEUED → CALLBACK (inside the event callback) → FREE. */
 enum event_state {
-	EV_FREE = 0,    /* in the pool */
-	EV_QUEUED,      /* submitted: in a mailbox, an SQ or the device */
-	EV_READY,       /* on the PE's ready list or handed to the application */
-	EV_CALLBACK,    /* being delivered to an event callback */
+	EV_FREE = 0,
+	EV_QUEUED,
+	EV_READY,
+	EV_HELD,
+	EV_CALLBACK,
+	EV_RETURNING,
 };
 
 struct doca_event {
-	uint32_t magic;
-	uint8_t state;          /* enum event_state; PE thread (and submitter before push) */
+	uint32_t magic;         /* MAGIC_EVENT for the slot's whole life */
+	uint32_t epoch;         /* g_fork_epoch of its pool */
+	/* generation (HANDLE_GEN_BITS) << 8 | enum event_state: the one word a
+	 * free on another thread races on (engine/event.c) */
+	_Atomic uint32_t gs;
 	uint8_t status;         /* enum doca_event_status */
 	uint16_t type;          /* enum doca_task_type */
 	uint32_t flags;
@@ -206,6 +216,29 @@ bool ctx_ref_get(struct doca_ctx *ctx);
 void ctx_ref_put(struct doca_ctx *ctx);
 /* Give a flushed or completed slot back (PE thread). */
 void event_release(struct doca_event *ev);
+/* The application's handle for a slot's current generation. */
+struct doca_event *event_handle(const struct doca_event *ev);
+
+static inline uint32_t ev_gs(uint32_t gen, enum event_state s)
+{
+	return (gen & HANDLE_GEN_MASK) << 8 | (uint32_t)s;
+}
+static inline uint32_t ev_gen(uint32_t gs)
+{
+	return gs >> 8;
+}
+static inline enum event_state ev_state(uint32_t gs)
+{
+	return (enum event_state)(gs & 0xffu);
+}
+/* A state change by the slot's owner of the moment (the submitter that took
+ * it, or the PE's runner); nobody else writes gs then, a free's CAS fails. */
+static inline void ev_set_state(struct doca_event *ev, enum event_state s)
+{
+	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+
+	atomic_store_explicit(&ev->gs, ev_gs(ev_gen(gs), s), memory_order_relaxed);
+}
 
 /* ---- progress engines ---- */
 

@@ -81,8 +81,7 @@ static doca_error_t task_prepare(struct doca_ctx *ctx, struct ctx_run *run,
 		buf_unpin(desc->src);
 		return DOCA_ERROR_AGAIN;
 	}
-	ev->magic = MAGIC_EVENT;
-	ev->state = EV_QUEUED;
+	ev_set_state(ev, EV_QUEUED);
 	ev->type = (uint16_t)desc->type;
 	ev->flags = desc->flags;
 	ev->src = desc->src;

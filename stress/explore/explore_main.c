@@ -383,7 +383,7 @@ static int run_many(const struct args *a, const struct scenario *sc, double seco
 static const char *const revertible[] = {
 	"pe_fd_close_early",             /* doca_pe_destroy closes its fds at once */
 	"worker_lock_join",              /* doca_pe_stop_run joins under worker_lock */
-	"event_free_check_before_guard", /* doca_event_free checks the state unguarded */
+	"event_claim_load_store", /* doca_event_free claims the event with a load and a store, not a CAS */
 	"fork_no_atfork",                /* nothing is done at fork */
 };
 
