@@ -65,16 +65,50 @@ static void buf_free_rcu(struct rcu_head *head)
 	doca_free(caa_container_of(head, struct doca_buf, rcu));
 }
 
+void buf_destroy_finish(struct doca_buf *buf)
+{
+	hb_acquire(buf);
+	hb_release(buf->mem); /* the buffer's uses happen before its memory's destroy */
+	users_leave(&buf->mem->bufs);
+	doca_call_rcu(&buf->rcu, buf_free_rcu);
+}
+
+/* Inside the callback of an event naming buf, with no other task using it:
+ * close its count over that event's pins, and let the PE finish the
+ * destroy after releasing the event (the pins then drop to none). False,
+ * nothing changed, otherwise. */
+static bool buf_destroy_in_callback(struct doca_buf *buf)
+{
+	struct doca_pe *pe = buf->mem->ctx->pe;
+
+	if (pe == NULL || !runner_is_self(&pe->runner) || pe->cb_event == NULL)
+		return false;
+	const struct doca_event *ev = pe->cb_event;
+	uint32_t pins = (uint32_t)(ev->src == buf) + (uint32_t)(ev->dst == buf);
+
+	if (pins == 0)
+		return false;
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: as users_close. A submit that races us finds DEAD and
+	 * backs off; its section ends before the grace period that frees. */
+	if (!atomic_compare_exchange_strong_explicit(&buf->users, &pins, pins | REF_DEAD,
+						     memory_order_acquire, memory_order_relaxed))
+		return false;
+	pe->cb_doomed[pe->cb_ndoomed++] = buf;
+	return true;
+}
+
 doca_error_t doca_buf_destroy(struct doca_buf *buf)
 {
 	if (!buf_valid(buf))
 		return HANDLE_REFUSAL(buf, MAGIC_BUF);
-	if (!users_close(&buf->users))
+	if (users_close(&buf->users)) {
+		buf->magic = MAGIC_DEAD;
+		buf_destroy_finish(buf);
+		return DOCA_SUCCESS;
+	}
+	if (!buf_destroy_in_callback(buf))
 		return DOCA_ERROR_IN_USE;
-	hb_acquire(buf);
 	buf->magic = MAGIC_DEAD;
-	hb_release(buf->mem); /* the buffer's uses happen before its memory's destroy */
-	users_leave(&buf->mem->bufs);
-	doca_call_rcu(&buf->rcu, buf_free_rcu);
 	return DOCA_SUCCESS;
 }

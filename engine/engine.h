@@ -111,6 +111,9 @@ struct doca_buf {
 /* Pin a buffer for a task; false if it is being destroyed. */
 bool buf_pin(struct doca_buf *buf);
 void buf_unpin(struct doca_buf *buf);
+/* The end of a destroy made inside the callback of an event naming the
+ * buffer, once that event is released (PE thread). */
+void buf_destroy_finish(struct doca_buf *buf);
 
 /* ---- events (one per task slot) ---- */
 
@@ -266,6 +269,9 @@ struct doca_pe {
 	uint32_t cursor;              /* runner: first member scanned next turn */
 	struct doca_event *ready_head; /* runner */
 	struct doca_event *ready_tail;
+	struct doca_event *cb_event;   /* runner: the event inside its callback */
+	struct doca_buf *cb_doomed[2]; /* runner: its buffers destroyed by the callback */
+	uint32_t cb_ndoomed;
 	/* own cache line: wakers on other CPUs load these after every burst,
 	 * and the fields above are written by the runner on every turn */
 	_Alignas(64) _Atomic int armed; /* enum pe_armed */

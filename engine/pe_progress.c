@@ -176,8 +176,13 @@ static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
 	if (ctx->event_cb != NULL) {
 		ev_set_state(ev, EV_CALLBACK);
 		hb_acquire(ev); /* the device's writes happen before the callback */
+		pe->cb_event = ev;
 		ctx->event_cb(event_handle(ev), ctx->user_data);
+		pe->cb_event = NULL;
 		event_release(ev);
+		/* the buffers the callback destroyed go with their event */
+		for (; pe->cb_ndoomed != 0; pe->cb_ndoomed--)
+			buf_destroy_finish(pe->cb_doomed[pe->cb_ndoomed - 1]);
 		return;
 	}
 	ev_set_state(ev, EV_READY);
