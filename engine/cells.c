@@ -2,8 +2,8 @@
  * engine/cells.c — memory a stale handle may still point into.
  *
  * Objects named by handles (engine/handle.h) live in cells: 64-byte aligned
- * blocks in power-of-two size classes that go back to a per-class free
- * list when their object is gone, never to the allocator, so reading a
+ * blocks in power-of-two size classes, per kind of object, that go back to
+ * a free list of their kind and class when their object is gone, never to the allocator, so reading a
  * stale handle's magic and generation is always a read of live memory of
  * the same kind. A cell keeps its contents on the free list (the list is
  * an array beside the cells, not links inside them), so the generation of
@@ -30,7 +30,7 @@ struct cell_class {
 };
 
 static pthread_mutex_t cells_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct cell_class classes[CELL_CLASSES]; /* cells_lock */
+static struct cell_class classes[CELL_KINDS][CELL_CLASSES]; /* cells_lock */
 
 static unsigned cell_class_of(size_t size)
 {
@@ -41,7 +41,7 @@ static unsigned cell_class_of(size_t size)
 	return c;
 }
 
-void *cell_get(size_t size, bool *fresh)
+void *cell_get(enum cell_kind kind, size_t size, bool *fresh)
 {
 	unsigned c = cell_class_of(size);
 	void *p = NULL;
@@ -49,8 +49,8 @@ void *cell_get(size_t size, bool *fresh)
 	if (c >= CELL_CLASSES)
 		return NULL;
 	pthread_mutex_lock(&cells_lock);
-	if (classes[c].count != 0)
-		p = classes[c].free[--classes[c].count];
+	if (classes[kind][c].count != 0)
+		p = classes[kind][c].free[--classes[kind][c].count];
 	pthread_mutex_unlock(&cells_lock);
 	*fresh = p == NULL;
 	if (p == NULL)
@@ -62,9 +62,9 @@ void *cell_get(size_t size, bool *fresh)
 	return p;
 }
 
-void cell_put(void *p, size_t size)
+void cell_put(enum cell_kind kind, void *p, size_t size)
 {
-	struct cell_class *k = &classes[cell_class_of(size)];
+	struct cell_class *k = &classes[kind][cell_class_of(size)];
 
 	if (p == NULL)
 		return;

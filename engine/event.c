@@ -95,7 +95,7 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *h)
 {
 	const struct doca_event *ev = event_current(h);
 
-	return ev != NULL ? ev->ctx : NULL;
+	return ev != NULL ? handle_of(ev->ctx) : NULL;
 }
 
 /* Inside a read-side section: the credit we return can let a stop retire

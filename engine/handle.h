@@ -55,6 +55,10 @@ static inline uint32_t handle_gen(const void *h)
 	return (uint32_t)((v & 63u) | ((v >> HANDLE_ADDR_BITS) << HANDLE_LOW_BITS));
 }
 
+/* The object behind a handle, typed as the handle (for engine tests that
+ * look inside objects). */
+#define handle_deref(h) ((__typeof__(h))handle_addr(h))
+
 /* One more refusal of a stale handle (counted for doca_stale_handle_count). */
 void handle_count_stale(void);
 

@@ -108,16 +108,17 @@ doca_error_t doca_pe_create(struct doca_pe **out)
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx)
+doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *h)
 {
 	doca_error_t err;
+	struct doca_ctx *ctx = ctx_of(h);
 
 	if (!pe_valid(pe))
 		return HANDLE_REFUSAL(pe, MAGIC_PE);
-	if (!ctx_valid(ctx))
-		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
+	if (ctx == NULL)
+		return HANDLE_REFUSAL(h, MAGIC_CTX);
 	pthread_mutex_lock(&g_config_lock);
-	if (!pe_valid(pe) || !ctx_valid(ctx)) /* destroyed since the check above */
+	if (!pe_valid(pe) || ctx_of(h) != ctx) /* destroyed since the check above */
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
 		err = DOCA_ERROR_BAD_STATE;

@@ -87,7 +87,7 @@ Test(runner, a_second_thread_is_refused_and_nothing_changes)
 	desc.type = DOCA_TASK_COPY;
 	desc.src = f.src;
 	desc.dst = f.dst;
-	memset(f.src->data, 0x5a, 4096);
+	memset(handle_deref(f.src)->data, 0x5a, 4096);
 	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS);
 
 	h.pe = f.pe;
@@ -103,7 +103,7 @@ Test(runner, a_second_thread_is_refused_and_nothing_changes)
 	cr_assert_eq(doca_pe_try_progress(f.pe, &n), DOCA_ERROR_IN_USE);
 	cr_assert_eq(n, 0);
 	cr_assert_null(doca_pe_get_event(f.pe));
-	cr_assert_eq(((uint8_t *)f.dst->data)[0], 0, "the copy did not run");
+	cr_assert_eq(((uint8_t *)handle_deref(f.dst)->data)[0], 0, "the copy did not run");
 	cr_assert_eq(doca_pe_destroy(f.pe), DOCA_ERROR_IN_USE);
 
 	pthread_mutex_lock(&h.lock);
@@ -118,7 +118,7 @@ Test(runner, a_second_thread_is_refused_and_nothing_changes)
 
 	cr_assert_not_null(ev);
 	cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
-	cr_assert_eq(memcmp(f.src->data, f.dst->data, 4096), 0);
+	cr_assert_eq(memcmp(handle_deref(f.src)->data, handle_deref(f.dst)->data, 4096), 0);
 	cr_assert_eq(doca_pe_try_progress(f.pe, &n), DOCA_SUCCESS, "an idle turn is not a refusal");
 	cr_assert_eq(n, 0);
 	doca_event_free(ev);
@@ -311,7 +311,7 @@ Test(runner, a_free_off_the_pe_thread_returns_through_the_mailbox, .init = cr_re
 	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS);
 	cr_assert_eq(doca_pe_progress(f.pe), 1);
 	struct doca_event *ev = doca_pe_get_event(f.pe);
-	struct ctx_run *run = f.ctx->run;
+	struct ctx_run *run = handle_deref(f.ctx)->run;
 	uint64_t stale = doca_stale_handle_count();
 
 	cr_assert_not_null(ev);
@@ -321,7 +321,7 @@ Test(runner, a_free_off_the_pe_thread_returns_through_the_mailbox, .init = cr_re
 	runner_exit(&f.pe->runner);
 	cr_assert_eq(ck_ring_size(&run->pool.free_ring), run->pool.size - 1, "not back before a turn");
 	cr_assert(!mailbox_idle(&run->mbox), "the credit waits in the mailbox");
-	cr_assert_eq(atomic_load(&f.src->users), 1, "still pinned until it is back");
+	cr_assert_eq(atomic_load(&handle_deref(f.src)->users), 1, "still pinned until it is back");
 
 	doca_event_free(ev);
 	read_log(log, sizeof(log));
@@ -333,8 +333,8 @@ Test(runner, a_free_off_the_pe_thread_returns_through_the_mailbox, .init = cr_re
 	cr_assert_eq(doca_pe_progress(f.pe), 0, "a returned credit is no event");
 	cr_assert_eq(ck_ring_size(&run->pool.free_ring), run->pool.size, "credits: %u of %u",
 		     ck_ring_size(&run->pool.free_ring), run->pool.size);
-	cr_assert_eq(atomic_load(&f.src->users), 0, "source pins: %#x", atomic_load(&f.src->users));
-	cr_assert_eq(atomic_load(&f.dst->users), 0, "destination pins: %#x", atomic_load(&f.dst->users));
+	cr_assert_eq(atomic_load(&handle_deref(f.src)->users), 0, "source pins");
+	cr_assert_eq(atomic_load(&handle_deref(f.dst)->users), 0, "destination pins");
 
 	/* The pool still bounds what is outstanding: size tasks, then AGAIN. */
 	for (uint32_t i = 0; i < run->pool.size; i++)
