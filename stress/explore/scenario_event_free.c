@@ -5,8 +5,10 @@
  * afterwards the ctx's credits must be exact — with every credit back, a submitter gets exactly max_tasks tasks
  * accepted and then DOCA_ERROR_AGAIN — and every accepted task gets its one
  * event. With the claim's CAS undone (event_claim_load_store) both frees
- * win and push the one slot into the mailbox twice, which links it to
- * itself: the next drain never ends (a livelock).
+ * can win: if both push the slot into the mailbox it is linked to itself
+ * and the next drain never ends (a livelock); if one returns it straight to
+ * the pool and the other through the mailbox, the credit comes back twice
+ * (invariant: credits).
  */
 #include "scenario.h"
 
