@@ -2,6 +2,9 @@
  * engine/ctx.c — the context object: creation, configuration while IDLE,
  * references, device binding, teardown. Start and stop are in ctx_run.c.
  */
+#include <string.h>
+
+#include "engine/cells.h"
 #include "engine/engine.h"
 #include "engine/refs.h"
 
@@ -16,7 +19,7 @@ static void ctx_free_rcu(struct rcu_head *head)
 
 	DOCA_RCU_CALLBACK_ENTER(head);
 	pthread_mutex_destroy(&ctx->report_lock);
-	doca_free(ctx);
+	cell_put(CELL_CTX, ctx, sizeof(*ctx));
 }
 
 void ctx_ref_put(struct doca_ctx *ctx)
@@ -33,17 +36,20 @@ void ctx_ref_put(struct doca_ctx *ctx)
 void ctx_report(struct doca_ctx *ctx, enum doca_ctx_state prev, enum doca_ctx_state next)
 {
 	if (ctx->state_cb != NULL)
-		ctx->state_cb(ctx, ctx->user_data, prev, next);
+		ctx->state_cb(handle_of(ctx), ctx->user_data, prev, next);
 }
 
 doca_error_t doca_ctx_create(struct doca_ctx **out)
 {
 	if (out == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	struct doca_ctx *ctx = doca_zalloc(sizeof(*ctx));
+	bool fresh;
+	struct doca_ctx *ctx = cell_get(CELL_CTX, sizeof(*ctx), &fresh);
 
 	if (ctx == NULL)
 		return DOCA_ERROR_NO_MEMORY;
+	if (!fresh) /* a reused cell: all anew but the generation */
+		memset((char *)ctx + sizeof(struct handle_head), 0, sizeof(*ctx) - sizeof(struct handle_head));
 	pthread_mutexattr_t recursive;
 
 	pthread_mutexattr_init(&recursive);
@@ -52,7 +58,7 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 
 	pthread_mutexattr_destroy(&recursive);
 	if (err != 0) {
-		doca_free(ctx);
+		cell_put(CELL_CTX, ctx, sizeof(*ctx));
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	ctx->max_tasks = DOCA_CTX_DEFAULT_MAX_TASKS;
@@ -61,21 +67,22 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 	atomic_store_explicit(&ctx->state, DOCA_CTX_STATE_IDLE, memory_order_relaxed);
 	ctx->epoch = g_fork_epoch;
 	ctx->magic = MAGIC_CTX;
-	*out = ctx;
+	*out = handle_of(ctx);
 	return DOCA_SUCCESS;
 }
 
 /* Run `apply` on an IDLE ctx under the config lock, after any report of a
  * transition under way has finished (the report reads the callbacks). The
  * handle is checked again under the lock: a destroy may have won since. */
-#define CTX_CONFIGURE(ctx, apply)                                          \
+#define CTX_CONFIGURE(h, apply)                                            \
 	do {                                                               \
 		doca_error_t cfg_err_ = DOCA_SUCCESS;                      \
-		if (!ctx_valid(ctx))                                       \
-			return HANDLE_REFUSAL(ctx, MAGIC_CTX);             \
+		struct doca_ctx *ctx = ctx_of(h);                          \
+		if (ctx == NULL)                                           \
+			return HANDLE_REFUSAL(h, MAGIC_CTX);               \
 		pthread_mutex_lock(&(ctx)->report_lock);                   \
 		pthread_mutex_lock(&g_config_lock);                        \
-		if (!ctx_valid(ctx))                                       \
+		if (ctx_of(h) != ctx)                                      \
 			cfg_err_ = DOCA_ERROR_INVALID_VALUE;               \
 		else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)            \
 			cfg_err_ = DOCA_ERROR_BAD_STATE;                   \
@@ -86,11 +93,11 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 		return cfg_err_;                                           \
 	} while (0)
 
-doca_error_t doca_ctx_set_dev(struct doca_ctx *ctx, struct doca_dev *dev)
+doca_error_t doca_ctx_set_dev(struct doca_ctx *h, struct doca_dev *dev)
 {
 	if (!dev_valid(dev))
 		return HANDLE_REFUSAL(dev, MAGIC_DEV);
-	CTX_CONFIGURE(ctx, {
+	CTX_CONFIGURE(h, {
 		if (!dev_valid(dev)) { /* closed since the check above */
 			cfg_err_ = DOCA_ERROR_INVALID_VALUE;
 		} else if (ctx->dev != NULL) {
@@ -102,42 +109,46 @@ doca_error_t doca_ctx_set_dev(struct doca_ctx *ctx, struct doca_dev *dev)
 	});
 }
 
-doca_error_t doca_ctx_set_max_tasks(struct doca_ctx *ctx, uint32_t n)
+doca_error_t doca_ctx_set_max_tasks(struct doca_ctx *h, uint32_t n)
 {
 	if (n == 0 || n > DOCA_CTX_MAX_TASKS_LIMIT)
 		return DOCA_ERROR_INVALID_VALUE;
-	CTX_CONFIGURE(ctx, ctx->max_tasks = n);
+	CTX_CONFIGURE(h, ctx->max_tasks = n);
 }
 
-doca_error_t doca_ctx_get_max_tasks(const struct doca_ctx *ctx, uint32_t *n)
+doca_error_t doca_ctx_get_max_tasks(const struct doca_ctx *h, uint32_t *n)
 {
-	if (!ctx_valid(ctx))
-		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
+	const struct doca_ctx *ctx = ctx_of(h);
+
+	if (ctx == NULL)
+		return HANDLE_REFUSAL(h, MAGIC_CTX);
 	if (n == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	*n = ctx->max_tasks;
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_ctx_set_user_data(struct doca_ctx *ctx, union doca_data ctx_user_data)
+doca_error_t doca_ctx_set_user_data(struct doca_ctx *h, union doca_data ctx_user_data)
 {
-	CTX_CONFIGURE(ctx, ctx->user_data = ctx_user_data);
+	CTX_CONFIGURE(h, ctx->user_data = ctx_user_data);
 }
 
-doca_error_t doca_ctx_set_event_cb(struct doca_ctx *ctx, doca_event_cb_t cb)
+doca_error_t doca_ctx_set_event_cb(struct doca_ctx *h, doca_event_cb_t cb)
 {
-	CTX_CONFIGURE(ctx, ctx->event_cb = cb);
+	CTX_CONFIGURE(h, ctx->event_cb = cb);
 }
 
-doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *ctx, doca_ctx_state_cb_t cb)
+doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *h, doca_ctx_state_cb_t cb)
 {
-	CTX_CONFIGURE(ctx, ctx->state_cb = cb);
+	CTX_CONFIGURE(h, ctx->state_cb = cb);
 }
 
-doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_state *state)
+doca_error_t doca_ctx_get_state(const struct doca_ctx *h, enum doca_ctx_state *state)
 {
-	if (!ctx_valid(ctx))
-		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
+	const struct doca_ctx *ctx = ctx_of(h);
+
+	if (ctx == NULL)
+		return HANDLE_REFUSAL(h, MAGIC_CTX);
 	if (state == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	*state = ctx_state(ctx);
@@ -160,16 +171,17 @@ doca_error_t ctx_unbind_all_locked(struct doca_dev *dev)
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_ctx_destroy(struct doca_ctx *ctx)
+doca_error_t doca_ctx_destroy(struct doca_ctx *h)
 {
 	doca_error_t err = DOCA_SUCCESS;
+	struct doca_ctx *ctx = ctx_of(h);
 
-	if (!ctx_valid(ctx))
-		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
+	if (ctx == NULL)
+		return HANDLE_REFUSAL(h, MAGIC_CTX);
 	/* after any report under way (or inside it: the lock is recursive) */
 	pthread_mutex_lock(&ctx->report_lock);
 	pthread_mutex_lock(&g_config_lock);
-	if (!ctx_valid(ctx)) /* a concurrent destroy won */
+	if (ctx_of(h) != ctx) /* a concurrent destroy won */
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
 		err = DOCA_ERROR_BAD_STATE;
@@ -179,7 +191,7 @@ doca_error_t doca_ctx_destroy(struct doca_ctx *ctx)
 		if (ctx->pe != NULL)
 			pe_remove_member_locked(ctx->pe, ctx);
 		ctx->pe = NULL;
-		ctx->magic = MAGIC_DEAD;
+		handle_kill(ctx);
 	}
 	pthread_mutex_unlock(&g_config_lock);
 	pthread_mutex_unlock(&ctx->report_lock);

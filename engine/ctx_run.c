@@ -19,6 +19,7 @@
  */
 #include <stdlib.h>
 
+#include "engine/cells.h"
 #include "engine/engine.h"
 
 void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n)
@@ -45,21 +46,31 @@ static doca_error_t pool_init(struct ctx_run *run, struct doca_ctx *ctx, uint32_
 {
 	struct task_pool *pool = &run->pool;
 	uint32_t ring = 2;
+	bool fresh;
 
 	while (ring - 1u < size)
 		ring <<= 1;
-	pool->events = doca_zalloc(sizeof(*pool->events) * size);
+	/* Slots are cells: a stale event handle reads its slot's generation
+	 * even after this run is gone (engine/handle.h). */
+	pool->events = cell_get(CELL_EVENTS, sizeof(*pool->events) * size, &fresh);
+	pool->size = size; /* the cell's size class, for run_free */
 	pool->free_slots = doca_zalloc(sizeof(*pool->free_slots) * ring);
 	if (pool->events == NULL || pool->free_slots == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	pool->size = size;
 	ck_ring_init(&pool->free_ring, ring);
 	TSAN_BENIGN_RACE(pool->free_slots, sizeof(*pool->free_slots) * ring,
 			 "ck_ring slots: ordered by ck fences");
 	for (uint32_t i = 0; i < size; i++) {
-		pool->events[i].ctx = ctx;
-		pool->events[i].run = run;
-		ck_ring_enqueue_spmc(&pool->free_ring, pool->free_slots, &pool->events[i]);
+		struct doca_event *ev = &pool->events[i];
+		uint32_t gen = fresh ? 0 : ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed));
+
+		ev->magic = MAGIC_EVENT;
+		ev->epoch = ctx->epoch;
+		/* a new generation: no handle of the cell's last life matches */
+		atomic_store_explicit(&ev->gs, ev_gs(gen + 1u, EV_FREE), memory_order_relaxed);
+		ev->ctx = ctx;
+		ev->run = run;
+		ck_ring_enqueue_spmc(&pool->free_ring, pool->free_slots, ev);
 	}
 	return DOCA_SUCCESS;
 }
@@ -72,7 +83,7 @@ static void run_free(struct ctx_run *run)
 		dev_entry_put(run->entry);
 	}
 	doca_free(run->pool.free_slots);
-	doca_free(run->pool.events);
+	cell_put(CELL_EVENTS, run->pool.events, sizeof(*run->pool.events) * run->pool.size);
 	doca_free(run);
 }
 
@@ -127,21 +138,24 @@ static void run_retire_locked(struct doca_ctx *ctx)
 	doca_call_rcu(&run->rcu, run_free_rcu);
 }
 
-doca_error_t doca_ctx_start(struct doca_ctx *ctx)
+doca_error_t doca_ctx_start(struct doca_ctx *h)
 {
 	struct ctx_run *run;
 	doca_error_t err;
+	struct doca_ctx *ctx = ctx_of(h);
 
-	if (!ctx_valid(ctx))
-		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
+	if (ctx == NULL)
+		return HANDLE_REFUSAL(h, MAGIC_CTX);
 	pthread_mutex_lock(&ctx->report_lock);
 	pthread_mutex_lock(&g_config_lock);
-	if (!ctx_valid(ctx)) /* destroyed since the check above */
+	if (ctx_of(h) != ctx) /* destroyed since the check above */
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
 		err = DOCA_ERROR_BAD_STATE;
 	else if (ctx->dev == NULL || ctx->pe == NULL)
 		err = DOCA_ERROR_NOT_CONNECTED;
+	else if (ctx->event_cb == NULL && atomic_load_explicit(&ctx->pe->has_worker, memory_order_relaxed))
+		err = DOCA_ERROR_NOT_PERMITTED; /* its events would have no taker */
 	else
 		err = DOCA_SUCCESS;
 	if (err == DOCA_SUCCESS) {
@@ -176,14 +190,13 @@ static void stop_hand_to_pe(struct doca_ctx *ctx, struct doca_pe *pe)
 	doca_rcu_read_unlock();
 }
 
-doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
+/* The stop of a context (engine-internal callers pass the object). */
+static doca_error_t ctx_stop(struct doca_ctx *ctx)
 {
 	enum doca_ctx_state st;
 	struct doca_pe *pe;
 	doca_error_t err;
 
-	if (!ctx_valid(ctx))
-		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
 	if (!ctx_ref_get(ctx))
 		return DOCA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&ctx->report_lock);
@@ -219,6 +232,15 @@ doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
 	return err;
 }
 
+doca_error_t doca_ctx_stop(struct doca_ctx *h)
+{
+	struct doca_ctx *ctx = ctx_of(h);
+
+	if (ctx == NULL)
+		return HANDLE_REFUSAL(h, MAGIC_CTX);
+	return ctx_stop(ctx);
+}
+
 bool ctx_try_finalize(struct doca_ctx *ctx)
 {
 	bool done = false;
@@ -246,5 +268,5 @@ bool ctx_try_finalize(struct doca_ctx *ctx)
 void ctx_stop_on_fatal(struct doca_ctx *ctx)
 {
 	doca_log(DOCA_LOG_ERROR, "device queue pair failed: stopping its context, flushing its tasks");
-	(void)doca_ctx_stop(ctx);
+	(void)ctx_stop(ctx);
 }

@@ -33,6 +33,7 @@
 #include "actors/mailbox.h"
 #include "actors/runner.h"
 #include "actors/worker.h"
+#include "engine/handle.h"
 #include "engine/rcu.h"
 #include "hw/hw.h"
 
@@ -67,6 +68,7 @@ struct dev_entry {
 struct doca_dev {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
+	_Atomic uint32_t gen;    /* the handle generation (engine/handle.h) */
 	struct dev_entry *entry;
 	char name[64];          /* the part before ':' */
 	uint32_t nr_mems;       /* g_config_lock */
@@ -85,6 +87,7 @@ void dev_after_fork_child(void);
 struct doca_mem {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
+	_Atomic uint32_t gen;    /* the handle generation (engine/handle.h) */
 	struct doca_ctx *ctx;
 	struct doca_dev *dev;
 	void *addr;
@@ -99,6 +102,7 @@ struct doca_mem {
 struct doca_buf {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
+	_Atomic uint32_t gen;    /* the handle generation (engine/handle.h) */
 	struct doca_mem *mem;
 	uint8_t *data;
 	size_t len;
@@ -110,19 +114,31 @@ struct doca_buf {
 /* Pin a buffer for a task; false if it is being destroyed. */
 bool buf_pin(struct doca_buf *buf);
 void buf_unpin(struct doca_buf *buf);
+/* The end of a destroy made inside the callback of an event naming the
+ * buffer, once that event is released (PE thread). */
+void buf_destroy_finish(struct doca_buf *buf);
 
 /* ---- events (one per task slot) ---- */
 
+/* A slot's life: FREE → QUEUED (a submitter took the credit) → READY (on
+ * the PE's ready list) → HELD (handed out by doca_pe_get_event(s)) →
+ * RETURNING (claimed by a free; on its way back) → FREE with the next
+ * generation; or QUEUED → CALLBACK (inside the event callback) → FREE. */
 enum event_state {
-	EV_FREE = 0,    /* in the pool */
-	EV_QUEUED,      /* submitted: in a mailbox, an SQ or the device */
-	EV_READY,       /* on the PE's ready list or handed to the application */
-	EV_CALLBACK,    /* being delivered to an event callback */
+	EV_FREE = 0,
+	EV_QUEUED,
+	EV_READY,
+	EV_HELD,
+	EV_CALLBACK,
+	EV_RETURNING,
 };
 
 struct doca_event {
-	uint32_t magic;
-	uint8_t state;          /* enum event_state; PE thread (and submitter before push) */
+	uint32_t magic;         /* MAGIC_EVENT for the slot's whole life */
+	uint32_t epoch;         /* g_fork_epoch of its pool */
+	/* generation (HANDLE_GEN_BITS) << 8 | enum event_state: the one word a
+	 * free on another thread races on (engine/event.c) */
+	_Atomic uint32_t gs;
 	uint8_t status;         /* enum doca_event_status */
 	uint16_t type;          /* enum doca_task_type */
 	uint32_t flags;
@@ -175,6 +191,7 @@ void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n);
 struct doca_ctx {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
+	_Atomic uint32_t gen;    /* the handle generation (engine/handle.h) */
 	_Atomic int state;            /* enum doca_ctx_state */
 	struct doca_dev *dev;         /* g_config_lock */
 	struct cds_list_head dev_link; /* in dev->ctxs, g_config_lock */
@@ -206,6 +223,29 @@ bool ctx_ref_get(struct doca_ctx *ctx);
 void ctx_ref_put(struct doca_ctx *ctx);
 /* Give a flushed or completed slot back (PE thread). */
 void event_release(struct doca_event *ev);
+/* The application's handle for a slot's current generation. */
+struct doca_event *event_handle(const struct doca_event *ev);
+
+static inline uint32_t ev_gs(uint32_t gen, enum event_state s)
+{
+	return (gen & HANDLE_GEN_MASK) << 8 | (uint32_t)s;
+}
+static inline uint32_t ev_gen(uint32_t gs)
+{
+	return gs >> 8;
+}
+static inline enum event_state ev_state(uint32_t gs)
+{
+	return (enum event_state)(gs & 0xffu);
+}
+/* A state change by the slot's owner of the moment (the submitter that took
+ * it, or the PE's runner); nobody else writes gs then, a free's CAS fails. */
+static inline void ev_set_state(struct doca_event *ev, enum event_state s)
+{
+	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+
+	atomic_store_explicit(&ev->gs, ev_gs(ev_gen(gs), s), memory_order_relaxed);
+}
 
 /* ---- progress engines ---- */
 
@@ -228,11 +268,15 @@ enum pe_armed { PE_DISARMED = 0, PE_ARMED, PE_FIRED };
 struct doca_pe {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
+	_Atomic uint32_t gen;    /* the handle generation (engine/handle.h) */
 	struct runner runner;
 	struct pe_members *members;   /* RCU-published; g_config_lock for writers */
 	uint32_t cursor;              /* runner: first member scanned next turn */
 	struct doca_event *ready_head; /* runner */
 	struct doca_event *ready_tail;
+	struct doca_event *cb_event;   /* runner: the event inside its callback */
+	struct doca_buf *cb_doomed[2]; /* runner: its buffers destroyed by the callback */
+	uint32_t cb_ndoomed;
 	/* own cache line: wakers on other CPUs load these after every burst,
 	 * and the fields above are written by the runner on every turn */
 	_Alignas(64) _Atomic int armed; /* enum pe_armed */
@@ -296,32 +340,70 @@ void doca_log(enum doca_log_level level, const char *fmt, ...) __attribute__((fo
  * its atfork handler, before any other thread of the child exists. */
 extern uint32_t g_fork_epoch;
 
-/* A live handle of this process (not destroyed, not inherited across fork). */
-static inline bool ctx_valid(const struct doca_ctx *c)
+/* What every handle's object starts with (each struct lists these fields
+ * first, in this order). */
+struct handle_head {
+	uint32_t magic;
+	uint32_t epoch;
+	_Atomic uint32_t gen;
+};
+
+/* The object behind a handle if it is a live one of this process (not
+ * destroyed, not inherited across fork) of the handle's generation. */
+static inline void *handle_obj(const void *h, uint32_t magic)
 {
-	return c != NULL && c->magic == MAGIC_CTX && c->epoch == g_fork_epoch;
+	const struct handle_head *o = handle_addr(h);
+
+	if (o == NULL || o->magic != magic || o->epoch != g_fork_epoch ||
+	    atomic_load_explicit(&o->gen, memory_order_relaxed) != handle_gen(h))
+		return NULL;
+	return (void *)o;
+}
+
+/* Contexts, memories and buffers live in cells and carry generations;
+ * devices and PEs are plain pointers (generation 0). */
+static inline struct doca_ctx *ctx_of(const struct doca_ctx *h)
+{
+	return handle_obj(h, MAGIC_CTX);
+}
+static inline struct doca_mem *mem_of(const struct doca_mem *h)
+{
+	return handle_obj(h, MAGIC_MEM);
+}
+static inline struct doca_buf *buf_of(const struct doca_buf *h)
+{
+	return handle_obj(h, MAGIC_BUF);
 }
 static inline bool dev_valid(const struct doca_dev *d)
 {
-	return d != NULL && d->magic == MAGIC_DEV && d->epoch == g_fork_epoch;
-}
-static inline bool mem_valid(const struct doca_mem *m)
-{
-	return m != NULL && m->magic == MAGIC_MEM && m->epoch == g_fork_epoch;
-}
-static inline bool buf_valid(const struct doca_buf *b)
-{
-	return b != NULL && b->magic == MAGIC_BUF && b->epoch == g_fork_epoch;
+	return handle_obj(d, MAGIC_DEV) != NULL;
 }
 static inline bool pe_valid(const struct doca_pe *p)
 {
-	return p != NULL && p->magic == MAGIC_PE && p->epoch == g_fork_epoch;
+	return handle_obj(p, MAGIC_PE) != NULL;
+}
+
+/* The application's handle for an object's current generation. */
+static inline void *handle_of(const void *obj)
+{
+	return handle_pack(obj, atomic_load_explicit(&((const struct handle_head *)obj)->gen,
+						     memory_order_relaxed));
+}
+
+/* A destroy's last word on a handle: every handle of it is stale now. */
+static inline void handle_kill(void *obj)
+{
+	struct handle_head *o = obj;
+
+	o->magic = MAGIC_DEAD;
+	atomic_fetch_add_explicit(&o->gen, 1, memory_order_relaxed);
 }
 
 /* The refusal of a handle that is not valid: BAD_STATE for a live object
- * inherited from the parent across fork(), INVALID_VALUE otherwise. */
-#define HANDLE_REFUSAL(h, MAGIC) \
-	((h) != NULL && (h)->magic == (MAGIC) ? DOCA_ERROR_BAD_STATE : DOCA_ERROR_INVALID_VALUE)
+ * inherited from the parent across fork(), INVALID_VALUE otherwise; a
+ * destroyed or outdated one is counted (doca_stale_handle_count). */
+doca_error_t handle_refusal(const void *h, uint32_t magic);
+#define HANDLE_REFUSAL(h, MAGIC) handle_refusal((h), (MAGIC))
 
 static inline enum doca_ctx_state ctx_state(const struct doca_ctx *ctx)
 {

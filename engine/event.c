@@ -1,63 +1,118 @@
 /*
  * engine/event.c — event getters and freeing. An event is its task's pool
  * slot: freeing it returns the credit and unpins the buffers.
+ *
+ * Why freeing from any thread is correct. A slot's word `gs` holds its
+ * generation and state (engine.h). The application holds a slot only in
+ * state HELD, and the one way out of HELD for anybody but the PE is the CAS
+ * HELD → RETURNING of the generation its handle names: of any number of
+ * threads freeing one event, exactly one wins, and a stale handle (an older
+ * generation) can never win, because every return to the pool bumps the
+ * generation. The winner then owns the slot. The pool's free ring has a
+ * single producer, the thread holding the PE's runner guard, so the winner
+ * returns the credit itself if it holds the guard or can take it without
+ * waiting; otherwise it pushes the slot into its run's mailbox (a wait-free
+ * push, actors/mailbox.h) and the PE's next turn, finding a RETURNING slot
+ * among the tasks, puts it back in the pool. Until then the slot counts as
+ * outstanding, so a stop cannot finish and free the run under it; the
+ * freeing thread stays inside a read-side section until its last touch of
+ * the run and the PE.
  */
 #include <stdlib.h>
 
 #include "actors/explore_revert.h"
 #include "engine/engine.h"
+#include "engine/handle.h"
 
-/* An event of this process: its ctx was not inherited across fork(). */
-static bool event_live(const struct doca_event *ev)
+/* The slot behind a handle if it is an event of this process (not one
+ * inherited across fork); its generation may still be stale. */
+static struct doca_event *event_slot(const struct doca_event *h)
 {
-	return ev != NULL && ev->magic == MAGIC_EVENT && ev->ctx->epoch == g_fork_epoch;
+	struct doca_event *ev = handle_addr(h);
+
+	if (ev == NULL || ev->magic != MAGIC_EVENT || ev->epoch != g_fork_epoch)
+		return NULL;
+	return ev;
 }
 
-enum doca_event_status doca_event_get_status(const struct doca_event *ev)
+/* The slot if the handle names its current generation while the
+ * application or a callback holds it. */
+static struct doca_event *event_current(const struct doca_event *h)
 {
-	return event_live(ev) ? (enum doca_event_status)ev->status : DOCA_EVENT_STATUS_FAILURE;
+	struct doca_event *ev = event_slot(h);
+
+	if (ev == NULL)
+		return NULL;
+	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+
+	if (ev_gen(gs) != handle_gen(h) || (ev_state(gs) != EV_HELD && ev_state(gs) != EV_CALLBACK))
+		return NULL;
+	return ev;
 }
 
-doca_error_t doca_event_get_error(const struct doca_event *ev)
+struct doca_event *event_handle(const struct doca_event *ev)
 {
-	return event_live(ev) ? ev->error : DOCA_ERROR_INVALID_VALUE;
+	return handle_pack(ev, ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed)));
 }
 
-size_t doca_event_get_bytes(const struct doca_event *ev)
+enum doca_event_status doca_event_get_status(const struct doca_event *h)
 {
-	return event_live(ev) ? (size_t)ev->bytes : 0;
+	const struct doca_event *ev = event_current(h);
+
+	return ev != NULL ? (enum doca_event_status)ev->status : DOCA_EVENT_STATUS_FAILURE;
 }
 
-union doca_data doca_event_get_user_data(const struct doca_event *ev)
+doca_error_t doca_event_get_error(const struct doca_event *h)
 {
+	const struct doca_event *ev = event_current(h);
+
+	return ev != NULL ? ev->error : DOCA_ERROR_INVALID_VALUE;
+}
+
+size_t doca_event_get_bytes(const struct doca_event *h)
+{
+	const struct doca_event *ev = event_current(h);
+
+	return ev != NULL ? (size_t)ev->bytes : 0;
+}
+
+union doca_data doca_event_get_user_data(const struct doca_event *h)
+{
+	const struct doca_event *ev = event_current(h);
 	union doca_data none = { .u64 = 0 };
 
-	return event_live(ev) ? ev->user_data : none;
+	return ev != NULL ? ev->user_data : none;
 }
 
-enum doca_task_type doca_event_get_type(const struct doca_event *ev)
+enum doca_task_type doca_event_get_type(const struct doca_event *h)
 {
-	return event_live(ev) ? (enum doca_task_type)ev->type : (enum doca_task_type)0;
+	const struct doca_event *ev = event_current(h);
+
+	return ev != NULL ? (enum doca_task_type)ev->type : (enum doca_task_type)0;
 }
 
-struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev)
+struct doca_ctx *doca_event_get_ctx(const struct doca_event *h)
 {
-	return event_live(ev) ? ev->ctx : NULL;
+	const struct doca_event *ev = event_current(h);
+
+	return ev != NULL ? handle_of(ev->ctx) : NULL;
 }
 
 /* Inside a read-side section: the credit we return can let a stop retire
  * the run at once, and the ring operation still reads the run's memory
  * after publishing it; the grace period before the run is freed covers
- * that tail (and shows TSan the order). */
+ * that tail (and shows TSan the order). Caller: the holder of the PE's
+ * runner guard (the free ring's one producer). */
 void event_release(struct doca_event *ev)
 {
 	doca_rcu_read_lock();
 	struct task_pool *pool = &ev->run->pool;
+	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
 	buf_unpin(ev->src);
 	buf_unpin(ev->dst);
-	ev->state = EV_FREE;
-	ev->magic = 0;
+	/* the next generation: every handle of this use is stale from now on */
+	atomic_store_explicit(&ev->gs, ev_gs(ev_gen(gs) + 1u, EV_FREE), memory_order_relaxed);
 	TSAN_RELEASE(ev);
 	TSAN_RELEASE(pool);
 	EXPLORE_POINT(QUEUE);
@@ -73,42 +128,134 @@ void event_release(struct doca_event *ev)
 	doca_rcu_read_unlock();
 }
 
-/* Whether the application holds the event: checked under the runner guard
- * (the guard orders every state change of a READY event), so of two threads
- * freeing one event only the first to take the guard frees it. */
-static bool event_held_by_app(const struct doca_event *ev)
+static void event_refused(const char *who, const struct doca_event *h, const struct doca_event *ev,
+			  uint32_t gs)
 {
-	return event_live(ev) && ev->state == EV_READY;
+	if (ev == NULL) {
+		doca_log(DOCA_LOG_ERROR, "%s: not an event of this process", who);
+	} else if (ev_gen(gs) != handle_gen(h) || ev_state(gs) == EV_RETURNING) {
+		handle_count_stale();
+		doca_log(DOCA_LOG_ERROR, "%s: event already freed (a stale or double free)", who);
+	} else {
+		doca_log(DOCA_LOG_ERROR, "%s: event not held by the application (%s)", who,
+			 ev_state(gs) == EV_CALLBACK ? "owned by an event callback" : "not handed out yet");
+	}
 }
 
-static void event_free_refused(const struct doca_event *ev)
+/* Take the event from the application: the one winner of HELD → RETURNING
+ * for the handle's generation, or NULL (refused, logged, nothing changed). */
+static struct doca_event *event_claim(const char *who, const struct doca_event *h)
 {
-	doca_log(DOCA_LOG_ERROR, "doca_event_free: not an event held by the application (%s)",
-		 event_live(ev) ? "owned by an event callback" : "already freed or not an event");
+	struct doca_event *ev = event_slot(h);
+	uint32_t want = ev_gs(handle_gen(h), EV_HELD);
+	uint32_t gs = want;
+
+	if (ev == NULL) {
+		event_refused(who, h, NULL, 0);
+		return NULL;
+	}
+	EXPLORE_POINT(ATOMIC);
+	if (DOCA_REVERTED("event_claim_load_store")) {
+		gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+		EXPLORE_POINT(ATOMIC);
+		if (gs == want)
+			atomic_store_explicit(&ev->gs, ev_gs(handle_gen(h), EV_RETURNING),
+					      memory_order_relaxed);
+	} else {
+		/* acquire: the claim orders after the handout (get_event's store). */
+		(void)atomic_compare_exchange_strong_explicit(&ev->gs, &gs,
+							      ev_gs(handle_gen(h), EV_RETURNING),
+							      memory_order_acquire, memory_order_relaxed);
+	}
+	if (gs != want) {
+		event_refused(who, h, ev, gs);
+		return NULL;
+	}
+	return ev;
 }
 
-void doca_event_free(struct doca_event *ev)
+/* Where claimed events go: straight to their pool when the freeing thread
+ * runs (or can take without waiting) their PE, else through their run's
+ * mailbox. One route serves a run of events of one PE. */
+struct free_route {
+	struct doca_pe *pe;
+	bool direct;           /* we may return credits to this PE's pools */
+	bool entered;          /* we took its guard: give it back */
+	struct ctx_run *mbox_run; /* a run we pushed into and have not announced */
+};
+
+static void route_flush(struct free_route *r)
 {
-	bool checked_before_guard = DOCA_REVERTED("event_free_check_before_guard");
-
-	if (ev == NULL)
-		return;
-	/* A hint only (it names the guard to take): decided again inside. */
-	if (!event_live(ev) || (checked_before_guard && ev->state != EV_READY)) {
-		event_free_refused(ev);
-		return;
+	if (r->mbox_run != NULL) {
+		mailbox_announce(&r->mbox_run->mbox);
+		r->mbox_run = NULL;
 	}
-	struct runner *runner = &ev->ctx->pe->runner;
-	enum runner_entry entry = runner_enter(runner);
+}
 
-	if (entry == RUNNER_BUSY) {
-		doca_log(DOCA_LOG_ERROR, "doca_event_free: refused while another thread runs the PE");
-		return;
+static void route_end(struct free_route *r)
+{
+	route_flush(r);
+	if (r->entered)
+		runner_exit(&r->pe->runner);
+	else if (r->pe != NULL && !r->direct)
+		pe_wake(r->pe); /* its next turn puts the credits back */
+	r->pe = NULL;
+	r->entered = false;
+}
+
+static void route_event(struct free_route *r, struct doca_event *ev)
+{
+	struct doca_pe *pe = ev->ctx->pe;
+
+	if (r->pe != pe) {
+		route_end(r);
+		r->pe = pe;
+		r->direct = runner_is_self(&pe->runner);
+		if (!r->direct && runner_try(&pe->runner, runner_self()))
+			r->direct = r->entered = true;
 	}
-	if (checked_before_guard || event_held_by_app(ev))
+	if (r->direct) {
 		event_release(ev);
-	else
-		event_free_refused(ev);
-	if (entry == RUNNER_ENTERED)
-		runner_exit(runner);
+		return;
+	}
+	if (r->mbox_run != ev->run)
+		route_flush(r);
+	r->mbox_run = ev->run;
+	mailbox_push_mpsc(&ev->run->mbox, &ev->mbox_node);
+}
+
+void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
+{
+	struct free_route route = { 0 };
+
+	if (evs == NULL)
+		return;
+	/* The runs and PEs we touch stay allocated until we leave. */
+	doca_rcu_read_lock();
+	for (uint32_t i = 0; i < n; i++) {
+		if (evs[i] == NULL)
+			continue;
+		struct doca_event *ev = event_claim("doca_event_free_bulk", evs[i]);
+
+		if (ev != NULL)
+			route_event(&route, ev);
+	}
+	route_end(&route);
+	doca_rcu_read_unlock();
+}
+
+void doca_event_free(struct doca_event *h)
+{
+	struct free_route route = { 0 };
+
+	if (h == NULL)
+		return;
+	doca_rcu_read_lock();
+	struct doca_event *ev = event_claim("doca_event_free", h);
+
+	if (ev != NULL) {
+		route_event(&route, ev);
+		route_end(&route);
+	}
+	doca_rcu_read_unlock();
 }

@@ -28,6 +28,7 @@
  */
 #include <pthread.h>
 
+#include "engine/cells.h"
 #include "engine/engine.h"
 #include "actors/explore_revert.h"
 #include "actors/thread_slot.h"
@@ -49,6 +50,7 @@ static void fork_child(void)
 	g_fork_epoch++;
 	doca_rcu_fork_child();
 	dev_after_fork_child();
+	cells_after_fork_child();
 	pe_worker_after_fork_child();
 	thread_slot_after_fork_child();
 }

@@ -4,22 +4,28 @@
  */
 #include <string.h>
 
+#include "engine/cells.h"
 #include "engine/engine.h"
 #include "engine/refs.h"
 
 #define MEM_LEN_MAX (SIZE_MAX / 2)
 #define ACCESS_ALL (DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE)
 
-static doca_error_t mem_register(struct doca_ctx *ctx, void *addr, size_t len, uint32_t access,
+static doca_error_t mem_register(const struct doca_ctx *h, void *addr, size_t len, uint32_t access,
 				 bool owned, struct doca_mem **out)
 {
 	doca_error_t err = DOCA_SUCCESS;
-	struct doca_mem *mem = doca_zalloc(sizeof(*mem));
+	bool fresh;
+	struct doca_mem *mem = cell_get(CELL_MEM, sizeof(*mem), &fresh);
+	struct doca_ctx *ctx;
 
 	if (mem == NULL)
 		return DOCA_ERROR_NO_MEMORY;
+	if (!fresh) /* a reused cell: all anew but the generation */
+		memset((char *)mem + sizeof(struct handle_head), 0, sizeof(*mem) - sizeof(struct handle_head));
 	pthread_mutex_lock(&g_config_lock);
-	if (!ctx_valid(ctx)) { /* destroyed since the caller's check */
+	ctx = ctx_of(h);
+	if (ctx == NULL) { /* destroyed since the caller's check */
 		err = DOCA_ERROR_INVALID_VALUE;
 	} else if (ctx->dev == NULL) {
 		err = DOCA_ERROR_NOT_CONNECTED;
@@ -36,7 +42,7 @@ static doca_error_t mem_register(struct doca_ctx *ctx, void *addr, size_t len, u
 	}
 	pthread_mutex_unlock(&g_config_lock);
 	if (err != DOCA_SUCCESS) {
-		doca_free(mem);
+		cell_put(CELL_MEM, mem, sizeof(*mem));
 		return err;
 	}
 	mem->ctx = ctx;
@@ -46,14 +52,15 @@ static doca_error_t mem_register(struct doca_ctx *ctx, void *addr, size_t len, u
 	mem->owned = owned;
 	mem->epoch = g_fork_epoch;
 	mem->magic = MAGIC_MEM;
-	*out = mem;
+	*out = handle_of(mem);
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t mem_args_check(struct doca_ctx *ctx, size_t len, uint32_t access, struct doca_mem **mem)
+static doca_error_t mem_args_check(const struct doca_ctx *h, size_t len, uint32_t access,
+				   struct doca_mem **mem)
 {
-	if (!ctx_valid(ctx))
-		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
+	if (ctx_of(h) == NULL)
+		return HANDLE_REFUSAL(h, MAGIC_CTX);
 	return mem != NULL && len != 0 && len <= MEM_LEN_MAX && access != 0 &&
 			       (access & ~(uint32_t)ACCESS_ALL) == 0
 		       ? DOCA_SUCCESS
@@ -68,7 +75,8 @@ doca_error_t doca_mem_create(struct doca_ctx *ctx, size_t len, uint32_t access, 
 		return err;
 	/* Checked before allocating, so a ctx without a device costs nothing. */
 	pthread_mutex_lock(&g_config_lock);
-	bool has_dev = ctx->dev != NULL;
+	const struct doca_ctx *obj = ctx_of(ctx);
+	bool has_dev = obj == NULL || obj->dev != NULL; /* a destroyed one: mem_register says so */
 
 	pthread_mutex_unlock(&g_config_lock);
 	if (!has_dev)
@@ -96,20 +104,24 @@ doca_error_t doca_mem_create_from(struct doca_ctx *ctx, void *addr, size_t len, 
 	return mem_register(ctx, addr, len, access, false, mem);
 }
 
-doca_error_t doca_mem_get_addr(const struct doca_mem *mem, void **addr)
+doca_error_t doca_mem_get_addr(const struct doca_mem *h, void **addr)
 {
-	if (!mem_valid(mem))
-		return HANDLE_REFUSAL(mem, MAGIC_MEM);
+	const struct doca_mem *mem = mem_of(h);
+
+	if (mem == NULL)
+		return HANDLE_REFUSAL(h, MAGIC_MEM);
 	if (addr == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	*addr = mem->addr;
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_mem_get_len(const struct doca_mem *mem, size_t *len)
+doca_error_t doca_mem_get_len(const struct doca_mem *h, size_t *len)
 {
-	if (!mem_valid(mem))
-		return HANDLE_REFUSAL(mem, MAGIC_MEM);
+	const struct doca_mem *mem = mem_of(h);
+
+	if (mem == NULL)
+		return HANDLE_REFUSAL(h, MAGIC_MEM);
 	if (len == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	*len = mem->len;
@@ -123,13 +135,15 @@ static void mem_free_rcu(struct rcu_head *head)
 	DOCA_RCU_CALLBACK_ENTER(head);
 	if (mem->owned)
 		doca_free(mem->addr);
-	doca_free(mem);
+	cell_put(CELL_MEM, mem, sizeof(*mem));
 }
 
-doca_error_t doca_mem_destroy(struct doca_mem *mem)
+doca_error_t doca_mem_destroy(struct doca_mem *h)
 {
-	if (!mem_valid(mem))
-		return HANDLE_REFUSAL(mem, MAGIC_MEM);
+	struct doca_mem *mem = mem_of(h);
+
+	if (mem == NULL)
+		return HANDLE_REFUSAL(h, MAGIC_MEM);
 	if (!users_close(&mem->bufs))
 		return DOCA_ERROR_IN_USE;
 	hb_acquire(mem);
@@ -139,7 +153,7 @@ doca_error_t doca_mem_destroy(struct doca_mem *mem)
 	e->ops->mem_deregister(mem->mr);
 	mem->dev->nr_mems--;
 	mem->ctx->nr_mems--;
-	mem->magic = MAGIC_DEAD;
+	handle_kill(mem);
 	pthread_mutex_unlock(&g_config_lock);
 	dev_entry_put(e);
 	doca_call_rcu(&mem->rcu, mem_free_rcu);

@@ -108,16 +108,17 @@ doca_error_t doca_pe_create(struct doca_pe **out)
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx)
+doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *h)
 {
 	doca_error_t err;
+	struct doca_ctx *ctx = ctx_of(h);
 
 	if (!pe_valid(pe))
 		return HANDLE_REFUSAL(pe, MAGIC_PE);
-	if (!ctx_valid(ctx))
-		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
+	if (ctx == NULL)
+		return HANDLE_REFUSAL(h, MAGIC_CTX);
 	pthread_mutex_lock(&g_config_lock);
-	if (!pe_valid(pe) || !ctx_valid(ctx)) /* destroyed since the check above */
+	if (!pe_valid(pe) || ctx_of(h) != ctx) /* destroyed since the check above */
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
 		err = DOCA_ERROR_BAD_STATE;
@@ -131,26 +132,49 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx)
 	return err;
 }
 
-struct doca_event *doca_pe_get_event(struct doca_pe *pe)
+/* Take up to max ready events (the caller holds the runner guard). */
+static uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs, uint32_t max)
 {
-	if (!pe_valid(pe))
-		return NULL;
+	uint32_t n = 0;
+
+	while (n < max && pe->ready_head != NULL) {
+		struct doca_event *ev = pe->ready_head;
+
+		pe->ready_head = ev->next;
+		ev->next = NULL;
+		ev_set_state(ev, EV_HELD);
+		hb_acquire(ev); /* the device's writes happen before the handout */
+		evs[n++] = event_handle(ev);
+	}
+	if (pe->ready_head == NULL)
+		pe->ready_tail = NULL;
+	return n;
+}
+
+uint32_t doca_pe_get_events(struct doca_pe *pe, struct doca_event **evs, uint32_t max)
+{
+	if (!pe_valid(pe) || evs == NULL || max == 0)
+		return 0;
+	EXPLORE_POINT(ATOMIC);
+	/* A worker's PE delivers through callbacks: no other thread takes its events. */
+	if (atomic_load_explicit(&pe->has_worker, memory_order_relaxed) && !worker_is_self(&pe->worker))
+		return 0;
 	enum runner_entry entry = runner_enter(&pe->runner);
 
 	if (entry == RUNNER_BUSY)
-		return NULL;
-	struct doca_event *ev = pe->ready_head;
+		return 0;
+	uint32_t n = pe_take_ready(pe, evs, max);
 
-	if (ev != NULL) {
-		pe->ready_head = ev->next;
-		if (pe->ready_head == NULL)
-			pe->ready_tail = NULL;
-		ev->next = NULL;
-		hb_acquire(ev); /* the device's writes happen before the handout */
-	}
 	if (entry == RUNNER_ENTERED)
 		runner_exit(&pe->runner);
-	return ev;
+	return n;
+}
+
+struct doca_event *doca_pe_get_event(struct doca_pe *pe)
+{
+	struct doca_event *ev = NULL;
+
+	return doca_pe_get_events(pe, &ev, 1) == 1 ? ev : NULL;
 }
 
 doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd)

@@ -61,21 +61,25 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 
 		if (n == 0)
 			break;
+		uint32_t ndescs = 0;
+
 		for (uint32_t i = 0; i < n; i++) {
 			struct doca_event *ev = caa_container_of(items[i], struct doca_event, mbox_node);
 
-			if (!running) {
+			if (ev_state(atomic_load_explicit(&ev->gs, memory_order_relaxed)) == EV_RETURNING) {
+				event_release(ev); /* freed on another thread (engine/event.c) */
+			} else if (!running) {
 				event_flush(ev);
 				t->done[t->ndone++] = ev;
-				continue;
+			} else {
+				descs[ndescs++] = event_desc(ev);
 			}
-			descs[i] = event_desc(ev);
 		}
-		if (running)
-			run_post(run, descs, n);
-		posted += n;
+		if (ndescs != 0)
+			run_post(run, descs, ndescs);
+		posted += ndescs;
 	}
-	if (running && posted != 0)
+	if (posted != 0)
 		hw_qp_doorbell(run->qp);
 }
 
@@ -170,13 +174,18 @@ static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
 	struct doca_ctx *ctx = ev->ctx;
 
 	if (ctx->event_cb != NULL) {
-		ev->state = EV_CALLBACK;
+		ev_set_state(ev, EV_CALLBACK);
 		hb_acquire(ev); /* the device's writes happen before the callback */
-		ctx->event_cb(ev, ctx->user_data);
+		pe->cb_event = ev;
+		ctx->event_cb(event_handle(ev), ctx->user_data);
+		pe->cb_event = NULL;
 		event_release(ev);
+		/* the buffers the callback destroyed go with their event */
+		for (; pe->cb_ndoomed != 0; pe->cb_ndoomed--)
+			buf_destroy_finish(pe->cb_doomed[pe->cb_ndoomed - 1]);
 		return;
 	}
-	ev->state = EV_READY;
+	ev_set_state(ev, EV_READY);
 	ev->next = NULL;
 	if (pe->ready_tail != NULL)
 		pe->ready_tail->next = ev;

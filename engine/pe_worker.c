@@ -91,6 +91,21 @@ bool pe_retire_unless_worker(struct doca_pe *pe)
 	return none;
 }
 
+/* A running member without an event callback: its events would reach no
+ * one once a worker runs the PE (g_config_lock held). */
+static bool pe_has_callbackless_member(const struct doca_pe *pe)
+{
+	uint32_t n = atomic_load_explicit(&pe->members->count, memory_order_relaxed);
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct doca_ctx *ctx = atomic_load_explicit(&pe->members->ctx[i], memory_order_relaxed);
+
+		if (ctx->event_cb == NULL && ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
+			return true;
+	}
+	return false;
+}
+
 doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu)
 {
 	doca_error_t err = DOCA_SUCCESS;
@@ -99,19 +114,26 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu)
 		return HANDLE_REFUSAL(pe, MAGIC_PE);
 	if (!cpu_exists(cpu))
 		return DOCA_ERROR_INVALID_VALUE;
+	/* g_config_lock (before worker_lock, as in doca_pe_destroy) makes the
+	 * members check and the claim one step against doca_ctx_start, which
+	 * checks the claim under it. */
+	pthread_mutex_lock(&g_config_lock);
 	pthread_mutex_lock(&worker_lock);
 	EXPLORE_POINT(ATOMIC);
-	if (!pe_valid(pe)) { /* destroyed since the check above */
+	if (!pe_valid(pe)) /* destroyed since the check above */
 		err = DOCA_ERROR_INVALID_VALUE;
-	} else if (atomic_load_explicit(&pe->has_worker, memory_order_relaxed)) {
+	else if (atomic_load_explicit(&pe->has_worker, memory_order_relaxed))
 		err = DOCA_ERROR_BAD_STATE;
-	} else {
-		EXPLORE_POINT(ATOMIC);
+	else if (pe_has_callbackless_member(pe))
+		err = DOCA_ERROR_NOT_PERMITTED;
+	else
 		atomic_store_explicit(&pe->has_worker, true, memory_order_relaxed);
-		if (worker_start(&pe->worker, &pe_worker_ops, pe, pe->epfd, cpu, WORKER_SPIN_TURNS) != 0) {
-			atomic_store_explicit(&pe->has_worker, false, memory_order_relaxed);
-			err = DOCA_ERROR_OPERATING_SYSTEM;
-		}
+	pthread_mutex_unlock(&g_config_lock);
+	EXPLORE_POINT(ATOMIC);
+	if (err == DOCA_SUCCESS &&
+	    worker_start(&pe->worker, &pe_worker_ops, pe, pe->epfd, cpu, WORKER_SPIN_TURNS) != 0) {
+		atomic_store_explicit(&pe->has_worker, false, memory_order_relaxed);
+		err = DOCA_ERROR_OPERATING_SYSTEM;
 	}
 	pthread_mutex_unlock(&worker_lock);
 	return err;

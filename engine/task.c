@@ -31,10 +31,8 @@
 
 /* The argument checks that come after the state check, in contract order. */
 static doca_error_t task_check(const struct doca_ctx *ctx, const struct doca_task_desc *desc,
-			       uint64_t *len)
+			       const struct doca_buf *src, const struct doca_buf *dst, uint64_t *len)
 {
-	const struct doca_buf *src = desc->src, *dst = desc->dst;
-
 	if (desc->type != DOCA_TASK_COPY || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 || src->len == 0 ||
 	    dst->len == 0 || src->mem->ctx != ctx || dst->mem->ctx != ctx)
 		return DOCA_ERROR_INVALID_VALUE;
@@ -61,32 +59,32 @@ static struct doca_event *pool_take(struct ctx_run *run)
 
 /* Validate, pin and take a credit; fill the event (*out). */
 static doca_error_t task_prepare(struct doca_ctx *ctx, struct ctx_run *run,
-				 const struct doca_task_desc *desc, struct doca_event **out)
+				 const struct doca_task_desc *desc, struct doca_buf *src,
+				 struct doca_buf *dst, struct doca_event **out)
 {
 	uint64_t len;
-	doca_error_t err = task_check(ctx, desc, &len);
+	doca_error_t err = task_check(ctx, desc, src, dst, &len);
 
 	if (err != DOCA_SUCCESS)
 		return err;
-	if (!buf_pin(desc->src))
+	if (!buf_pin(src))
 		return DOCA_ERROR_INVALID_VALUE;
-	if (!buf_pin(desc->dst)) {
-		buf_unpin(desc->src);
+	if (!buf_pin(dst)) {
+		buf_unpin(src);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	struct doca_event *ev = pool_take(run);
 
 	if (ev == NULL) {
-		buf_unpin(desc->dst);
-		buf_unpin(desc->src);
+		buf_unpin(dst);
+		buf_unpin(src);
 		return DOCA_ERROR_AGAIN;
 	}
-	ev->magic = MAGIC_EVENT;
-	ev->state = EV_QUEUED;
+	ev_set_state(ev, EV_QUEUED);
 	ev->type = (uint16_t)desc->type;
 	ev->flags = desc->flags;
-	ev->src = desc->src;
-	ev->dst = desc->dst;
+	ev->src = src;
+	ev->dst = dst;
 	ev->len = len;
 	ev->bytes = 0;
 	ev->user_data = desc->user_data;
@@ -139,9 +137,11 @@ static void task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doc
 static doca_error_t task_submit_one(struct doca_ctx *ctx, const struct doca_task_desc *desc,
 				    struct ctx_run **run, struct doca_event **out)
 {
-	if (!buf_valid(desc->src))
+	struct doca_buf *src = buf_of(desc->src), *dst = buf_of(desc->dst);
+
+	if (src == NULL)
 		return HANDLE_REFUSAL(desc->src, MAGIC_BUF);
-	if (!buf_valid(desc->dst))
+	if (dst == NULL)
 		return HANDLE_REFUSAL(desc->dst, MAGIC_BUF);
 	if (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
 		return DOCA_ERROR_BAD_STATE;
@@ -153,25 +153,27 @@ static doca_error_t task_submit_one(struct doca_ctx *ctx, const struct doca_task
 			return DOCA_ERROR_BAD_STATE;
 		TSAN_ACQUIRE(*run);
 	}
-	return task_prepare(ctx, *run, desc, out);
+	return task_prepare(ctx, *run, desc, src, dst, out);
 }
 
-doca_error_t doca_task_submit_batch(struct doca_ctx *ctx, const struct doca_task_desc *descs,
+doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_desc *descs,
 				    uint32_t n, uint32_t *accepted)
 {
 	doca_error_t err = DOCA_SUCCESS;
+	struct doca_ctx *ctx;
 	struct ctx_run *run = NULL;
 	struct doca_event *chunk[SUBMIT_CHUNK];
 	uint32_t i = 0, k = 0;
 
 	if (accepted != NULL)
 		*accepted = 0;
-	if (ctx == NULL || accepted == NULL || (descs == NULL && n != 0))
+	if (h == NULL || accepted == NULL || (descs == NULL && n != 0))
 		return DOCA_ERROR_INVALID_VALUE;
 	/* Validate inside the section: a racing destroy frees after a grace period. */
 	doca_rcu_read_lock();
-	if (!ctx_valid(ctx))
-		err = HANDLE_REFUSAL(ctx, MAGIC_CTX);
+	ctx = ctx_of(h);
+	if (ctx == NULL)
+		err = HANDLE_REFUSAL(h, MAGIC_CTX);
 	for (; err == DOCA_SUCCESS && i < n; i++) {
 		err = task_submit_one(ctx, &descs[i], &run, &chunk[k]);
 		if (err != DOCA_SUCCESS)

@@ -11,7 +11,7 @@ import os
 (CTX_CREATE, CTX_DESTROY, CTX_SET_DEV, CTX_SET_MAX, CTX_SET_CBS, DEV_OPEN, DEV_CLOSE,
  MEM_CREATE, MEM_CREATE_FROM, MEM_DESTROY, BUF_CREATE, BUF_DESTROY, PE_CREATE,
  PE_CONNECT, PE_DESTROY, START, STOP, SUBMIT, PROGRESS, GET_EVENT, EVENT_FREE,
- FILL) = range(22)
+ FILL, STALE_EVENT_FREE, STALE_USE) = range(24)
 
 # model.c m_devstrs indexes
 SW0, FAIL3, PARTIAL2, FAIL4_PARTIAL2, FAIL1, PARTIAL1 = range(6)
@@ -37,6 +37,19 @@ def base(dev=SW0, extra=()):
 
 
 SEEDS = {
+    # stale handles: an event freed again after its slot holds a newer event
+    # (max_tasks 1), buffers and a memory destroyed again, a submit naming
+    # destroyed buffers; each refused and counted, nothing changed
+    "stale-handles": base(SW0, [CTX_SET_MAX, 0, 0]) + [START, 0, SUBMIT, 0, 1, 0, COPY,
+                                                       PROGRESS, 0, GET_EVENT, 0, EVENT_FREE, 0,
+                                                       SUBMIT, 0, 1, 0, COPY, PROGRESS, 0,
+                                                       GET_EVENT, 0, STALE_EVENT_FREE, 0,
+                                                       SUBMIT, 0, 1, 0, COPY, EVENT_FREE, 0,
+                                                       STALE_EVENT_FREE, 1, STOP, 0,
+                                                       BUF_DESTROY, 1, STALE_USE, 2, 0, 0,
+                                                       STALE_USE, 3, 0, 0, BUF_DESTROY, 0,
+                                                       MEM_DESTROY, 0, STALE_USE, 1, 0, 0,
+                                                       STALE_USE, 2, 1, 0],
     # the seed lifecycle: copy the upper half into... (buf 1 -> buf 0) and back
     "lifecycle": base() + [START, 0, SUBMIT, 0, 1, 0, COPY, PROGRESS, 0, GET_EVENT, 0,
                            EVENT_FREE, 0, STOP, 0, BUF_DESTROY, 0, BUF_DESTROY, 1,

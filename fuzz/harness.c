@@ -20,6 +20,10 @@
 #include "ops.h"
 
 #define M_HELD 32 /* events the application holds at once */
+#define M_DEAD 8  /* stale handles kept per kind (the most recent ones) */
+
+/* Keep a handle that just died, for the stale-handle operations. */
+#define BURY(kind, h) (H.dead_##kind[H.ndead_##kind++ % M_DEAD] = (h))
 
 static struct {
 	struct model m;
@@ -32,6 +36,12 @@ static struct {
 	struct doca_event *held[M_HELD];
 	int held_task[M_HELD];
 	uint32_t nheld;
+	/* handles the application kept after their destroy or free */
+	struct doca_ctx *dead_ctx[M_DEAD];
+	struct doca_mem *dead_mem[M_DEAD];
+	struct doca_buf *dead_buf[M_DEAD];
+	struct doca_event *dead_ev[M_DEAD];
+	uint32_t ndead_ctx, ndead_mem, ndead_buf, ndead_ev;
 	_Alignas(64) uint8_t arena[M_ARENA][M_ARENA_LEN]; /* caller-owned regions */
 	const uint8_t *in;
 	size_t left;
@@ -222,8 +232,10 @@ static void op_ctx_destroy(void)
 	doca_error_t want = m_ctx_destroy(&H.m, c);
 
 	expect_rc("doca_ctx_destroy", doca_ctx_destroy(HANDLE(ctx, c)), want);
-	if (want == DOCA_SUCCESS)
+	if (want == DOCA_SUCCESS) {
+		BURY(ctx, H.ctx[c]);
 		H.ctx[c] = NULL;
+	}
 }
 
 static void op_ctx_set_dev(void)
@@ -375,6 +387,7 @@ static void op_mem_destroy(void)
 
 	expect_rc("doca_mem_destroy", doca_mem_destroy(HANDLE(mem, i)), want);
 	if (want == DOCA_SUCCESS) {
+		BURY(mem, H.mem[i]);
 		H.mem[i] = NULL;
 		H.mem_bytes[i] = NULL;
 	}
@@ -405,8 +418,10 @@ static void op_buf_destroy(void)
 	doca_error_t want = m_buf_destroy(&H.m, i);
 
 	expect_rc("doca_buf_destroy", doca_buf_destroy(HANDLE(buf, i)), want);
-	if (want == DOCA_SUCCESS)
+	if (want == DOCA_SUCCESS) {
+		BURY(buf, H.buf[i]);
 		H.buf[i] = NULL;
+	}
 }
 
 static void op_pe_create(void)
@@ -546,6 +561,7 @@ static void do_event_free(uint32_t i)
 {
 	m_event_free(&H.m, H.held_task[i]);
 	doca_event_free(H.held[i]);
+	BURY(ev, H.held[i]);
 	H.nheld--;
 	H.held[i] = H.held[H.nheld];
 	H.held_task[i] = H.held_task[H.nheld];
@@ -559,6 +575,59 @@ static void op_event_free(void)
 		doca_event_free(NULL); /* documented: ignored */
 	else
 		do_event_free(b % H.nheld);
+}
+
+/* A refused call with a stale handle: exactly one more stale handle
+ * counted; check_all then proves nothing else changed. */
+static void expect_stale(const char *call, doca_error_t got, uint64_t before)
+{
+	expect_rc(call, got, DOCA_ERROR_INVALID_VALUE);
+	if (doca_stale_handle_count() != before + 1)
+		diverge("%s with a stale handle: stale count %llu -> %llu, expected one more", call,
+			(unsigned long long)before, (unsigned long long)doca_stale_handle_count());
+}
+
+/* Free again an event freed before (its slot may hold a newer event now). */
+static void op_stale_event_free(void)
+{
+	uint8_t b = next_byte();
+	uint64_t before = doca_stale_handle_count();
+	uint32_t n = H.ndead_ev < M_DEAD ? H.ndead_ev : M_DEAD;
+
+	if (n == 0)
+		return;
+	quiet(true);
+	doca_event_free(H.dead_ev[b % n]);
+	quiet(false);
+	if (doca_stale_handle_count() != before + 1)
+		diverge("a stale doca_event_free was not refused and counted once");
+}
+
+/* Destroy again a destroyed context, memory or buffer, or submit with a
+ * destroyed buffer. */
+static void op_stale_use(void)
+{
+	uint8_t kind = next_byte(), b = next_byte();
+	uint64_t before = doca_stale_handle_count();
+	uint32_t nc = H.ndead_ctx < M_DEAD ? H.ndead_ctx : M_DEAD;
+	uint32_t nm = H.ndead_mem < M_DEAD ? H.ndead_mem : M_DEAD;
+	uint32_t nb = H.ndead_buf < M_DEAD ? H.ndead_buf : M_DEAD;
+	int c = pick(M_CTX, live_ctx);
+
+	quiet(true);
+	if (kind % 4 == 0 && nc != 0) {
+		expect_stale("doca_ctx_destroy", doca_ctx_destroy(H.dead_ctx[b % nc]), before);
+	} else if (kind % 4 == 1 && nm != 0) {
+		expect_stale("doca_mem_destroy", doca_mem_destroy(H.dead_mem[b % nm]), before);
+	} else if (kind % 4 == 2 && nb != 0) {
+		expect_stale("doca_buf_destroy", doca_buf_destroy(H.dead_buf[b % nb]), before);
+	} else if (kind % 4 == 3 && nb != 0 && c >= 0) {
+		struct doca_task_desc d = { .type = DOCA_TASK_COPY, .src = H.dead_buf[b % nb],
+					    .dst = H.dead_buf[(b + 1u) % nb] };
+
+		expect_stale("doca_task_submit", doca_task_submit(H.ctx[c], &d), before);
+	}
+	quiet(false);
 }
 
 static void op_fill(void)
@@ -694,13 +763,14 @@ static void (*const ops[OP_COUNT])(void) = {
 	[OP_STOP] = op_stop,                 [OP_SUBMIT] = op_submit,
 	[OP_PROGRESS] = op_progress,         [OP_GET_EVENT] = op_get_event,
 	[OP_EVENT_FREE] = op_event_free,     [OP_FILL] = op_fill,
+	[OP_STALE_EVENT_FREE] = op_stale_event_free, [OP_STALE_USE] = op_stale_use,
 };
 
 static const char *const op_names[OP_COUNT] = {
 	"ctx_create", "ctx_destroy", "ctx_set_dev", "ctx_set_max_tasks", "ctx_set_callbacks", "dev_open",
 	"dev_close", "mem_create", "mem_create_from", "mem_destroy", "buf_create", "buf_destroy", "pe_create",
 	"pe_connect_ctx", "pe_destroy", "ctx_start", "ctx_stop", "task_submit", "pe_progress", "pe_get_event",
-	"event_free", "fill",
+	"event_free", "fill", "stale_event_free", "stale_use",
 };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -37,6 +37,8 @@ enum fuzz_op {
 	OP_GET_EVENT,        /* pe */
 	OP_EVENT_FREE,       /* index among held events */
 	OP_FILL,             /* mem, seed: the application writes into a memory */
+	OP_STALE_EVENT_FREE, /* index among the last freed events */
+	OP_STALE_USE,        /* kind (ctx/mem/buf destroy, submit with buffers), index, ctx */
 	OP_COUNT
 };
 

@@ -48,11 +48,15 @@ doca_error_t doca_buf_get_data(const struct doca_buf *buf, void **data);
 doca_error_t doca_buf_get_len(const struct doca_buf *buf, size_t *len);
 
 /**
- * @brief Destroy a buffer no task uses any more.
+ * @brief Destroy a buffer no task uses any more. Inside the event callback
+ *        of a task naming it, when no other task uses it, the destroy is
+ *        allowed: the handle is dead at once and the buffer goes when the
+ *        event does (its memory counts it until then), so buffers made per
+ *        task can be destroyed by their own callback.
  * @param buf The buffer.
- * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
- *         DOCA_ERROR_IN_USE while the event of a task naming it is not freed
- *         (nothing is changed).
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
+ *         or a buffer already destroyed; DOCA_ERROR_IN_USE while the event of
+ *         another task naming it is not freed (nothing is changed).
  *
  * Thread safety: any thread; a race with a submission naming it resolves to
  *         one winner (the submission then fails with DOCA_ERROR_INVALID_VALUE).

@@ -139,6 +139,8 @@ doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *ctx, doca_ctx_state_
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_BAD_STATE if the context is not IDLE;
  *         DOCA_ERROR_NOT_CONNECTED without a device or a progress engine;
+ *         DOCA_ERROR_NOT_PERMITTED without an event callback while a worker
+ *         runs its progress engine (doca_pe_run_on_cpu);
  *         DOCA_ERROR_NO_MEMORY or the device's error (the context stays IDLE).
  *
  * Thread safety: any thread, also while other threads submit.

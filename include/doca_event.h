@@ -21,7 +21,8 @@ extern "C" {
  * @param ev The event.
  * @return SUCCESS, FAILURE or PARTIAL (DOCA_EVENT_STATUS_FAILURE for NULL).
  *
- * Thread safety: the thread running the event's progress engine.
+ * Thread safety: the thread holding the event (the one it was handed to,
+ *         or one it was passed to with the application's own synchronisation).
  */
 enum doca_event_status doca_event_get_status(const struct doca_event *ev);
 
@@ -33,7 +34,8 @@ enum doca_event_status doca_event_get_status(const struct doca_event *ev);
  *        DOCA_ERROR_TOO_BIG (partial allowed by DOCA_TASK_FLAG_ALLOW_PARTIAL),
  *        or the device's error. DOCA_ERROR_INVALID_VALUE for NULL.
  *
- * Thread safety: the thread running the event's progress engine.
+ * Thread safety: the thread holding the event (the one it was handed to,
+ *         or one it was passed to with the application's own synchronisation).
  */
 doca_error_t doca_event_get_error(const struct doca_event *ev);
 
@@ -42,7 +44,8 @@ doca_error_t doca_event_get_error(const struct doca_event *ev);
  * @param ev The event.
  * @return The byte count; 0 for NULL.
  *
- * Thread safety: the thread running the event's progress engine.
+ * Thread safety: the thread holding the event (the one it was handed to,
+ *         or one it was passed to with the application's own synchronisation).
  */
 size_t doca_event_get_bytes(const struct doca_event *ev);
 
@@ -51,7 +54,8 @@ size_t doca_event_get_bytes(const struct doca_event *ev);
  * @param ev The event.
  * @return The user data; 0 for NULL.
  *
- * Thread safety: the thread running the event's progress engine.
+ * Thread safety: the thread holding the event (the one it was handed to,
+ *         or one it was passed to with the application's own synchronisation).
  */
 union doca_data doca_event_get_user_data(const struct doca_event *ev);
 
@@ -60,7 +64,8 @@ union doca_data doca_event_get_user_data(const struct doca_event *ev);
  * @param ev The event.
  * @return The type; 0 for NULL.
  *
- * Thread safety: the thread running the event's progress engine.
+ * Thread safety: the thread holding the event (the one it was handed to,
+ *         or one it was passed to with the application's own synchronisation).
  */
 enum doca_task_type doca_event_get_type(const struct doca_event *ev);
 
@@ -69,24 +74,41 @@ enum doca_task_type doca_event_get_type(const struct doca_event *ev);
  * @param ev The event.
  * @return The context; NULL for NULL.
  *
- * Thread safety: the thread running the event's progress engine.
+ * Thread safety: the thread holding the event (the one it was handed to,
+ *         or one it was passed to with the application's own synchronisation).
  */
 struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev);
 
 /**
- * @brief Free an event from doca_pe_get_event: its credit returns to the
- *        context's task pool and its buffers stop being in use. NULL is ignored.
- *        Events handed to an event callback are freed by the engine; freeing
- *        one of those, or one twice, is refused with a log line and changes
- *        nothing. Of two threads freeing the same event at once, exactly one
- *        frees it and the other is refused.
+ * @brief Free an event from doca_pe_get_event(s): its credit returns to the
+ *        context's task pool and its buffers stop being in use. NULL is
+ *        ignored. Never refused for an event the application holds, from
+ *        any thread: on the thread running the PE the credit is back at
+ *        once; from another thread it returns through a lock-free path the
+ *        PE drains on its next turn (the PE is woken if it sleeps).
+ *        Refused, with a log line and changing nothing: an event handed to
+ *        an event callback (the engine frees those), and a stale handle —
+ *        an event already freed, even if its slot now holds a newer event
+ *        (handles carry a generation; doca_stale_handle_count counts these).
+ *        Of two threads freeing the same event at once, exactly one frees it.
  * @param ev The event, or NULL.
  *
- * Thread safety: the thread running the event's progress engine; waits
- *         while a submit holds the PE briefly (doca_pe.h, "When a PE call
- *         waits").
+ * Thread safety: any thread; wait-free apart from the PE's runner check
+ *         (one CAS) and, off the PE's thread, one mailbox push.
  */
 void doca_event_free(struct doca_event *ev);
+
+/**
+ * @brief doca_event_free for @p n events at once (for example those of one
+ *        doca_pe_get_events call): one guard check and one wake per PE for
+ *        the whole array instead of one per event. NULL entries are skipped;
+ *        each entry is freed or refused exactly as by doca_event_free.
+ * @param evs The events; NULL is ignored.
+ * @param n The number of entries.
+ *
+ * Thread safety: as doca_event_free.
+ */
+void doca_event_free_bulk(struct doca_event **evs, uint32_t n);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,8 @@
 extern "C" {
 #endif
 
+#include <stdint.h>
+
 #include "doca_error.h"
 
 /** Messages passed per second from one place of the library before the rest are counted. */
@@ -73,6 +75,18 @@ enum doca_log_level doca_log_get_level(void);
  *         changes goes to the old or the new one, never both.
  */
 doca_error_t doca_log_set_handler(doca_log_handler_t handler, void *user);
+
+/**
+ * @brief How many calls this process made with a stale handle: an event
+ *        freed twice or freed after its slot was reused, a buffer, memory,
+ *        context, device or progress engine destroyed twice or used after
+ *        its destroy. Each such call was refused (with a log line) and
+ *        changed nothing.
+ * @return The count since the process started.
+ *
+ * Thread safety: any thread.
+ */
+uint64_t doca_stale_handle_count(void);
 
 #ifdef __cplusplus
 }

@@ -100,13 +100,27 @@ doca_error_t doca_pe_try_progress(struct doca_pe *pe, uint32_t *events);
  * @brief Take the oldest ready event (of contexts without an event callback).
  * @param pe The progress engine.
  * @return The event, to be freed with doca_event_free; NULL when none is
- *         ready, for NULL or a wrong-type handle, or when another thread is
- *         running the PE.
+ *         ready, for NULL or a wrong-type handle, when another thread is
+ *         running the PE, and on any thread but the worker's while a worker
+ *         runs the PE (doca_pe_run_on_cpu: its events go to callbacks).
  *
  * Thread safety: the thread running the PE; waits while a submit holds the
  *         PE briefly (see "When a PE call waits" above).
  */
 struct doca_event *doca_pe_get_event(struct doca_pe *pe);
+
+/**
+ * @brief Take up to @p max ready events, oldest first: doca_pe_get_event
+ *        for a burst (free them with doca_event_free_bulk).
+ * @param pe The progress engine.
+ * @param[out] evs Receives the events.
+ * @param max Room in @p evs.
+ * @return The number of events stored; 0 in every case where
+ *         doca_pe_get_event returns NULL, and for NULL @p evs or @p max 0.
+ *
+ * Thread safety: as doca_pe_get_event.
+ */
+uint32_t doca_pe_get_events(struct doca_pe *pe, struct doca_event **evs, uint32_t max);
 
 /**
  * @brief The PE's notification fd: constant for the PE's life, pollable with
@@ -158,7 +172,11 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
  *         or a CPU that does not exist; DOCA_ERROR_BAD_STATE if a worker
  *         already runs it or is being stopped (doca_pe_stop_run under way);
- *         DOCA_ERROR_OPERATING_SYSTEM if the thread cannot start.
+ *         DOCA_ERROR_NOT_PERMITTED, nothing changed, if a connected context
+ *         that is not IDLE has no event callback (its events would reach
+ *         nobody; doca_ctx_start likewise refuses such a context while a
+ *         worker runs its PE); DOCA_ERROR_OPERATING_SYSTEM if the thread
+ *         cannot start.
  *
  * Thread safety: any thread except the PE's own callbacks; a callback of
  *         another PE's worker may call it.

@@ -1,10 +1,14 @@
 /*
  * stress/explore/scenario_event_free.c — two threads free the same event at
- * once (event_double_free). The README promises the second caller is
- * refused and nothing is corrupted: afterwards the ctx's credits must be
- * exact — with every credit back, a submitter gets exactly max_tasks tasks
+ * once (event_double_free), neither of them the PE's thread. The README
+ * promises the second caller is refused and nothing is corrupted:
+ * afterwards the ctx's credits must be exact — with every credit back, a submitter gets exactly max_tasks tasks
  * accepted and then DOCA_ERROR_AGAIN — and every accepted task gets its one
- * event.
+ * event. With the claim's CAS undone (event_claim_load_store) both frees
+ * can win: if both push the slot into the mailbox it is linked to itself
+ * and the next drain never ends (a livelock); if one returns it straight to
+ * the pool and the other through the mailbox, the credit comes back twice
+ * (invariant: credits).
  */
 #include "scenario.h"
 
@@ -53,6 +57,9 @@ void scenario_event_double_free(void)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
+	/* A free off the PE's thread comes back through the mailbox: one turn
+	 * puts the credit back in the pool. */
+	(void)doca_pe_progress(w.pe);
 	if (pthread_create(&s, NULL, submit_until_refused, NULL) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	pthread_join(s, NULL);

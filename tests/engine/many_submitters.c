@@ -134,7 +134,7 @@ Test(many_submitters, sixty_four_threads_on_one_ctx_exact_credits_one_event_each
 		assert_ok(doca_buf_create(s->f.src_mem, (size_t)k * LEN, LEN, &s->src[k]));
 		assert_ok(doca_buf_create(s->f.dst_mem, (size_t)k * LEN, LEN, &s->dst[k]));
 	}
-	struct ctx_run *run = s->f.ctx->run; /* started on this thread: no race */
+	struct ctx_run *run = handle_deref(s->f.ctx)->run; /* started on this thread: no race */
 
 #ifdef DOCA_ALLOC_FAIL_INJECTION
 	doca_alloc_fail_at(0); /* count from here, fail nothing */

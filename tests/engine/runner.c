@@ -1,7 +1,7 @@
 /* tests/engine/runner.c — at most one thread runs a PE; others are refused
- * and change nothing: progress, event mode's arm and clear, and the second
- * of two threads freeing one event or destroying one PE (each decided under
- * the guard). */
+ * and change nothing: progress, event mode's arm and clear, destroying one
+ * PE twice at once (decided under the guard); a free from another thread is
+ * never refused. */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <errno.h>
@@ -22,9 +22,10 @@ struct fixture {
 	struct doca_pe *pe;
 };
 
-static void fixture_up(struct fixture *f)
+static void fixture_up_with(struct fixture *f, doca_event_cb_t cb)
 {
 	cr_assert_eq(doca_ctx_create(&f->ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_set_event_cb(f->ctx, cb), DOCA_SUCCESS);
 	cr_assert_eq(doca_dev_open("sw0", &f->dev), DOCA_SUCCESS);
 	cr_assert_eq(doca_ctx_set_dev(f->ctx, f->dev), DOCA_SUCCESS);
 	cr_assert_eq(doca_mem_create(f->ctx, 8192, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &f->mem),
@@ -34,6 +35,11 @@ static void fixture_up(struct fixture *f)
 	cr_assert_eq(doca_pe_create(&f->pe), DOCA_SUCCESS);
 	cr_assert_eq(doca_pe_connect_ctx(f->pe, f->ctx), DOCA_SUCCESS);
 	cr_assert_eq(doca_ctx_start(f->ctx), DOCA_SUCCESS);
+}
+
+static void fixture_up(struct fixture *f)
+{
+	fixture_up_with(f, NULL);
 }
 
 static void fixture_down(struct fixture *f)
@@ -81,7 +87,7 @@ Test(runner, a_second_thread_is_refused_and_nothing_changes)
 	desc.type = DOCA_TASK_COPY;
 	desc.src = f.src;
 	desc.dst = f.dst;
-	memset(f.src->data, 0x5a, 4096);
+	memset(handle_deref(f.src)->data, 0x5a, 4096);
 	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS);
 
 	h.pe = f.pe;
@@ -97,7 +103,7 @@ Test(runner, a_second_thread_is_refused_and_nothing_changes)
 	cr_assert_eq(doca_pe_try_progress(f.pe, &n), DOCA_ERROR_IN_USE);
 	cr_assert_eq(n, 0);
 	cr_assert_null(doca_pe_get_event(f.pe));
-	cr_assert_eq(((uint8_t *)f.dst->data)[0], 0, "the copy did not run");
+	cr_assert_eq(((uint8_t *)handle_deref(f.dst)->data)[0], 0, "the copy did not run");
 	cr_assert_eq(doca_pe_destroy(f.pe), DOCA_ERROR_IN_USE);
 
 	pthread_mutex_lock(&h.lock);
@@ -112,7 +118,7 @@ Test(runner, a_second_thread_is_refused_and_nothing_changes)
 
 	cr_assert_not_null(ev);
 	cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
-	cr_assert_eq(memcmp(f.src->data, f.dst->data, 4096), 0);
+	cr_assert_eq(memcmp(handle_deref(f.src)->data, handle_deref(f.dst)->data, 4096), 0);
 	cr_assert_eq(doca_pe_try_progress(f.pe, &n), DOCA_SUCCESS, "an idle turn is not a refusal");
 	cr_assert_eq(n, 0);
 	doca_event_free(ev);
@@ -157,12 +163,18 @@ Test(runner, progress_from_inside_a_callback_is_refused)
 	fixture_down(&f);
 }
 
+static void ignore_event(struct doca_event *ev, union doca_data ud)
+{
+	(void)ev;
+	(void)ud;
+}
+
 Test(runner, try_progress_names_each_refusal)
 {
 	struct fixture f;
 	uint32_t n = 7;
 
-	fixture_up(&f);
+	fixture_up_with(&f, ignore_event);
 	cr_assert_eq(doca_pe_try_progress(NULL, &n), DOCA_ERROR_INVALID_VALUE);
 	cr_assert_eq(n, 0);
 	cr_assert_eq(doca_pe_try_progress(f.pe, NULL), DOCA_ERROR_INVALID_VALUE);
@@ -246,9 +258,8 @@ Test(runner, notification_arm_and_clear_are_refused_while_another_thread_runs_th
 	fixture_down(&f);
 }
 
-static void *free_event_trapped(void *ev)
+static void *free_event(void *ev)
 {
-	trap_arm(TRAP_YIELD, TRAP_THIS_THREAD);
 	doca_event_free(ev);
 	return NULL;
 }
@@ -281,13 +292,12 @@ static int count_of(const char *text, const char *needle)
 }
 
 /*
- * Two threads free one event at once. The second is parked inside the guard's
- * wait (a submit's brief hold, which runner_enter waits out with
- * sched_yield), past any check made before the guard, while the first frees
- * the event; then it takes the guard. Exactly one free happens: the pool has
- * exactly its credits, the buffers no pin, and the refusal is logged.
+ * A free on a thread that cannot take the guard (a submit holds it briefly)
+ * is not refused: the credit travels through the run's mailbox and is back
+ * after the next turn, not before. A second free of the same event is then
+ * refused, logged and counted, and changes nothing.
  */
-Test(runner, two_threads_freeing_one_event_free_it_once, .init = cr_redirect_stderr)
+Test(runner, a_free_off_the_pe_thread_returns_through_the_mailbox, .init = cr_redirect_stderr)
 {
 	struct fixture f;
 	struct doca_task_desc desc = { .type = DOCA_TASK_COPY };
@@ -301,24 +311,30 @@ Test(runner, two_threads_freeing_one_event_free_it_once, .init = cr_redirect_std
 	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS);
 	cr_assert_eq(doca_pe_progress(f.pe), 1);
 	struct doca_event *ev = doca_pe_get_event(f.pe);
-	struct ctx_run *run = f.ctx->run;
+	struct ctx_run *run = handle_deref(f.ctx)->run;
+	uint64_t stale = doca_stale_handle_count();
 
 	cr_assert_not_null(ev);
 	cr_assert_eq(runner_enter_brief(&f.pe->runner), RUNNER_ENTERED);
-	pthread_create(&t, NULL, free_event_trapped, ev);
-	trap_wait_parked(TRAP_YIELD);
-	runner_exit(&f.pe->runner);
-	doca_event_free(ev);
-	trap_release(TRAP_YIELD);
+	pthread_create(&t, NULL, free_event, ev);
 	pthread_join(t, NULL);
+	runner_exit(&f.pe->runner);
+	cr_assert_eq(ck_ring_size(&run->pool.free_ring), run->pool.size - 1, "not back before a turn");
+	cr_assert(!mailbox_idle(&run->mbox), "the credit waits in the mailbox");
+	cr_assert_eq(atomic_load(&handle_deref(f.src)->users), 1, "still pinned until it is back");
 
+	doca_event_free(ev);
+	read_log(log, sizeof(log));
+	cr_assert_eq(count_of(log, "doca_event_free: event already freed (a stale or double free)"), 1,
+		     "log: \"%s\"", log);
+	cr_assert_eq(doca_stale_handle_count(), stale + 1);
+	cr_assert_eq(ck_ring_size(&run->pool.free_ring), run->pool.size - 1, "the refusal changed nothing");
+
+	cr_assert_eq(doca_pe_progress(f.pe), 0, "a returned credit is no event");
 	cr_assert_eq(ck_ring_size(&run->pool.free_ring), run->pool.size, "credits: %u of %u",
 		     ck_ring_size(&run->pool.free_ring), run->pool.size);
-	cr_assert_eq(atomic_load(&f.src->users), 0, "source pins: %#x", atomic_load(&f.src->users));
-	cr_assert_eq(atomic_load(&f.dst->users), 0, "destination pins: %#x", atomic_load(&f.dst->users));
-	read_log(log, sizeof(log));
-	cr_assert_eq(count_of(log, "doca_event_free: not an event held by the application (already freed"), 1,
-		     "log: \"%s\"", log);
+	cr_assert_eq(atomic_load(&handle_deref(f.src)->users), 0, "source pins");
+	cr_assert_eq(atomic_load(&handle_deref(f.dst)->users), 0, "destination pins");
 
 	/* The pool still bounds what is outstanding: size tasks, then AGAIN. */
 	for (uint32_t i = 0; i < run->pool.size; i++)

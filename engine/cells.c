@@ -1,0 +1,92 @@
+/*
+ * engine/cells.c — memory a stale handle may still point into.
+ *
+ * Objects named by handles (engine/handle.h) live in cells: 64-byte aligned
+ * blocks in power-of-two size classes, per kind of object, that go back to
+ * a free list of their kind and class when their object is gone, never to the allocator, so reading a
+ * stale handle's magic and generation is always a read of live memory of
+ * the same kind. A cell keeps its contents on the free list (the list is
+ * an array beside the cells, not links inside them), so the generation of
+ * the next object in it continues from the last one's. The memory held is
+ * the peak number of live objects of each size; it stays reachable from
+ * the lists, so leak checkers do not count it.
+ *
+ * Slow path only (creating and destroying objects, starting and retiring
+ * runs): one mutex.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "engine/cells.h"
+#include "engine/engine.h"
+
+#define CELL_MIN_SHIFT 6u
+#define CELL_CLASSES 40u
+
+struct cell_class {
+	void **free;   /* cells ready for reuse */
+	size_t count;
+	size_t cap;
+};
+
+static pthread_mutex_t cells_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cell_class classes[CELL_KINDS][CELL_CLASSES]; /* cells_lock */
+
+static unsigned cell_class_of(size_t size)
+{
+	unsigned c = 0;
+
+	while (((size_t)1 << (c + CELL_MIN_SHIFT)) < size)
+		c++;
+	return c;
+}
+
+void *cell_get(enum cell_kind kind, size_t size, bool *fresh)
+{
+	unsigned c = cell_class_of(size);
+	void *p = NULL;
+
+	if (c >= CELL_CLASSES)
+		return NULL;
+	pthread_mutex_lock(&cells_lock);
+	if (classes[kind][c].count != 0)
+		p = classes[kind][c].free[--classes[kind][c].count];
+	pthread_mutex_unlock(&cells_lock);
+	*fresh = p == NULL;
+	if (p == NULL)
+		p = doca_zalloc((size_t)1 << (c + CELL_MIN_SHIFT));
+	if (p != NULL && !handle_fits(p)) {
+		doca_log(DOCA_LOG_ERROR, "an object at %p lies above the range handles can tag", p);
+		abort();
+	}
+	return p;
+}
+
+void cell_put(enum cell_kind kind, void *p, size_t size)
+{
+	struct cell_class *k = &classes[kind][cell_class_of(size)];
+
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&cells_lock);
+	if (k->count == k->cap) {
+		size_t cap = k->cap != 0 ? k->cap * 2 : 16;
+		void **grown = realloc(k->free, cap * sizeof(*grown));
+
+		if (grown == NULL) {
+			/* keep the cell out of use rather than free it: a stale
+			 * handle may still read it */
+			pthread_mutex_unlock(&cells_lock);
+			return;
+		}
+		k->free = grown;
+		k->cap = cap;
+	}
+	k->free[k->count++] = p;
+	pthread_mutex_unlock(&cells_lock);
+}
+
+void cells_after_fork_child(void)
+{
+	pthread_mutex_init(&cells_lock, NULL);
+}

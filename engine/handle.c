@@ -1,0 +1,35 @@
+/*
+ * engine/handle.c — refusing handles, and the count of refused stale ones
+ * (doca_stale_handle_count, include/doca_log.h).
+ */
+#include <stdatomic.h>
+
+#include "engine/engine.h"
+
+static _Atomic uint64_t stale_handles;
+
+void handle_count_stale(void)
+{
+	atomic_fetch_add_explicit(&stale_handles, 1, memory_order_relaxed);
+}
+
+uint64_t doca_stale_handle_count(void)
+{
+	return atomic_load_explicit(&stale_handles, memory_order_relaxed);
+}
+
+doca_error_t handle_refusal(const void *h, uint32_t magic)
+{
+	const struct handle_head *o = handle_addr(h);
+
+	if (o == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (o->magic == magic && o->epoch != g_fork_epoch)
+		return DOCA_ERROR_BAD_STATE;
+	if (o->magic == MAGIC_DEAD ||
+	    (o->magic == magic && atomic_load_explicit(&o->gen, memory_order_relaxed) != handle_gen(h))) {
+		handle_count_stale();
+		doca_log(DOCA_LOG_ERROR, "a handle used after its object was destroyed (stale handle)");
+	}
+	return DOCA_ERROR_INVALID_VALUE;
+}

@@ -1,0 +1,65 @@
+/*
+ * engine/handle.h — handles that carry a generation.
+ *
+ * The pointer the application holds is the object's address with the
+ * object's generation in the bits a user-space address never uses on the
+ * 64-bit targets we build for: the top 16 (user addresses stay below 2^47
+ * unless a program maps above it on purpose, and we check every object we
+ * hand out) and the low 6 (objects are 64-byte aligned). A destroy or free
+ * bumps the object's generation, and its memory is never returned to the
+ * allocator while the process runs (engine/cells.c), so a stale handle —
+ * freed twice, or kept after its slot was reused — is always recognised and
+ * refused, never applied to the new occupant. The generation has 22 bits: a
+ * handle kept over exactly 2^22 reuses of the same slot would look current
+ * again, the one case not detected.
+ *
+ * Nothing dereferences a handle: every entry point turns it back into an
+ * address with handle_addr first.
+ */
+#ifndef DOCA_ENGINE_HANDLE_H
+#define DOCA_ENGINE_HANDLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+_Static_assert(sizeof(uintptr_t) == 8, "handles pack a generation into a 64-bit address");
+
+#define HANDLE_GEN_BITS 22u
+#define HANDLE_GEN_MASK ((1u << HANDLE_GEN_BITS) - 1u)
+#define HANDLE_LOW_BITS 6u  /* objects are 64-byte aligned */
+#define HANDLE_ADDR_BITS 48u
+#define HANDLE_ADDR_MASK ((((uintptr_t)1 << HANDLE_ADDR_BITS) - 1u) & ~(uintptr_t)63u)
+
+/* True if obj can carry a generation: aligned and below the tag bits. */
+static inline bool handle_fits(const void *obj)
+{
+	return ((uintptr_t)obj & ~HANDLE_ADDR_MASK) == 0;
+}
+
+static inline void *handle_pack(const void *obj, uint32_t gen)
+{
+	uintptr_t g = gen & HANDLE_GEN_MASK;
+
+	return (void *)((uintptr_t)obj | (g & 63u) | ((g >> HANDLE_LOW_BITS) << HANDLE_ADDR_BITS));
+}
+
+static inline void *handle_addr(const void *h)
+{
+	return (void *)((uintptr_t)h & HANDLE_ADDR_MASK);
+}
+
+static inline uint32_t handle_gen(const void *h)
+{
+	uintptr_t v = (uintptr_t)h;
+
+	return (uint32_t)((v & 63u) | ((v >> HANDLE_ADDR_BITS) << HANDLE_LOW_BITS));
+}
+
+/* The object behind a handle, typed as the handle (for engine tests that
+ * look inside objects). */
+#define handle_deref(h) ((__typeof__(h))handle_addr(h))
+
+/* One more refusal of a stale handle (counted for doca_stale_handle_count). */
+void handle_count_stale(void);
+
+#endif /* DOCA_ENGINE_HANDLE_H */

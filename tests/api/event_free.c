@@ -1,0 +1,277 @@
+/*
+ * tests/api/event_free.c — freeing events is never refused for an event the
+ * application holds, from any thread, and never applied to a recycled one:
+ * stale and double frees are refused, logged and counted; bursts in and
+ * out (doca_pe_get_events, doca_event_free_bulk); a worker's PE hands no
+ * event to another thread and refuses a running context without callback.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static _Atomic unsigned errors_logged;
+
+static void count_errors(enum doca_log_level level, const char *message, void *user)
+{
+	(void)message;
+	(void)user;
+	if (level == DOCA_LOG_ERROR)
+		atomic_fetch_add(&errors_logged, 1);
+}
+
+static void log_counting(void)
+{
+	atomic_store(&errors_logged, 0);
+	assert_ok(doca_log_set_handler(count_errors, NULL));
+}
+
+static void log_restore(void)
+{
+	assert_ok(doca_log_set_handler(NULL, NULL));
+}
+
+Test(event_free, a_stale_free_after_reuse_is_refused_and_leaves_the_new_event_alone,
+     .init = log_counting, .fini = log_restore)
+{
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0", 64, 1);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));
+	struct doca_event *first = wait_event(f.pe);
+
+	cr_assert_eq(doca_event_get_user_data(first).u64, 1);
+	doca_event_free(first);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 1024, 0));
+	struct doca_event *second = wait_event(f.pe);
+	uint64_t stale = doca_stale_handle_count();
+
+	cr_assert_neq(second, first, "a reused slot gets a new handle");
+	doca_event_free(first);
+	cr_assert_eq(doca_stale_handle_count(), stale + 1);
+	cr_assert_eq(atomic_load(&errors_logged), 1);
+	cr_assert_eq(doca_event_get_user_data(second).u64, 1024, "the new event is untouched");
+	cr_assert_eq(doca_event_get_status(second), DOCA_EVENT_STATUS_SUCCESS);
+	cr_assert_eq(doca_event_get_user_data(first).u64, 0, "a stale handle reads as none");
+	cr_assert_eq(doca_event_get_ctx(first), NULL);
+	assert_doca(submit_copy(f.ctx, f.src, f.dst, 3, 0), DOCA_ERROR_AGAIN); /* no early credit */
+
+	doca_event_free(second);
+	cr_assert_eq(doca_stale_handle_count(), stale + 1, "a held event's free is no refusal");
+	doca_event_free(second);
+	cr_assert_eq(doca_stale_handle_count(), stale + 2, "a double free is counted");
+	cr_assert_eq(atomic_load(&errors_logged), 2);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 4, 0));
+	expect_success_event(f.pe, 4, 64);
+	assert_doca(submit_copy(f.ctx, f.src, f.dst, 5, 0), DOCA_SUCCESS);
+	expect_success_event(f.pe, 5, 64);
+	fixture_fini(&f);
+}
+
+/* One thread reaps, another frees: a pipe carries the handles. */
+struct handoff {
+	int fds[2];
+	unsigned freed;
+};
+
+static void *free_from_pipe(void *arg)
+{
+	struct handoff *h = arg;
+	struct doca_event *ev;
+
+	while (read(h->fds[0], &ev, sizeof(ev)) == (ssize_t)sizeof(ev)) {
+		doca_event_free(ev);
+		h->freed++;
+	}
+	return NULL;
+}
+
+#define HANDOFF_TASKS 20000u
+
+Test(event_free, events_reaped_on_one_thread_and_freed_on_another_all_return,
+     .init = log_counting, .fini = log_restore)
+{
+	struct api_fixture f;
+	struct handoff h = { .freed = 0 };
+	pthread_t t;
+	unsigned submitted = 0, reaped = 0;
+	uint64_t sum = 0, stale = doca_stale_handle_count();
+	uint64_t deadline = now_ns() + 60ull * 1000000000ull;
+
+	fixture_init_started(&f, "sw0", 64, 64);
+	cr_assert_eq(pipe(h.fds), 0);
+	cr_assert_eq(pthread_create(&t, NULL, free_from_pipe, &h), 0);
+	while (reaped < HANDOFF_TASKS && now_ns() < deadline) {
+		while (submitted < HANDOFF_TASKS &&
+		       submit_copy(f.ctx, f.src, f.dst, submitted + 1, 0) == DOCA_SUCCESS)
+			submitted++;
+		(void)doca_pe_progress(f.pe);
+		struct doca_event *ev;
+
+		while ((ev = doca_pe_get_event(f.pe)) != NULL) {
+			cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
+			sum += doca_event_get_user_data(ev).u64;
+			reaped++;
+			cr_assert_eq(write(h.fds[1], &ev, sizeof(ev)), (ssize_t)sizeof(ev));
+		}
+	}
+	close(h.fds[1]);
+	pthread_join(t, NULL);
+	close(h.fds[0]);
+	cr_assert_eq(reaped, HANDOFF_TASKS, "reaped %u of %u (credits lost?)", reaped, HANDOFF_TASKS);
+	cr_assert_eq(h.freed, HANDOFF_TASKS);
+	cr_assert_eq(sum, (uint64_t)HANDOFF_TASKS * (HANDOFF_TASKS + 1) / 2);
+	cr_assert_eq(atomic_load(&errors_logged), 0, "no free was refused");
+	cr_assert_eq(doca_stale_handle_count(), stale);
+	/* Every credit comes back: the stop finishes. */
+	stop_and_drain(f.ctx, f.pe);
+	fixture_fini(&f);
+}
+
+/* The textbook reap loop on two threads at once. */
+struct reaper {
+	struct api_fixture *f;
+	_Atomic unsigned *reaped;
+	unsigned target;
+};
+
+static void *reap_loop(void *arg)
+{
+	struct reaper *r = arg;
+	uint64_t deadline = now_ns() + 60ull * 1000000000ull;
+
+	while (atomic_load(r->reaped) < r->target && now_ns() < deadline) {
+		struct doca_event *ev;
+
+		(void)doca_pe_progress(r->f->pe);
+		while ((ev = doca_pe_get_event(r->f->pe)) != NULL) {
+			if (doca_event_get_status(ev) == DOCA_EVENT_STATUS_SUCCESS)
+				atomic_fetch_add(r->reaped, 1);
+			doca_event_free(ev);
+		}
+	}
+	return NULL;
+}
+
+#define REAP_TASKS 20000u
+
+Test(event_free, two_threads_running_the_reap_loop_lose_no_credit, .init = log_counting,
+     .fini = log_restore)
+{
+	struct api_fixture f;
+	_Atomic unsigned reaped = 0;
+	unsigned submitted = 0;
+	pthread_t t[2];
+	uint64_t deadline = now_ns() + 60ull * 1000000000ull;
+
+	fixture_init_started(&f, "sw0", 64, 32);
+	struct reaper r = { .f = &f, .reaped = &reaped, .target = REAP_TASKS };
+
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, reap_loop, &r), 0);
+	while (submitted < REAP_TASKS && now_ns() < deadline) {
+		if (submit_copy(f.ctx, f.src, f.dst, submitted, 0) == DOCA_SUCCESS)
+			submitted++;
+		else
+			sched_yield();
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	cr_assert_eq(submitted, REAP_TASKS);
+	cr_assert_eq(atomic_load(&reaped), REAP_TASKS);
+	cr_assert_eq(atomic_load(&errors_logged), 0, "no free was refused");
+	stop_and_drain(f.ctx, f.pe);
+	fixture_fini(&f);
+}
+
+#define BURST 10u
+
+Test(event_free, a_burst_comes_out_with_get_events_and_goes_back_with_free_bulk,
+     .init = log_counting, .fini = log_restore)
+{
+	struct api_fixture f;
+	struct doca_event *evs[BURST + 2] = { NULL };
+	uint32_t got = 0, mask = 0;
+	uint64_t deadline = now_ns() + (uint64_t)API_WAIT_MS * 1000000ull;
+
+	fixture_init_started(&f, "sw0", 64, BURST);
+	for (uint32_t i = 0; i < BURST; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+	assert_doca(submit_copy(f.ctx, f.src, f.dst, 99, 0), DOCA_ERROR_AGAIN);
+	cr_assert_eq(doca_pe_get_events(f.pe, evs, 0), 0);
+	cr_assert_eq(doca_pe_get_events(f.pe, NULL, 4), 0);
+	cr_assert_eq(doca_pe_get_events(NULL, evs, 4), 0);
+	while (got < BURST && now_ns() < deadline) {
+		(void)doca_pe_progress(f.pe);
+		/* room for two more than can come: the count says how many did */
+		got += doca_pe_get_events(f.pe, evs + 1 + got, BURST + 1 - got);
+	}
+	cr_assert_eq(got, BURST);
+	for (uint32_t i = 1; i <= BURST; i++) {
+		cr_assert_eq(doca_event_get_status(evs[i]), DOCA_EVENT_STATUS_SUCCESS);
+		mask |= 1u << doca_event_get_user_data(evs[i]).u64;
+	}
+	cr_assert_eq(mask, (1u << BURST) - 1, "each task's event once: %#x", mask);
+	cr_assert_null(evs[BURST + 1]);
+	doca_event_free_bulk(NULL, 3);
+	doca_event_free_bulk(evs, BURST + 2); /* NULL at both ends is skipped */
+	cr_assert_eq(atomic_load(&errors_logged), 0);
+
+	uint64_t stale = doca_stale_handle_count();
+
+	doca_event_free_bulk(evs + 1, BURST);
+	cr_assert_eq(doca_stale_handle_count(), stale + BURST, "each double free refused and counted");
+	for (uint32_t i = 0; i < BURST; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+	assert_doca(submit_copy(f.ctx, f.src, f.dst, 99, 0), DOCA_ERROR_AGAIN);
+	fixture_fini(&f);
+}
+
+static void count_event(struct doca_event *ev, union doca_data ud)
+{
+	(void)ev;
+	atomic_fetch_add((_Atomic unsigned *)ud.ptr, 1);
+}
+
+Test(event_free, a_worker_pe_takes_no_running_context_without_callback)
+{
+	struct api_fixture f;
+	struct doca_event *ev = NULL;
+	_Atomic unsigned delivered = 0;
+	enum doca_ctx_state st;
+
+	fixture_init_started(&f, "sw0", 64, 8);
+	assert_doca(doca_pe_run_on_cpu(f.pe, -1), DOCA_ERROR_NOT_PERMITTED);
+	fixture_copy_and_verify(&f); /* the refusal changed nothing: still ours to progress */
+
+	assert_ok(doca_ctx_stop(f.ctx));
+	assert_ok(doca_pe_run_on_cpu(f.pe, -1)); /* an IDLE one may wait for its callback */
+	assert_doca(doca_ctx_start(f.ctx), DOCA_ERROR_NOT_PERMITTED);
+	assert_ok(doca_ctx_get_state(f.ctx, &st));
+	cr_assert_eq(st, DOCA_CTX_STATE_IDLE);
+	assert_ok(doca_ctx_set_event_cb(f.ctx, count_event));
+	assert_ok(doca_ctx_set_user_data(f.ctx, (union doca_data){ .ptr = (void *)&delivered }));
+	assert_ok(doca_ctx_start(f.ctx));
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));
+	uint64_t deadline = now_ns() + (uint64_t)API_WAIT_MS * 1000000ull;
+
+	while (atomic_load(&delivered) == 0 && now_ns() < deadline) {
+		cr_assert_null(doca_pe_get_event(f.pe), "another thread gets no event of a worker's PE");
+		cr_assert_eq(doca_pe_get_events(f.pe, &ev, 1), 0);
+		sched_yield();
+	}
+	cr_assert_eq(atomic_load(&delivered), 1);
+	doca_error_t rc = doca_ctx_stop(f.ctx);
+
+	cr_assert(rc == DOCA_SUCCESS || rc == DOCA_ERROR_IN_PROGRESS, "%s", doca_error_get_name(rc));
+	deadline = now_ns() + (uint64_t)API_WAIT_MS * 1000000ull;
+	do
+		assert_ok(doca_ctx_get_state(f.ctx, &st));
+	while (st != DOCA_CTX_STATE_IDLE && now_ns() < deadline && sched_yield() == 0);
+	cr_assert_eq(st, DOCA_CTX_STATE_IDLE, "the worker finished the stop");
+	assert_ok(doca_pe_stop_run(f.pe));
+	fixture_fini(&f);
+}

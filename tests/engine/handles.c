@@ -1,0 +1,131 @@
+/*
+ * tests/engine/handles.c — handles carry a generation: a buffer, memory or
+ * context handle kept after its destroy is refused (INVALID_VALUE, logged,
+ * counted) even once a new object lives at the same address, and the
+ * refusal leaves the new object alone.
+ */
+#include <criterion/criterion.h>
+
+#include "engine/engine.h"
+
+#define ACCESS_RW (DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE)
+
+struct tree {
+	struct doca_ctx *ctx;
+	struct doca_dev *dev;
+	struct doca_mem *mem;
+};
+
+static void tree_up(struct tree *t)
+{
+	cr_assert_eq(doca_ctx_create(&t->ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_dev_open("sw0", &t->dev), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_set_dev(t->ctx, t->dev), DOCA_SUCCESS);
+	cr_assert_eq(doca_mem_create(t->ctx, 4096, ACCESS_RW, &t->mem), DOCA_SUCCESS);
+}
+
+static void tree_down(struct tree *t)
+{
+	cr_assert_eq(doca_mem_destroy(t->mem), DOCA_SUCCESS);
+	cr_assert_eq(doca_dev_close(t->dev), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_destroy(t->ctx), DOCA_SUCCESS);
+}
+
+/* After a grace period the cell is free again; the next object of the
+ * kind takes it (the free lists are LIFO and this test is alone). */
+static void settle(void)
+{
+	doca_rcu_barrier();
+}
+
+Test(handles, a_stale_buffer_handle_cannot_touch_the_buffer_in_its_cell)
+{
+	struct tree t;
+	struct doca_buf *old, *cur;
+	size_t len = 0;
+
+	tree_up(&t);
+	cr_assert_eq(doca_buf_create(t.mem, 0, 64, &old), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_destroy(old), DOCA_SUCCESS);
+	settle();
+	cr_assert_eq(doca_buf_create(t.mem, 64, 128, &cur), DOCA_SUCCESS);
+	cr_assert_eq(handle_addr(cur), handle_addr(old), "the cell was reused");
+	cr_assert_neq(cur, old, "with a new generation");
+
+	uint64_t stale = doca_stale_handle_count();
+
+	cr_assert_eq(doca_buf_destroy(old), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_buf_get_len(old, &len), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(len, 0);
+	cr_assert_eq(doca_stale_handle_count(), stale + 2);
+	cr_assert_eq(doca_buf_get_len(cur, &len), DOCA_SUCCESS, "the new buffer is untouched");
+	cr_assert_eq(len, 128);
+	cr_assert_eq(doca_buf_destroy(cur), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_destroy(cur), DOCA_ERROR_INVALID_VALUE, "destroyed twice");
+	cr_assert_eq(doca_stale_handle_count(), stale + 3);
+	tree_down(&t);
+}
+
+Test(handles, a_stale_memory_handle_cannot_touch_the_memory_in_its_cell)
+{
+	struct tree t;
+	struct doca_mem *old;
+	struct doca_buf *buf;
+	size_t len = 0;
+
+	tree_up(&t);
+	cr_assert_eq(doca_mem_create(t.ctx, 64, ACCESS_RW, &old), DOCA_SUCCESS);
+	cr_assert_eq(doca_mem_destroy(old), DOCA_SUCCESS);
+	settle();
+	struct doca_mem *cur;
+
+	cr_assert_eq(doca_mem_create(t.ctx, 256, ACCESS_RW, &cur), DOCA_SUCCESS);
+	cr_assert_eq(handle_addr(cur), handle_addr(old), "the cell was reused");
+
+	uint64_t stale = doca_stale_handle_count();
+
+	cr_assert_eq(doca_mem_destroy(old), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_buf_create(old, 0, 16, &buf), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_stale_handle_count(), stale + 2);
+	cr_assert_eq(doca_mem_get_len(cur, &len), DOCA_SUCCESS);
+	cr_assert_eq(len, 256, "the new memory is untouched");
+	cr_assert_eq(doca_mem_destroy(cur), DOCA_SUCCESS);
+	tree_down(&t);
+}
+
+Test(handles, a_stale_context_handle_cannot_touch_the_context_in_its_cell)
+{
+	struct doca_ctx *old, *cur;
+	uint32_t n = 0;
+
+	cr_assert_eq(doca_ctx_create(&old), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_destroy(old), DOCA_SUCCESS);
+	settle();
+	cr_assert_eq(doca_ctx_create(&cur), DOCA_SUCCESS);
+	cr_assert_eq(handle_addr(cur), handle_addr(old), "the cell was reused");
+	cr_assert_eq(doca_ctx_set_max_tasks(cur, 7), DOCA_SUCCESS);
+
+	uint64_t stale = doca_stale_handle_count();
+
+	cr_assert_eq(doca_ctx_set_max_tasks(old, 9), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_ctx_destroy(old), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_ctx_start(old), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_stale_handle_count(), stale + 3);
+	cr_assert_eq(doca_ctx_get_max_tasks(cur, &n), DOCA_SUCCESS);
+	cr_assert_eq(n, 7, "the new context is untouched");
+	cr_assert_eq(doca_ctx_destroy(cur), DOCA_SUCCESS);
+}
+
+Test(handles, a_wrong_type_handle_is_no_stale_handle)
+{
+	struct tree t;
+	uint64_t stale;
+	size_t len;
+
+	tree_up(&t);
+	stale = doca_stale_handle_count();
+	cr_assert_eq(doca_buf_get_len((struct doca_buf *)t.mem, &len), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_ctx_destroy((struct doca_ctx *)t.mem), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_stale_handle_count(), stale, "a live object of another type");
+	tree_down(&t);
+}
