@@ -24,6 +24,7 @@ doca_error_t doca_buf_create(struct doca_mem *mem, size_t offset, size_t len, st
 	buf->len = len;
 	buf->epoch = g_fork_epoch;
 	buf->magic = MAGIC_BUF;
+	live_created(LIVE_BUF, 0);
 	*out = buf;
 	return DOCA_SUCCESS;
 }
@@ -76,5 +77,6 @@ doca_error_t doca_buf_destroy(struct doca_buf *buf)
 	hb_release(buf->mem); /* the buffer's uses happen before its memory's destroy */
 	users_leave(&buf->mem->bufs);
 	doca_call_rcu(&buf->rcu, buf_free_rcu);
+	live_destroyed(LIVE_BUF, 0);
 	return DOCA_SUCCESS;
 }

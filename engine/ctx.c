@@ -61,6 +61,7 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 	atomic_store_explicit(&ctx->state, DOCA_CTX_STATE_IDLE, memory_order_relaxed);
 	ctx->epoch = g_fork_epoch;
 	ctx->magic = MAGIC_CTX;
+	live_created(LIVE_CTX, 0);
 	*out = ctx;
 	return DOCA_SUCCESS;
 }
@@ -183,7 +184,9 @@ doca_error_t doca_ctx_destroy(struct doca_ctx *ctx)
 	}
 	pthread_mutex_unlock(&g_config_lock);
 	pthread_mutex_unlock(&ctx->report_lock);
-	if (err == DOCA_SUCCESS)
-		ctx_ref_put(ctx);
-	return err;
+	if (err != DOCA_SUCCESS)
+		return err;
+	ctx_ref_put(ctx);
+	live_destroyed(LIVE_CTX, 0);
+	return DOCA_SUCCESS;
 }

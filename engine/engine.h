@@ -33,6 +33,7 @@
 #include "actors/mailbox.h"
 #include "actors/runner.h"
 #include "actors/worker.h"
+#include "engine/live.h"
 #include "engine/rcu.h"
 #include "hw/hw.h"
 

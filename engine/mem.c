@@ -46,6 +46,7 @@ static doca_error_t mem_register(struct doca_ctx *ctx, void *addr, size_t len, u
 	mem->owned = owned;
 	mem->epoch = g_fork_epoch;
 	mem->magic = MAGIC_MEM;
+	live_created(LIVE_MEM, len);
 	*out = mem;
 	return DOCA_SUCCESS;
 }
@@ -140,8 +141,11 @@ doca_error_t doca_mem_destroy(struct doca_mem *mem)
 	mem->dev->nr_mems--;
 	mem->ctx->nr_mems--;
 	mem->magic = MAGIC_DEAD;
+	size_t len = mem->len; /* mem may be freed once handed to the reclaimer */
+
 	pthread_mutex_unlock(&g_config_lock);
 	dev_entry_put(e);
 	doca_call_rcu(&mem->rcu, mem_free_rcu);
+	live_destroyed(LIVE_MEM, len);
 	return DOCA_SUCCESS;
 }

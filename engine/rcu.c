@@ -18,8 +18,11 @@
  *
  * The reclaimer thread starts with the first deferred free, runs batches
  * (take every queued callback, one grace period, run them in queue order),
- * and is stopped with a STOP -> join handshake by the exit-time destructor,
- * after the queue has drained, so leak checkers see every object returned.
+ * and is stopped with a STOP -> join handshake once the queue has drained:
+ * by the destroy of the last live object (engine/live.c) and by the
+ * exit-time destructor. So no library thread outlives the last object,
+ * leak checkers see every object returned, and the next deferred free
+ * starts the thread again.
  */
 #include "engine/rcu.h"
 
@@ -79,8 +82,10 @@ static struct reclaimer {
 	bool running;
 	bool stop;
 	pthread_t thread;
+	pthread_mutex_t quiesce_lock; /* one doca_rcu_quiesce at a time; never taken by the thread */
 } rc = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.quiesce_lock = PTHREAD_MUTEX_INITIALIZER,
 	.work = PTHREAD_COND_INITIALIZER,
 	.idle = PTHREAD_COND_INITIALIZER,
 	.tail = &rc.first,
@@ -127,19 +132,24 @@ static void *reclaimer_main(void *unused)
 	return NULL;
 }
 
+/* Start the reclaimer (rc.lock held, not running). */
+static void reclaimer_start_locked(void)
+{
+	if (pthread_create(&rc.thread, NULL, reclaimer_main, NULL) != 0) {
+		fprintf(stderr, "doca-core: cannot start the deferred-free thread\n");
+		abort();
+	}
+	rc.running = true;
+}
+
 void doca_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head))
 {
 	head->func = fn;
 	head->next.next = NULL;
 	TSAN_RELEASE(head);
 	pthread_mutex_lock(&rc.lock);
-	if (!rc.running) {
-		if (pthread_create(&rc.thread, NULL, reclaimer_main, NULL) != 0) {
-			fprintf(stderr, "doca-core: cannot start the deferred-free thread\n");
-			abort();
-		}
-		rc.running = true;
-	}
+	if (!rc.running)
+		reclaimer_start_locked();
 	*rc.tail = head;
 	rc.tail = (struct rcu_head **)(void *)&head->next.next;
 	rc.queued++;
@@ -181,21 +191,39 @@ void doca_rcu_fork_child(void)
 	rc.running = false;
 	rc.stop = false;
 	rc.lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	rc.quiesce_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	rc.work = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 	rc.idle = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 }
 
-/* Pending deferred frees run before the process ends, and the reclaimer
- * thread is joined, so leak checkers see every object returned and no
- * library thread outlives the process's last destructor. */
-__attribute__((destructor)) static void doca_rcu_drain_at_exit(void)
+void doca_rcu_quiesce(void)
 {
+	pthread_mutex_lock(&rc.quiesce_lock);
 	pthread_mutex_lock(&rc.lock);
 	bool running = rc.running;
 
 	rc.stop = true;
 	pthread_cond_signal(&rc.work);
 	pthread_mutex_unlock(&rc.lock);
+	/* The thread leaves only with its queue empty, after running every
+	 * callback, including those queued meanwhile. */
 	if (running)
 		pthread_join(rc.thread, NULL);
+	pthread_mutex_lock(&rc.lock);
+	rc.running = false;
+	rc.stop = false;
+	/* queued after the thread's last look, while it still counted as running */
+	if (rc.first != NULL)
+		reclaimer_start_locked();
+	pthread_mutex_unlock(&rc.lock);
+	pthread_mutex_unlock(&rc.quiesce_lock);
+}
+
+/* Pending deferred frees run before the process ends, and the reclaimer
+ * thread is joined, so leak checkers see every object returned and no
+ * library thread outlives the process's last destructor (objects the
+ * application never destroyed are reported by engine/live.c). */
+__attribute__((destructor)) static void doca_rcu_drain_at_exit(void)
+{
+	doca_rcu_quiesce();
 }
