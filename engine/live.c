@@ -4,9 +4,9 @@
  * layer's: "at exit: 1 memory (1048576 bytes) still alive".
  *
  * The counters are relaxed atomics (a report is a snapshot). `total` alone
- * decides "the last object is gone"; its decrement is acq_rel so the thread
- * that takes it to zero sees every other destroy's hand-off to the
- * reclaimer before it waits for the reclaimer to finish.
+ * decides "the last object is gone"; the reclaimer ends only with its queue
+ * empty, so a create racing with that last destroy costs at most a new
+ * reclaimer thread at its own first deferred free.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -29,7 +29,7 @@ void live_destroyed(enum live_kind kind, size_t bytes)
 	atomic_fetch_sub_explicit(&live_count[kind], 1, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&live_mem_bytes, bytes, memory_order_relaxed);
 	if (atomic_fetch_sub_explicit(&live_total, 1, memory_order_acq_rel) == 1)
-		doca_rcu_quiesce();
+		doca_rcu_stop_when_idle();
 }
 
 void live_after_fork_child(void)

@@ -1,7 +1,7 @@
 /*
  * engine/live.h — how many objects of each kind are alive: counted where a
  * create succeeds and where a destroy succeeds (one line each), reported at
- * exit, and the reclaimer thread ends when the last one goes (engine/rcu.c).
+ * exit, and the reclaimer thread ends after the last one goes (engine/rcu.c).
  */
 #ifndef DOCA_ENGINE_LIVE_H
 #define DOCA_ENGINE_LIVE_H
@@ -14,9 +14,8 @@ enum live_kind { LIVE_DEV, LIVE_CTX, LIVE_MEM, LIVE_BUF, LIVE_PE, LIVE_KINDS };
 void live_created(enum live_kind kind, size_t bytes);
 
 /* A destroy of `kind` succeeded, after the object was handed to the
- * reclaimer. The last object of all ends the reclaimer thread here (it
- * waits for every deferred free): never call it inside a read-side section,
- * a deferred-free callback or with a lock such a callback takes. */
+ * reclaimer (so the last object of all lets the reclaimer thread end once
+ * it has run every deferred free, engine/rcu.c). */
 void live_destroyed(enum live_kind kind, size_t bytes);
 
 /* fork() child: the inherited objects are the parent's (and refused here). */

@@ -5,8 +5,10 @@
  *
  *   exit_app clean   copies on sw0 in polling mode and on sw0:engines=1 with
  *                    a worker and callbacks, full teardown in the README's
- *                    order; then the process must have one thread left
- *                    (exit 1 otherwise) and the library must log nothing
+ *                    order, twice; after each teardown the library's
+ *                    threads must end (the reclaimer once it has run the
+ *                    last deferred frees: exit 1 if a second thread is
+ *                    still there after 30 s) and the library logs nothing
  *   exit_app forget  one polling copy on sw0, the buffers destroyed, the
  *                    context stopped, and the 1 MiB memory, the device, the
  *                    context and the PE never destroyed
@@ -201,6 +203,24 @@ static unsigned threads_alive(void)
 	return n;
 }
 
+/* The reclaimer ends after the frees the last destroy queued (one grace
+ * period): wait for that, with a deadline. */
+static void expect_one_thread(const char *when)
+{
+	uint64_t deadline = now_ns() + WAIT_NS;
+	unsigned n;
+
+	while ((n = threads_alive()) != 1) {
+		if (now_ns() > deadline) {
+			fprintf(stderr, "exit_app: %u threads alive %s, expected 1\n", n, when);
+			exit(1);
+		}
+		struct timespec tick = { .tv_nsec = 100000 };
+
+		nanosleep(&tick, NULL);
+	}
+}
+
 static void run_forget(void)
 {
 	struct app app;
@@ -218,20 +238,11 @@ int main(int argc, char **argv)
 	if (argc == 2 && strcmp(argv[1], "clean") == 0) {
 		run_polling();
 		run_worker();
-		unsigned n = threads_alive();
-
-		if (n != 1) {
-			fprintf(stderr, "exit_app: %u threads alive after the last destroy, expected 1\n", n);
-			return 1;
-		}
+		expect_one_thread("after the last destroy");
 		/* and a second life: the library starts again on demand */
 		run_polling();
 		run_worker();
-		n = threads_alive();
-		if (n != 1) {
-			fprintf(stderr, "exit_app: %u threads alive after the second teardown\n", n);
-			return 1;
-		}
+		expect_one_thread("after the second teardown");
 		return 0;
 	}
 	if (argc == 2 && strcmp(argv[1], "forget") == 0) {
