@@ -10,6 +10,19 @@
  * ctx goes IDLE at once; otherwise the PE flushes the mailbox and the queue
  * pair and turns STOPPING into IDLE once every event has been freed.
  *
+ * "No credit is out" means for the whole call, not only after the grace
+ * period: a PE running on another thread (a worker) may deliver or flush
+ * tasks during that grace period and return their credits before the count
+ * is taken. So the stop goes RUNNING → STOPPING → IDLE if any of these
+ * holds: a credit was out when it stored STOPPING (a task in flight or an
+ * event unreaped as the stop began); the PE took events of the run after
+ * seeing STOPPING (flushed tasks, or started ones completing: it sets
+ * stop_saw_events before it releases them, so a stop that sees their
+ * credits back sees the mark); a credit is out after the grace period. A
+ * task accepted while the stop runs, from a submitter that saw RUNNING, and
+ * completed by a PE that has not seen STOPPING yet, is not the stop's: it
+ * may complete normally under a stop that reports RUNNING → IDLE.
+ *
  * Report order: a thread holds the ctx's report_lock (recursive, so a
  * callback may start or stop its own ctx) from a state change to the end of
  * its report, so the state callback sees transitions in the order they
@@ -178,6 +191,7 @@ static void stop_hand_to_pe(struct doca_ctx *ctx, struct doca_pe *pe)
 
 doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
 {
+	bool busy_at_stop = false;
 	enum doca_ctx_state st;
 	struct doca_pe *pe;
 	doca_error_t err;
@@ -190,8 +204,10 @@ doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
 	pthread_mutex_lock(&g_config_lock);
 	st = ctx_state(ctx);
 	pe = ctx->pe;
-	if (st == DOCA_CTX_STATE_RUNNING)
+	if (st == DOCA_CTX_STATE_RUNNING) {
 		ctx_set_state(ctx, DOCA_CTX_STATE_STOPPING);
+		busy_at_stop = run_outstanding(ctx->run) != 0;
+	}
 	pthread_mutex_unlock(&g_config_lock);
 
 	if (st == DOCA_CTX_STATE_STOPPING) {
@@ -202,7 +218,9 @@ doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
 		/* Every submitter that saw RUNNING has pushed once this returns. */
 		doca_synchronize_rcu();
 		pthread_mutex_lock(&g_config_lock);
-		bool idle = run_outstanding(ctx->run) == 0;
+		/* (the acquire in run_outstanding orders the mark's load) */
+		bool idle = run_outstanding(ctx->run) == 0 && !busy_at_stop &&
+			    !atomic_load_explicit(&ctx->run->stop_saw_events, memory_order_relaxed);
 
 		if (idle) {
 			run_retire_locked(ctx);
