@@ -1,8 +1,10 @@
 /*
  * engine/alloc.c — every allocation the library makes goes through here:
  * jemalloc in the plain build (aligned memories, slow-path objects), libc
- * under sanitizers and under an application's race detector, and in test
- * builds a counter that can make the k-th allocation fail.
+ * under sanitizers, under an application's race detector and when the
+ * environment says DOCA_CORE_ALLOCATOR=libc (so an application's ASan or
+ * valgrind sees the objects it leaks), and in test builds a counter that
+ * can make the k-th allocation fail.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,11 +45,31 @@ static inline bool alloc_should_fail(void)
 }
 #endif
 
-/* jemalloc, unless a race detector watches the process (actors/hb_annotate.h):
- * then the process's allocator, which TSan and Valgrind track, so they see
- * every block's whole life — a free that races with a use is reported, and a
+#ifdef DOCA_HAVE_JEMALLOC
+static bool alloc_libc_asked; /* DOCA_CORE_ALLOCATOR=libc */
+
+__attribute__((constructor)) static void alloc_choose(void)
+{
+	const char *env = getenv("DOCA_CORE_ALLOCATOR");
+
+	alloc_libc_asked = env != NULL && strcmp(env, "libc") == 0;
+	if (env != NULL && !alloc_libc_asked && strcmp(env, "jemalloc") != 0)
+		doca_log(DOCA_LOG_WARN, "DOCA_CORE_ALLOCATOR=%s: unknown (libc or jemalloc); jemalloc used",
+			 env);
+}
+
+/* jemalloc, unless a race detector watches the process (actors/hb_annotate.h)
+ * or the environment asks for libc: then the process's allocator, which TSan,
+ * ASan and Valgrind track, so they see every block's whole life — a leaked
+ * object is reported, a free that races with a use is reported, and a
  * block's next life starts with no history. Decided before main, so a block
  * is always freed by the allocator that made it. */
+static bool use_jemalloc(void)
+{
+	return !hb_tool_present && !alloc_libc_asked;
+}
+#endif
+
 void *doca_alloc_aligned(size_t align, size_t size)
 {
 	void *p = NULL;
@@ -57,7 +79,7 @@ void *doca_alloc_aligned(size_t align, size_t size)
 	if (size == 0)
 		size = 1;
 #ifdef DOCA_HAVE_JEMALLOC
-	if (!hb_tool_present)
+	if (use_jemalloc())
 		return mallocx(size, MALLOCX_ALIGN(align));
 #endif
 	return posix_memalign(&p, align, size) == 0 ? p : NULL;
@@ -72,7 +94,7 @@ void *doca_zalloc(size_t size)
 	if (size == 0)
 		size = 1;
 #ifdef DOCA_HAVE_JEMALLOC
-	if (!hb_tool_present)
+	if (use_jemalloc())
 		return mallocx(size, MALLOCX_ALIGN(64) | MALLOCX_ZERO);
 #endif
 	if (posix_memalign(&p, 64, size) != 0)
@@ -86,7 +108,7 @@ void doca_free(void *p)
 	if (p == NULL)
 		return;
 #ifdef DOCA_HAVE_JEMALLOC
-	if (!hb_tool_present) {
+	if (use_jemalloc()) {
 		dallocx(p, 0);
 		return;
 	}

@@ -2,8 +2,6 @@
  * engine/buf.c — buffers: windows into a memory. A buffer counts the
  * unfreed events of tasks that name it; its memory counts its buffers.
  */
-#include <string.h>
-
 #include "engine/cells.h"
 #include "engine/engine.h"
 #include "engine/refs.h"
@@ -11,18 +9,15 @@
 doca_error_t doca_buf_create(struct doca_mem *h, size_t offset, size_t len, struct doca_buf **out)
 {
 	struct doca_mem *mem = mem_of(h);
-	bool fresh;
 
 	if (mem == NULL)
 		return HANDLE_REFUSAL(h, MAGIC_MEM);
 	if (out == NULL || offset > mem->len || len > mem->len - offset)
 		return DOCA_ERROR_INVALID_VALUE;
-	struct doca_buf *buf = cell_get(CELL_BUF, sizeof(*buf), &fresh);
+	struct doca_buf *buf = cell_get(CELL_BUF, sizeof(*buf));
 
 	if (buf == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	if (!fresh) /* a reused cell: all anew but the generation */
-		memset((char *)buf + sizeof(struct handle_head), 0, sizeof(*buf) - sizeof(struct handle_head));
 	if (!users_enter(&mem->bufs)) {
 		cell_put(CELL_BUF, buf, sizeof(*buf));
 		return DOCA_ERROR_INVALID_VALUE; /* the memory is being destroyed */
@@ -32,6 +27,7 @@ doca_error_t doca_buf_create(struct doca_mem *h, size_t offset, size_t len, stru
 	buf->len = len;
 	buf->epoch = g_fork_epoch;
 	buf->magic = MAGIC_BUF;
+	live_created(LIVE_BUF, 0);
 	*out = handle_of(buf);
 	return DOCA_SUCCESS;
 }
@@ -123,10 +119,11 @@ doca_error_t doca_buf_destroy(struct doca_buf *h)
 	if (users_close(&buf->users)) {
 		handle_kill(buf);
 		buf_destroy_finish(buf);
-		return DOCA_SUCCESS;
-	}
-	if (!buf_destroy_in_callback(buf))
+	} else if (buf_destroy_in_callback(buf)) {
+		handle_kill(buf);
+	} else {
 		return DOCA_ERROR_IN_USE;
-	handle_kill(buf);
+	}
+	live_destroyed(LIVE_BUF, 0);
 	return DOCA_SUCCESS;
 }

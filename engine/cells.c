@@ -16,6 +16,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/cells.h"
 #include "engine/engine.h"
@@ -41,7 +42,7 @@ static unsigned cell_class_of(size_t size)
 	return c;
 }
 
-void *cell_get(enum cell_kind kind, size_t size, bool *fresh)
+void *cell_get(enum cell_kind kind, size_t size)
 {
 	unsigned c = cell_class_of(size);
 	void *p = NULL;
@@ -52,7 +53,6 @@ void *cell_get(enum cell_kind kind, size_t size, bool *fresh)
 	if (classes[kind][c].count != 0)
 		p = classes[kind][c].free[--classes[kind][c].count];
 	pthread_mutex_unlock(&cells_lock);
-	*fresh = p == NULL;
 	if (p == NULL)
 		p = doca_zalloc((size_t)1 << (c + CELL_MIN_SHIFT));
 	if (p != NULL && !handle_fits(p)) {
@@ -68,6 +68,8 @@ void cell_put(enum cell_kind kind, void *p, size_t size)
 
 	if (p == NULL)
 		return;
+	if (kind != CELL_EVENTS)
+		memset((char *)p + sizeof(struct handle_head), 0, size - sizeof(struct handle_head));
 	pthread_mutex_lock(&cells_lock);
 	if (k->count == k->cap) {
 		size_t cap = k->cap != 0 ? k->cap * 2 : 16;

@@ -5,17 +5,16 @@
 #ifndef DOCA_ENGINE_CELLS_H
 #define DOCA_ENGINE_CELLS_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 /* Cells of one kind are reused only by that kind, so a stale handle finds
  * an object of its own type (or a dead one) behind it. */
 enum cell_kind { CELL_CTX, CELL_MEM, CELL_BUF, CELL_EVENTS, CELL_KINDS };
 
-/* A 64-byte aligned cell of at least size bytes: a reused one with its
- * contents as its last object left them (*fresh false), or a zeroed new one
- * (*fresh true). NULL when out of memory. */
-void *cell_get(enum cell_kind kind, size_t size, bool *fresh);
+/* A 64-byte aligned cell of at least size bytes: a new one, all zero, or a
+ * reused one, zero but for its handle head (an object's generation; an
+ * events array as its owner scrubbed it). NULL when out of memory. */
+void *cell_get(enum cell_kind kind, size_t size);
 /* Give a cell of that size back for reuse (never to the allocator). */
 void cell_put(enum cell_kind kind, void *p, size_t size);
 /* fork() child: the lock anew (its holder may not exist there). */

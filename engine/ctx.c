@@ -2,8 +2,6 @@
  * engine/ctx.c — the context object: creation, configuration while IDLE,
  * references, device binding, teardown. Start and stop are in ctx_run.c.
  */
-#include <string.h>
-
 #include "engine/cells.h"
 #include "engine/engine.h"
 #include "engine/refs.h"
@@ -43,13 +41,10 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 {
 	if (out == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	bool fresh;
-	struct doca_ctx *ctx = cell_get(CELL_CTX, sizeof(*ctx), &fresh);
+	struct doca_ctx *ctx = cell_get(CELL_CTX, sizeof(*ctx));
 
 	if (ctx == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	if (!fresh) /* a reused cell: all anew but the generation */
-		memset((char *)ctx + sizeof(struct handle_head), 0, sizeof(*ctx) - sizeof(struct handle_head));
 	pthread_mutexattr_t recursive;
 
 	pthread_mutexattr_init(&recursive);
@@ -67,6 +62,7 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 	atomic_store_explicit(&ctx->state, DOCA_CTX_STATE_IDLE, memory_order_relaxed);
 	ctx->epoch = g_fork_epoch;
 	ctx->magic = MAGIC_CTX;
+	live_created(LIVE_CTX, 0);
 	*out = handle_of(ctx);
 	return DOCA_SUCCESS;
 }
@@ -195,7 +191,9 @@ doca_error_t doca_ctx_destroy(struct doca_ctx *h)
 	}
 	pthread_mutex_unlock(&g_config_lock);
 	pthread_mutex_unlock(&ctx->report_lock);
-	if (err == DOCA_SUCCESS)
-		ctx_ref_put(ctx);
-	return err;
+	if (err != DOCA_SUCCESS)
+		return err;
+	ctx_ref_put(ctx);
+	live_destroyed(LIVE_CTX, 0);
+	return DOCA_SUCCESS;
 }

@@ -10,6 +10,19 @@
  * ctx goes IDLE at once; otherwise the PE flushes the mailbox and the queue
  * pair and turns STOPPING into IDLE once every event has been freed.
  *
+ * "No credit is out" means for the whole call, not only after the grace
+ * period: a PE running on another thread (a worker) may deliver or flush
+ * tasks during that grace period and return their credits before the count
+ * is taken. So the stop goes RUNNING → STOPPING → IDLE if any of these
+ * holds: a credit was out when it stored STOPPING (a task in flight or an
+ * event unreaped as the stop began); the PE took events of the run after
+ * seeing STOPPING (flushed tasks, or started ones completing: it sets
+ * stop_saw_events before it releases them, so a stop that sees their
+ * credits back sees the mark); a credit is out after the grace period. A
+ * task accepted while the stop runs, from a submitter that saw RUNNING, and
+ * completed by a PE that has not seen STOPPING yet, is not the stop's: it
+ * may complete normally under a stop that reports RUNNING → IDLE.
+ *
  * Report order: a thread holds the ctx's report_lock (recursive, so a
  * callback may start or stop its own ctx) from a state change to the end of
  * its report, so the state callback sees transitions in the order they
@@ -46,13 +59,12 @@ static doca_error_t pool_init(struct ctx_run *run, struct doca_ctx *ctx, uint32_
 {
 	struct task_pool *pool = &run->pool;
 	uint32_t ring = 2;
-	bool fresh;
 
 	while (ring - 1u < size)
 		ring <<= 1;
 	/* Slots are cells: a stale event handle reads its slot's generation
 	 * even after this run is gone (engine/handle.h). */
-	pool->events = cell_get(CELL_EVENTS, sizeof(*pool->events) * size, &fresh);
+	pool->events = cell_get(CELL_EVENTS, sizeof(*pool->events) * size);
 	pool->size = size; /* the cell's size class, for run_free */
 	pool->free_slots = doca_zalloc(sizeof(*pool->free_slots) * ring);
 	if (pool->events == NULL || pool->free_slots == NULL)
@@ -62,7 +74,7 @@ static doca_error_t pool_init(struct ctx_run *run, struct doca_ctx *ctx, uint32_
 			 "ck_ring slots: ordered by ck fences");
 	for (uint32_t i = 0; i < size; i++) {
 		struct doca_event *ev = &pool->events[i];
-		uint32_t gen = fresh ? 0 : ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed));
+		uint32_t gen = ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed));
 
 		ev->magic = MAGIC_EVENT;
 		ev->epoch = ctx->epoch;
@@ -83,6 +95,17 @@ static void run_free(struct ctx_run *run)
 		dev_entry_put(run->entry);
 	}
 	doca_free(run->pool.free_slots);
+	/* the slots keep their magic, epoch and generation, and nothing else */
+	for (uint32_t i = 0; run->pool.events != NULL && i < run->pool.size; i++) {
+		struct doca_event *ev = &run->pool.events[i];
+
+		ev->ctx = NULL;
+		ev->src = ev->dst = NULL;
+		ev->run = NULL;
+		ev->next = NULL;
+		ev->user_data.u64 = 0;
+		atomic_store_explicit(&ev->mbox_node.next, NULL, memory_order_relaxed);
+	}
 	cell_put(CELL_EVENTS, run->pool.events, sizeof(*run->pool.events) * run->pool.size);
 	doca_free(run);
 }
@@ -193,6 +216,7 @@ static void stop_hand_to_pe(struct doca_ctx *ctx, struct doca_pe *pe)
 /* The stop of a context (engine-internal callers pass the object). */
 static doca_error_t ctx_stop(struct doca_ctx *ctx)
 {
+	bool busy_at_stop = false;
 	enum doca_ctx_state st;
 	struct doca_pe *pe;
 	doca_error_t err;
@@ -203,8 +227,10 @@ static doca_error_t ctx_stop(struct doca_ctx *ctx)
 	pthread_mutex_lock(&g_config_lock);
 	st = ctx_state(ctx);
 	pe = ctx->pe;
-	if (st == DOCA_CTX_STATE_RUNNING)
+	if (st == DOCA_CTX_STATE_RUNNING) {
 		ctx_set_state(ctx, DOCA_CTX_STATE_STOPPING);
+		busy_at_stop = run_outstanding(ctx->run) != 0;
+	}
 	pthread_mutex_unlock(&g_config_lock);
 
 	if (st == DOCA_CTX_STATE_STOPPING) {
@@ -215,7 +241,9 @@ static doca_error_t ctx_stop(struct doca_ctx *ctx)
 		/* Every submitter that saw RUNNING has pushed once this returns. */
 		doca_synchronize_rcu();
 		pthread_mutex_lock(&g_config_lock);
-		bool idle = run_outstanding(ctx->run) == 0;
+		/* (the acquire in run_outstanding orders the mark's load) */
+		bool idle = run_outstanding(ctx->run) == 0 && !busy_at_stop &&
+			    !atomic_load_explicit(&ctx->run->stop_saw_events, memory_order_relaxed);
 
 		if (idle) {
 			run_retire_locked(ctx);

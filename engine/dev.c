@@ -226,6 +226,7 @@ doca_error_t doca_dev_open(const char *name, struct doca_dev **dev)
 	snprintf(d->name, sizeof(d->name), "%.*s", (int)strcspn(name, ":"), name);
 	d->epoch = g_fork_epoch;
 	d->magic = MAGIC_DEV;
+	live_created(LIVE_DEV, 0);
 	*dev = d;
 	return DOCA_SUCCESS;
 }
@@ -254,6 +255,7 @@ doca_error_t doca_dev_close(struct doca_dev *dev)
 		return err;
 	dev_entry_put(dev->entry);
 	doca_call_rcu(&dev->rcu, dev_free_rcu);
+	live_destroyed(LIVE_DEV, 0);
 	return DOCA_SUCCESS;
 }
 

@@ -34,6 +34,7 @@
 #include "actors/runner.h"
 #include "actors/worker.h"
 #include "engine/handle.h"
+#include "engine/live.h"
 #include "engine/rcu.h"
 #include "hw/hw.h"
 
@@ -180,6 +181,7 @@ struct ctx_run {
 	struct dev_entry *entry; /* the device the qp belongs to (a reference) */
 	bool flush_sent;         /* PE thread: hw flush issued for this run's stop */
 	bool fatal;              /* PE thread: the qp reported a fatal completion */
+	_Atomic bool stop_saw_events; /* the PE took events of the STOPPING ctx (ctx_run.c) */
 };
 
 /* Tasks in flight plus events not yet freed. Exact when no submitter races. */

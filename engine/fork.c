@@ -53,6 +53,7 @@ static void fork_child(void)
 	cells_after_fork_child();
 	pe_worker_after_fork_child();
 	thread_slot_after_fork_child();
+	live_after_fork_child();
 }
 
 __attribute__((constructor)) static void fork_handlers_install(void)

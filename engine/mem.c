@@ -15,14 +15,11 @@ static doca_error_t mem_register(const struct doca_ctx *h, void *addr, size_t le
 				 bool owned, struct doca_mem **out)
 {
 	doca_error_t err = DOCA_SUCCESS;
-	bool fresh;
-	struct doca_mem *mem = cell_get(CELL_MEM, sizeof(*mem), &fresh);
+	struct doca_mem *mem = cell_get(CELL_MEM, sizeof(*mem));
 	struct doca_ctx *ctx;
 
 	if (mem == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	if (!fresh) /* a reused cell: all anew but the generation */
-		memset((char *)mem + sizeof(struct handle_head), 0, sizeof(*mem) - sizeof(struct handle_head));
 	pthread_mutex_lock(&g_config_lock);
 	ctx = ctx_of(h);
 	if (ctx == NULL) { /* destroyed since the caller's check */
@@ -52,6 +49,7 @@ static doca_error_t mem_register(const struct doca_ctx *h, void *addr, size_t le
 	mem->owned = owned;
 	mem->epoch = g_fork_epoch;
 	mem->magic = MAGIC_MEM;
+	live_created(LIVE_MEM, len);
 	*out = handle_of(mem);
 	return DOCA_SUCCESS;
 }
@@ -154,8 +152,11 @@ doca_error_t doca_mem_destroy(struct doca_mem *h)
 	mem->dev->nr_mems--;
 	mem->ctx->nr_mems--;
 	handle_kill(mem);
+	size_t len = mem->len; /* mem may be reused once handed to the reclaimer */
+
 	pthread_mutex_unlock(&g_config_lock);
 	dev_entry_put(e);
 	doca_call_rcu(&mem->rcu, mem_free_rcu);
+	live_destroyed(LIVE_MEM, len);
 	return DOCA_SUCCESS;
 }

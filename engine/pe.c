@@ -104,6 +104,7 @@ doca_error_t doca_pe_create(struct doca_pe **out)
 	pe->worker.stop_fd = -1;
 	pe->epoch = g_fork_epoch;
 	pe->magic = MAGIC_PE;
+	live_created(LIVE_PE, 0);
 	*out = pe;
 	return DOCA_SUCCESS;
 }
@@ -231,5 +232,6 @@ doca_error_t doca_pe_destroy(struct doca_pe *pe)
 	if (DOCA_REVERTED("pe_fd_close_early"))
 		pe_close_fds(pe);
 	doca_call_rcu(&pe->rcu, pe_free_rcu);
+	live_destroyed(LIVE_PE, 0);
 	return DOCA_SUCCESS;
 }

@@ -148,6 +148,8 @@ static void turn_collect(struct doca_pe *pe, struct turn *t)
 
 		for (uint32_t j = 0; j < n; j++)
 			t->done[t->ndone++] = event_from_cqe(&t->cqes[j], &fatal);
+		if (st == DOCA_CTX_STATE_STOPPING && t->ndone != first) /* before their release */
+			atomic_store_explicit(&run->stop_saw_events, true, memory_order_relaxed);
 		if (t->ndone == first && running && !fatal)
 			continue; /* nothing to deliver or finish */
 		/* Events in hand mean tasks outstanding, so the ctx cannot have

@@ -18,8 +18,17 @@
  *
  * The reclaimer thread starts with the first deferred free, runs batches
  * (take every queued callback, one grace period, run them in queue order),
- * and is stopped with a STOP -> join handshake by the exit-time destructor,
- * after the queue has drained, so leak checkers see every object returned.
+ * and ends once the queue has drained after a stop was asked:
+ *
+ * - the destroy of the last live object (engine/live.c) asks, and does not
+ *   wait: the thread runs what is queued (one grace period, which a thread
+ *   still inside a doca call may hold up) and ends; whoever next needs the
+ *   thread (a deferred free, the exit-time destructor) joins it, at once,
+ *   since an ended thread takes no lock again. So no library thread
+ *   outlives the last object by more than its frees, and the next deferred
+ *   free starts a new one;
+ * - the exit-time destructor asks and waits (STOP -> ENDED, then join), so
+ *   leak checkers see every object returned.
  */
 #include "engine/rcu.h"
 
@@ -71,13 +80,14 @@ void doca_synchronize_rcu(void)
 static struct reclaimer {
 	pthread_mutex_t lock;
 	pthread_cond_t work;   /* queue gained work, or stop was asked */
-	pthread_cond_t idle;   /* a batch finished (doca_rcu_barrier waits) */
+	pthread_cond_t idle;   /* a batch finished, or the thread ended */
 	struct rcu_head *first;
 	struct rcu_head **tail;
 	unsigned long long queued;
 	unsigned long long done;
-	bool running;
-	bool stop;
+	bool running;          /* a thread was started and not joined yet */
+	bool stop;             /* end once the queue is empty */
+	bool ended;            /* the thread left its loop: join it, it takes no lock again */
 	pthread_t thread;
 } rc = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -123,8 +133,31 @@ static void *reclaimer_main(void *unused)
 		rc.done += n;
 		pthread_cond_broadcast(&rc.idle);
 	}
+	rc.ended = true;
+	pthread_cond_broadcast(&rc.idle);
 	pthread_mutex_unlock(&rc.lock);
 	return NULL;
+}
+
+/* Join a thread that has ended (rc.lock held: it needs the lock no more). */
+static void reclaimer_reap_locked(void)
+{
+	if (!rc.running || !rc.ended)
+		return;
+	pthread_join(rc.thread, NULL);
+	rc.running = false;
+	rc.ended = false;
+}
+
+/* Start the reclaimer (rc.lock held, not running). */
+static void reclaimer_start_locked(void)
+{
+	rc.stop = false;
+	if (pthread_create(&rc.thread, NULL, reclaimer_main, NULL) != 0) {
+		fprintf(stderr, "doca-core: cannot start the deferred-free thread\n");
+		abort();
+	}
+	rc.running = true;
 }
 
 void doca_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head))
@@ -133,13 +166,9 @@ void doca_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head))
 	head->next.next = NULL;
 	TSAN_RELEASE(head);
 	pthread_mutex_lock(&rc.lock);
-	if (!rc.running) {
-		if (pthread_create(&rc.thread, NULL, reclaimer_main, NULL) != 0) {
-			fprintf(stderr, "doca-core: cannot start the deferred-free thread\n");
-			abort();
-		}
-		rc.running = true;
-	}
+	reclaimer_reap_locked();
+	if (!rc.running)
+		reclaimer_start_locked();
 	*rc.tail = head;
 	rc.tail = (struct rcu_head **)(void *)&head->next.next;
 	rc.queued++;
@@ -180,22 +209,34 @@ void doca_rcu_fork_child(void)
 	rc.queued = rc.done = 0;
 	rc.running = false;
 	rc.stop = false;
+	rc.ended = false;
 	rc.lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	rc.work = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 	rc.idle = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 }
 
-/* Pending deferred frees run before the process ends, and the reclaimer
- * thread is joined, so leak checkers see every object returned and no
- * library thread outlives the process's last destructor. */
-__attribute__((destructor)) static void doca_rcu_drain_at_exit(void)
+void doca_rcu_stop_when_idle(void)
 {
 	pthread_mutex_lock(&rc.lock);
-	bool running = rc.running;
-
 	rc.stop = true;
 	pthread_cond_signal(&rc.work);
 	pthread_mutex_unlock(&rc.lock);
-	if (running)
-		pthread_join(rc.thread, NULL);
+}
+
+/* Pending deferred frees run before the process ends, and the reclaimer
+ * thread is joined, so leak checkers see every object returned and no
+ * library thread outlives the process's last destructor (objects the
+ * application never destroyed are reported by engine/live.c). */
+__attribute__((destructor)) static void doca_rcu_drain_at_exit(void)
+{
+	pthread_mutex_lock(&rc.lock);
+	while (rc.running) { /* a deferred free may start a new thread meanwhile */
+		rc.stop = true;
+		pthread_cond_signal(&rc.work);
+		if (rc.ended)
+			reclaimer_reap_locked();
+		else
+			pthread_cond_wait(&rc.idle, &rc.lock);
+	}
+	pthread_mutex_unlock(&rc.lock);
 }

@@ -66,6 +66,12 @@ void doca_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head));
  * queue) has run. Never inside a read-side section or a callback. */
 void doca_rcu_barrier(void);
 
+/* Let the reclaimer thread end once it has run every queued callback (and
+ * every one those queue); returns at once. The next doca_call_rcu joins it
+ * and starts another. */
+void doca_rcu_stop_when_idle(void);
+
+
 /* fork() (engine/fork.c): prepare leaves no thread of ours inside
  * liburcu's grace-period or registration code and holds the reclaimer's
  * queue; the child forgets the readers of threads it does not have and

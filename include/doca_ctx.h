@@ -8,8 +8,12 @@
  * - IDLE → (doca_ctx_start) → RUNNING. STARTING is visible only to other
  *   threads while doca_ctx_start runs.
  * - RUNNING → (doca_ctx_stop) → IDLE when no task is in flight and no event
- *   is unreaped; otherwise → STOPPING. Tasks the device already took complete
- *   normally; tasks still queued are flushed (FAILURE, DOCA_ERROR_SHUTDOWN).
+ *   is unreaped as the stop begins and the stop flushes nothing; otherwise
+ *   → STOPPING. Tasks the device already took complete normally; tasks
+ *   still queued are flushed (FAILURE, DOCA_ERROR_SHUTDOWN). This holds in
+ *   every mode: a PE run by another thread or by its worker keeps running
+ *   during the call, and a stop whose tasks it finishes or flushes
+ *   meanwhile still reports STOPPING.
  * - STOPPING → IDLE inside doca_pe_progress once every event of the context
  *   has been freed.
  *
@@ -150,8 +154,12 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx);
 /**
  * @brief Stop a RUNNING context. New submissions are refused at once.
  * @param ctx The context.
- * @return DOCA_SUCCESS when nothing was in flight or unreaped: the context is IDLE;
- *         DOCA_ERROR_IN_PROGRESS when it is STOPPING (also for a second stop);
+ * @return DOCA_SUCCESS when nothing was in flight or unreaped as the call
+ *         began and it flushed nothing: the context is IDLE (reported
+ *         RUNNING → IDLE);
+ *         DOCA_ERROR_IN_PROGRESS when it is STOPPING (reported RUNNING →
+ *         STOPPING; STOPPING → IDLE follows once every event is freed), also
+ *         for a second stop;
  *         DOCA_ERROR_BAD_STATE when it is IDLE;
  *         DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
  *
