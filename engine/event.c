@@ -70,6 +70,7 @@ void event_release(struct doca_event *ev)
 		doca_log(DOCA_LOG_ERROR, "task pool full on a release: a slot was returned twice");
 		abort();
 	}
+	run_credits_returned(ev->run);
 	doca_rcu_read_unlock();
 }
 
