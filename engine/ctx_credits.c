@@ -83,14 +83,20 @@ static void credits_fire_fd(struct ctx_credits *c)
 		;
 }
 
+/* Wake up to @p n blocked submitters, if any is registered. */
+static void credits_wake_sleepers(struct ctx_credits *c, int n)
+{
+	if (atomic_load_explicit(&c->waiters, memory_order_relaxed) == 0)
+		return;
+	atomic_fetch_add_explicit(&c->seq, 1, memory_order_relaxed);
+	futex_wake(&c->seq, n);
+}
+
 /* Somebody waits: fire the fd, then wake up to @p sleepers blocked submitters. */
 static void credits_wake(struct ctx_credits *c, int sleepers)
 {
 	credits_fire_fd(c);
-	if (atomic_load_explicit(&c->waiters, memory_order_relaxed) == 0)
-		return; /* the fd was the only one */
-	atomic_fetch_add_explicit(&c->seq, 1, memory_order_relaxed);
-	futex_wake(&c->seq, sleepers);
+	credits_wake_sleepers(c, sleepers); /* skipped if the fd was the only one */
 }
 
 /*
@@ -281,8 +287,8 @@ static doca_error_t submit_wait_registered(struct doca_ctx *ctx, const struct do
 		futex_wait(&c->seq, seq, timeout_ms >= 0 ? &left : NULL);
 	}
 	atomic_fetch_sub_explicit(&c->waiters, 1, memory_order_relaxed);
-	if (err != DOCA_SUCCESS && atomic_load_explicit(&c->waiters, memory_order_relaxed) != 0)
-		credits_wake(c, 1); /* the wake we may have had goes to another */
+	if (err != DOCA_SUCCESS)
+		credits_wake_sleepers(c, 1); /* the wake we may have had goes to another */
 	return err;
 }
 
