@@ -17,6 +17,7 @@ static void ctx_free_rcu(struct rcu_head *head)
 
 	DOCA_RCU_CALLBACK_ENTER(head);
 	pthread_mutex_destroy(&ctx->report_lock);
+	ctx_credits_fini(&ctx->credits);
 	cell_put(CELL_CTX, ctx, sizeof(*ctx));
 }
 
@@ -57,6 +58,7 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	ctx->max_tasks = DOCA_CTX_DEFAULT_MAX_TASKS;
+	ctx_credits_init(&ctx->credits);
 	CDS_INIT_LIST_HEAD(&ctx->dev_link);
 	atomic_store_explicit(&ctx->refs, 1, memory_order_relaxed);
 	atomic_store_explicit(&ctx->state, DOCA_CTX_STATE_IDLE, memory_order_relaxed);

@@ -126,6 +126,7 @@ static doca_error_t run_create(struct doca_ctx *ctx, struct ctx_run **out)
 	if (run == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	mailbox_init(&run->mbox);
+	run->credits = &ctx->credits;
 	err = pool_init(run, ctx, ctx->max_tasks);
 	if (err == DOCA_SUCCESS)
 		err = entry->ops->qp_create(entry->hw, &attr, &qp);
@@ -232,6 +233,8 @@ static doca_error_t ctx_stop(struct doca_ctx *ctx)
 		busy_at_stop = run_outstanding(ctx->run) != 0;
 	}
 	pthread_mutex_unlock(&g_config_lock);
+	if (st == DOCA_CTX_STATE_RUNNING)
+		ctx_credits_left_running(&ctx->credits); /* blocked submitters: BAD_STATE now */
 
 	if (st == DOCA_CTX_STATE_STOPPING) {
 		err = DOCA_ERROR_IN_PROGRESS;

@@ -168,6 +168,19 @@ struct task_pool {
 	struct ck_ring_buffer *free_slots;
 };
 
+/* Who waits for a context's credits (engine/ctx_credits.c): submitters
+ * blocked in doca_task_submit_wait and the armed credit notification fd.
+ * Lives in the context (the fd outlives every run); its own cache line,
+ * read by the PE's thread on every release and written only by waiters. */
+enum credit_fd_state { CREDIT_FD_DISARMED = 0, CREDIT_FD_ARMED, CREDIT_FD_FIRED };
+
+struct ctx_credits {
+	_Atomic uint32_t waiters; /* blocked submitters, + 1 while the fd is ARMED */
+	_Atomic uint32_t seq;     /* futex word: bumped by every wake */
+	_Atomic int fd_state;     /* enum credit_fd_state */
+	_Atomic int fd;           /* eventfd, -1 until first asked for */
+};
+
 /* One run of a context, from doca_ctx_start to IDLE: its task pool,
  * mailbox and queue pair, and the flags the PE keeps about it. Made by
  * start, published with RCU, retired at IDLE and freed after a grace period,
@@ -179,6 +192,7 @@ struct ctx_run {
 	struct mailbox mbox;
 	struct hw_qp *qp;
 	struct dev_entry *entry; /* the device the qp belongs to (a reference) */
+	struct ctx_credits *credits; /* its context's waiters */
 	bool flush_sent;         /* PE thread: hw flush issued for this run's stop */
 	bool fatal;              /* PE thread: the qp reported a fatal completion */
 	_Atomic bool stop_saw_events; /* the PE took events of the STOPPING ctx (ctx_run.c) */
@@ -210,6 +224,7 @@ struct doca_ctx {
 	 * reports reach the state callback in the order the changes happened. */
 	pthread_mutex_t report_lock;
 
+	_Alignas(64) struct ctx_credits credits;
 	/* written by the PE every turn: kept off the lines submitters read */
 	_Alignas(64) _Atomic uint32_t refs; /* the handle + PE turns holding it */
 	struct rcu_head rcu;
@@ -248,6 +263,16 @@ static inline void ev_set_state(struct doca_event *ev, enum event_state s)
 
 	atomic_store_explicit(&ev->gs, ev_gs(ev_gen(gs), s), memory_order_relaxed);
 }
+
+/* engine/ctx_credits.c. Call after returning credits to run's pool, inside
+ * the read-side section the return ran in (once per burst is enough: it
+ * covers every credit returned before it). */
+void run_credits_returned(struct ctx_run *run);
+/* Call after the context left RUNNING: wakes every waiter (any thread). */
+void ctx_credits_left_running(struct ctx_credits *c);
+void ctx_credits_init(struct ctx_credits *c);
+/* Close the fd (the context's memory goes with it, after a grace period). */
+void ctx_credits_fini(struct ctx_credits *c);
 
 /* ---- progress engines ---- */
 

@@ -106,7 +106,8 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *h)
 void event_release(struct doca_event *ev)
 {
 	doca_rcu_read_lock();
-	struct task_pool *pool = &ev->run->pool;
+	struct ctx_run *run = ev->run; /* read before the slot is anybody's again */
+	struct task_pool *pool = &run->pool;
 	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
 	buf_unpin(ev->src);
@@ -125,6 +126,7 @@ void event_release(struct doca_event *ev)
 		doca_log(DOCA_LOG_ERROR, "task pool full on a release: a slot was returned twice");
 		abort();
 	}
+	run_credits_returned(run);
 	doca_rcu_read_unlock();
 }
 

@@ -193,6 +193,60 @@ doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_state 
  */
 doca_error_t doca_ctx_destroy(struct doca_ctx *ctx);
 
+/**
+ * @brief The context's credit notification fd: pollable with epoll, poll or
+ *        libuv's uv_poll_t, constant for the context's life and owned by it
+ *        (do not close it; it is closed with the context). Made on the first
+ *        call of this function or doca_ctx_request_credit_notification.
+ *
+ * Back-pressure without spinning: a producer that got DOCA_ERROR_AGAIN arms
+ * the fd (doca_ctx_request_credit_notification), waits for it to become
+ * readable, clears it (doca_ctx_clear_credit_notification) and submits
+ * again. Threads that may block use doca_task_submit_wait instead.
+ * @param ctx The context.
+ * @param[out] fd The file descriptor.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL arguments or a
+ *         wrong-type handle; DOCA_ERROR_BAD_STATE for a context inherited
+ *         across fork(); DOCA_ERROR_OPERATING_SYSTEM if the fd cannot be made.
+ *
+ * Thread safety: any thread; concurrent first calls make one fd.
+ */
+doca_error_t doca_ctx_get_credit_notification_handle(struct doca_ctx *ctx, int *fd);
+
+/**
+ * @brief Arm the credit notification fd once: it becomes readable when a
+ *        credit returns to the task pool (an event is freed) or the context
+ *        leaves RUNNING — at once if either is already so. Arming an armed
+ *        or fired fd changes nothing. No wake is lost: a credit returned
+ *        while this call runs either is seen by it or fires the fd.
+ *
+ * Readable means "submit again", not "a submit will succeed": another
+ * thread may take the credit first. Rarely the fd is readable although
+ * nothing is due (a clear racing a firing): the submit then returns
+ * DOCA_ERROR_AGAIN and the application arms again.
+ * @param ctx The context.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type
+ *         handle; DOCA_ERROR_BAD_STATE for a context inherited across
+ *         fork(); DOCA_ERROR_OPERATING_SYSTEM if the fd cannot be made.
+ *         On error nothing is armed.
+ *
+ * Thread safety: any thread, also while others submit and the PE runs.
+ *         The fd is one signal: one armer consumes one firing.
+ */
+doca_error_t doca_ctx_request_credit_notification(struct doca_ctx *ctx);
+
+/**
+ * @brief Disarm the credit notification fd and make it not readable; call
+ *        after it woke you, before submitting again.
+ * @param ctx The context.
+ * @return DOCA_SUCCESS (also when the fd was never made or armed);
+ *         DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         DOCA_ERROR_BAD_STATE for a context inherited across fork().
+ *
+ * Thread safety: any thread.
+ */
+doca_error_t doca_ctx_clear_credit_notification(struct doca_ctx *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -87,6 +87,41 @@ doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc 
 doca_error_t doca_task_submit_batch(struct doca_ctx *ctx, const struct doca_task_desc *descs, uint32_t n,
 				    uint32_t *accepted);
 
+/**
+ * @brief doca_task_submit that, when the task pool is empty, sleeps until a
+ *        credit returns, the timeout passes or the context leaves RUNNING —
+ *        back-pressure without spinning. The sleep is a futex wait; a
+ *        return of credits wakes one sleeper, a stop wakes all.
+ *
+ * Checks, in this order: NULL @p desc, NULL or wrong-type @p ctx →
+ * DOCA_ERROR_INVALID_VALUE; the caller runs the context's progress engine
+ * (inside one of its callbacks, on its worker or within doca_pe_progress)
+ * while the context is RUNNING → DOCA_ERROR_NOT_PERMITTED at once, whether
+ * or not a credit is free (it could wait for ever: only that thread returns
+ * credits); then every check of doca_task_submit, in its order, except that
+ * an empty pool makes the call wait instead of returning DOCA_ERROR_AGAIN.
+ *
+ * Do not call it from the only thread that progresses the PE in polling or
+ * event mode outside a callback either: nothing would return a credit, and
+ * the call returns DOCA_ERROR_TIME_OUT (or never, with no timeout).
+ * @param ctx The context.
+ * @param desc The task (copied; reusable at once).
+ * @param timeout_ms The longest wait in milliseconds; 0: do not wait; any
+ *        negative value: no limit.
+ * @return DOCA_SUCCESS (the task will get exactly one event);
+ *         DOCA_ERROR_TIME_OUT when the pool stayed empty for @p timeout_ms
+ *         (the task was not accepted); DOCA_ERROR_BAD_STATE when the context
+ *         is not RUNNING, or leaves RUNNING while the call waits (the call
+ *         returns promptly then); DOCA_ERROR_NOT_PERMITTED as above;
+ *         otherwise doca_task_submit's error. A refused task changes
+ *         nothing and gets no event.
+ *
+ * Thread safety: any thread that does not run the context's PE,
+ *         concurrently with other submitters; blocks (the only submit that
+ *         does), and never spins.
+ */
+doca_error_t doca_task_submit_wait(struct doca_ctx *ctx, const struct doca_task_desc *desc, int timeout_ms);
+
 #ifdef __cplusplus
 }
 #endif

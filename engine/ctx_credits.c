@@ -1,0 +1,326 @@
+/*
+ * engine/ctx_credits.c — sleeping until a context has credits again: the
+ * credit notification fd (arm / clear, like the PE's) and the bounded
+ * blocking submit, doca_task_submit_wait.
+ *
+ * Why no wake is lost (a Dekker pair, as in pe_notify.c). A waiter
+ * registers (waiters + 1, for the fd together with DISARMED → ARMED), runs
+ * a full fence, then looks for a credit and for the context having left
+ * RUNNING. A returner puts its credits back in the pool's ring (a stop
+ * stores the new state), runs a full fence, then loads waiters. Both fences
+ * are seq_cst, so one of the two sees the other's store: the waiter finds
+ * the credit (and does not sleep) or the returner finds the waiter (and
+ * wakes it). With nobody waiting a return costs that fence and a relaxed
+ * load of a line only waiters write, which therefore stays in its cache.
+ *
+ * A blocked submitter sleeps on the futex word seq, which every wake bumps
+ * (after the returner's fence) before futex_wake. The submitter reads seq
+ * before its fence and its credit check: a wake that comes between the
+ * check and the sleep has changed seq, so the sleep returns at once; and
+ * if its read saw the bump, the fence pair orders the credit before its
+ * check. A return wakes one sleeper per call (each call follows at least
+ * one credit); every woken submitter tries to submit before it gives up
+ * (AGAIN then means the credit was taken by someone), and one that leaves
+ * with any other result passes the wake on. Leaving RUNNING wakes all.
+ *
+ * The fd: DISARMED → ARMED by a request (counted in waiters), ARMED → FIRED
+ * by whoever first sees a credit or the stop (one eventfd write per
+ * arming), any → DISARMED by a clear (which then empties the eventfd). The
+ * one thread that moves the state out of ARMED drops the count.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+
+void ctx_credits_init(struct ctx_credits *c)
+{
+	atomic_store_explicit(&c->waiters, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->seq, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->fd_state, CREDIT_FD_DISARMED, memory_order_relaxed);
+	atomic_store_explicit(&c->fd, -1, memory_order_relaxed);
+}
+
+void ctx_credits_fini(struct ctx_credits *c)
+{
+	int fd = atomic_load_explicit(&c->fd, memory_order_relaxed);
+
+	if (fd >= 0)
+		close(fd);
+}
+
+static void futex_wake(_Atomic uint32_t *word, int n)
+{
+	(void)syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+/* Sleep while *word is val, for at most *limit (NULL: no limit). Returns on
+ * a wake, a change, a signal or the limit alike: the caller checks again. */
+static void futex_wait(_Atomic uint32_t *word, uint32_t val, const struct timespec *limit)
+{
+	(void)syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, limit, NULL, 0);
+}
+
+/* ARMED → FIRED: the fd becomes readable, once per arming. */
+static void credits_fire_fd(struct ctx_credits *c)
+{
+	int armed = CREDIT_FD_ARMED;
+	uint64_t one = 1;
+
+	if (atomic_load_explicit(&c->fd_state, memory_order_relaxed) != CREDIT_FD_ARMED ||
+	    !atomic_compare_exchange_strong_explicit(&c->fd_state, &armed, CREDIT_FD_FIRED,
+						     memory_order_relaxed, memory_order_relaxed))
+		return;
+	atomic_fetch_sub_explicit(&c->waiters, 1, memory_order_relaxed);
+	while (write(atomic_load_explicit(&c->fd, memory_order_relaxed), &one, sizeof(one)) < 0 &&
+	       errno == EINTR)
+		;
+}
+
+/* Wake up to @p n blocked submitters, if any is registered. */
+static void credits_wake_sleepers(struct ctx_credits *c, int n)
+{
+	if (atomic_load_explicit(&c->waiters, memory_order_relaxed) == 0)
+		return;
+	atomic_fetch_add_explicit(&c->seq, 1, memory_order_relaxed);
+	futex_wake(&c->seq, n);
+}
+
+/* Somebody waits: fire the fd, then wake up to @p sleepers blocked submitters. */
+static void credits_wake(struct ctx_credits *c, int sleepers)
+{
+	credits_fire_fd(c);
+	credits_wake_sleepers(c, sleepers); /* skipped if the fd was the only one */
+}
+
+/*
+ * The whole cost of a return when nobody waits: this fence and one relaxed
+ * load. It runs once per call, and one call covers every credit returned
+ * before it, so a caller that returns a burst calls it once after the burst.
+ */
+void run_credits_returned(struct ctx_run *run)
+{
+	struct ctx_credits *c = run->credits;
+
+	/* seq_cst fence: the credits put back are visible before we look for
+	 * waiters (pairs with the fence a waiter runs after registering). */
+	atomic_thread_fence(memory_order_seq_cst);
+	EXPLORE_POINT(WAKE);
+	if (atomic_load_explicit(&c->waiters, memory_order_relaxed) != 0)
+		credits_wake(c, 1);
+}
+
+void ctx_credits_left_running(struct ctx_credits *c)
+{
+	/* seq_cst fence: the new state is visible before we look for waiters
+	 * (pairs with the fence a waiter runs after registering). */
+	atomic_thread_fence(memory_order_seq_cst);
+	EXPLORE_POINT(WAKE);
+	if (atomic_load_explicit(&c->waiters, memory_order_relaxed) != 0)
+		credits_wake(c, INT_MAX);
+}
+
+/* A wake is due: a free credit, or the context not RUNNING (inside a
+ * read-side section). */
+static bool credits_due(struct doca_ctx *ctx)
+{
+	if (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
+		return true;
+	EXPLORE_POINT(ATOMIC);
+	/* RUNNING, seen inside the section: the run is published and stays. */
+	struct ctx_run *run = rcu_dereference(ctx->run);
+
+	TSAN_ACQUIRE(run);
+	return ck_ring_size(&run->pool.free_ring) != 0;
+}
+
+/* The context's eventfd, made on first use (inside a read-side section,
+ * the handle checked: a racing destroy closes it after a grace period). */
+static doca_error_t credits_fd(struct ctx_credits *c, int *out)
+{
+	int fd = atomic_load_explicit(&c->fd, memory_order_relaxed);
+
+	if (fd < 0) {
+		int mine = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+
+		if (mine < 0)
+			return DOCA_ERROR_OPERATING_SYSTEM;
+		/* the first to install one wins; every caller uses that one */
+		if (atomic_compare_exchange_strong_explicit(&c->fd, &fd, mine, memory_order_relaxed,
+							    memory_order_relaxed))
+			fd = mine;
+		else
+			close(mine);
+	}
+	*out = fd;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_ctx_get_credit_notification_handle(struct doca_ctx *h, int *fd)
+{
+	doca_error_t err;
+	struct doca_ctx *ctx;
+
+	if (fd == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	doca_rcu_read_lock();
+	ctx = ctx_of(h);
+	err = ctx != NULL ? credits_fd(&ctx->credits, fd) : HANDLE_REFUSAL(h, MAGIC_CTX);
+	doca_rcu_read_unlock();
+	return err;
+}
+
+doca_error_t doca_ctx_request_credit_notification(struct doca_ctx *h)
+{
+	int fd, disarmed = CREDIT_FD_DISARMED;
+	doca_error_t err;
+	struct doca_ctx *ctx;
+
+	doca_rcu_read_lock();
+	ctx = ctx_of(h);
+	err = ctx != NULL ? credits_fd(&ctx->credits, &fd) : HANDLE_REFUSAL(h, MAGIC_CTX);
+	if (err == DOCA_SUCCESS &&
+	    atomic_compare_exchange_strong_explicit(&ctx->credits.fd_state, &disarmed, CREDIT_FD_ARMED,
+						    memory_order_relaxed, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&ctx->credits.waiters, 1, memory_order_relaxed);
+		/* seq_cst fence: we are counted in waiters before we look for a
+		 * credit (pairs with run_credits_returned's fence). */
+		atomic_thread_fence(memory_order_seq_cst);
+		if (credits_due(ctx))
+			credits_fire_fd(&ctx->credits);
+	}
+	doca_rcu_read_unlock();
+	return err;
+}
+
+doca_error_t doca_ctx_clear_credit_notification(struct doca_ctx *h)
+{
+	uint64_t count;
+	int fd;
+	doca_error_t err = DOCA_SUCCESS;
+	struct doca_ctx *ctx;
+
+	doca_rcu_read_lock();
+	ctx = ctx_of(h);
+	if (ctx == NULL) {
+		err = HANDLE_REFUSAL(h, MAGIC_CTX);
+	} else {
+		struct ctx_credits *c = &ctx->credits;
+
+		if (atomic_exchange_explicit(&c->fd_state, CREDIT_FD_DISARMED, memory_order_relaxed) ==
+		    CREDIT_FD_ARMED)
+			atomic_fetch_sub_explicit(&c->waiters, 1, memory_order_relaxed);
+		fd = atomic_load_explicit(&c->fd, memory_order_relaxed);
+		while (fd >= 0 && read(fd, &count, sizeof(count)) < 0 && errno == EINTR)
+			;
+	}
+	doca_rcu_read_unlock();
+	return err;
+}
+
+/* The caller runs the context's PE (a callback, or inside a turn): no
+ * credit could come back while it slept. */
+static bool caller_runs_pe(const struct doca_ctx *h)
+{
+	bool runs = false;
+
+	doca_rcu_read_lock();
+	const struct doca_ctx *ctx = ctx_of(h);
+
+	/* RUNNING seen inside the section: a stop waits for us, so ctx->pe stays. */
+	if (ctx != NULL && ctx_state(ctx) == DOCA_CTX_STATE_RUNNING)
+		runs = runner_is_self(&ctx->pe->runner);
+	doca_rcu_read_unlock();
+	return runs;
+}
+
+/* The time left until @p deadline (CLOCK_MONOTONIC) in *left; false if none. */
+static bool time_left(const struct timespec *deadline, struct timespec *left)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t ns = (int64_t)(deadline->tv_sec - now.tv_sec) * 1000000000 +
+		     (deadline->tv_nsec - now.tv_nsec);
+
+	if (ns <= 0)
+		return false;
+	left->tv_sec = (time_t)(ns / 1000000000);
+	left->tv_nsec = (long)(ns % 1000000000);
+	return true;
+}
+
+/* *t = now + ms on CLOCK_MONOTONIC. */
+static void deadline_in(struct timespec *t, int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000L;
+	}
+}
+
+/* The pool was empty: register, then submit or sleep until it is not. */
+static doca_error_t submit_wait_registered(struct doca_ctx *h, struct doca_ctx *ctx,
+					   const struct doca_task_desc *desc, int timeout_ms)
+{
+	struct ctx_credits *c = &ctx->credits;
+	struct timespec deadline, left;
+	doca_error_t err;
+
+	if (timeout_ms >= 0)
+		deadline_in(&deadline, timeout_ms);
+	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
+	for (;;) {
+		uint32_t seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
+
+		/* seq_cst fence: we are counted in waiters (and read seq) before we
+		 * look for a credit (pairs with run_credits_returned's fence). */
+		atomic_thread_fence(memory_order_seq_cst);
+		err = doca_task_submit(h, desc);
+		if (err != DOCA_ERROR_AGAIN)
+			break;
+		if (timeout_ms >= 0 && !time_left(&deadline, &left)) {
+			err = DOCA_ERROR_TIME_OUT;
+			break;
+		}
+		futex_wait(&c->seq, seq, timeout_ms >= 0 ? &left : NULL);
+	}
+	atomic_fetch_sub_explicit(&c->waiters, 1, memory_order_relaxed);
+	if (err != DOCA_SUCCESS)
+		credits_wake_sleepers(c, 1); /* the wake we may have had goes to another */
+	return err;
+}
+
+doca_error_t doca_task_submit_wait(struct doca_ctx *h, const struct doca_task_desc *desc, int timeout_ms)
+{
+	doca_error_t err;
+
+	if (desc == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (caller_runs_pe(h))
+		return DOCA_ERROR_NOT_PERMITTED;
+	err = doca_task_submit(h, desc);
+	if (err != DOCA_ERROR_AGAIN)
+		return err;
+	/* Hold the context while asleep, outside any read-side section (a
+	 * stop waits for those, and the stop is what wakes us). */
+	doca_rcu_read_lock();
+	struct doca_ctx *ctx = ctx_of(h);
+	bool held = ctx != NULL && ctx_ref_get(ctx);
+
+	doca_rcu_read_unlock();
+	if (!held)
+		return DOCA_ERROR_INVALID_VALUE; /* destroyed meanwhile */
+	err = submit_wait_registered(h, ctx, desc, timeout_ms);
+	ctx_ref_put(ctx);
+	return err;
+}
