@@ -5,13 +5,13 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "tests/api/common.h"
 #include "tests/api/trap.h"
 
 struct fixture {
@@ -253,24 +253,6 @@ static void *free_event_trapped(void *ev)
 	return NULL;
 }
 
-/* The log lines written to the redirected stderr since the test began. */
-static void read_log(char *text, size_t cap)
-{
-	int fd = fileno(cr_get_redirected_stderr());
-	size_t used = 0;
-
-	fflush(stderr);
-	cr_assert_neq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), -1, "fcntl");
-	for (;;) {
-		ssize_t n = read(fd, text + used, cap - 1 - used);
-
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-	}
-	text[used] = '\0';
-}
-
 static int count_of(const char *text, const char *needle)
 {
 	int n = 0;
@@ -316,7 +298,7 @@ Test(runner, two_threads_freeing_one_event_free_it_once, .init = cr_redirect_std
 		     ck_ring_size(&run->pool.free_ring), run->pool.size);
 	cr_assert_eq(atomic_load(&f.src->users), 0, "source pins: %#x", atomic_load(&f.src->users));
 	cr_assert_eq(atomic_load(&f.dst->users), 0, "destination pins: %#x", atomic_load(&f.dst->users));
-	read_log(log, sizeof(log));
+	read_redirected_stderr(log, sizeof(log));
 	cr_assert_eq(count_of(log, "doca_event_free: not an event held by the application (already freed"), 1,
 		     "log: \"%s\"", log);
 

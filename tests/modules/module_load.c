@@ -6,7 +6,6 @@
  * DOCA_CORE_MODULE_DIR at this build's modules (module_env), and tests that
  * need another directory set it before their first library call.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,25 +38,6 @@ static void module_dir_empty(char dir[64])
 	snprintf(dir, 64, "/tmp/doca-modules-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir), "mkdtemp");
 	cr_assert_eq(setenv("DOCA_CORE_MODULE_DIR", dir, 1), 0);
-}
-
-/** Everything written to the redirected stderr so far. */
-static void stderr_text(char *text, size_t cap)
-{
-	int fd;
-	size_t used = 0;
-
-	fflush(stderr);
-	fd = fileno(cr_get_redirected_stderr());
-	cr_assert_neq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), -1, "fcntl");
-	for (;;) {
-		ssize_t n = read(fd, text + used, cap - 1 - used);
-
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-	}
-	text[used] = '\0';
 }
 
 Test(modules, sw0_work_maps_no_module_and_no_libibverbs)
@@ -134,7 +114,7 @@ Test(modules, opening_a_missing_module_names_it, .init = cr_redirect_stderr)
 	cr_assert_null(dev);
 	assert_doca(doca_dev_open("mlx5_0", &dev), DOCA_ERROR_NOT_FOUND);
 	cr_assert_null(dev);
-	stderr_text(text, sizeof(text));
+	read_redirected_stderr(text, sizeof(text));
 	snprintf(line, sizeof(line),
 		 "doca_dev_open(\"verbs\"): the verbs backend is not loaded: " VERBS_MODULE
 		 " not found in %s\n", dir);
