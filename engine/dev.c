@@ -114,21 +114,46 @@ void dev_entry_put(struct dev_entry *e)
 	doca_call_rcu(&e->rcu, dev_entry_free_rcu);
 }
 
+/* doca_dev_list's caps of a backend whose module cannot be loaded. */
+#define UNAVAILABLE_CAPS "unavailable: "
+
 static void log_known_devices(const char *wanted)
 {
 	struct doca_dev_info infos[32];
-	size_t count = 0;
-	char list[512] = "";
+	size_t count = 0, shown = 0;
+	char list[1024] = "";
 
 	(void)doca_dev_list(infos, 32, &count);
 	for (size_t i = 0; i < count && i < 32; i++) {
 		size_t used = strlen(list);
 
-		snprintf(list + used, sizeof(list) - used, "%s%.63s (%.15s)", i ? ", " : "",
+		if (strncmp(infos[i].caps, UNAVAILABLE_CAPS, strlen(UNAVAILABLE_CAPS)) == 0)
+			continue;
+		snprintf(list + used, sizeof(list) - used, "%s%.63s (%.15s)", shown++ ? ", " : "",
 			 infos[i].name, infos[i].backend);
 	}
-	doca_log(DOCA_LOG_ERROR, "no device named '%s'; devices that exist: %s", wanted,
-		 count ? list : "none");
+	if (shown == 0)
+		snprintf(list, sizeof(list), "none");
+	for (size_t b = 0; b < hw_backend_count; b++) {
+		const char *why;
+		size_t used = strlen(list);
+
+		if (hw_backend_get(b, &why) == NULL)
+			snprintf(list + used, sizeof(list) - used,
+				 "; the %s backend is not loaded (%s)", hw_backend_name(b), why);
+	}
+	doca_log(DOCA_LOG_ERROR, "no device named '%s'; devices that exist: %s", wanted, list);
+}
+
+/* Why backend `name` is not loaded, or NULL when it is or no backend has that name. */
+static const char *backend_unavailable(const char *name)
+{
+	const char *why;
+
+	for (size_t b = 0; b < hw_backend_count; b++)
+		if (strcmp(hw_backend_name(b), name) == 0 && hw_backend_get(b, &why) == NULL)
+			return why;
+	return NULL;
 }
 
 /* Open the backend device for `key` (registry_lock held). */
@@ -140,12 +165,15 @@ static doca_error_t entry_open(const char *key, const char *name, const char *pa
 
 	if (e == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	for (size_t i = 0; i < hw_backend_count; i++) {
-		err = hw_backends[i]->open(name, params, &e->hw);
-		if (err != DOCA_ERROR_NOT_FOUND) {
-			e->ops = hw_backends[i];
-			break;
-		}
+	for (size_t i = 0; i < hw_backend_count && err == DOCA_ERROR_NOT_FOUND; i++) {
+		const char *why;
+		const struct hw_ops *ops = hw_backend_get(i, &why);
+
+		if (ops == NULL) /* listed under its backend's name: say why it cannot open */
+			err = strcmp(name, hw_backend_name(i)) == 0 ? DOCA_ERROR_NOT_SUPPORTED
+								   : DOCA_ERROR_NOT_FOUND;
+		else if ((err = ops->open(name, params, &e->hw)) != DOCA_ERROR_NOT_FOUND)
+			e->ops = ops;
 	}
 	if (err != DOCA_SUCCESS) {
 		doca_free(e);
@@ -168,6 +196,7 @@ static doca_error_t entry_get_or_open(const char *key, struct dev_entry **out)
 	char name[DEV_NAME_MAX + 1];
 	const char *colon = strchr(key, ':');
 	size_t name_len = colon ? (size_t)(colon - key) : strlen(key);
+	const char *why;
 	doca_error_t err;
 
 	if (name_len == 0 || (colon != NULL && colon[1] == '\0')) {
@@ -188,9 +217,11 @@ static doca_error_t entry_get_or_open(const char *key, struct dev_entry **out)
 	pthread_mutex_unlock(&registry_lock);
 	if (err == DOCA_ERROR_NOT_FOUND)
 		log_known_devices(name);
+	else if (err == DOCA_ERROR_NOT_SUPPORTED && (why = backend_unavailable(name)) != NULL)
+		doca_log(DOCA_LOG_ERROR, "doca_dev_open(\"%s\"): the %s backend is not loaded: %s", key,
+			 name, why);
 	else if (err == DOCA_ERROR_INVALID_VALUE) {
-		const char *why = hw_diag_take();
-
+		why = hw_diag_take();
 		doca_log(DOCA_LOG_ERROR, "doca_dev_open(\"%s\"): %s", key,
 			 why[0] != '\0' ? why : "the backend refused its parameters");
 	}
@@ -269,6 +300,14 @@ doca_error_t doca_dev_get_name(const struct doca_dev *dev, const char **name)
 	return DOCA_SUCCESS;
 }
 
+static void info_fill(struct doca_dev_info *info, const char *name, const char *backend,
+		      const char *caps_prefix, const char *caps)
+{
+	snprintf(info->name, sizeof(info->name), "%.63s", name);
+	snprintf(info->backend, sizeof(info->backend), "%.15s", backend);
+	snprintf(info->caps, sizeof(info->caps), "%s%s", caps_prefix, caps);
+}
+
 doca_error_t doca_dev_list(struct doca_dev_info *infos, size_t cap, size_t *count)
 {
 	size_t total = 0;
@@ -277,18 +316,22 @@ doca_error_t doca_dev_list(struct doca_dev_info *infos, size_t cap, size_t *coun
 		return DOCA_ERROR_INVALID_VALUE;
 	for (size_t b = 0; b < hw_backend_count; b++) {
 		struct hw_dev_desc descs[32];
+		const char *why;
+		const struct hw_ops *ops = hw_backend_get(b, &why);
 		size_t n = 0;
 
-		if (hw_backends[b]->probe(descs, 32, &n) != DOCA_SUCCESS)
+		if (ops == NULL) { /* one entry, under the backend's name, saying why */
+			if (total < cap)
+				info_fill(&infos[total], hw_backend_name(b), hw_backend_name(b),
+					  UNAVAILABLE_CAPS, why);
+			total++;
 			continue;
-		for (size_t i = 0; i < n && i < 32; i++, total++) {
-			if (total >= cap)
-				continue;
-			snprintf(infos[total].name, sizeof(infos[total].name), "%.63s", descs[i].name);
-			snprintf(infos[total].backend, sizeof(infos[total].backend), "%.15s",
-				 hw_backends[b]->name);
-			snprintf(infos[total].caps, sizeof(infos[total].caps), "%.127s", descs[i].caps);
 		}
+		if (ops->probe(descs, 32, &n) != DOCA_SUCCESS)
+			continue;
+		for (size_t i = 0; i < n && i < 32; i++, total++)
+			if (total < cap)
+				info_fill(&infos[total], descs[i].name, ops->name, "", descs[i].caps);
 	}
 	*count = total;
 	return DOCA_SUCCESS;

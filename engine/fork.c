@@ -51,6 +51,7 @@ static void fork_child(void)
 	doca_rcu_fork_child();
 	dev_after_fork_child();
 	cells_after_fork_child();
+	hw_modules_after_fork_child();
 	pe_worker_after_fork_child();
 	thread_slot_after_fork_child();
 	live_after_fork_child();

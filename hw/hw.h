@@ -20,6 +20,7 @@
 #ifndef DOCA_HW_H
 #define DOCA_HW_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -139,9 +140,19 @@ struct hw_ops {
 	void (*flush)(struct hw_qp *qp);
 };
 
-/* The registered backends, in lookup order (sw first). */
-extern const struct hw_ops *const hw_backends[];
+/* The backends, in lookup order (hw/hw_registry.c): the built-in ones (sw
+ * first), then one per loadable module (hw/hw_module.h), each loaded the
+ * first time a caller asks for its ops. */
 extern const size_t hw_backend_count;
+/* Backend i's name ("sw", "verbs"), known without loading it. */
+const char *hw_backend_name(size_t i);
+/* Backend i's ops, loading its module first if it is not loaded yet. NULL
+ * when the module cannot be loaded; *why then says why in one line (it lives
+ * as long as the process). A module that failed is not tried again.
+ * Thread safety: any thread. */
+const struct hw_ops *hw_backend_get(size_t i, const char **why);
+/* A fork child: the module loader's lock is made anew (engine/fork.c). */
+void hw_modules_after_fork_child(void);
 
 /* The optional notify ops of a backend that wakes through
  * hw_qp_attr.wake (hw/hw_notify_none.c). */
@@ -153,6 +164,7 @@ void hw_notify_ack_none(struct hw_qp *qp);
  * one line naming the key and what it allows; the engine takes it (and so
  * clears it) and logs it. Thread safety: per thread. */
 void hw_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void hw_vdiag(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 const char *hw_diag_take(void);
 
 static inline uint32_t hw_qp_post(struct hw_qp *qp, const struct hw_desc *d, uint32_t n)

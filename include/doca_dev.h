@@ -18,7 +18,15 @@
  *   ones are not counted; when fail and partial select the same descriptor it
  *   fails.
  * - a verbs device name as the NIC reports it (`"mlx5_0"`, `"rxe0"`), when
- *   the library was built with rdma-core and such a device exists.
+ *   such a device exists and the verbs module can be loaded.
+ *
+ * Backends other than sw are modules (`libdoca-core-verbs.so` in
+ * `<libdir>/doca-core/`, or in the directory named by the environment
+ * variable `DOCA_CORE_MODULE_DIR`), loaded the first time a device is listed
+ * or a name sw does not have is opened: a program that only opens sw devices
+ * never loads libibverbs. A module that cannot be loaded is listed by
+ * doca_dev_list under its backend's name, with the reason; it is not tried
+ * again by this process.
  *
  * Opening the same open string twice shares one underlying device (reference
  * counted); each open returns its own handle, closed on its own. The
@@ -44,8 +52,12 @@ extern "C" {
  * @return DOCA_SUCCESS;
  *         DOCA_ERROR_INVALID_VALUE for NULL arguments, an empty or over-long
  *         string, an unknown option, a malformed or out-of-range value;
- *         DOCA_ERROR_NOT_FOUND when no backend has a device of that name (the
- *         log then lists the devices that exist);
+ *         DOCA_ERROR_NOT_FOUND when no loaded backend has a device of that name
+ *         (the log then lists the devices that exist and the backends whose
+ *         module cannot be loaded, with the reason);
+ *         DOCA_ERROR_NOT_SUPPORTED for the name of a backend whose module
+ *         cannot be loaded, as doca_dev_list shows it (e.g. `"verbs"`; the log
+ *         names the missing module or library);
  *         DOCA_ERROR_NO_MEMORY; DOCA_ERROR_OPERATING_SYSTEM when an engine
  *         thread cannot be started; DOCA_ERROR_DRIVER when the device refuses.
  *
@@ -79,11 +91,15 @@ doca_error_t doca_dev_get_name(const struct doca_dev *dev, const char **name);
 struct doca_dev_info {
 	char name[64];     /**< Name to pass to doca_dev_open. */
 	char backend[16];  /**< "sw" or "verbs". */
-	char caps[128];    /**< Human-readable capabilities, e.g. "copy,inline,engines". */
+	/** Human-readable capabilities, e.g. "copy,inline,engines"; for a backend
+	 *  whose module cannot be loaded, "unavailable: " and the reason (then
+	 *  name and backend are the backend's name). */
+	char caps[128];
 };
 
 /**
- * @brief List every device that can be opened, software and hardware.
+ * @brief List every device that can be opened, software and hardware, and
+ *        each backend whose module cannot be loaded (one entry saying why).
  * @param[out] infos Array of @p cap entries to fill (may be NULL when cap is 0).
  * @param cap Number of entries in @p infos.
  * @param[out] count Number of devices that exist (may exceed @p cap; only

@@ -4,8 +4,12 @@
 #include "common.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <criterion/redirect.h>
 
 volatile int api_where = WHERE_TEST;
 
@@ -354,4 +358,21 @@ void sibling_fini_with_fixture(struct api_sibling *s, struct api_fixture *a)
 	a->dev = NULL;
 	assert_ok(doca_ctx_destroy(s->ctx));
 	fixture_fini(a);
+}
+
+void read_redirected_stderr(char *text, size_t cap)
+{
+	int fd = fileno(cr_get_redirected_stderr());
+	size_t used = 0;
+
+	fflush(stderr);
+	cr_assert_neq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), -1, "fcntl");
+	for (;;) {
+		ssize_t n = read(fd, text + used, cap - 1 - used);
+
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	text[used] = '\0';
 }

@@ -127,6 +127,8 @@ int count_open_fds(void);
  * thread, so they may outlive the destroy call by a moment. */
 int count_open_fds_settled(int limit);
 const char *state_name(enum doca_ctx_state s);
+/* What was written to stderr so far, in a test run with .init = cr_redirect_stderr. */
+void read_redirected_stderr(char *text, size_t cap);
 
 /* Where the test thread currently is, so callbacks can record which call ran them. */
 enum api_where {

@@ -6,7 +6,6 @@
 #include "common.h"
 
 #include <criterion/redirect.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -655,22 +654,10 @@ Test(error_table, unknown_device_log_lists_existing_devices, .init = cr_redirect
 {
 	struct doca_dev *dev = NULL;
 	char text[8192];
-	size_t used = 0;
-	int fd;
 
 	setenv("DOCA_LOG_LEVEL", "error", 1);
 	assert_doca(doca_dev_open("mlx5_9", &dev), DOCA_ERROR_NOT_FOUND);
-	fflush(stderr);
-	fd = fileno(cr_get_redirected_stderr());
-	cr_assert_neq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), -1, "fcntl");
-	for (;;) {
-		ssize_t n = read(fd, text + used, sizeof(text) - 1 - used);
-
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-	}
-	text[used] = '\0';
+	read_redirected_stderr(text, sizeof(text));
 	cr_assert_not_null(strstr(text, "mlx5_9"), "the log does not name the unknown device: \"%s\"", text);
 	cr_assert_not_null(strstr(text, "sw0"), "the log does not list sw0: \"%s\"", text);
 }

@@ -52,7 +52,7 @@ static int run_all_verbs(char *self, int argc, char *argv[])
 	struct doca_dev_info infos[CONF_MAX_DEVICES];
 	size_t count = 0, ran = 0;
 	int failed = 0;
-	char reason[128];
+	char reason[128] = "";
 
 	if (doca_dev_list(infos, CONF_MAX_DEVICES, &count) != DOCA_SUCCESS) {
 		fprintf(stderr, "conformance: doca_dev_list failed\n");
@@ -66,6 +66,10 @@ static int run_all_verbs(char *self, int argc, char *argv[])
 
 		if (strcmp(infos[i].backend, "verbs") != 0)
 			continue;
+		if (strncmp(infos[i].caps, "unavailable: ", 13) == 0) { /* the module is not loaded */
+			snprintf(reason, sizeof(reason), "%s", infos[i].caps);
+			continue;
+		}
 		args = calloc((size_t)argc + 3, sizeof(*args));
 		if (!args)
 			return 1;
@@ -85,7 +89,9 @@ static int run_all_verbs(char *self, int argc, char *argv[])
 		free(args);
 		ran++;
 	}
-	if (ran == 0) {
+	if (ran == 0 && reason[0] != '\0') {
+		printf("SKIP: verbs: the backend is %s\n", reason);
+	} else if (ran == 0) {
 		no_verbs_reason(reason, sizeof(reason));
 		printf("SKIP: verbs: no RDMA device (%s)\n", reason);
 	}

@@ -5,13 +5,13 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "tests/api/common.h"
 #include "tests/api/trap.h"
 
 struct fixture {
@@ -264,24 +264,6 @@ static void *free_event(void *ev)
 	return NULL;
 }
 
-/* The log lines written to the redirected stderr since the test began. */
-static void read_log(char *text, size_t cap)
-{
-	int fd = fileno(cr_get_redirected_stderr());
-	size_t used = 0;
-
-	fflush(stderr);
-	cr_assert_neq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), -1, "fcntl");
-	for (;;) {
-		ssize_t n = read(fd, text + used, cap - 1 - used);
-
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-	}
-	text[used] = '\0';
-}
-
 static int count_of(const char *text, const char *needle)
 {
 	int n = 0;
@@ -324,7 +306,7 @@ Test(runner, a_free_off_the_pe_thread_returns_through_the_mailbox, .init = cr_re
 	cr_assert_eq(atomic_load(&handle_deref(f.src)->users), 1, "still pinned until it is back");
 
 	doca_event_free(ev);
-	read_log(log, sizeof(log));
+	read_redirected_stderr(log, sizeof(log));
 	cr_assert_eq(count_of(log, "doca_event_free: event already freed (a stale or double free)"), 1,
 		     "log: \"%s\"", log);
 	cr_assert_eq(doca_stale_handle_count(), stale + 1);

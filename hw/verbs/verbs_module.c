@@ -1,0 +1,12 @@
+/*
+ * hw/verbs/verbs_module.c — the one symbol libdoca-core-verbs.so exports:
+ * the verbs backend, for the library of the same version to load.
+ */
+#include "hw/hw_module.h"
+#include "hw/verbs/verbs_internal.h"
+
+__attribute__((visibility("default"))) const struct hw_module doca_core_hw_module = {
+	.version = DOCA_CORE_VERSION,
+	.ops = &hw_verbs_ops,
+	.attach = hw_module_attach,
+};
