@@ -19,8 +19,11 @@
 #include <string.h>
 #include <time.h>
 
-/** Longest any example waits for completions before declaring a hang. */
+/** Longest any example waits for completions before declaring a hang
+ * (a program run under Valgrind's tools may define a longer one). */
+#ifndef EXAMPLE_TIMEOUT_NS
 #define EXAMPLE_TIMEOUT_NS (30ull * 1000 * 1000 * 1000)
+#endif
 
 /** Print "error: ..." and exit(1). */
 __attribute__((format(printf, 1, 2))) static inline _Noreturn void example_fail(const char *fmt, ...)
