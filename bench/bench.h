@@ -33,6 +33,7 @@ struct bench_opts {
 	unsigned reps;        /**< repetitions per contender, interleaved */
 	uint64_t seed;        /**< fills the buffers, picks the first contender order */
 	uint64_t tasks;       /**< "loop" command: copies to run */
+	const char *shape;    /**< "loop" command: "pump" (bench_pump), "task" or "burst" (ours_shapes.c) */
 	const char *out_dir;  /**< results directory */
 	bool plot;            /**< run gnuplot at the end */
 };
@@ -147,6 +148,10 @@ void bench_plot(const struct bench_opts *o, const char *stamp);
 /* bench_syscalls.c: syscalls per task of the inline loop under strace */
 double bench_syscalls(const char *self, unsigned batch, char *line, size_t cap);
 
+/* bench_instr.c: instructions per task of both loop shapes under callgrind;
+ * @return 0, or 1 when valgrind could not measure */
+int bench_instr(const char *self, unsigned batch);
+
 /* scenario_*.c */
 void scenario_inline(const struct bench_opts *o);
 void scenario_offload(const struct bench_opts *o);
@@ -160,6 +165,7 @@ void ours_latency_contender(struct bench_contender *c);
 void ours_mailbox_contender(struct bench_contender *c);
 void ours_scaling_contender(struct bench_contender *c, unsigned cpus);
 uint64_t ours_inline_loop(size_t size, unsigned batch, uint64_t tasks);
+uint64_t ours_shape_loop(const char *shape, size_t size, unsigned batch, uint64_t tasks);
 void peer_memcpy_contender(struct bench_contender *c);
 void peer_dpdk_contender(struct bench_contender *c, bool latency);
 void peer_uring_contender(struct bench_contender *c);

@@ -17,8 +17,10 @@ static const char usage[] =
 	"  mailbox    (d) 1..--threads foreign submitters into one context\n"
 	"  scaling    (e) one context + worker PE per CPU vs one\n"
 	"  syscalls   strace -c -f over two inline runs: syscalls per task\n"
+	"  instr      callgrind over the inline 64 B loop, per-task and burst shapes:\n"
+	"             instructions per task (needs valgrind)\n"
 	"  loop       only the inline loop (for strace, callgrind): --sizes first size,\n"
-	"             --batch, --tasks\n"
+	"             --batch, --tasks, --shape\n"
 	"\n"
 	"options:\n"
 	"  --sizes LIST      copy sizes, e.g. 64,4K,64K,1M (default)\n"
@@ -30,11 +32,15 @@ static const char usage[] =
 	"  --reps N          interleaved repetitions, median reported (default 5)\n"
 	"  --seed N          buffer contents and first contender order (default 1)\n"
 	"  --tasks N         loop: copies to run (default 1000000)\n"
+	"  --shape S         loop: pump (default: the inline scenario's loop), task\n"
+	"                    (doca_task_submit, doca_pe_get_event + doca_event_free) or\n"
+	"                    burst (doca_task_submit_batch, doca_pe_get_events +\n"
+	"                    doca_event_free_bulk)\n"
 	"  --out DIR         results directory (default bench/results in the source tree)\n"
 	"  --no-plot         skip gnuplot\n";
 
 static const char *const commands[] = { "all", "inline", "offload", "latency", "mailbox",
-					 "scaling", "syscalls", "loop" };
+					 "scaling", "syscalls", "instr", "loop" };
 
 static _Noreturn void bad(const char *what, const char *arg)
 {
@@ -100,6 +106,7 @@ static void defaults(struct bench_opts *o)
 	o->reps = 5;
 	o->seed = 1;
 	o->tasks = 1000000;
+	o->shape = "pump";
 	o->out_dir = BENCH_SOURCE_DIR "/results";
 	o->plot = true;
 }
@@ -152,6 +159,10 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char **cmd)
 			o->seed = parse_uint(v, 0, ~0ul);
 		} else if (!strcmp(a, "--tasks")) {
 			o->tasks = parse_uint(v, 0, ~0ul);
+		} else if (!strcmp(a, "--shape")) {
+			if (strcmp(v, "pump") && strcmp(v, "task") && strcmp(v, "burst"))
+				bad("unknown loop shape", v);
+			o->shape = v;
 		} else if (!strcmp(a, "--out")) {
 			o->out_dir = v;
 		} else {

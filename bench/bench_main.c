@@ -31,10 +31,11 @@ static const char *self_path(void)
 
 static int cmd_loop(const struct bench_opts *o)
 {
-	uint64_t done = ours_inline_loop(o->sizes[0], o->batch, o->tasks);
+	uint64_t done = !strcmp(o->shape, "pump") ? ours_inline_loop(o->sizes[0], o->batch, o->tasks)
+						  : ours_shape_loop(o->shape, o->sizes[0], o->batch, o->tasks);
 
-	printf("inline loop: %llu copies of %zu B in bursts of %u on %s\n", (unsigned long long)done,
-	       o->sizes[0], o->batch, BENCH_INLINE_DEV);
+	printf("inline loop (%s): %llu copies of %zu B in bursts of %u on %s\n", o->shape,
+	       (unsigned long long)done, o->sizes[0], o->batch, BENCH_INLINE_DEV);
 	return 0;
 }
 
@@ -51,6 +52,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "doca_bench: cannot pin to CPU %d; numbers will be noisier\n", BENCH_APP_CPU);
 	if (!strcmp(cmd, "loop"))
 		return cmd_loop(&o);
+	if (!strcmp(cmd, "instr"))
+		return bench_instr(self_path(), o.batch);
 	all = !strcmp(cmd, "all");
 	if (all || !strcmp(cmd, "syscalls")) {
 		bench_progress("syscalls: strace -c -f over the inline loop");

@@ -11,7 +11,7 @@ import os
 (CTX_CREATE, CTX_DESTROY, CTX_SET_DEV, CTX_SET_MAX, CTX_SET_CBS, DEV_OPEN, DEV_CLOSE,
  MEM_CREATE, MEM_CREATE_FROM, MEM_DESTROY, BUF_CREATE, BUF_DESTROY, PE_CREATE,
  PE_CONNECT, PE_DESTROY, START, STOP, SUBMIT, PROGRESS, GET_EVENT, EVENT_FREE,
- FILL, STALE_EVENT_FREE, STALE_USE) = range(24)
+ FILL, STALE_EVENT_FREE, STALE_USE, GET_EVENTS, EVENT_FREE_BULK) = range(26)
 
 # model.c m_devstrs indexes
 SW0, FAIL3, PARTIAL2, FAIL4_PARTIAL2, FAIL1, PARTIAL1 = range(6)
@@ -22,6 +22,17 @@ LEN_256, LEN_100, LEN_16 = 5, 4, 2
 R, W, RW = 0, 1, 2
 WHOLE = (0, 2)          # buf_create: offset 0, length = the rest
 COPY, COPY_PARTIAL = 0, 1
+MAX_0, MAX_1, MAX_3, MAX_8, MAX_ROOM, NULL_ARRAY = range(6)  # get_events variants
+# free_bulk entries: a held index (times 8), NULL, or a stale handle (times 8)
+ENTRY_NULL = 7
+
+
+def held(i):
+    return 8 * i
+
+
+def stale(i):
+    return 8 * i + 6
 
 
 def bufs_halves():
@@ -37,6 +48,22 @@ def base(dev=SW0, extra=()):
 
 
 SEEDS = {
+    # bursts: two ctxs of one PE (pools of 8 and 3); get_events with max 0, a NULL
+    # array, 1, 3, then all the room (more than is ready); free_bulk with NULL
+    # entries, an event named twice, stale handles, a NULL array; refill to AGAIN
+    "burst": base(SW0, [CTX_SET_MAX, 0, 3])
+             + [CTX_CREATE, 0, CTX_SET_MAX, 1, 2, CTX_SET_DEV, 1, 0, PE_CONNECT, 0, 1,
+                MEM_CREATE, 1, LEN_256, RW, 0, FILL, 1, 0x17, BUF_CREATE, 1, 0, 2, BUF_CREATE, 1, 2, 2,
+                START, 0, START, 1]
+             + [SUBMIT, 0, 1, 0, COPY, SUBMIT, 1, 3, 2, COPY] * 3 + [SUBMIT, 1, 3, 2, COPY]
+             + [GET_EVENTS, 0, MAX_8, PROGRESS, 0, GET_EVENTS, 0, NULL_ARRAY, GET_EVENTS, 0, MAX_0,
+                GET_EVENTS, 0, MAX_1, GET_EVENTS, 0, MAX_3, GET_EVENTS, 0, MAX_ROOM, GET_EVENTS, 0, MAX_ROOM]
+             + [EVENT_FREE_BULK, 8, ENTRY_NULL, held(0), held(1), held(1), ENTRY_NULL, held(2), stale(0),
+                held(3)]
+             + [EVENT_FREE_BULK, 3, stale(0), stale(1), held(0)]
+             + [EVENT_FREE_BULK, 9 * 7 + 2, held(0), held(1)]
+             + [SUBMIT, 0, 1, 0, COPY] * 9 + [PROGRESS, 0, GET_EVENTS, 0, MAX_ROOM]
+             + [EVENT_FREE_BULK, 8] + [held(i) for i in range(8)] + [STOP, 0, STOP, 1],
     # stale handles: an event freed again after its slot holds a newer event
     # (max_tasks 1), buffers and a memory destroyed again, a submit naming
     # destroyed buffers; each refused and counted, nothing changed

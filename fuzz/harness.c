@@ -577,6 +577,112 @@ static void op_event_free(void)
 		do_event_free(b % H.nheld);
 }
 
+/*
+ * doca_pe_get_events with max 0, 1, 3, 8, all the room the application has
+ * (usually more than is ready), or a NULL array: the same events, in the same
+ * order, as the model's m_get_event calls; nothing written past the count.
+ */
+static void op_get_events(void)
+{
+	static const uint32_t max_values[] = { 0, 1, 3, 8, M_HELD, M_HELD };
+	int p = pick(M_PE, live_pe);
+	uint8_t v = next_byte() % 6;
+	bool null_array = v == 5;
+	uint32_t room = M_HELD - H.nheld;
+	uint32_t max = max_values[v] < room ? max_values[v] : room;
+	struct doca_event *evs[M_HELD + 1];
+	int tasks[M_HELD];
+
+	for (uint32_t i = 0; i <= M_HELD; i++)
+		evs[i] = (struct doca_event *)not_a_handle;
+	uint32_t want = m_get_events(&H.m, p, !null_array, max, tasks);
+	uint32_t got = doca_pe_get_events(HANDLE(pe, p), null_array ? NULL : evs, max);
+
+	if (verbose)
+		fprintf(stderr, "%4u %-18s doca_pe_get_events(max %u%s) -> %u\n", H.op_no, H.op_name, max,
+			null_array ? ", NULL array" : "", got);
+	if (got != want)
+		diverge("doca_pe_get_events(max %u%s) returned %u, the model expects %u", max,
+			null_array ? ", NULL array" : "", got, want);
+	for (uint32_t i = got; i <= M_HELD; i++)
+		if (evs[i] != (struct doca_event *)not_a_handle)
+			diverge("doca_pe_get_events returned %u and wrote entry %u", got, i);
+	for (uint32_t i = 0; i < got; i++) {
+		const struct m_task *x = &H.m.task[tasks[i]];
+		struct m_rec r = { .ctx = x->ctx, .id = x->id, .status = x->status, .error = x->error,
+				   .bytes = x->bytes };
+
+		check_event(evs[i], &r);
+		hold(evs[i], tasks[i]);
+	}
+}
+
+/*
+ * doca_event_free_bulk of up to 8 entries, each a held event (perhaps one
+ * named twice), NULL, or a handle freed before; or a NULL array. Held events
+ * are freed; every other non-NULL entry is refused and counted once, exactly
+ * as the model says.
+ */
+static void op_event_free_bulk(void)
+{
+	enum { BULK_MAX = 8 };
+	uint8_t c = next_byte();
+	uint32_t n = c % (BULK_MAX + 1);
+	bool null_array = (c / (BULK_MAX + 1)) % 8 == 7;
+	uint32_t ndead = H.ndead_ev < M_DEAD ? H.ndead_ev : M_DEAD;
+	struct doca_event *evs[BULK_MAX];
+	int entry[BULK_MAX], held_at[BULK_MAX];
+	bool freed[M_HELD] = { false };
+	uint64_t before = doca_stale_handle_count();
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t e = next_byte();
+
+		held_at[i] = -1;
+		if (e % 8 == 7 || (e % 8 == 6 && ndead == 0) || (e % 8 < 6 && H.nheld == 0)) {
+			evs[i] = NULL;
+			entry[i] = ARG_NULL;
+		} else if (e % 8 == 6) {
+			evs[i] = H.dead_ev[(e / 8) % ndead];
+			entry[i] = M_STALE;
+		} else {
+			held_at[i] = (int)((e / 8) % H.nheld);
+			evs[i] = H.held[held_at[i]];
+			entry[i] = H.held_task[held_at[i]];
+		}
+	}
+	if (null_array) {
+		doca_event_free_bulk(NULL, n); /* documented: ignored */
+		return;
+	}
+	uint32_t refused = m_event_free_bulk(&H.m, entry, n);
+
+	quiet(refused != 0);
+	doca_event_free_bulk(evs, n);
+	quiet(false);
+	if (verbose)
+		fprintf(stderr, "%4u %-18s doca_event_free_bulk(%u entries): %u refused\n", H.op_no, H.op_name, n,
+			refused);
+	if (doca_stale_handle_count() != before + refused)
+		diverge("doca_event_free_bulk: stale count %llu -> %llu, the model expects %u refusals",
+			(unsigned long long)before, (unsigned long long)doca_stale_handle_count(), refused);
+	/* Drop the freed events from the held table, keeping the rest. */
+	for (uint32_t i = 0; i < n; i++)
+		if (held_at[i] >= 0)
+			freed[held_at[i]] = true;
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < H.nheld; i++) {
+		if (freed[i]) {
+			BURY(ev, H.held[i]);
+			continue;
+		}
+		H.held[kept] = H.held[i];
+		H.held_task[kept++] = H.held_task[i];
+	}
+	H.nheld = kept;
+}
+
 /* A refused call with a stale handle: exactly one more stale handle
  * counted; check_all then proves nothing else changed. */
 static void expect_stale(const char *call, doca_error_t got, uint64_t before)
@@ -764,13 +870,14 @@ static void (*const ops[OP_COUNT])(void) = {
 	[OP_PROGRESS] = op_progress,         [OP_GET_EVENT] = op_get_event,
 	[OP_EVENT_FREE] = op_event_free,     [OP_FILL] = op_fill,
 	[OP_STALE_EVENT_FREE] = op_stale_event_free, [OP_STALE_USE] = op_stale_use,
+	[OP_GET_EVENTS] = op_get_events,     [OP_EVENT_FREE_BULK] = op_event_free_bulk,
 };
 
 static const char *const op_names[OP_COUNT] = {
 	"ctx_create", "ctx_destroy", "ctx_set_dev", "ctx_set_max_tasks", "ctx_set_callbacks", "dev_open",
 	"dev_close", "mem_create", "mem_create_from", "mem_destroy", "buf_create", "buf_destroy", "pe_create",
 	"pe_connect_ctx", "pe_destroy", "ctx_start", "ctx_stop", "task_submit", "pe_progress", "pe_get_event",
-	"event_free", "fill", "stale_event_free", "stale_use",
+	"event_free", "fill", "stale_event_free", "stale_use", "pe_get_events", "event_free_bulk",
 };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -585,7 +585,33 @@ int m_get_event(struct model *m, int p)
 	return t;
 }
 
+uint32_t m_get_events(struct model *m, int p, bool evs_ok, uint32_t max, int *tasks)
+{
+	uint32_t n = 0;
+
+	if (!evs_ok)
+		return 0;
+	while (n < max && (tasks[n] = m_get_event(m, p)) >= 0)
+		n++;
+	return n;
+}
+
 void m_event_free(struct model *m, int t)
 {
 	release(m, t);
+}
+
+uint32_t m_event_free_bulk(struct model *m, const int *entry, uint32_t n)
+{
+	uint32_t refused = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (entry[i] == ARG_NULL)
+			continue;
+		if (entry[i] >= 0 && m->task[entry[i]].where == T_HELD)
+			m_event_free(m, entry[i]);
+		else
+			refused++; /* M_STALE, or freed by an earlier entry */
+	}
+	return refused;
 }

@@ -40,6 +40,7 @@
 
 #define ARG_NULL (-1)
 #define ARG_WRONG (-2)
+#define M_STALE (-3) /* an event handle freed before (m_event_free_bulk) */
 
 /* One open string the fuzzer may pass to doca_dev_open, and what it means. */
 struct m_devstr {
@@ -196,7 +197,14 @@ uint32_t m_tasks_free(const struct model *m);
 uint32_t m_progress(struct model *m, int p);
 /* The oldest ready event's task slot (now held by the application), or -1. */
 int m_get_event(struct model *m, int p);
+/* doca_pe_get_events: m_get_event up to max times, the task slots into
+ * tasks[]; 0 when the array is NULL (!evs_ok). @return how many. */
+uint32_t m_get_events(struct model *m, int p, bool evs_ok, uint32_t max, int *tasks);
 void m_event_free(struct model *m, int task);
+/* doca_event_free_bulk, entry by entry: ARG_NULL is skipped, a held task's
+ * event is freed, M_STALE and a task freed by an earlier entry are refused.
+ * @return the refusals (each counted by doca_stale_handle_count). */
+uint32_t m_event_free_bulk(struct model *m, const int *entry, uint32_t n);
 
 /* Expected callbacks, consumed in order by the harness. */
 struct m_rec *m_trace_pop(struct model *m);

@@ -39,6 +39,8 @@ enum fuzz_op {
 	OP_FILL,             /* mem, seed: the application writes into a memory */
 	OP_STALE_EVENT_FREE, /* index among the last freed events */
 	OP_STALE_USE,        /* kind (ctx/mem/buf destroy, submit with buffers), index, ctx */
+	OP_GET_EVENTS,       /* pe, max variant (0, 1, 3, 8, all the room held, NULL array) */
+	OP_EVENT_FREE_BULK,  /* count (0-8; NULL array variant), then per entry: held index, NULL or stale */
 	OP_COUNT
 };
 
