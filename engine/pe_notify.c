@@ -11,6 +11,15 @@
  * work (and fires at once) or the waker sees ARMED (and fires). ARMED → FIRED
  * by CAS makes one write per arming.
  *
+ * One wake-up per completion burst: work the requester can do itself it
+ * does instead of firing. After the fence it moves every running context's
+ * mailbox to the device (what the next turn would do first), so a wake-up
+ * never only moves tasks out of a mailbox: the pushes it saw are posted and
+ * their completions will wake, and a push it did not see is its pusher's
+ * to wake for (the pair above). Submitters post straight to the device
+ * while the PE is armed (engine/task.c), and an engine thread wakes only
+ * while a completion is still unread (hw/sw/sw_engine.c).
+ *
  * Arming and clearing belong to the runner, like progress: they read its
  * ready list and reset the eventfd, so each takes the runner guard and a
  * caller on another thread while the PE runs is refused (DOCA_ERROR_IN_USE).
@@ -21,6 +30,8 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+
+#define FEED_BRIEF 32u /* descriptors a submitter posts under the brief guard */
 
 void pe_wake(struct doca_pe *pe)
 {
@@ -46,9 +57,56 @@ void pe_wake_fenced(struct doca_pe *pe)
 	}
 }
 
+/* A context whose mailbox a turn would post to the device (not flush). */
+static bool ctx_feedable(struct doca_ctx *ctx, const struct ctx_run *run)
+{
+	return ctx_state(ctx) == DOCA_CTX_STATE_RUNNING && !run->fatal && !run->flush_sent;
+}
+
+void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
+{
+	struct doca_pe *pe = ctx->pe;
+
+	/* seq_cst fence: the pushes are visible before the armed load. */
+	atomic_thread_fence(memory_order_seq_cst);
+	EXPLORE_POINT(WAKE);
+	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) != PE_ARMED)
+		return;
+	/* Armed: the PE sleeps, or is arming and its feed may have missed our
+	 * pushes. Feeding them ourselves (a bounded batch, as a direct post)
+	 * takes our own pushes (the mailbox keeps one thread's items in order)
+	 * unless more than the batch waits; their completions wake the PE. We
+	 * wake it ourselves when something is left only a turn can do: items
+	 * beyond the batch, a context to flush, an inline device to run. The
+	 * system calls come after letting go of the guard (engine/task.c).
+	 * Not a worker's PE: its turns never wait for a submitter. */
+	EXPLORE_POINT(ATOMIC);
+	if (!atomic_load_explicit(&pe->has_worker, memory_order_relaxed) &&
+	    runner_enter_brief(&pe->runner) == RUNNER_ENTERED) {
+		bool fed = ctx_feedable(ctx, run);
+		uint32_t posted = fed ? run_feed(run, FEED_BRIEF) : 0;
+		bool left = !fed || !mailbox_idle(&run->mbox) || run->qp->ops->pending(run->qp);
+
+		runner_exit(&pe->runner);
+		if (posted != 0)
+			hw_qp_kick(run->qp);
+		if (left)
+			pe_wake(pe);
+		return;
+	}
+	/* Busy: the PE arms or runs a turn, or another submitter posts; each
+	 * may have missed our pushes. While descriptors of this run are on the
+	 * device, a completion will wake the PE, and the turn it runs drains
+	 * the mailbox before polling: no wake-up of ours is needed (top). */
+	EXPLORE_POINT(ATOMIC);
+	if (atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0)
+		return;
+	pe_wake_fenced(pe);
+}
+
 void pe_wake_cb(void *pe)
 {
-	pe_wake(pe);
+	pe_wake_fenced(pe); /* the backend fenced (hw_qp_attr.wake) */
 }
 
 doca_error_t pe_watch_qp(struct doca_pe *pe, struct hw_qp *qp)
@@ -70,22 +128,23 @@ void pe_unwatch_qp(struct doca_pe *pe, struct hw_qp *qp)
 		(void)epoll_ctl(pe->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
-/* Work a progress call would do now (runner thread, inside a read section). */
-static bool ctx_has_pending(struct doca_ctx *ctx)
+/* Work a progress call would do now (runner thread, inside a read section),
+ * once a feedable context's mailbox was fed: its pushes since are its
+ * pushers' to wake for. */
+static bool ctx_has_pending(struct doca_ctx *ctx, struct ctx_run *run, bool fed)
 {
 	enum doca_ctx_state st = ctx_state(ctx);
-	struct ctx_run *run = rcu_dereference(ctx->run);
 
-	if ((st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING) || run == NULL)
+	if (st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING)
 		return false;
-	TSAN_ACQUIRE(run);
-	if (mailbox_nonempty(&run->mbox) || run->qp->ops->pending(run->qp))
+	if ((!fed && mailbox_nonempty(&run->mbox)) || run->qp->ops->pending(run->qp))
 		return true;
 	return st == DOCA_CTX_STATE_STOPPING &&
 	       atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) && run_outstanding(run) == 0;
 }
 
-/* Arm every completion channel; report whether any work is pending. */
+/* Feed every running context's mailbox to its device and arm every
+ * completion channel; report whether any work is pending. */
 static doca_error_t pe_arm_all(struct doca_pe *pe, bool *pending)
 {
 	doca_error_t err = DOCA_SUCCESS;
@@ -101,18 +160,44 @@ static doca_error_t pe_arm_all(struct doca_pe *pe, bool *pending)
 		struct ctx_run *run = rcu_dereference(ctx->run);
 
 		TSAN_ACQUIRE(run);
-		if (run != NULL && err == DOCA_SUCCESS)
+		if (run == NULL)
+			continue;
+		bool fed = ctx_feedable(ctx, run);
+
+		if (fed && run_feed(run, run->pool.size) != 0)
+			hw_qp_kick(run->qp);
+		if (err == DOCA_SUCCESS)
 			err = run->qp->ops->notify_arm(run->qp);
-		*pending = *pending || ctx_has_pending(ctx);
+		*pending = *pending || ctx_has_pending(ctx, run, fed);
 	}
 	doca_rcu_read_unlock();
 	return err;
 }
 
-doca_error_t doca_pe_request_notification(struct doca_pe *pe)
+/* ARMED is stored: full fence, then do the work a wake-up would be for,
+ * or fire if some remains (runner guard held). */
+static doca_error_t pe_arm_check(struct doca_pe *pe)
 {
 	bool pending;
 
+	/* seq_cst fence: ARMED is visible before we look for work (see top). */
+	atomic_thread_fence(memory_order_seq_cst);
+	doca_error_t err = pe_arm_all(pe, &pending);
+
+	if (pending)
+		pe_wake(pe);
+	return err;
+}
+
+void pe_turn_rearm(struct doca_pe *pe)
+{
+	EXPLORE_POINT(WAKE);
+	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED)
+		(void)pe_arm_check(pe); /* a channel that cannot arm: request_notification says so */
+}
+
+doca_error_t doca_pe_request_notification(struct doca_pe *pe)
+{
 	if (!pe_valid(pe))
 		return HANDLE_REFUSAL(pe, MAGIC_PE);
 	/* armed and the pending checks below belong to the runner */
@@ -122,12 +207,8 @@ doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 		return DOCA_ERROR_IN_USE;
 	EXPLORE_POINT(WAKE);
 	atomic_store_explicit(&pe->armed, PE_ARMED, memory_order_relaxed);
-	/* seq_cst fence: ARMED is visible before we look for work (see top). */
-	atomic_thread_fence(memory_order_seq_cst);
-	doca_error_t err = pe_arm_all(pe, &pending);
+	doca_error_t err = pe_arm_check(pe);
 
-	if (pending)
-		pe_wake(pe);
 	if (entry == RUNNER_ENTERED)
 		runner_exit(&pe->runner);
 	return err;

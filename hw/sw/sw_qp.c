@@ -107,7 +107,7 @@ uint32_t sw_qp_post(struct hw_qp *hw, const struct hw_desc *descs, uint32_t n)
 	return i;
 }
 
-void sw_qp_doorbell(struct hw_qp *hw)
+void sw_qp_kick(struct hw_qp *hw)
 {
 	struct sw_qp *qp = (struct sw_qp *)hw;
 

@@ -19,6 +19,7 @@ const struct hw_ops hw_verbs_ops = {
 	.notify_ack = verbs_notify_ack,
 	.post = verbs_post,
 	.doorbell = verbs_doorbell,
+	.kick = hw_kick_none,
 	.poll = verbs_poll,
 	.pending = verbs_pending,
 	.flush = verbs_flush,
