@@ -102,9 +102,9 @@ static doca_error_t task_prepare(struct doca_ctx *ctx, struct ctx_run *run,
 }
 
 /* The PE's own thread, the PE idle, or any thread while the PE sleeps
- * armed: post as a turn would, and wake the PE if the device now has work
- * only a progress call does (an inline device); an executor's completion
- * wakes it otherwise. Both system calls (kicking the executor, waking the
+ * armed: post as a turn would, and wake the PE if only a progress call
+ * runs what we posted (an inline device); the completion wakes it
+ * otherwise. Both system calls (kicking the executor, waking the
  * PE) come after letting go of the guard, so a thread they wake never
  * waits for us. False (nothing done) when the guard is taken, the context
  * stopping or failed, or the mailbox not empty. */
@@ -113,7 +113,7 @@ static bool task_post_direct(struct doca_ctx *ctx, struct ctx_run *run, struct d
 {
 	struct runner *runner = &ctx->pe->runner;
 	struct hw_desc descs[SUBMIT_CHUNK];
-	bool posted = false, pending = false;
+	bool posted = false;
 
 	if (runner_enter_brief(runner) != RUNNER_ENTERED)
 		return false;
@@ -125,13 +125,12 @@ static bool task_post_direct(struct doca_ctx *ctx, struct ctx_run *run, struct d
 			descs[i] = event_desc(evs[i]);
 		run_post(run, descs, n);
 		hw_qp_doorbell(run->qp);
-		pending = run->qp->ops->pending(run->qp);
 		posted = true;
 	}
 	runner_exit(runner);
 	if (posted)
 		hw_qp_kick(run->qp);
-	if (pending)
+	if (posted && run->qp->runs_in_poll)
 		pe_wake(ctx->pe);
 	return posted;
 }

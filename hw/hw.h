@@ -43,6 +43,10 @@ struct hw_mr {
 /** A queue pair; backends embed it first. */
 struct hw_qp {
 	const struct hw_ops *ops;
+	/* Set at qp_create: posted descriptors run only inside poll (an inline
+	 * device), so a post needs a progress call and nothing else wakes the
+	 * PE for it. Otherwise an executor or completion channel wakes it. */
+	bool runs_in_poll;
 };
 
 enum hw_access {
