@@ -16,6 +16,8 @@ static const char usage[] =
 	"  latency    (c) one copy at a time (offload), p50/p99/p99.9\n"
 	"  mailbox    (d) 1..--threads foreign submitters into one context\n"
 	"  scaling    (e) one context + worker PE per CPU vs one\n"
+	"  events     (f) event mode, sw0:engines=1: one task at a time and --depth in\n"
+	"             flight; wake-ups per task and the share that found no event\n"
 	"  syscalls   strace -c -f over two inline runs: syscalls per task\n"
 	"  loop       only the inline loop (for strace, callgrind): --sizes first size,\n"
 	"             --batch, --tasks\n"
@@ -34,7 +36,7 @@ static const char usage[] =
 	"  --no-plot         skip gnuplot\n";
 
 static const char *const commands[] = { "all", "inline", "offload", "latency", "mailbox",
-					 "scaling", "syscalls", "loop" };
+					 "scaling", "events", "syscalls", "loop" };
 
 static _Noreturn void bad(const char *what, const char *arg)
 {
