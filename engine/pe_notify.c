@@ -46,6 +46,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "actors/explore_revert.h"
 #include "engine/engine.h"
 
 #define FEED_BRIEF 32u /* descriptors a submitter posts under the brief guard */
@@ -84,6 +85,8 @@ void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
 {
 	struct doca_pe *pe = ctx->pe;
 
+	if (DOCA_REVERTED("push_wake_skipped"))
+		return;
 	/* seq_cst fence: the pushes are visible before the armed load. */
 	atomic_thread_fence(memory_order_seq_cst);
 	EXPLORE_POINT(WAKE);

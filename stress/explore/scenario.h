@@ -36,6 +36,7 @@ void scenario_run_on_cpu_stop_run(void);
 void scenario_event_double_free(void);
 void scenario_fork_in_flight(void);
 void scenario_destroy_refused(void);
+void scenario_event_wake(void);
 
 /* End the schedule unless @p call returned one of the @p n codes listed. */
 #define EXPECT_IN(call, n, ...)                                                      \
