@@ -128,7 +128,7 @@ struct hw_ops {
 	/* ---- fast path: only the thread running the owning PE ---- */
 	/* Queue up to n descriptors; returns how many were queued (n unless the
 	 * SQ is full, which the engine's credits prevent). The device may start
-	 * them at once; doorbell makes sure it does. */
+	 * them at once; doorbell, then kick, make sure it does. */
 	uint32_t (*post)(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n);
 	/* Hand posted descriptors to the device. */
 	void (*doorbell)(struct hw_qp *qp);
