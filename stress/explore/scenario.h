@@ -76,6 +76,10 @@ unsigned world_progress(struct world *w);
 /* Progress until the ctx is IDLE, yielding only when there was nothing to
  * do (an application's polling loop). */
 void world_progress_until_idle(struct world *w);
+/* Event mode: arm, sleep on the notification fd @p epfd (for ever when a
+ * completion is due: it must wake us; else until nothing else can run),
+ * clear. */
+void world_wait_notification(struct world *w, int epfd);
 enum doca_ctx_state world_state(const struct world *w);
 /* The ctx is IDLE: destroy everything, each call must succeed. */
 void world_close(struct world *w);

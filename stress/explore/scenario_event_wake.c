@@ -15,8 +15,6 @@
  */
 #include "scenario.h"
 
-#include <sys/epoll.h>
-
 #define MAX_TASKS 2u
 #define PER_SUBMITTER 3u
 
@@ -32,18 +30,6 @@ static void *submitter(void *arg)
 		EXPECT_IN(world_submit(&w, id * PER_SUBMITTER + i), 2, DOCA_SUCCESS, DOCA_ERROR_AGAIN);
 	atomic_fetch_add(&submitters_done, 1);
 	return NULL;
-}
-
-/* Arm, sleep (for ever when a completion is due: it must wake us, else
- * until nothing else can run), clear. */
-static void wait_notification(int epfd)
-{
-	struct epoll_event ev;
-	bool due = atomic_load(&w.accepted_total) > atomic_load(&w.events_total);
-
-	EXPECT_OK(doca_pe_request_notification(w.pe));
-	(void)epoll_wait(epfd, &ev, 1, due ? -1 : 1);
-	EXPECT_OK(doca_pe_clear_notification(w.pe));
 }
 
 void scenario_event_wake(void)
@@ -70,7 +56,7 @@ void scenario_event_wake(void)
 		    atomic_load(&w.events_total) == atomic_load(&w.accepted_total))
 			break;
 		if (n == 0)
-			wait_notification(epfd);
+			world_wait_notification(&w, epfd);
 	}
 	for (unsigned i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
