@@ -40,7 +40,7 @@ struct bench_opts {
 
 /** One cell of one scenario. */
 struct bench_case {
-	const char *scenario; /**< "inline", "offload", "latency", "mailbox", "scaling" */
+	const char *scenario; /**< "inline", "offload", "latency", "mailbox", "scaling", "events" */
 	size_t size;          /**< bytes per copy */
 	unsigned batch;       /**< tasks per submit burst */
 	unsigned depth;       /**< most tasks in flight */
@@ -56,6 +56,8 @@ struct bench_measure {
 	double *lat_ns;        /**< latency samples (owned by the contender), or NULL */
 	size_t n_lat;
 	double alloc_bytes;    /**< heap bytes allocated by the measuring thread, < 0 unknown */
+	uint64_t wakeups;      /**< event mode: epoll_wait returns (0: not event mode) */
+	uint64_t empty_wakeups; /**< event mode: wake-ups whose progress + get_event found nothing */
 };
 
 struct bench_contender;
@@ -86,6 +88,8 @@ struct bench_result {
 	double p50_ns, p99_ns, p999_ns; /**< medians over reps; NAN without samples */
 	double ratio;          /**< median over reps of ours/peer (tasks/s, or p50 for latency); NAN for ours */
 	double alloc_per_task; /**< heap bytes per task; NAN unknown */
+	double wakeups_per_task; /**< event mode: median wake-ups per completion; NAN otherwise */
+	double empty_share;    /**< event mode: median share of wake-ups that found no event; NAN otherwise */
 };
 
 /** Loop turns between two clock reads: every turn when a turn moves 64 KiB or more. */
@@ -158,12 +162,14 @@ void scenario_offload(const struct bench_opts *o);
 void scenario_latency(const struct bench_opts *o);
 void scenario_mailbox(const struct bench_opts *o);
 void scenario_scaling(const struct bench_opts *o);
+void scenario_events(const struct bench_opts *o);
 
 /* ours_*.c and peer_*.c: each fills a contender */
 void ours_copy_contender(struct bench_contender *c, const char *dev_open);
 void ours_latency_contender(struct bench_contender *c);
 void ours_mailbox_contender(struct bench_contender *c);
 void ours_scaling_contender(struct bench_contender *c, unsigned cpus);
+void ours_events_contender(struct bench_contender *c, bool producer);
 uint64_t ours_inline_loop(size_t size, unsigned batch, uint64_t tasks);
 uint64_t ours_shape_loop(const char *shape, size_t size, unsigned batch, uint64_t tasks);
 void peer_memcpy_contender(struct bench_contender *c);

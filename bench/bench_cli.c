@@ -16,6 +16,8 @@ static const char usage[] =
 	"  latency    (c) one copy at a time (offload), p50/p99/p99.9\n"
 	"  mailbox    (d) 1..--threads foreign submitters into one context\n"
 	"  scaling    (e) one context + worker PE per CPU vs one\n"
+	"  events     (f) event mode, sw0:engines=1: one task at a time and --depth in\n"
+	"             flight; wake-ups per task and the share that found no event\n"
 	"  syscalls   strace -c -f over two inline runs: syscalls per task\n"
 	"  instr      callgrind over the inline 64 B loop, per-task and burst shapes:\n"
 	"             instructions per task (needs valgrind)\n"
@@ -40,7 +42,7 @@ static const char usage[] =
 	"  --no-plot         skip gnuplot\n";
 
 static const char *const commands[] = { "all", "inline", "offload", "latency", "mailbox",
-					 "scaling", "syscalls", "instr", "loop" };
+					 "scaling", "events", "syscalls", "instr", "loop" };
 
 static _Noreturn void bad(const char *what, const char *arg)
 {

@@ -15,7 +15,7 @@ static const struct {
 	void (*run)(const struct bench_opts *o);
 } scenarios[] = {
 	{ "inline", scenario_inline },   { "offload", scenario_offload }, { "latency", scenario_latency },
-	{ "mailbox", scenario_mailbox }, { "scaling", scenario_scaling },
+	{ "mailbox", scenario_mailbox }, { "scaling", scenario_scaling }, { "events", scenario_events },
 };
 
 static const char *self_path(void)

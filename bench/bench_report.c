@@ -151,7 +151,7 @@ static void fmt_num(char *buf, size_t cap, double v, const char *fmt)
 /* One row's printable cells; md selects Markdown separators. */
 static void print_row(FILE *out, const struct bench_result *r, bool md)
 {
-	char mt[16], gb[16], p50[16], p99[16], p999[16], ratio[16], spread[16], alloc[16];
+	char mt[16], gb[16], p50[16], p99[16], p999[16], ratio[16], spread[16], alloc[16], note[160];
 	const char *sep = md ? " | " : "  ";
 
 	fmt_num(mt, sizeof(mt), r->tasks_per_s / 1e6, "%.3f");
@@ -163,10 +163,17 @@ static void print_row(FILE *out, const struct bench_result *r, bool md)
 	fmt_num(ratio, sizeof(ratio), r->ratio, "%.2f");
 	fmt_num(spread, sizeof(spread), r->spread * 100, "%.0f%%");
 	fmt_num(alloc, sizeof(alloc), r->alloc_per_task, "%.1f");
-	fprintf(out, "%s%-8s%s%8zu%s%5u%s%3u%s%-14s%s%9s%s%7s%s%7s%s%7s%s%7s%s%6s%s%6s%s%6s%s%s%s%s\n",
+	if (r->skip[0])
+		snprintf(note, sizeof(note), "skipped: %s", r->skip);
+	else if (!isnan(r->wakeups_per_task))
+		snprintf(note, sizeof(note), "%.3f wake-ups/task, %.1f %% empty", r->wakeups_per_task,
+			 100 * r->empty_share);
+	else
+		note[0] = '\0';
+	fprintf(out, "%s%-8s%s%8zu%s%5u%s%3u%s%-14s%s%9s%s%7s%s%7s%s%7s%s%7s%s%6s%s%6s%s%6s%s%s%s\n",
 		md ? "| " : "", r->bc.scenario, sep, r->bc.size, sep, r->bc.batch, sep, r->bc.threads, sep,
 		r->contender, sep, mt, sep, gb, sep, p50, sep, p99, sep, p999, sep, ratio, sep, spread, sep,
-		alloc, sep, r->skip[0] ? "skipped: " : "", r->skip, md ? " |" : "");
+		alloc, sep, note, md ? " |" : "");
 }
 
 static void print_table(FILE *out, bool md)
@@ -223,7 +230,9 @@ static void write_json(const char *path, const struct bench_opts *o)
 		json_num(f, "p999_ns", r[i].p999_ns, true);
 		json_num(f, "ratio_ours_over_this", r[i].ratio, true);
 		json_num(f, "spread", r[i].spread, true);
-		json_num(f, "alloc_bytes_per_task", r[i].alloc_per_task, false);
+		json_num(f, "alloc_bytes_per_task", r[i].alloc_per_task, true);
+		json_num(f, "wakeups_per_task", r[i].wakeups_per_task, true);
+		json_num(f, "empty_wakeup_share", r[i].empty_share, false);
 		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
 	}
 	fprintf(f, "  ],\n  \"targets\": [\n");
@@ -245,12 +254,14 @@ static void write_csv(const char *path)
 	if (!f)
 		bench_fail("cannot write %s: %s", path, strerror(errno));
 	fprintf(f, "scenario,bytes,batch,depth,threads,contender,tasks_per_s,gb_per_s,p50_ns,p99_ns,"
-		"p999_ns,ratio_ours_over_this,spread,alloc_bytes_per_task,skip\n");
+		"p999_ns,ratio_ours_over_this,spread,alloc_bytes_per_task,skip,wakeups_per_task,"
+		"empty_wakeup_share\n");
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s,%zu,%u,%u,%u,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,\"%s\"\n",
+		fprintf(f, "%s,%zu,%u,%u,%u,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,\"%s\",%.6g,%.6g\n",
 			r[i].bc.scenario, r[i].bc.size, r[i].bc.batch, r[i].bc.depth, r[i].bc.threads,
 			r[i].contender, r[i].tasks_per_s, r[i].gb_per_s, r[i].p50_ns, r[i].p99_ns,
-			r[i].p999_ns, r[i].ratio, r[i].spread, r[i].alloc_per_task, r[i].skip);
+			r[i].p999_ns, r[i].ratio, r[i].spread, r[i].alloc_per_task, r[i].skip,
+			r[i].wakeups_per_task, r[i].empty_share);
 	fclose(f);
 }
 

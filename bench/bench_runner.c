@@ -31,6 +31,7 @@ static struct bench_result *new_result(const struct bench_case *bc, const char *
 	snprintf(r->contender, sizeof(r->contender), "%s", contender);
 	r->tasks_per_s = r->gb_per_s = r->spread = r->ratio = NAN;
 	r->p50_ns = r->p99_ns = r->p999_ns = r->alloc_per_task = NAN;
+	r->wakeups_per_task = r->empty_share = NAN;
 	return r;
 }
 
@@ -47,6 +48,7 @@ void bench_add_note(const char *scenario, const char *contender, const char *why
 struct samples {
 	double tps[BENCH_MAX_REPS], gbps[BENCH_MAX_REPS], alloc[BENCH_MAX_REPS];
 	double p50[BENCH_MAX_REPS], p99[BENCH_MAX_REPS], p999[BENCH_MAX_REPS];
+	double wakes[BENCH_MAX_REPS], empty[BENCH_MAX_REPS]; /* per task, share; NAN: not event mode */
 };
 
 static void measure_once(const struct bench_opts *o, const struct bench_case *bc,
@@ -65,6 +67,8 @@ static void measure_once(const struct bench_opts *o, const struct bench_case *bc
 	s->p50[rep] = bench_percentile(m.lat_ns, m.n_lat, 50.0);
 	s->p99[rep] = bench_percentile(m.lat_ns, m.n_lat, 99.0);
 	s->p999[rep] = bench_percentile(m.lat_ns, m.n_lat, 99.9);
+	s->wakes[rep] = m.wakeups && m.tasks ? (double)m.wakeups / (double)m.tasks : NAN;
+	s->empty[rep] = m.wakeups ? (double)m.empty_wakeups / (double)m.wakeups : NAN;
 }
 
 static double median_of(const double *v, unsigned n)
@@ -87,6 +91,8 @@ static void summarize(const struct bench_opts *o, struct bench_result *r, const 
 	r->p99_ns = median_of(s->p99, o->reps);
 	r->p999_ns = median_of(s->p999, o->reps);
 	r->alloc_per_task = median_of(s->alloc, o->reps);
+	r->wakeups_per_task = median_of(s->wakes, o->reps);
+	r->empty_share = median_of(s->empty, o->reps);
 	for (unsigned i = 0; i < o->reps; i++) {
 		lo = fmin(lo, s->tps[i]);
 		hi = fmax(hi, s->tps[i]);

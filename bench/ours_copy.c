@@ -28,15 +28,7 @@ static void copy_submit_burst(void *q, unsigned n)
 	while (n > 0) {
 		unsigned k = n < COPY_BURST_MAX ? n : COPY_BURST_MAX;
 
-		for (unsigned i = 0; i < k; i++) {
-			descs[i] = (struct doca_task_desc){
-				.type = DOCA_TASK_COPY,
-				.src = o->rig.src[o->slot],
-				.dst = o->rig.dst[o->slot],
-				.user_data = { .u64 = o->tag++ },
-			};
-			o->slot = o->slot + 1 == o->rig.slots ? 0 : o->slot + 1;
-		}
+		ours_rig_descs(&o->rig, descs, k, &o->slot, &o->tag);
 		ours_check(doca_task_submit_batch(o->rig.ctx, descs, k, &accepted),
 			   "doca_task_submit_batch");
 		n -= k;

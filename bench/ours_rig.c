@@ -13,6 +13,20 @@ void ours_check(doca_error_t err, const char *what)
 		bench_fail("%s: %s (%s)", what, doca_error_get_name(err), doca_error_get_descr(err));
 }
 
+void ours_rig_descs(const struct ours_rig *r, struct doca_task_desc *descs, unsigned n, size_t *slot,
+		    uint64_t *tag)
+{
+	for (unsigned i = 0; i < n; i++) {
+		descs[i] = (struct doca_task_desc){
+			.type = DOCA_TASK_COPY,
+			.src = r->src[*slot],
+			.dst = r->dst[*slot],
+			.user_data = { .u64 = (*tag)++ },
+		};
+		*slot = *slot + 1 == r->slots ? 0 : *slot + 1;
+	}
+}
+
 static void make_buffers(struct ours_rig *r, uint64_t seed)
 {
 	void *base;

@@ -49,6 +49,11 @@ static inline doca_error_t ours_rig_submit(const struct ours_rig *r, size_t i, u
 	return doca_task_submit(r->ctx, &desc);
 }
 
+/** Fill @p n copy descriptors for the slots from *@p slot on (wrapping
+ *  around), tagged *@p tag, *@p tag + 1, ...; advance both. */
+void ours_rig_descs(const struct ours_rig *r, struct doca_task_desc *descs, unsigned n, size_t *slot,
+		    uint64_t *tag);
+
 /** Check and free one event; @return 1 (one task completed). */
 static inline unsigned ours_reap(struct doca_event *ev)
 {

@@ -1,5 +1,5 @@
 /*
- * scenarios.c — the five scenarios of the suite: which cases, which
+ * scenarios.c — the six scenarios of the suite: which cases, which
  * contenders (ours first, then the peers), measured by bench_runner.c.
  */
 #include "bench.h"
@@ -94,4 +94,24 @@ void scenario_scaling(const struct bench_opts *o)
 	ours_scaling_contender(&cs[0], cpus);
 	ours_scaling_contender(&cs[1], 1);
 	run(o, &bc, cs, 2);
+}
+
+/* (f) event mode on sw0:engines=1: one task at a time (each waits for its
+ * event) and depth in flight in bursts of batch; tasks from a producer
+ * thread or from the loop's own thread, against the same work polled. */
+void scenario_events(const struct bench_opts *o)
+{
+	unsigned batches[2] = { 1, o->batch }, depths[2] = { 1, o->depth };
+
+	for (unsigned k = 0; k < 2; k++) {
+		struct bench_case bc = { .scenario = "events", .size = 64, .batch = batches[k],
+					 .depth = depths[k], .threads = 1, .seed = o->seed };
+		struct bench_contender cs[3];
+
+		ours_events_contender(&cs[0], true);
+		ours_events_contender(&cs[1], false);
+		ours_copy_contender(&cs[2], BENCH_OFFLOAD_DEV);
+		cs[2].name = "poll-own";
+		run(o, &bc, cs, 3);
+	}
 }

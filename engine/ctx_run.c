@@ -35,12 +35,31 @@
 #include "engine/cells.h"
 #include "engine/engine.h"
 
+/* on_device has one writer, the runner, so a load and a store update it. */
+static void run_on_device_add(struct ctx_run *run, uint32_t delta)
+{
+	EXPLORE_POINT(ATOMIC);
+	uint32_t n = atomic_load_explicit(&run->on_device, memory_order_relaxed);
+
+	atomic_store_explicit(&run->on_device, n + delta, memory_order_relaxed);
+}
+
 void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n)
 {
 	if (hw_qp_post(run->qp, descs, n) != n) {
 		doca_log(DOCA_LOG_ERROR, "device SQ full although credits bound it");
 		abort();
 	}
+	run_on_device_add(run, n);
+}
+
+uint32_t run_poll(struct ctx_run *run, struct hw_cqe *cqes, uint32_t max)
+{
+	uint32_t n = hw_qp_poll(run->qp, cqes, max);
+
+	if (n != 0)
+		run_on_device_add(run, (uint32_t)-n);
+	return n;
 }
 
 uint32_t run_outstanding(const struct ctx_run *run)

@@ -196,6 +196,10 @@ struct ctx_run {
 	bool flush_sent;         /* PE thread: hw flush issued for this run's stop */
 	bool fatal;              /* PE thread: the qp reported a fatal completion */
 	_Atomic bool stop_saw_events; /* the PE took events of the STOPPING ctx (ctx_run.c) */
+	/* Descriptors posted and not yet polled back: written by the runner
+	 * only (run_post, run_poll), loaded by submitters deciding whether a
+	 * completion will wake the PE anyway (pe_wake_after_push). */
+	_Atomic uint32_t on_device;
 };
 
 /* Tasks in flight plus events not yet freed. Exact when no submitter races. */
@@ -203,6 +207,8 @@ uint32_t run_outstanding(const struct ctx_run *run);
 /* Post n descriptors to the run's queue pair (runner guard held). Credits
  * bound what is outstanding, so a full SQ is a broken invariant: abort. */
 void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n);
+/* Poll up to max completions of the run's queue pair (runner guard held). */
+uint32_t run_poll(struct ctx_run *run, struct hw_cqe *cqes, uint32_t max);
 
 struct doca_ctx {
 	uint32_t magic;
@@ -263,6 +269,12 @@ static inline void ev_set_state(struct doca_event *ev, enum event_state s)
 
 	atomic_store_explicit(&ev->gs, ev_gs(ev_gen(gs), s), memory_order_relaxed);
 }
+/* A slot in a run's mailbox that a free on another thread sent back
+ * (engine/event.c), not a task: the runner returns its credit. */
+static inline bool event_returning(struct doca_event *ev)
+{
+	return ev_state(atomic_load_explicit(&ev->gs, memory_order_relaxed)) == EV_RETURNING;
+}
 
 /* engine/ctx_credits.c. Call after returning credits to run's pool, inside
  * the read-side section the return ran in (once per burst is enough: it
@@ -318,6 +330,11 @@ struct doca_pe {
 
 /* One turn of the actor (caller holds the runner guard). */
 uint32_t pe_turn(struct doca_pe *pe);
+/* Move a running context's mailbox to its device, up to max items, and
+ * ring the doorbell if any moved (runner guard held, inside a read-side
+ * section); returns how many. The caller kicks the device (hw_qp_kick)
+ * when that is not 0, after letting go of a guard held briefly. */
+uint32_t run_feed(struct ctx_run *run, uint32_t max);
 /* fork() child: the worker lock anew (its holder may not exist there). */
 void pe_worker_after_fork_child(void);
 
@@ -341,7 +358,15 @@ bool pe_retire_unless_worker(struct doca_pe *pe);
 void pe_wake(struct doca_pe *pe);
 /* pe_wake for a caller that already ran a full fence after publishing. */
 void pe_wake_fenced(struct doca_pe *pe);
-/* hw_qp_attr.wake trampoline. */
+/* After pushing into run's mailbox (and announcing): if the PE is armed,
+ * move the mailbox to the device ourselves under the brief runner guard
+ * (the completion will wake the PE), else wake it. Any thread. */
+void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run);
+/* End of a turn: a PE still armed (its application progresses between
+ * arming and sleeping) is armed anew, so the turn's polls cannot make a
+ * submitter skip a wake-up it needs (pe_wake_after_push). Runner guard held. */
+void pe_turn_rearm(struct doca_pe *pe);
+/* hw_qp_attr.wake trampoline (the backend has fenced: pe_wake_fenced). */
 void pe_wake_cb(void *pe);
 /* Add/remove a qp's completion channel fd to/from the PE's epoll set. */
 doca_error_t pe_watch_qp(struct doca_pe *pe, struct hw_qp *qp);

@@ -11,6 +11,32 @@
  * work (and fires at once) or the waker sees ARMED (and fires). ARMED → FIRED
  * by CAS makes one write per arming.
  *
+ * One wake-up per completion burst: work the requester can do itself it
+ * does instead of firing. After the fence it moves every running context's
+ * mailbox to the device (what the next turn would do first), so a wake-up
+ * never only moves tasks out of a mailbox: the pushes it saw are posted and
+ * their completions will wake, and a push it did not see is its pusher's
+ * to wake for (the pair above). It feeds once before storing ARMED too, so
+ * the moment in which a pusher sees ARMED but cannot take the guard to
+ * feed for itself is short. Submitters post straight to the device while
+ * the PE is armed (engine/task.c), and an engine thread wakes only while a
+ * completion is still unread (hw/sw/sw_engine.c).
+ *
+ * A pusher that sees ARMED takes the brief runner guard and feeds the
+ * mailbox itself: its own pushes are then posted (or were, by whoever
+ * drained them) and their completions wake the PE. If the guard is taken,
+ * it skips the wake-up while run->on_device (descriptors posted and not
+ * yet polled; written by the runner only) is not 0. Why no wake-up is
+ * lost: suppose the PE sleeps for ever after its last arming R (a turn
+ * run while armed re-arms, pe_turn_rearm, so R follows every poll) and
+ * the push was never drained. R's feed missed it, so the pusher's fence
+ * comes after R's in the fences' total order, and its loads see what the
+ * runner stored before R's fence. Nothing was posted after R, by R or
+ * by a submitter (those completions would wake the PE), and only turns
+ * lower on_device, so it holds its value at R. Were it not 0,
+ * those descriptors' completions, not pending at R, come later and find
+ * ARMED: a wake-up. So it is 0, the pusher sees ARMED and 0, and fires.
+ *
  * Arming and clearing belong to the runner, like progress: they read its
  * ready list and reset the eventfd, so each takes the runner guard and a
  * caller on another thread while the PE runs is refused (DOCA_ERROR_IN_USE).
@@ -20,7 +46,10 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "actors/explore_revert.h"
 #include "engine/engine.h"
+
+#define FEED_BRIEF 32u /* descriptors a submitter posts under the brief guard */
 
 void pe_wake(struct doca_pe *pe)
 {
@@ -46,9 +75,58 @@ void pe_wake_fenced(struct doca_pe *pe)
 	}
 }
 
+/* A context whose mailbox a turn would post to the device (not flush). */
+static bool ctx_feedable(struct doca_ctx *ctx, const struct ctx_run *run)
+{
+	return ctx_state(ctx) == DOCA_CTX_STATE_RUNNING && !run->fatal && !run->flush_sent;
+}
+
+void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
+{
+	struct doca_pe *pe = ctx->pe;
+
+	if (DOCA_REVERTED("push_wake_skipped"))
+		return;
+	/* seq_cst fence: the pushes are visible before the armed load. */
+	atomic_thread_fence(memory_order_seq_cst);
+	EXPLORE_POINT(WAKE);
+	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) != PE_ARMED)
+		return;
+	/* Armed: the PE sleeps, or is arming and its feed may have missed our
+	 * pushes. Feeding them ourselves (a bounded batch, as a direct post)
+	 * takes our own pushes (the mailbox keeps one thread's items in order)
+	 * unless more than the batch waits; their completions wake the PE. We
+	 * wake it ourselves when something is left only a turn can do: items
+	 * beyond the batch, a context to flush, an inline device to run. The
+	 * system calls come after letting go of the guard (engine/task.c).
+	 * Not a worker's PE: its turns never wait for a submitter. */
+	EXPLORE_POINT(ATOMIC);
+	if (!atomic_load_explicit(&pe->has_worker, memory_order_relaxed) &&
+	    runner_enter_brief(&pe->runner) == RUNNER_ENTERED) {
+		bool fed = ctx_feedable(ctx, run);
+		uint32_t posted = fed ? run_feed(run, FEED_BRIEF) : 0;
+		bool left = !fed || (posted != 0 && run->qp->runs_in_poll);
+
+		runner_exit(&pe->runner);
+		if (posted != 0)
+			hw_qp_kick(run->qp);
+		if (left)
+			pe_wake(pe);
+		return;
+	}
+	/* Busy: the PE arms or runs a turn, or another submitter posts; each
+	 * may have missed our pushes. While descriptors of this run are on the
+	 * device, a completion will wake the PE, and the turn it runs drains
+	 * the mailbox before polling: no wake-up of ours is needed (top). */
+	EXPLORE_POINT(ATOMIC);
+	if (atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0)
+		return;
+	pe_wake_fenced(pe);
+}
+
 void pe_wake_cb(void *pe)
 {
-	pe_wake(pe);
+	pe_wake_fenced(pe); /* the backend fenced (hw_qp_attr.wake) */
 }
 
 doca_error_t pe_watch_qp(struct doca_pe *pe, struct hw_qp *qp)
@@ -70,27 +148,34 @@ void pe_unwatch_qp(struct doca_pe *pe, struct hw_qp *qp)
 		(void)epoll_ctl(pe->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
-/* Work a progress call would do now (runner thread, inside a read section). */
-static bool ctx_has_pending(struct doca_ctx *ctx)
+/* Work a progress call would do now (runner thread, inside a read section),
+ * once a feedable context's mailbox was fed: its pushes since are its
+ * pushers' to wake for. */
+static bool ctx_has_pending(struct doca_ctx *ctx, struct ctx_run *run, bool fed)
 {
 	enum doca_ctx_state st = ctx_state(ctx);
-	struct ctx_run *run = rcu_dereference(ctx->run);
 
-	if ((st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING) || run == NULL)
+	if (st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING)
 		return false;
-	TSAN_ACQUIRE(run);
-	if (mailbox_nonempty(&run->mbox) || run->qp->ops->pending(run->qp))
+	if ((!fed && mailbox_nonempty(&run->mbox)) || run->qp->ops->pending(run->qp))
 		return true;
 	return st == DOCA_CTX_STATE_STOPPING &&
 	       atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) && run_outstanding(run) == 0;
 }
 
-/* Arm every completion channel; report whether any work is pending. */
-static doca_error_t pe_arm_all(struct doca_pe *pe, bool *pending)
+/* What a walk over the PE's contexts does to each one with a run. */
+enum walk {
+	WALK_FEED, /* move a running context's mailbox to its device */
+	WALK_ARM,  /* that, then arm its completion channel and look for work */
+	WALK_ACK,  /* consume what made its completion channel readable */
+};
+
+/* Walk the PE's contexts (runner guard held); WALK_ARM reports in *pending
+ * whether work is pending and returns the first arming error. */
+static doca_error_t pe_walk(struct doca_pe *pe, enum walk what, bool *pending)
 {
 	doca_error_t err = DOCA_SUCCESS;
 
-	*pending = pe->ready_head != NULL;
 	doca_rcu_read_lock();
 	EXPLORE_POINT(ATOMIC);
 	struct pe_members *m = rcu_dereference(pe->members);
@@ -101,18 +186,50 @@ static doca_error_t pe_arm_all(struct doca_pe *pe, bool *pending)
 		struct ctx_run *run = rcu_dereference(ctx->run);
 
 		TSAN_ACQUIRE(run);
-		if (run != NULL && err == DOCA_SUCCESS)
+		if (run == NULL)
+			continue;
+		if (what == WALK_ACK) {
+			run->qp->ops->notify_ack(run->qp);
+			continue;
+		}
+		bool fed = ctx_feedable(ctx, run);
+
+		if (fed && run_feed(run, run->pool.size) != 0)
+			hw_qp_kick(run->qp);
+		if (what != WALK_ARM)
+			continue;
+		if (err == DOCA_SUCCESS)
 			err = run->qp->ops->notify_arm(run->qp);
-		*pending = *pending || ctx_has_pending(ctx);
+		*pending = *pending || ctx_has_pending(ctx, run, fed);
 	}
 	doca_rcu_read_unlock();
 	return err;
 }
 
+/* ARMED is stored: full fence, then do the work a wake-up would be for,
+ * or fire if some remains (runner guard held). */
+static doca_error_t pe_arm_check(struct doca_pe *pe)
+{
+	bool pending = pe->ready_head != NULL;
+
+	/* seq_cst fence: ARMED is visible before we look for work (see top). */
+	atomic_thread_fence(memory_order_seq_cst);
+	doca_error_t err = pe_walk(pe, WALK_ARM, &pending);
+
+	if (pending)
+		pe_wake(pe);
+	return err;
+}
+
+void pe_turn_rearm(struct doca_pe *pe)
+{
+	EXPLORE_POINT(WAKE);
+	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED)
+		(void)pe_arm_check(pe); /* a channel that cannot arm: request_notification says so */
+}
+
 doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 {
-	bool pending;
-
 	if (!pe_valid(pe))
 		return HANDLE_REFUSAL(pe, MAGIC_PE);
 	/* armed and the pending checks below belong to the runner */
@@ -120,14 +237,14 @@ doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 
 	if (entry == RUNNER_BUSY)
 		return DOCA_ERROR_IN_USE;
+	/* Feed first, while submitters still see the PE unarmed: one that
+	 * sees ARMED while we hold the guard cannot feed for itself and may
+	 * wake us for what we post anyway (see top). */
+	(void)pe_walk(pe, WALK_FEED, NULL);
 	EXPLORE_POINT(WAKE);
 	atomic_store_explicit(&pe->armed, PE_ARMED, memory_order_relaxed);
-	/* seq_cst fence: ARMED is visible before we look for work (see top). */
-	atomic_thread_fence(memory_order_seq_cst);
-	doca_error_t err = pe_arm_all(pe, &pending);
+	doca_error_t err = pe_arm_check(pe);
 
-	if (pending)
-		pe_wake(pe);
 	if (entry == RUNNER_ENTERED)
 		runner_exit(&pe->runner);
 	return err;
@@ -147,20 +264,7 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe)
 	atomic_store_explicit(&pe->armed, PE_DISARMED, memory_order_relaxed);
 	while (read(pe->evfd, &count, sizeof(count)) < 0 && errno == EINTR)
 		;
-	doca_rcu_read_lock();
-	EXPLORE_POINT(ATOMIC);
-	struct pe_members *m = rcu_dereference(pe->members);
-	uint32_t n = atomic_load_explicit(&m->count, memory_order_acquire);
-
-	for (uint32_t i = 0; i < n; i++) {
-		struct doca_ctx *ctx = atomic_load_explicit(&m->ctx[i], memory_order_acquire);
-		struct ctx_run *run = rcu_dereference(ctx->run);
-
-		TSAN_ACQUIRE(run);
-		if (run != NULL)
-			run->qp->ops->notify_ack(run->qp);
-	}
-	doca_rcu_read_unlock();
+	(void)pe_walk(pe, WALK_ACK, NULL);
 	if (entry == RUNNER_ENTERED)
 		runner_exit(&pe->runner);
 	return DOCA_SUCCESS;

@@ -45,19 +45,15 @@ static void event_flush(struct doca_event *ev)
 	ev->bytes = 0;
 }
 
-/* Move mailbox items to the device, or flush them when not running. */
-static void run_drain(struct turn *t, struct ctx_run *run, bool running)
+uint32_t run_feed(struct ctx_run *run, uint32_t max)
 {
 	struct mailbox_node *items[POST_BATCH];
 	struct hw_desc descs[POST_BATCH];
 	uint32_t posted = 0;
 
-	while (posted < TURN_POSTS) {
-		uint32_t limit = running ? POST_BATCH : TURN_EVENTS - t->ndone;
-
-		if (limit > POST_BATCH)
-			limit = POST_BATCH;
-		uint32_t n = limit ? mailbox_drain_sc(&run->mbox, items, limit, DRAIN_PER_SHARD) : 0;
+	while (posted < max) {
+		uint32_t limit = max - posted < POST_BATCH ? max - posted : POST_BATCH;
+		uint32_t n = mailbox_drain_sc(&run->mbox, items, limit, DRAIN_PER_SHARD);
 
 		if (n == 0)
 			break;
@@ -66,14 +62,10 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 		for (uint32_t i = 0; i < n; i++) {
 			struct doca_event *ev = caa_container_of(items[i], struct doca_event, mbox_node);
 
-			if (ev_state(atomic_load_explicit(&ev->gs, memory_order_relaxed)) == EV_RETURNING) {
+			if (event_returning(ev))
 				event_release(ev); /* freed on another thread (engine/event.c) */
-			} else if (!running) {
-				event_flush(ev);
-				t->done[t->ndone++] = ev;
-			} else {
+			else
 				descs[ndescs++] = event_desc(ev);
-			}
 		}
 		if (ndescs != 0)
 			run_post(run, descs, ndescs);
@@ -81,6 +73,40 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 	}
 	if (posted != 0)
 		hw_qp_doorbell(run->qp);
+	return posted;
+}
+
+/* Move mailbox items to the device, or flush them when not running. */
+static void run_drain(struct turn *t, struct ctx_run *run, bool running)
+{
+	struct mailbox_node *items[POST_BATCH];
+
+	if (running) {
+		if (run_feed(run, TURN_POSTS) != 0)
+			hw_qp_kick(run->qp);
+		return;
+	}
+	for (uint32_t flushed = 0; flushed < TURN_POSTS;) {
+		uint32_t limit = TURN_EVENTS - t->ndone;
+		uint32_t n = limit ? mailbox_drain_sc(&run->mbox, items,
+						     limit < POST_BATCH ? limit : POST_BATCH,
+						     DRAIN_PER_SHARD)
+				   : 0;
+
+		if (n == 0)
+			break;
+		for (uint32_t i = 0; i < n; i++) {
+			struct doca_event *ev = caa_container_of(items[i], struct doca_event, mbox_node);
+
+			if (event_returning(ev)) {
+				event_release(ev); /* freed on another thread (engine/event.c) */
+				continue;
+			}
+			event_flush(ev);
+			t->done[t->ndone++] = ev;
+		}
+		flushed += n;
+	}
 }
 
 /* Turn a completion into its event's status. */
@@ -143,7 +169,7 @@ static void turn_collect(struct doca_pe *pe, struct turn *t)
 			qp->ops->flush(qp);
 			run->flush_sent = true;
 		}
-		uint32_t n = hw_qp_poll(qp, t->cqes, TURN_EVENTS - t->ndone);
+		uint32_t n = run_poll(run, t->cqes, TURN_EVENTS - t->ndone);
 		bool fatal = false;
 
 		for (uint32_t j = 0; j < n; j++)
@@ -219,6 +245,7 @@ uint32_t pe_turn(struct doca_pe *pe)
 		ctx_try_finalize(rec->ctx);
 		ctx_ref_put(rec->ctx);
 	}
+	pe_turn_rearm(pe);
 	return t.ndone;
 }
 

@@ -19,10 +19,16 @@
  *   it exclusive with turns without ever making another thread's call on
  *   the PE a refusal.
  *
+ * - from any thread while the PE sleeps armed in event mode (and no worker
+ *   runs it), the same way: the PE would only wake to move the tasks out
+ *   of the mailbox, so the completion's wake-up is the only one.
+ *
  * A burst shares one read-side section, one announce and one wake check.
- * The wake check runs after every burst, not only after a push into an
- * empty shard: a shard that held an item when we pushed may have been
- * drained, and its PE armed, before our push became visible.
+ * The wake check runs after every burst that pushed, not only after a
+ * push into an empty shard: a shard that held an item when we pushed may
+ * have been drained, and its PE armed, before our push became visible. A
+ * burst posted directly needs none: the device's completion wakes the PE,
+ * or (inline device) the post woke it under the guard.
  */
 #include "engine/engine.h"
 
@@ -93,9 +99,13 @@ static doca_error_t task_prepare(struct doca_ctx *ctx, struct ctx_run *run,
 	return DOCA_SUCCESS;
 }
 
-/* The PE's own thread, the PE idle: post as a turn would. False (nothing
- * done) when the guard is taken, the context stopping or failed, or the
- * mailbox not empty. */
+/* The PE's own thread, the PE idle, or any thread while the PE sleeps
+ * armed: post as a turn would, and wake the PE if only a progress call
+ * runs what we posted (an inline device); the completion wakes it
+ * otherwise. Both system calls (kicking the executor, waking the
+ * PE) come after letting go of the guard, so a thread they wake never
+ * waits for us. False (nothing done) when the guard is taken, the context
+ * stopping or failed, or the mailbox not empty. */
 static bool task_post_direct(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
 			     uint32_t n)
 {
@@ -116,20 +126,36 @@ static bool task_post_direct(struct doca_ctx *ctx, struct ctx_run *run, struct d
 		posted = true;
 	}
 	runner_exit(runner);
+	if (posted)
+		hw_qp_kick(run->qp);
+	if (posted && run->qp->runs_in_poll)
+		pe_wake(ctx->pe);
 	return posted;
 }
 
-/* Hand filled events to the device: directly or through the mailbox. */
-static void task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
-			   uint32_t n)
+/* Post directly from this thread? Its own PE's thread, or the PE asleep
+ * in event mode (not a worker's: its turns never wait for a submitter). */
+static bool task_may_post_direct(struct doca_pe *pe)
 {
 	EXPLORE_POINT(ATOMIC);
-	if (atomic_load_explicit(&ctx->pe->home, memory_order_relaxed) == runner_self() &&
-	    task_post_direct(ctx, run, evs, n))
-		return;
+	if (atomic_load_explicit(&pe->home, memory_order_relaxed) == runner_self())
+		return true;
+	EXPLORE_POINT(ATOMIC);
+	return atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED &&
+	       !atomic_load_explicit(&pe->has_worker, memory_order_relaxed);
+}
+
+/* Hand filled events to the device: directly or through the mailbox.
+ * True if through the mailbox (the PE may need a wake-up to move them). */
+static bool task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
+			   uint32_t n)
+{
+	if (task_may_post_direct(ctx->pe) && task_post_direct(ctx, run, evs, n))
+		return false;
 	for (uint32_t i = 0; i < n; i++)
 		mailbox_push_mpsc(&run->mbox, &evs[i]->mbox_node);
 	mailbox_announce(&run->mbox);
+	return true;
 }
 
 /* One task of a burst, inside the read-side section: handles, then state,
@@ -164,6 +190,7 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_d
 	struct ctx_run *run = NULL;
 	struct doca_event *chunk[SUBMIT_CHUNK];
 	uint32_t i = 0, k = 0;
+	bool queued = false;
 
 	if (accepted != NULL)
 		*accepted = 0;
@@ -179,14 +206,14 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_d
 		if (err != DOCA_SUCCESS)
 			break;
 		if (++k == SUBMIT_CHUNK) {
-			task_hand_over(ctx, run, chunk, k);
+			queued |= task_hand_over(ctx, run, chunk, k);
 			k = 0;
 		}
 	}
 	if (k != 0)
-		task_hand_over(ctx, run, chunk, k);
-	if (i != 0)
-		pe_wake(ctx->pe);
+		queued |= task_hand_over(ctx, run, chunk, k);
+	if (queued)
+		pe_wake_after_push(ctx, run);
 	doca_rcu_read_unlock();
 	*accepted = i;
 	return err;

@@ -44,6 +44,10 @@ struct hw_mr {
 /** A queue pair; backends embed it first. */
 struct hw_qp {
 	const struct hw_ops *ops;
+	/* Set at qp_create: posted descriptors run only inside poll (an inline
+	 * device), so a post needs a progress call and nothing else wakes the
+	 * PE for it. Otherwise an executor or completion channel wakes it. */
+	bool runs_in_poll;
 };
 
 enum hw_access {
@@ -82,9 +86,11 @@ struct hw_cqe {
 struct hw_qp_attr {
 	uint32_t depth; /* most descriptors outstanding at once (SQ + CQ) */
 	/* Called by a backend executor thread after it publishes completions
-	 * (after each batch of CQ entries, not only when the CQ was empty: the
-	 * PE may have emptied it and armed in between), so a sleeping progress
-	 * engine can be woken. May be called from any thread. */
+	 * and then runs a full (seq_cst) fence, so a sleeping progress engine
+	 * can be woken: after each batch of CQ entries, not only when the CQ
+	 * was empty (the PE may have emptied it and armed in between), and
+	 * may be skipped when the fence-ordered look shows the PE already
+	 * took every entry. May be called from any thread. */
 	void (*wake)(void *arg);
 	void *wake_arg;
 };
@@ -123,10 +129,16 @@ struct hw_ops {
 	/* ---- fast path: only the thread running the owning PE ---- */
 	/* Queue up to n descriptors; returns how many were queued (n unless the
 	 * SQ is full, which the engine's credits prevent). The device may start
-	 * them at once; doorbell makes sure it does. */
+	 * them at once; doorbell, then kick, make sure it does. */
 	uint32_t (*post)(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n);
-	/* Make posted descriptors visible to the device. */
+	/* Hand posted descriptors to the device. */
 	void (*doorbell)(struct hw_qp *qp);
+	/* After a doorbell, from any thread: make sure the device's executor
+	 * runs (an engine thread asleep is woken: a system call that may let
+	 * the woken thread take this CPU, so the engine calls it after letting
+	 * go of the PE it holds briefly). A backend whose doorbell reaches the
+	 * device itself gives a no-op. */
+	void (*kick)(struct hw_qp *qp);
 	/* Reap up to max completions (an inline device executes here). */
 	uint32_t (*poll)(struct hw_qp *qp, struct hw_cqe *cqes, uint32_t max);
 	/* True if poll would return something without a new post or a wake:
@@ -155,10 +167,12 @@ const struct hw_ops *hw_backend_get(size_t i, const char **why);
 void hw_modules_after_fork_child(void);
 
 /* The optional notify ops of a backend that wakes through
- * hw_qp_attr.wake (hw/hw_notify_none.c). */
+ * hw_qp_attr.wake, and the doorbell of one whose posts are visible at once
+ * (hw/hw_notify_none.c). */
 int hw_notify_fd_none(struct hw_qp *qp);
 doca_error_t hw_notify_arm_none(struct hw_qp *qp);
 void hw_notify_ack_none(struct hw_qp *qp);
+void hw_doorbell_none(struct hw_qp *qp);
 
 /* Why an open was refused (DOCA_ERROR_INVALID_VALUE): a backend states it in
  * one line naming the key and what it allows; the engine takes it (and so
@@ -174,6 +188,10 @@ static inline uint32_t hw_qp_post(struct hw_qp *qp, const struct hw_desc *d, uin
 static inline void hw_qp_doorbell(struct hw_qp *qp)
 {
 	qp->ops->doorbell(qp);
+}
+static inline void hw_qp_kick(struct hw_qp *qp)
+{
+	qp->ops->kick(qp);
 }
 static inline uint32_t hw_qp_poll(struct hw_qp *qp, struct hw_cqe *c, uint32_t max)
 {

@@ -1,4 +1,7 @@
-/* hw/hw_notify_none.c — the optional ops of a backend without a completion channel. */
+/* hw/hw_notify_none.c — the no-op optional ops: of a backend without a
+ * completion channel, and the doorbell of one whose posts are visible at
+ * once (sw: the kick wakes its engine thread). Modules define their own:
+ * they link nothing of the library. */
 #include "hw.h"
 
 int hw_notify_fd_none(struct hw_qp *qp)
@@ -14,6 +17,11 @@ doca_error_t hw_notify_arm_none(struct hw_qp *qp)
 }
 
 void hw_notify_ack_none(struct hw_qp *qp)
+{
+	(void)qp;
+}
+
+void hw_doorbell_none(struct hw_qp *qp)
 {
 	(void)qp;
 }

@@ -9,20 +9,45 @@
  * Event mode: wait on the fd from doca_pe_get_notification_handle (epoll,
  * poll); doca_pe_request_notification arms it before sleeping, it becomes
  * readable when an event is ready or when work arrives that needs a progress
- * call, doca_pe_clear_notification resets it after waking.
+ * call, doca_pe_clear_notification resets it after waking. The loop, with
+ * epfd an epoll set holding that fd (EPOLLIN):
+ *
+ * @code
+ * for (;;) {
+ *         doca_pe_progress(pe);
+ *         while ((ev = doca_pe_get_event(pe)) != NULL) {
+ *                 handle(ev);                   // may submit further tasks
+ *                 doca_event_free(ev);
+ *         }
+ *         if (finished)
+ *                 break;
+ *         doca_pe_request_notification(pe);     // arm: after draining, before sleeping
+ *         epoll_wait(epfd, &out, 1, -1);        // any other fds of the loop may sit here too
+ *         doca_pe_clear_notification(pe);       // disarm: after waking, before progress
+ * }
+ * @endcode
+ *
+ * It wakes at most once per burst of completions: arming posts the tasks
+ * already queued for the device, a task submitted from another thread
+ * while the PE is armed goes straight to the device (doca_task.h), and a
+ * device's completion thread wakes the PE only while a completion is
+ * unread. Arming with an event still ready makes the fd readable at once
+ * (a wake-up that finds that event). Progressing while armed is allowed;
+ * the fd stays armed.
  * Worker mode: doca_pe_run_on_cpu hands the PE to a worker thread pinned to
  * one CPU that progresses it, delivers events through the context callbacks,
  * and sleeps on the notification fd when idle.
  *
- * When a PE call waits: a doca_task_submit made on the thread that ran the
- * PE's last turn may post straight to the device (doca_task.h), holding the
- * PE for at most 32 descriptors and a doorbell. While it does,
- * doca_pe_progress, doca_pe_get_event, doca_event_free, doca_pe_destroy and
- * a worker's turns called from any other thread wait for it (spinning,
- * yielding the CPU) instead of being refused; if that thread is preempted
- * while holding the PE, they wait until it runs again, so they are not
- * lock-free then. A PE used from one thread, or driven by its worker, never
- * waits so.
+ * When a PE call waits: a doca_task_submit may post straight to the device
+ * (doca_task.h), holding the PE for at most 32 descriptors and a doorbell:
+ * made on the thread that ran the PE's last turn, or, in event mode, on
+ * any thread while the PE is armed. While it does, doca_pe_progress,
+ * doca_pe_get_event, doca_event_free, doca_pe_request_notification,
+ * doca_pe_clear_notification, doca_pe_destroy and a worker's turns called
+ * from any other thread wait for it (spinning, yielding the CPU) instead of
+ * being refused; if that thread is preempted while holding the PE, they
+ * wait until it runs again, so they are not lock-free then. A PE used from
+ * one thread, or driven by its worker, never waits so.
  */
 #ifndef DOCA_PE_H
 #define DOCA_PE_H

@@ -35,11 +35,15 @@ struct doca_task_desc {
  * DOCA_ERROR_AGAIN; a buffer destroyed concurrently → DOCA_ERROR_INVALID_VALUE.
  * A refused task changes nothing and gets no event.
  *
- * Where the task goes: from the thread that ran the PE's last
- * doca_pe_progress (its own thread), while no turn is running and nothing
- * waits in the context's mailbox, straight to the device's submission
- * queue; otherwise into the caller's mailbox shard, for the PE's next turn.
- * Either way one thread's tasks reach the device in submission order.
+ * Where the task goes: while no turn is running and nothing waits in the
+ * context's mailbox, straight to the device's submission queue, from the
+ * thread that ran the PE's last doca_pe_progress (its own thread) or, while
+ * the PE is armed in event mode (doca_pe_request_notification; not a PE a
+ * worker runs), from any thread, so the PE is not woken only to post it;
+ * otherwise into the caller's mailbox shard, for the PE's next turn (a
+ * push that finds the PE armed posts the mailbox the same way, or wakes
+ * the PE unless a completion it already owes will). Either way one
+ * thread's tasks reach the device in submission order.
  *
  * Progress: the call never waits for another thread, whatever the others
  * do (a preempted one included): the credit is a compare-and-swap retried

@@ -11,8 +11,15 @@
  * and only then futex-waits on sleeping==1; a kicker publishes its work
  * (ring store), full fence, and wakes the futex if sleeping is 1.
  *
+ * Waking the PE (hw_qp_attr.wake) after a batch of completions: put the
+ * entries, full fence, then wake only if the CQ still holds one the PE has
+ * not taken. The PE arms (armed store, full fence) and then looks at the
+ * CQ: either it sees our entries, or we see ARMED. If we see the CQ
+ * drained, the PE took every entry, so nothing is left to wake it for: the
+ * check only drops wake-ups that would find no event.
+ *
  * The engine is an RCU reader during each pass (never while asleep): the
- * wake callback it calls on a CQ's empty → non-empty transition targets an
+ * wake callback it calls after publishing completions targets an
  * object the engine frees with call_rcu, which a pass keeps alive.
  */
 #include <errno.h>
@@ -154,9 +161,18 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 		n++;
 	}
 	*waiting = *waiting || qp->has_held;
+	if (n == 0)
+		return 0;
 	/* After every batch, not only one that found the CQ empty: the PE may
-	 * have emptied it and armed before our entries became visible. */
-	if (n != 0)
+	 * have emptied it and armed before our entries became visible. But
+	 * only while an entry is still unread: a PE that already took them
+	 * all has them, and waking it again would find nothing.
+	 * seq_cst fence: our CQ entries are visible before we look at the
+	 * CQ's consumer index and the PE's armed flag (the waker's half of
+	 * the Dekker pair with doca_pe_request_notification). */
+	EXPLORE_POINT(WAKE);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (sw_ring_unread(&qp->cq))
 		qp->wake(qp->wake_arg);
 	return n;
 }

@@ -70,6 +70,7 @@ doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, stru
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	qp->base.ops = &hw_sw_ops;
+	qp->base.runs_in_poll = dev->nengines == 0;
 	qp->dev = dev;
 	qp->wake = attr->wake;
 	qp->wake_arg = attr->wake_arg;
@@ -107,7 +108,7 @@ uint32_t sw_qp_post(struct hw_qp *hw, const struct hw_desc *descs, uint32_t n)
 	return i;
 }
 
-void sw_qp_doorbell(struct hw_qp *hw)
+void sw_qp_kick(struct hw_qp *hw)
 {
 	struct sw_qp *qp = (struct sw_qp *)hw;
 

@@ -91,6 +91,14 @@ static inline bool sw_ring_ready(const struct sw_ring *r)
 	return atomic_load_explicit(&sw_ring_slot(r, pos)->seq, memory_order_relaxed) == pos + 1u;
 }
 
+/* Producer: true unless the consumer has taken every item put. A stale
+ * tail only errs towards true; false means every item was copied out. */
+static inline bool sw_ring_unread(const struct sw_ring *r)
+{
+	EXPLORE_POINT(QUEUE);
+	return atomic_load_explicit(&r->tail, memory_order_relaxed) != r->head;
+}
+
 /* Consumer: copy the next item out (@p len bytes). False if none is ready. */
 static inline bool sw_ring_get(struct sw_ring *r, void *out, size_t len)
 {

@@ -58,6 +58,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_run_on_cpu_stop_run },
 	{ "event_double_free", "two threads free the same event at once; credits checked after",
 	  scenario_event_double_free },
+	{ "event_wake", "two submitters meet an event-mode PE armed, arming and running; events freed at once (engine thread)",
+	  scenario_event_wake },
 	{ "fork_in_flight", "fork with a task on an engine thread and a worker running; the child uses the same device",
 	  scenario_fork_in_flight },
 };
@@ -396,6 +398,7 @@ static const char *const revertible[] = {
 	"worker_lock_join",              /* doca_pe_stop_run joins under worker_lock */
 	"event_claim_load_store", /* doca_event_free claims the event with a load and a store, not a CAS */
 	"fork_no_atfork",                /* nothing is done at fork */
+	"push_wake_skipped",             /* a mailbox push never wakes (nor feeds for) an armed PE */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an

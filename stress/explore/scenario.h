@@ -36,6 +36,7 @@ void scenario_run_on_cpu_stop_run(void);
 void scenario_event_double_free(void);
 void scenario_fork_in_flight(void);
 void scenario_destroy_refused(void);
+void scenario_event_wake(void);
 
 /* End the schedule unless @p call returned one of the @p n codes listed. */
 #define EXPECT_IN(call, n, ...)                                                      \
@@ -75,6 +76,10 @@ unsigned world_progress(struct world *w);
 /* Progress until the ctx is IDLE, yielding only when there was nothing to
  * do (an application's polling loop). */
 void world_progress_until_idle(struct world *w);
+/* Event mode: arm, sleep on the notification fd @p epfd (for ever when a
+ * completion is due: it must wake us; else until nothing else can run),
+ * clear. */
+void world_wait_notification(struct world *w, int epfd);
 enum doca_ctx_state world_state(const struct world *w);
 /* The ctx is IDLE: destroy everything, each call must succeed. */
 void world_close(struct world *w);

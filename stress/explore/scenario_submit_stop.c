@@ -14,8 +14,6 @@
  */
 #include "scenario.h"
 
-#include <sys/epoll.h>
-
 #define MAX_TASKS 3u
 #define PER_SUBMITTER 4u
 
@@ -47,18 +45,6 @@ static void *stopper(void *unused)
 	return NULL;
 }
 
-/* Sleep on the notification fd: for ever when a completion is due (it
- * must wake us), else until nothing else can run. */
-static void wait_notification(int epfd)
-{
-	struct epoll_event ev;
-	bool due = atomic_load(&w.accepted_total) > atomic_load(&w.events_total);
-
-	EXPECT_OK(doca_pe_request_notification(w.pe));
-	(void)epoll_wait(epfd, &ev, 1, due ? -1 : 1);
-	EXPECT_OK(doca_pe_clear_notification(w.pe));
-}
-
 void scenario_submit_stop(void)
 {
 	struct doca_event *held[WORLD_TASKS];
@@ -87,7 +73,7 @@ void scenario_submit_stop(void)
 				break;
 		}
 		if (n == 0)
-			wait_notification(epfd);
+			world_wait_notification(&w, epfd);
 	}
 	for (unsigned i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);

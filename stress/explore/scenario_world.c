@@ -12,6 +12,7 @@
 
 #include <sched.h>
 #include <string.h>
+#include <sys/epoll.h>
 
 #define ACCESS_RW (DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE)
 
@@ -156,4 +157,14 @@ void world_finish(struct world *w)
 			explore_end(VERDICT_INVARIANT, "events: task %u accepted %u times, %u events", t,
 				    accepted, events);
 	}
+}
+
+void world_wait_notification(struct world *w, int epfd)
+{
+	struct epoll_event ev;
+	bool due = atomic_load(&w->accepted_total) > atomic_load(&w->events_total);
+
+	EXPECT_OK(doca_pe_request_notification(w->pe));
+	(void)epoll_wait(epfd, &ev, 1, due ? -1 : 1);
+	EXPECT_OK(doca_pe_clear_notification(w->pe));
 }

@@ -1,0 +1,231 @@
+/*
+ * tests/api/event_wakeups.c — what event mode costs in wake-ups: the loop
+ * doca_pe.h shows (progress and reap, arm, sleep in epoll, clear) wakes at
+ * most once per completion burst, and under load a wake-up almost never
+ * finds no event. Before this was so, a PE fed from another thread woke
+ * twice per task (once only to move the task out of the mailbox) and under
+ * load half its wake-ups found nothing.
+ *
+ * The one-at-a-time tests count exactly: the loop arms before the task is
+ * submitted, so the only thing that can make the fd readable is that
+ * task's completion (or, inline, its submission), and every wake-up must
+ * find exactly that one event.
+ */
+#include "common.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#define ONE_AT_A_TIME_TASKS 200
+#define LOADED_PRODUCERS 2
+#define LOADED_TASKS_EACH 10000
+#define LOADED_MAX_TASKS 256
+
+struct loop {
+	struct api_fixture f;
+	int epfd;
+	unsigned long wakes; /* epoll_wait returns */
+	unsigned long empty; /* wake-ups whose progress + get_event found no event */
+	unsigned long events;
+};
+
+static void loop_open(struct loop *l, const char *dev_name, uint32_t max_tasks)
+{
+	struct epoll_event in = { .events = EPOLLIN };
+	int fd = -1;
+
+	memset(l, 0, sizeof(*l));
+	fixture_init_started(&l->f, dev_name, 256, max_tasks);
+	assert_ok(doca_pe_get_notification_handle(l->f.pe, &fd));
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	cr_assert_geq(l->epfd, 0, "epoll_create1: %s", strerror(errno));
+	in.data.fd = fd;
+	cr_assert_eq(epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &in), 0, "epoll_ctl: %s", strerror(errno));
+}
+
+static void loop_close(struct loop *l)
+{
+	close(l->epfd);
+	fixture_fini(&l->f);
+}
+
+/* Progress once and reap every ready event (each a SUCCESS); how many. */
+static unsigned reap(struct loop *l)
+{
+	struct doca_event *ev;
+	unsigned n = 0;
+
+	doca_pe_progress(l->f.pe);
+	while ((ev = doca_pe_get_event(l->f.pe)) != NULL) {
+		cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS, "event status %d",
+			     doca_event_get_status(ev));
+		doca_event_free(ev);
+		n++;
+	}
+	l->events += n;
+	return n;
+}
+
+/* The fd is armed: sleep until it is readable (failing after API_WAIT_MS),
+ * clear, progress and reap; count the wake-up. Returns the events reaped. */
+static unsigned sleep_and_reap(struct loop *l)
+{
+	struct epoll_event out;
+	int n;
+
+	do {
+		n = epoll_wait(l->epfd, &out, 1, API_WAIT_MS);
+	} while (n < 0 && errno == EINTR);
+	cr_assert_eq(n, 1, "epoll_wait returned %d after %lu events: lost wake-up", n, l->events);
+	assert_ok(doca_pe_clear_notification(l->f.pe));
+	l->wakes++;
+	unsigned got = reap(l);
+
+	l->empty += got == 0;
+	return got;
+}
+
+/* ---- one task at a time: exactly one wake-up per task ---- */
+
+struct paced {
+	struct loop *l;
+	sem_t go;                  /* posted by the loop once the fd is armed */
+	doca_error_t rc[ONE_AT_A_TIME_TASKS];
+};
+
+static void *paced_submitter(void *arg)
+{
+	struct paced *p = arg;
+
+	for (int k = 0; k < ONE_AT_A_TIME_TASKS; k++) {
+		while (sem_wait(&p->go) != 0 && errno == EINTR)
+			;
+		p->rc[k] = submit_copy(p->l->f.ctx, p->l->f.src, p->l->f.dst, (uint64_t)k, 0);
+	}
+	return NULL;
+}
+
+/* Arm, let another thread submit one copy, sleep: the one wake-up finds
+ * the one event. */
+static void one_at_a_time_from_another_thread(const char *dev_name)
+{
+	struct loop l;
+	struct paced p;
+	pthread_t th;
+
+	loop_open(&l, dev_name, 0);
+	p.l = &l;
+	cr_assert_eq(sem_init(&p.go, 0, 0), 0, "sem_init");
+	cr_assert_eq(pthread_create(&th, NULL, paced_submitter, &p), 0, "pthread_create");
+	for (int k = 0; k < ONE_AT_A_TIME_TASKS; k++) {
+		assert_ok(doca_pe_request_notification(l.f.pe));
+		cr_assert_eq(sem_post(&p.go), 0, "sem_post");
+		unsigned got = sleep_and_reap(&l);
+
+		cr_assert_eq(got, 1, "wake-up %lu (task %d) found %u events instead of 1", l.wakes, k, got);
+	}
+	cr_assert_eq(pthread_join(th, NULL), 0, "pthread_join");
+	for (int k = 0; k < ONE_AT_A_TIME_TASKS; k++)
+		assert_ok(p.rc[k]);
+	cr_assert_eq(l.wakes, ONE_AT_A_TIME_TASKS, "%lu wake-ups for %d tasks", l.wakes,
+		     ONE_AT_A_TIME_TASKS);
+	sem_destroy(&p.go);
+	loop_close(&l);
+}
+
+Test(event_wakeups, engine_one_task_at_a_time_from_another_thread_wakes_once_per_task)
+{
+	one_at_a_time_from_another_thread("sw0:engines=1");
+}
+
+/* Inline, the submitting thread's post is what the PE must wake for. */
+Test(event_wakeups, inline_one_task_at_a_time_from_another_thread_wakes_once_per_task)
+{
+	one_at_a_time_from_another_thread("sw0");
+}
+
+/* The PE's own thread arms, then submits: the completion is the only
+ * wake-up, not the submission too. */
+Test(event_wakeups, engine_one_task_at_a_time_from_the_pe_thread_wakes_once_per_task)
+{
+	struct loop l;
+
+	loop_open(&l, "sw0:engines=1", 0);
+	cr_assert_eq(reap(&l), 0, "an event before any task"); /* this thread runs the PE */
+	for (int k = 0; k < ONE_AT_A_TIME_TASKS; k++) {
+		assert_ok(doca_pe_request_notification(l.f.pe));
+		assert_ok(submit_copy(l.f.ctx, l.f.src, l.f.dst, (uint64_t)k, 0));
+		unsigned got = sleep_and_reap(&l);
+
+		cr_assert_eq(got, 1, "wake-up %lu (task %d) found %u events instead of 1", l.wakes, k, got);
+	}
+	cr_assert_eq(l.wakes, ONE_AT_A_TIME_TASKS, "%lu wake-ups for %d tasks", l.wakes,
+		     ONE_AT_A_TIME_TASKS);
+	loop_close(&l);
+}
+
+/* ---- under load: fewer than 5 % of wake-ups find no event ---- */
+
+struct loaded {
+	struct loop *l;
+	unsigned id;
+	doca_error_t rc; /* the first refusal other than DOCA_ERROR_AGAIN */
+};
+
+static void *loaded_submitter(void *arg)
+{
+	struct loaded *s = arg;
+
+	s->rc = DOCA_SUCCESS;
+	for (int k = 0; k < LOADED_TASKS_EACH && s->rc == DOCA_SUCCESS;) {
+		doca_error_t rc = submit_copy(s->l->f.ctx, s->l->f.src, s->l->f.dst,
+					      (uint64_t)s->id * LOADED_TASKS_EACH + (uint64_t)k, 0);
+
+		if (rc == DOCA_ERROR_AGAIN)
+			sched_yield(); /* every credit is out: the loop frees them */
+		else if (rc == DOCA_SUCCESS)
+			k++;
+		else
+			s->rc = rc;
+	}
+	return NULL;
+}
+
+/* Producers keep the context's credits out; the application runs the loop
+ * of doca_pe.h until every event is in. */
+Test(event_wakeups, engine_loaded_by_other_threads_rarely_wakes_for_nothing)
+{
+	struct loop l;
+	struct loaded s[LOADED_PRODUCERS];
+	pthread_t th[LOADED_PRODUCERS];
+	const unsigned long total = (unsigned long)LOADED_PRODUCERS * LOADED_TASKS_EACH;
+	uint64_t deadline;
+
+	loop_open(&l, "sw0:engines=1", LOADED_MAX_TASKS);
+	for (unsigned i = 0; i < LOADED_PRODUCERS; i++) {
+		s[i] = (struct loaded){ .l = &l, .id = i };
+		cr_assert_eq(pthread_create(&th[i], NULL, loaded_submitter, &s[i]), 0, "pthread_create");
+	}
+	deadline = now_ns() + 60ull * 1000000000ull;
+	reap(&l);
+	while (l.events < total) {
+		assert_ok(doca_pe_request_notification(l.f.pe));
+		sleep_and_reap(&l);
+		cr_assert_lt(now_ns(), deadline, "%lu of %lu events after 60 s", l.events, total);
+	}
+	for (unsigned i = 0; i < LOADED_PRODUCERS; i++) {
+		cr_assert_eq(pthread_join(th[i], NULL), 0, "pthread_join");
+		assert_ok(s[i].rc);
+	}
+	cr_assert_eq(l.events, total, "%lu events for %lu tasks", l.events, total);
+	cr_assert_lt(l.empty * 100, l.wakes * 5, "%lu of %lu wake-ups (%.1f %%) found no event", l.empty,
+		     l.wakes, 100.0 * (double)l.empty / (double)l.wakes);
+	cr_log_info("%lu tasks: %lu wake-ups, %lu found no event", total, l.wakes, l.empty);
+	loop_close(&l);
+}
