@@ -1,5 +1,15 @@
 /*
  * actors/worker.c — the pinned worker thread and its stop handshake.
+ *
+ * Why abandoning a thread that has not run is safe (worker.h): the start
+ * word is the only memory such a thread touches, and it stays allocated
+ * until the thread is joined. Its one CAS PENDING → STARTED races the
+ * stopper's PENDING → ABANDONED; whichever comes second fails. If the
+ * thread wins, it owns the worker as before and worker_stop joins it. If
+ * the stopper wins, the thread has not used the worker, the actor or the
+ * stop fd, and never will (it returns right after its failed CAS), so the
+ * stopper closes the fd, marks the worker IDLE and may start a new thread
+ * on it at once; the old one is joined once it has returned.
  */
 #include "worker.h"
 #include "explore.h"
@@ -8,9 +18,18 @@
 #include <poll.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+enum { START_PENDING, START_STARTED, START_ABANDONED };
+
+struct worker_start {
+	_Atomic int state; /* START_*: claimed once by the thread or its stopper */
+	pthread_t thread;
+	struct worker *w;
+	struct worker_start *next; /* in w->abandoned */
+};
 
 static bool worker_should_run(struct worker *w)
 {
@@ -35,8 +54,16 @@ static void worker_sleep(struct worker *w)
 
 static void *worker_main(void *arg)
 {
-	struct worker *w = arg;
+	struct worker_start *start = arg;
+	struct worker *w = start->w; /* read first: once we claim it, the stopper may free it */
+	int pending = START_PENDING;
 	uint32_t idle = 0;
+
+	EXPLORE_POINT(ATOMIC);
+	/* acq_rel, against the stopper's claim: one of the two wins. */
+	if (!atomic_compare_exchange_strong_explicit(&start->state, &pending, START_STARTED,
+						     memory_order_acq_rel, memory_order_acquire))
+		return NULL; /* abandoned before we ran: touch nothing more */
 
 	while (worker_should_run(w)) {
 		if (w->ops->turn(w->arg) != 0) {
@@ -56,20 +83,52 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Join the abandoned threads that have returned; with @p wait, all of them. */
+static void worker_reap(struct worker *w, bool wait)
+{
+	struct worker_start **link = &w->abandoned;
+
+	while (*link != NULL) {
+		struct worker_start *start = *link;
+
+		if ((wait ? pthread_join(start->thread, NULL) : pthread_tryjoin_np(start->thread, NULL)) != 0) {
+			link = &start->next;
+			continue;
+		}
+		*link = start->next;
+		free(start);
+	}
+}
+
+void worker_fini(struct worker *w)
+{
+	worker_reap(w, true);
+}
+
 int worker_start(struct worker *w, const struct worker_ops *ops, void *arg, int wait_fd, int cpu,
 		 uint32_t spin)
 {
 	pthread_attr_t attr;
 	int err;
 
+	worker_reap(w, false);
+	w->start = calloc(1, sizeof(*w->start));
+	if (w->start == NULL)
+		return ENOMEM;
+	atomic_init(&w->start->state, START_PENDING);
+	w->start->w = w;
 	w->ops = ops;
 	w->arg = arg;
 	w->wait_fd = wait_fd;
 	w->cpu = cpu;
 	w->spin = spin;
 	w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->stop_fd < 0)
-		return errno;
+	if (w->stop_fd < 0) {
+		err = errno;
+		free(w->start);
+		w->start = NULL;
+		return err;
+	}
 	err = pthread_attr_init(&attr);
 	if (err == 0 && cpu >= 0) {
 		cpu_set_t set;
@@ -80,20 +139,39 @@ int worker_start(struct worker *w, const struct worker_ops *ops, void *arg, int 
 	}
 	atomic_store_explicit(&w->state, WORKER_RUNNING, memory_order_relaxed);
 	if (err == 0)
-		err = pthread_create(&w->thread, &attr, worker_main, w);
+		err = pthread_create(&w->thread, &attr, worker_main, w->start);
 	pthread_attr_destroy(&attr);
 	if (err != 0) {
 		atomic_store_explicit(&w->state, WORKER_IDLE, memory_order_relaxed);
 		close(w->stop_fd);
 		w->stop_fd = -1;
+		free(w->start);
+		w->start = NULL;
 	}
 	return err;
 }
 
 void worker_stop(struct worker *w)
 {
+	struct worker_start *start = w->start;
+	int pending = START_PENDING;
 	uint64_t one = 1;
 
+	worker_reap(w, false);
+	w->start = NULL;
+	EXPLORE_POINT(ATOMIC);
+	/* acq_rel, against the thread's claim (see the top). */
+	if (atomic_compare_exchange_strong_explicit(&start->state, &pending, START_ABANDONED,
+						    memory_order_acq_rel, memory_order_acquire)) {
+		start->thread = w->thread;
+		start->next = w->abandoned;
+		w->abandoned = start;
+		close(w->stop_fd);
+		w->stop_fd = -1;
+		atomic_store_explicit(&w->state, WORKER_IDLE, memory_order_relaxed);
+		return;
+	}
+	free(start); /* the thread claimed it and never reads it again */
 	EXPLORE_POINT(ATOMIC);
 	/* release: the worker's acquire load sees STOP and what preceded it. */
 	atomic_store_explicit(&w->state, WORKER_STOP, memory_order_release);

@@ -7,6 +7,18 @@
  * its own stop eventfd, and calls ops->after_wake. Shutdown is a handshake:
  * worker_stop sets STOP and wakes the thread, the thread finishes its turn,
  * sets STOPPED and returns, and worker_stop joins it. Never a cancel.
+ *
+ * A thread the scheduler has not run yet is not waited for. A new thread
+ * pinned to a CPU can wait seconds for its first time slice there (seen on
+ * Linux 6.18 with other threads spinning on sched_yield on that CPU), and a stop that
+ * joined it would hold up whoever stops the worker to run the actor itself
+ * — and if that actor's progress is what the spinners wait for, nothing
+ * ever moves. So each thread first claims its start word (PENDING →
+ * STARTED), and worker_stop first tries PENDING → ABANDONED: exactly one
+ * of the two wins. An abandoned thread returns at once when it finally
+ * runs, touching nothing but its start word; worker_stop keeps that word
+ * on a list and joins the thread later without waiting (worker_start,
+ * worker_stop), or waiting (worker_fini).
  */
 #ifndef DOCA_WORKER_H
 #define DOCA_WORKER_H
@@ -24,6 +36,8 @@ struct worker_ops {
 
 enum worker_state { WORKER_IDLE, WORKER_RUNNING, WORKER_STOP, WORKER_STOPPED };
 
+struct worker_start; /* one thread's start word (worker.c) */
+
 struct worker {
 	pthread_t thread;
 	_Atomic int state; /* enum worker_state */
@@ -33,14 +47,22 @@ struct worker {
 	uint32_t spin;     /* empty turns before sleeping */
 	const struct worker_ops *ops;
 	void *arg;
+	struct worker_start *start;     /* the running thread's, NULL when IDLE */
+	struct worker_start *abandoned; /* threads stopped before they ran, not joined yet */
 };
 
 /* Start the thread. Returns 0 or an errno value (the worker is then IDLE). */
 int worker_start(struct worker *w, const struct worker_ops *ops, void *arg, int wait_fd, int cpu,
 		 uint32_t spin);
 
-/* STOP → STOPPED handshake, then join. Must not be called by the worker itself. */
+/* STOP → STOPPED handshake, then join; or, if the thread has not run yet,
+ * abandon it without waiting (it will never touch the actor). Must not be
+ * called by the worker itself. */
 void worker_stop(struct worker *w);
+
+/* Join every abandoned thread, waiting for each (the owner is going away;
+ * the worker is IDLE). */
+void worker_fini(struct worker *w);
 
 /* True when called on the worker's own thread. */
 bool worker_is_self(const struct worker *w);

@@ -229,6 +229,7 @@ doca_error_t doca_pe_destroy(struct doca_pe *pe)
 	runner_exit(&pe->runner);
 	if (err != DOCA_SUCCESS)
 		return err;
+	worker_fini(&pe->worker); /* workers stopped before they ran: joined now */
 	if (DOCA_REVERTED("pe_fd_close_early"))
 		pe_close_fds(pe);
 	doca_call_rcu(&pe->rcu, pe_free_rcu);

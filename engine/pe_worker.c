@@ -11,7 +11,9 @@
  * the lock (worker_stopping), joins with the lock released, and gives the
  * claim back under the lock; a second stopper meanwhile is refused with
  * DOCA_ERROR_IN_PROGRESS instead of waiting (waiting could close a cycle of
- * callbacks stopping each other's PEs).
+ * callbacks stopping each other's PEs). A worker thread that has not run
+ * yet is not joined at all but abandoned (actors/worker.h), and
+ * doca_pe_destroy joins such threads.
  */
 #include <sched.h>
 #include <unistd.h>

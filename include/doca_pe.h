@@ -214,7 +214,11 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu);
  *        while this call waits for the worker, so the worker's callbacks may
  *        meanwhile start or stop other PEs' workers. Two workers' callbacks
  *        that stop each other's PEs at the same time wait for each other
- *        for ever (each join waits for the other callback): do not.
+ *        for ever (each join waits for the other callback): do not. A
+ *        worker thread the scheduler has not run yet is not waited for: it
+ *        is abandoned (it will never touch the PE) and joined later, by a
+ *        later doca_pe_run_on_cpu or doca_pe_stop_run if it has ended by
+ *        then, at the latest by doca_pe_destroy.
  * @param pe The progress engine.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_BAD_STATE if no worker runs it;
@@ -244,7 +248,8 @@ doca_error_t doca_pe_stop_run(struct doca_pe *pe);
  *         DOCA_ERROR_BAD_STATE for a PE inherited across fork().
  *
  * Thread safety: any thread; waits while a submit holds the PE briefly
- *         (see "When a PE call waits" above).
+ *         (see "When a PE call waits" above), and for worker threads that
+ *         doca_pe_stop_run abandoned before they ran to end.
  */
 doca_error_t doca_pe_destroy(struct doca_pe *pe);
 

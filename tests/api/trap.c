@@ -1,10 +1,15 @@
 /*
- * tests/api/trap.c — the interposed write, nanosleep, clock_gettime and
- * sched_yield of trap.h. The pass-through is the raw system call, so a trap
- * never recurses into itself or into a sanitizer's interceptor.
+ * tests/api/trap.c — the interposed write, nanosleep, clock_gettime,
+ * sched_yield and pthread_create of trap.h. The pass-through is the raw
+ * system call, so a trap never recurses into itself or into a sanitizer's
+ * interceptor; pthread_create, which has no system call, passes to the
+ * sanitizer's interceptor when there is one (it must see every thread),
+ * else to libc's.
  */
 #include "trap.h"
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +35,8 @@ static _Thread_local uint64_t clock_warp_ns; /* set in a thread released from TR
 static pthread_mutex_t trap_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t trap_cond;
 static pthread_once_t trap_once = PTHREAD_ONCE_INIT;
-static const char *const trap_names[TRAP_POINTS] = { "eventfd write", "nanosleep", "sched_yield" };
+static const char *const trap_names[TRAP_POINTS] = { "eventfd write", "nanosleep", "sched_yield",
+						      "thread start" };
 
 static void trap_init(void)
 {
@@ -208,4 +214,51 @@ int sched_yield(void)
 	if (caught)
 		trap_done(TRAP_YIELD, r);
 	return r;
+}
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/* The sanitizers' pthread_create (absent from plain builds). */
+extern int __interceptor_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+					void *(*fn)(void *), void *arg) __attribute__((weak));
+
+struct trap_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *trap_thread_start(void *p)
+{
+	struct trap_start start = *(struct trap_start *)p;
+
+	free(p);
+	if (trap_catch(TRAP_THREAD_START, -1))
+		trap_done(TRAP_THREAD_START, 0);
+	return start.fn(start.arg);
+}
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	static _Atomic(pthread_create_fn) real;
+	pthread_create_fn create = atomic_load_explicit(&real, memory_order_relaxed);
+
+	if (create == NULL) {
+		create = __interceptor_pthread_create != NULL
+				 ? __interceptor_pthread_create
+				 : (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+		atomic_store_explicit(&real, create, memory_order_relaxed);
+	}
+	/* acquire: pairs with trap_arm's release. */
+	if (!atomic_load_explicit(&slots[TRAP_THREAD_START].armed, memory_order_acquire))
+		return create(thread, attr, fn, arg);
+	struct trap_start *start = malloc(sizeof(*start));
+
+	if (start == NULL)
+		return EAGAIN;
+	*start = (struct trap_start){ .fn = fn, .arg = arg };
+	int err = create(thread, attr, trap_thread_start, start);
+
+	if (err != 0)
+		free(start);
+	return err;
 }

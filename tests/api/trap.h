@@ -2,8 +2,8 @@
  * tests/api/trap.h — park one chosen thread inside a libc call, so a test
  * forces an interleaving instead of hoping for it.
  *
- * A test binary that links trap.c defines write, nanosleep, clock_gettime
- * and sched_yield itself. Its definitions win over libc's (and over the
+ * A test binary that links trap.c defines write, nanosleep, clock_gettime,
+ * sched_yield and pthread_create itself. Its definitions win over libc's (and over the
  * sanitizers' weak interceptors) for every caller in the process, the
  * library included; unarmed they go straight to the system call. Armed, the
  * first call at that point made by a matching thread parks there until the
@@ -17,7 +17,12 @@
  *                       descriptor it has taken); after the release that
  *                       thread's CLOCK_MONOTONIC runs TRAP_CLOCK_WARP_NS
  *                       ahead, so the delay it was waiting out has passed;
- *   TRAP_YIELD          sched_yield (a spin loop's back-off).
+ *   TRAP_YIELD          sched_yield (a spin loop's back-off);
+ *   TRAP_THREAD_START   the start of a thread created while it is armed,
+ *                       before its start routine runs: a thread the
+ *                       scheduler has not run yet. Arm it for
+ *                       TRAP_OTHER_THREADS (the new thread is never the
+ *                       armer).
  *
  * Each point catches one call per arming. The waits fail the test after
  * TRAP_WAIT_MS instead of hanging.
@@ -33,7 +38,7 @@
 #define TRAP_WAIT_MS 10000
 #define TRAP_CLOCK_WARP_NS (60ull * 1000000000ull)
 
-enum trap_point { TRAP_EVENTFD_WRITE, TRAP_NANOSLEEP, TRAP_YIELD, TRAP_POINTS };
+enum trap_point { TRAP_EVENTFD_WRITE, TRAP_NANOSLEEP, TRAP_YIELD, TRAP_THREAD_START, TRAP_POINTS };
 
 enum trap_who {
 	TRAP_THIS_THREAD,   /* only the thread that arms it */

@@ -127,7 +127,12 @@ Test(worker_stop, a_second_stopper_is_refused_at_once_and_changes_nothing, .time
 
 	fixture_init(&f, "sw0", 64, 4);
 	s.pe = f.pe;
+	/* The worker's first idle spin proves it has run: a stop now must wake
+	 * it (a worker that has not run yet is abandoned without a wake). */
+	trap_arm(TRAP_YIELD, TRAP_OTHER_THREADS);
 	assert_ok(doca_pe_run_on_cpu(f.pe, -1));
+	trap_wait_parked(TRAP_YIELD);
+	trap_release(TRAP_YIELD);
 	cr_assert_eq(pthread_create(&t, NULL, stop_during_stop, &s), 0);
 	trap_arm(TRAP_EVENTFD_WRITE, TRAP_THIS_THREAD);
 	assert_ok(doca_pe_stop_run(f.pe));
