@@ -3,13 +3,17 @@
  *
  * Objects named by handles (engine/handle.h) live in cells: 64-byte aligned
  * blocks in power-of-two size classes, per kind of object, that go back to
- * a free list of their kind and class when their object is gone, never to the allocator, so reading a
- * stale handle's magic and generation is always a read of live memory of
- * the same kind. A cell keeps its contents on the free list (the list is
- * an array beside the cells, not links inside them), so the generation of
- * the next object in it continues from the last one's. The memory held is
- * the peak number of live objects of each size; it stays reachable from
- * the lists, so leak checkers do not count it.
+ * a free list of their kind and class when their object is gone, never to
+ * the allocator, so reading a stale handle's magic and generation is always
+ * a read of live memory of the same kind. A free cell keeps its handle head
+ * (the list is an array beside the cells, not links inside them), so the
+ * next object's generation continues from the last one's; the rest is
+ * zeroed, so a free cell keeps no other object reachable (a leak checker
+ * must see an application's forgotten memory as lost, not as reachable
+ * from a destroyed buffer's cell). An events array is scrubbed by its
+ * owner (engine/ctx_run.c), its slots keeping their generations. The
+ * memory held is the peak number of live objects of each size; it stays
+ * reachable from the lists, so leak checkers do not count it.
  *
  * Slow path only (creating and destroying objects, starting and retiring
  * runs): one mutex.
