@@ -10,8 +10,18 @@
  * stores the new state), runs a full fence, then loads waiters. Both fences
  * are seq_cst, so one of the two sees the other's store: the waiter finds
  * the credit (and does not sleep) or the returner finds the waiter (and
- * wakes it). With nobody waiting a return costs that fence and a relaxed
- * load of a line only waiters write, which therefore stays in its cache.
+ * wakes it).
+ *
+ * Returners skip even that fence while nobody ever waited on the context
+ * (the per-task return of the owner fast path, issue 12). The first waiter
+ * stores `used`, then waits for an RCU grace period before it registers.
+ * Every returner runs inside a read-side section and loads `used` after
+ * its ring stores. A returner whose section began before the grace period
+ * is waited for, so the waiter's later check sees its credits; one whose
+ * section began after it sees `used` (the grace period's barriers order
+ * the store before every later section) and takes the fenced path. So a
+ * returner that skips cannot miss a registered waiter. With waiters known,
+ * a return costs the fence and a relaxed load of a line only waiters write.
  *
  * A blocked submitter sleeps on the futex word seq, which every wake bumps
  * (after the returner's fence) before futex_wake. The submitter reads seq
@@ -108,6 +118,9 @@ void run_credits_returned(struct ctx_run *run)
 {
 	struct ctx_credits *c = run->credits;
 
+	EXPLORE_POINT(WAKE);
+	if (!atomic_load_explicit(&c->used, memory_order_relaxed))
+		return; /* nobody ever waited: see the top */
 	/* seq_cst fence: the credits put back are visible before we look for
 	 * waiters (pairs with the fence a waiter runs after registering). */
 	atomic_thread_fence(memory_order_seq_cst);
@@ -176,12 +189,32 @@ doca_error_t doca_ctx_get_credit_notification_handle(struct doca_ctx *h, int *fd
 	return err;
 }
 
+/* Before a context's first waiter registers: make returners look for
+ * waiters (see the top). Outside any read-side section. */
+static void credits_first_use(struct doca_ctx *h)
+{
+	bool first = false;
+
+	doca_rcu_read_lock();
+	struct doca_ctx *ctx = ctx_of(h);
+
+	EXPLORE_POINT(WAKE);
+	if (ctx != NULL && !atomic_load_explicit(&ctx->credits.used, memory_order_relaxed)) {
+		atomic_store_explicit(&ctx->credits.used, true, memory_order_relaxed);
+		first = true;
+	}
+	doca_rcu_read_unlock();
+	if (first)
+		doca_synchronize_rcu(); /* every returner that missed `used` has returned */
+}
+
 doca_error_t doca_ctx_request_credit_notification(struct doca_ctx *h)
 {
 	int fd, disarmed = CREDIT_FD_DISARMED;
 	doca_error_t err;
 	struct doca_ctx *ctx;
 
+	credits_first_use(h);
 	doca_rcu_read_lock();
 	ctx = ctx_of(h);
 	err = ctx != NULL ? credits_fd(&ctx->credits, &fd) : HANDLE_REFUSAL(h, MAGIC_CTX);
@@ -311,6 +344,7 @@ doca_error_t doca_task_submit_wait(struct doca_ctx *h, const struct doca_task_de
 	err = doca_task_submit(h, desc);
 	if (err != DOCA_ERROR_AGAIN)
 		return err;
+	credits_first_use(h);
 	/* Hold the context while asleep, outside any read-side section (a
 	 * stop waits for those, and the stop is what wakes us). */
 	doca_rcu_read_lock();

@@ -179,6 +179,7 @@ struct ctx_credits {
 	_Atomic uint32_t seq;     /* futex word: bumped by every wake */
 	_Atomic int fd_state;     /* enum credit_fd_state */
 	_Atomic int fd;           /* eventfd, -1 until first asked for */
+	_Atomic bool used;        /* a waiter ever registered (ctx_credits_first_use) */
 };
 
 /* One run of a context, from doca_ctx_start to IDLE: its task pool,
@@ -244,7 +245,8 @@ bool ctx_try_finalize(struct doca_ctx *ctx);
 void ctx_stop_on_fatal(struct doca_ctx *ctx);
 bool ctx_ref_get(struct doca_ctx *ctx);
 void ctx_ref_put(struct doca_ctx *ctx);
-/* Give a flushed or completed slot back (PE thread). */
+/* Give a flushed or completed slot back: runner guard held, inside a
+ * read-side section; run_credits_returned(run) once after the burst. */
 void event_release(struct doca_event *ev);
 /* The application's handle for a slot's current generation. */
 struct doca_event *event_handle(const struct doca_event *ev);
@@ -319,6 +321,7 @@ struct doca_pe {
 	/* own cache line: wakers on other CPUs load these after every burst,
 	 * and the fields above are written by the runner on every turn */
 	_Alignas(64) _Atomic int armed; /* enum pe_armed */
+	_Atomic bool notify_used;       /* ever armed: pe_wake may be due (pe_notify.c) */
 	_Atomic(const void *) home;     /* runner_self() of the thread that ran the last turn */
 	int epfd;                     /* the notification handle */
 	int evfd;                     /* eventfd inside epfd: software wakes */
@@ -354,7 +357,8 @@ static inline struct hw_desc event_desc(const struct doca_event *ev)
  * nothing changed, if one does. Exclusive with doca_pe_run_on_cpu. */
 bool pe_retire_unless_worker(struct doca_pe *pe);
 /* Make the notification fd readable if it is armed. Call after publishing
- * the work the PE should see. Any thread. */
+ * the work the PE should see, inside a read-side section (or as the
+ * armer). Any thread. */
 void pe_wake(struct doca_pe *pe);
 /* pe_wake for a caller that already ran a full fence after publishing. */
 void pe_wake_fenced(struct doca_pe *pe);

@@ -98,14 +98,14 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *h)
 	return ev != NULL ? handle_of(ev->ctx) : NULL;
 }
 
-/* Inside a read-side section: the credit we return can let a stop retire
- * the run at once, and the ring operation still reads the run's memory
- * after publishing it; the grace period before the run is freed covers
- * that tail (and shows TSan the order). Caller: the holder of the PE's
- * runner guard (the free ring's one producer). */
+/* Caller: the holder of the PE's runner guard (the free ring's one
+ * producer), inside a read-side section: the credit we return can let a
+ * stop retire the run at once, and the ring operation still reads the
+ * run's memory after publishing it; the grace period before the run is
+ * freed covers that tail (and shows TSan the order). The caller runs
+ * run_credits_returned once after its burst of releases. */
 void event_release(struct doca_event *ev)
 {
-	doca_rcu_read_lock();
 	struct ctx_run *run = ev->run; /* read before the slot is anybody's again */
 	struct task_pool *pool = &run->pool;
 	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
@@ -126,8 +126,6 @@ void event_release(struct doca_event *ev)
 		doca_log(DOCA_LOG_ERROR, "task pool full on a release: a slot was returned twice");
 		abort();
 	}
-	run_credits_returned(run);
-	doca_rcu_read_unlock();
 }
 
 static void event_refused(const char *who, const struct doca_event *h, const struct doca_event *ev,
@@ -184,6 +182,7 @@ struct free_route {
 	bool direct;           /* we may return credits to this PE's pools */
 	bool entered;          /* we took its guard: give it back */
 	struct ctx_run *mbox_run; /* a run we pushed into and have not announced */
+	struct ctx_run *released; /* a run we returned credits to and have not told */
 };
 
 static void route_flush(struct free_route *r)
@@ -197,6 +196,10 @@ static void route_flush(struct free_route *r)
 static void route_end(struct free_route *r)
 {
 	route_flush(r);
+	if (r->released != NULL) {
+		run_credits_returned(r->released);
+		r->released = NULL;
+	}
 	if (r->entered)
 		runner_exit(&r->pe->runner);
 	else if (r->pe != NULL && !r->direct)
@@ -217,6 +220,9 @@ static void route_event(struct free_route *r, struct doca_event *ev)
 			r->direct = r->entered = true;
 	}
 	if (r->direct) {
+		if (r->released != ev->run && r->released != NULL)
+			run_credits_returned(r->released);
+		r->released = ev->run;
 		event_release(ev);
 		return;
 	}

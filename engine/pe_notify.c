@@ -37,6 +37,16 @@
  * those descriptors' completions, not pending at R, come later and find
  * ARMED: a wake-up. So it is 0, the pusher sees ARMED and 0, and fires.
  *
+ * A PE never armed costs its wakers no fence (the owner fast path posts
+ * and wakes on every submit, issue 12). The first request_notification
+ * stores notify_used, then waits for an RCU grace period before it takes
+ * the guard and arms. pe_wake's callers run inside a read-side section
+ * and load notify_used after publishing their work. A caller whose
+ * section began before the grace period is waited for, so the arming
+ * check after it sees that work; one whose section began after sees
+ * notify_used and takes the fenced path above. Backend wakers
+ * (pe_wake_fenced, after their own fence) do not skip.
+ *
  * Arming and clearing belong to the runner, like progress: they read its
  * ready list and reset the eventfd, so each takes the runner guard and a
  * caller on another thread while the PE runs is refused (DOCA_ERROR_IN_USE).
@@ -53,6 +63,9 @@
 
 void pe_wake(struct doca_pe *pe)
 {
+	EXPLORE_POINT(WAKE);
+	if (!atomic_load_explicit(&pe->notify_used, memory_order_relaxed))
+		return; /* never armed: see "A PE never armed" at the top */
 	/* seq_cst fence: order the caller's work store before the armed load. */
 	atomic_thread_fence(memory_order_seq_cst);
 	pe_wake_fenced(pe);
@@ -232,6 +245,11 @@ doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 {
 	if (!pe_valid(pe))
 		return HANDLE_REFUSAL(pe, MAGIC_PE);
+	EXPLORE_POINT(WAKE);
+	if (!atomic_load_explicit(&pe->notify_used, memory_order_relaxed)) {
+		atomic_store_explicit(&pe->notify_used, true, memory_order_relaxed);
+		doca_synchronize_rcu(); /* every waker that missed it has left (see top) */
+	}
 	/* armed and the pending checks below belong to the runner */
 	enum runner_entry entry = runner_enter(&pe->runner);
 

@@ -50,6 +50,7 @@ uint32_t run_feed(struct ctx_run *run, uint32_t max)
 	struct mailbox_node *items[POST_BATCH];
 	struct hw_desc descs[POST_BATCH];
 	uint32_t posted = 0;
+	bool released = false;
 
 	while (posted < max) {
 		uint32_t limit = max - posted < POST_BATCH ? max - posted : POST_BATCH;
@@ -62,15 +63,19 @@ uint32_t run_feed(struct ctx_run *run, uint32_t max)
 		for (uint32_t i = 0; i < n; i++) {
 			struct doca_event *ev = caa_container_of(items[i], struct doca_event, mbox_node);
 
-			if (event_returning(ev))
+			if (event_returning(ev)) {
 				event_release(ev); /* freed on another thread (engine/event.c) */
-			else
+				released = true;
+			} else {
 				descs[ndescs++] = event_desc(ev);
+			}
 		}
 		if (ndescs != 0)
 			run_post(run, descs, ndescs);
 		posted += ndescs;
 	}
+	if (released)
+		run_credits_returned(run);
 	if (posted != 0)
 		hw_qp_doorbell(run->qp);
 	return posted;
@@ -80,6 +85,7 @@ uint32_t run_feed(struct ctx_run *run, uint32_t max)
 static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 {
 	struct mailbox_node *items[POST_BATCH];
+	bool released = false;
 
 	if (running) {
 		if (run_feed(run, TURN_POSTS) != 0)
@@ -100,6 +106,7 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 
 			if (event_returning(ev)) {
 				event_release(ev); /* freed on another thread (engine/event.c) */
+				released = true;
 				continue;
 			}
 			event_flush(ev);
@@ -107,6 +114,8 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 		}
 		flushed += n;
 	}
+	if (released)
+		run_credits_returned(run);
 }
 
 /* Turn a completion into its event's status. */
@@ -207,7 +216,12 @@ static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
 		pe->cb_event = ev;
 		ctx->event_cb(event_handle(ev), ctx->user_data);
 		pe->cb_event = NULL;
+		doca_rcu_read_lock(); /* event_release's rule */
+		struct ctx_run *run = ev->run;
+
 		event_release(ev);
+		run_credits_returned(run);
+		doca_rcu_read_unlock();
 		/* the buffers the callback destroyed go with their event */
 		for (; pe->cb_ndoomed != 0; pe->cb_ndoomed--)
 			buf_destroy_finish(pe->cb_doomed[pe->cb_ndoomed - 1]);

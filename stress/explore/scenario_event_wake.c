@@ -41,6 +41,10 @@ void scenario_event_wake(void)
 	world_open(&w, "sw0:engines=1", MAX_TASKS, NULL);
 	EXPECT_OK(doca_pe_get_notification_handle(w.pe, &epfd));
 	(void)doca_pe_progress(w.pe); /* this thread runs the PE */
+	/* The first arming waits for a grace period (engine/pe_notify.c): as
+	 * in an application's loop, it comes before the submitters do. */
+	EXPECT_OK(doca_pe_request_notification(w.pe));
+	EXPECT_OK(doca_pe_clear_notification(w.pe));
 	if (pthread_create(&t[0], NULL, submitter, (void *)0) != 0 ||
 	    pthread_create(&t[1], NULL, submitter, (void *)1) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
