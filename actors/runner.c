@@ -1,7 +1,106 @@
-/* actors/runner.c — the per-thread identity used by the runner guard, and
- * the TSan token that stands for RCU grace periods (tsan_annotate.h). */
+/* actors/runner.c — the per-thread identities used by the runner guard
+ * (records for threads that may park, recycled when their thread exits),
+ * and the TSan token that stands for RCU grace periods (tsan_annotate.h).
+ *
+ * A record is never freed: a revoker may read the list of a record whose
+ * thread has just exited (it finds it empty and revokes). Records
+ * of exited threads go on a free list for the next new thread; every
+ * record stays on the all-list, so leak checkers see it reachable.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "hb_annotate.h"
 #include "runner.h"
 #include "tsan_annotate.h"
 
-DOCA_TLS _Alignas(2) char runner_self_token;
+DOCA_TLS struct runner_thread *runner_me;
+DOCA_TLS _Alignas(4) char runner_self_token;
 char tsan_rcu_token;
+
+static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct runner_thread *records_free;
+static struct runner_thread *records_all;
+static pthread_key_t records_key;
+static pthread_once_t records_once = PTHREAD_ONCE_INIT;
+
+/* The thread exits: its record serves the next new thread. Its sections
+ * are over (no doca call spans a thread's exit), so its list is empty. */
+static void record_release(void *value)
+{
+	struct runner_thread *t = value;
+
+	runner_me = NULL; /* a later call in another destructor gets a new one */
+	pthread_mutex_lock(&records_lock);
+	t->next_free = records_free;
+	records_free = t;
+	pthread_mutex_unlock(&records_lock);
+}
+
+static void records_key_create(void)
+{
+	(void)pthread_key_create(&records_key, record_release);
+	hb_release(&records_once); /* Helgrind does not see pthread_once's own ordering */
+}
+
+struct runner_thread *runner_thread_first(void)
+{
+	struct runner_thread *t;
+
+	(void)pthread_once(&records_once, records_key_create);
+	hb_acquire(&records_once);
+	pthread_mutex_lock(&records_lock);
+	t = records_free;
+	if (t != NULL) {
+		records_free = t->next_free;
+	} else {
+		t = aligned_alloc(_Alignof(struct runner_thread), sizeof(*t));
+		if (t != NULL && ((uintptr_t)t & ~RUNNER_ID_MASK) != 0) {
+			free(t); /* above 2^48: no room for a parking generation */
+			t = NULL;
+		}
+		if (t != NULL) {
+			for (uint32_t i = 0; i < RUNNER_NEST_MAX; i++)
+				atomic_init(&t->in[i], NULL);
+			t->depth = 0;
+			t->next_all = records_all;
+			records_all = t;
+		}
+	}
+	pthread_mutex_unlock(&records_lock);
+	if (t == NULL || pthread_setspecific(records_key, t) != 0) {
+		if (t != NULL)
+			record_release(t);
+		return NULL; /* this call runs as the thread's token, and never parks */
+	}
+	t->next_free = NULL;
+	runner_me = t;
+	return t;
+}
+
+#ifdef DOCA_EXPLORE
+void runner_explore_two_holders(void)
+{
+	fprintf(stderr, "runner: two threads hold one guard\n");
+	abort();
+}
+#endif
+
+void runner_fork_prepare(void)
+{
+	pthread_mutex_lock(&records_lock);
+}
+
+void runner_fork_parent(void)
+{
+	pthread_mutex_unlock(&records_lock);
+}
+
+/* The child's other threads are gone; their records stay theirs (the
+ * child refuses every object it inherited, so no guard of theirs is used). */
+void runner_fork_child(void)
+{
+	pthread_mutex_init(&records_lock, NULL);
+}
+

@@ -3,26 +3,73 @@
  *
  * An actor's private state (queues, event lists) is touched only by the
  * thread that holds its runner guard. Entering is one CAS from "nobody" to
- * the caller's identity (the address of a thread-local byte); a second
- * thread is refused, never allowed in. Acquire on enter pairs with release on
- * exit, so each runner sees everything the previous runner wrote.
+ * the caller's identity; a second thread is refused, never allowed in.
+ * Acquire on enter pairs with release on exit, so each runner sees
+ * everything the previous runner wrote.
  *
  * A brief holder (runner_enter_brief: a submit posting straight to the
- * device) holds the guard for a bounded moment and never calls back into
- * user code; its identity carries a tag bit, and runner_enter waits for it
- * to leave instead of refusing, so taking the guard briefly never turns a
- * legitimate runner's call into a refusal. A brief holder waits for nobody
- * (it gives up if the guard is taken), so the wait cannot deadlock.
+ * device; runner_try: a free returning credits) holds the guard for a
+ * bounded moment and never calls back into user code; its identity carries
+ * a tag bit, and runner_enter waits for it to leave instead of refusing,
+ * so taking the guard briefly never turns a legitimate runner's call into
+ * a refusal. A brief holder waits for nobody (it gives up if the guard is
+ * taken), so the wait cannot deadlock.
  *
- * Progress, exactly: runner_try, runner_enter_brief and runner_exit take a
- * bounded number of steps (a load and at most one CAS or store): wait-free.
- * runner_enter returns after one CAS (entered, nested or busy) unless a
- * brief holder has the guard: then it spins, yielding the CPU every 64
- * tries, until the holder leaves — the holder's bounded work (the engine
- * posts at most one chunk of descriptors and rings a doorbell) plus however
- * long that thread is preempted while holding. A preempted brief holder
- * therefore stalls every runner_enter caller until it runs again: that
- * call is not lock-free.
+ * Parking (the owner fast path, issue 12). The thread that runs an actor
+ * in a loop (progress, get, free, submit, progress ...) would pay a CAS
+ * and a release store per call. Instead, leaving with runner_exit_park
+ * keeps the guard parked for the caller: owner = identity | PARKED, with
+ * a parking generation in the top bits (a new one at every parking). A
+ * thread's identity is its record (struct runner_thread), which lists the
+ * runners whose parked sections the thread is in (`in`, a small stack
+ * only that thread writes). The parked owner enters again without a
+ * read-modify-write: it pushes the runner on its list, runs the light half
+ * of an asymmetric fence (actors/asym_fence.h), and enters if revoke is 0
+ * and the owner word is still the parked word it saw (else it pops it and
+ * takes the slow way: a CAS from that word, or the ordinary path). It
+ * leaves by popping it. A thread that wants a parked guard (runner_enter
+ * only: brief entries and runner_try give up, their callers have a way
+ * around the actor) reads the parked word W, stores revoke = 1, runs the
+ * heavy half, then looks for the runner in the owner's list:
+ *  - absent: the owner is outside, and its next entry into W sees revoke
+ *    and goes the slow way (the fence pair), so the revoker may CAS the
+ *    owner word from W to itself; the owner's slow way is a CAS from W
+ *    too, so exactly one of them gets the guard;
+ *  - present: the owner is inside: busy, as for a held guard. revoke stays
+ *    1, so the owner gives the parked guard up (CAS W → nobody) when it
+ *    leaves; the next call finds it free.
+ * revoke is cleared only by a thread parking a guard it holds unparked,
+ * before it publishes the new parked word. So while W is the owner word
+ * nobody clears the revoke a revoker of W stored, and a revoker whose W
+ * was replaced meanwhile (even by a parking of the same thread, which
+ * clears revoke) fails its CAS, because the generation differs, and looks
+ * again. Why the list is the thread's and not a flag of the actor's: an
+ * entry that turns out stale (W replaced between its first look and its
+ * push) writes only its own list, never a flag a newer owner is using; the
+ * same list tells a parked owner that it re-enters from a callback
+ * (nested). Memory order: the owner's release pop pairs with the revoker's
+ * acquire loads, the revoker's CAS (acquire) with the parking store
+ * (release), so each runner still sees everything the previous one
+ * wrote; a fast entry follows the same thread's own exit. Limits: parked
+ * sections nest RUNNER_NEST_MAX deep (deeper entries take the slow way);
+ * the generation has 16 bits, so a revoker that sleeps through 65 536
+ * parkings of one actor between its look and its CAS could take a guard
+ * whose owner entered unseen; records are recycled when their thread
+ * exits (its parked guards are then revoked, or inherited by the next
+ * thread given the record, which is safe: the old thread runs none of
+ * them).
+ *
+ * Progress, exactly: runner_try, runner_enter_brief, runner_exit and
+ * runner_exit_park take a bounded number of steps (loads, stores and at
+ * most two CAS): wait-free; a thread's first call also takes a mutex to
+ * get its record. runner_enter returns after a bounded number of steps
+ * (entered, nested or busy; a revocation adds one membarrier system call)
+ * unless a brief holder has the guard: then it spins, yielding the CPU
+ * every 64 tries, until the holder leaves — the holder's bounded work (the
+ * engine posts at most one chunk of descriptors and rings a doorbell, or
+ * returns one burst of credits) plus however long that thread is
+ * preempted while holding. A preempted brief holder therefore stalls every
+ * runner_enter caller until it runs again: that call is not lock-free.
  */
 #ifndef DOCA_RUNNER_H
 #define DOCA_RUNNER_H
@@ -33,12 +80,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "asym_fence.h"
 #include "explore.h"
 #include "tsan_annotate.h"
 
 struct runner {
+	/* NULL, identity, identity | BRIEF, or generation << 48 | identity | PARKED */
 	_Atomic(const void *) owner;
+	_Atomic uint32_t revoke; /* another thread wants the parked guard */
+	uint16_t park_gen; /* the last parking's generation (the holder's) */
+#ifdef DOCA_EXPLORE
+	_Atomic unsigned explore_holders; /* the explorer's check: never 2 */
+#endif
 };
+
+/* A thread's identity when it may park (64-aligned: the low bits are free
+ * for the tags). Threads without one (out of memory) never park. */
+#define RUNNER_NEST_MAX 4u
+
+struct runner_thread {
+	/* the runners whose parked sections the thread is in, innermost last
+	 * (depth of them); written by the thread only */
+	_Atomic(const struct runner *) in[RUNNER_NEST_MAX];
+	uint32_t depth;
+	struct runner_thread *next_free;
+	struct runner_thread *next_all;
+} __attribute__((aligned(64)));
 
 enum runner_entry {
 	RUNNER_ENTERED, /* the caller now runs the actor; call runner_exit */
@@ -46,29 +113,150 @@ enum runner_entry {
 	RUNNER_BUSY,    /* another thread runs it */
 };
 
-/* Even-aligned, so bit 0 of its address is free for the brief tag. */
-extern DOCA_TLS _Alignas(2) char runner_self_token;
-
 #define RUNNER_BRIEF_TAG ((uintptr_t)1)
+#define RUNNER_PARKED_TAG ((uintptr_t)2)
+#define RUNNER_GEN_SHIFT 48 /* records live below 2^48 (runner_thread_first) */
+#define RUNNER_ID_MASK (((uintptr_t)1 << RUNNER_GEN_SHIFT) - 1u)
+
+extern DOCA_TLS struct runner_thread *runner_me;
+extern DOCA_TLS _Alignas(4) char runner_self_token;
+
+/* The calling thread's record, made on its first call (or NULL). */
+struct runner_thread *runner_thread_first(void);
+/* fork(): no thread holds the records' lock across it. */
+void runner_fork_prepare(void);
+void runner_fork_parent(void);
+void runner_fork_child(void);
 
 static inline const void *runner_self(void)
 {
-	return &runner_self_token;
+	struct runner_thread *t = runner_me;
+
+	if (__builtin_expect(t == NULL, 0))
+		t = runner_thread_first();
+	return t != NULL ? (const void *)t : (const void *)&runner_self_token;
 }
 
-static inline bool runner_held_briefly(const void *owner)
+#ifdef DOCA_EXPLORE
+/* The explorer's check of the guard itself: a second holder aborts the
+ * schedule (verdict "abort"). */
+void runner_explore_two_holders(void);
+static inline bool runner_in(struct runner *r)
 {
-	return ((uintptr_t)owner & RUNNER_BRIEF_TAG) != 0;
+	if (atomic_fetch_add(&r->explore_holders, 1) != 0)
+		runner_explore_two_holders();
+	return true;
+}
+static inline void runner_out(struct runner *r)
+{
+	atomic_fetch_sub(&r->explore_holders, 1);
+}
+#else
+#define runner_in(r) true
+#define runner_out(r) ((void)0)
+#endif
+
+static inline const void *runner_tagged(uintptr_t tag)
+{
+	return (const void *)((uintptr_t)runner_self() | tag);
 }
 
-static inline bool runner_try(struct runner *r, const void *as)
+/* Is cur a parked word of the calling thread (any generation)? */
+static inline bool runner_parked_mine(const void *cur)
 {
-	const void *cur = NULL;
+	return ((uintptr_t)cur & RUNNER_ID_MASK) == (uintptr_t)runner_tagged(RUNNER_PARKED_TAG);
+}
 
+/* Is the calling thread inside a parked section of r? */
+static inline bool runner_in_parked(const struct runner *r)
+{
+	const struct runner_thread *t = runner_me;
+
+	for (uint32_t i = 0; t != NULL && i < t->depth; i++)
+		if (atomic_load_explicit(&t->in[i], memory_order_relaxed) == r)
+			return true;
+	return false;
+}
+
+/* The parked owner enters W (cur) without a read-modify-write; false (its
+ * list restored) if a revocation may be under way: take the slow way. */
+static inline bool runner_unpark(struct runner *r, const void *cur)
+{
+	struct runner_thread *t = runner_me;
+	uint32_t d = t->depth;
+
+	if (d == RUNNER_NEST_MAX)
+		return false;
+	EXPLORE_POINT(GUARD);
+	atomic_store_explicit(&t->in[d], r, memory_order_relaxed);
+	t->depth = d + 1u;
+	asym_fence_light(); /* our entry is visible before we load revoke (see top) */
+	EXPLORE_POINT(GUARD);
+	/* acquire: a clear we read comes with the owner word it preceded */
+	if (atomic_load_explicit(&r->revoke, memory_order_acquire) == 0 &&
+	    atomic_load_explicit(&r->owner, memory_order_relaxed) == cur)
+		return runner_in(r);
+	t->depth = d;
+	/* release: a revoker that sees us gone sees our last section. */
+	atomic_store_explicit(&t->in[d], NULL, memory_order_release);
+	return false;
+}
+
+/* The caller's parked guard (cur is its parked word), entered as `as`. */
+static inline enum runner_entry runner_enter_parked(struct runner *r, const void *cur, const void *as)
+{
+	if (runner_in_parked(r))
+		return RUNNER_NESTED; /* a callback of our own section */
+	if (runner_unpark(r, cur))
+		return RUNNER_ENTERED;
+	EXPLORE_POINT(GUARD);
+	/* acquire: see a revoker's writes, if one held it in between. */
+	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, as, memory_order_acquire,
+						       memory_order_relaxed) &&
+		       runner_in(r)
+		       ? RUNNER_ENTERED
+		       : RUNNER_BUSY;
+}
+
+/* Take the guard briefly without waiting: the caller's parked guard, or a
+ * free one. */
+static inline bool runner_try(struct runner *r)
+{
+	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
+
+	if (runner_parked_mine(cur))
+		return runner_enter_parked(r, cur, runner_tagged(RUNNER_BRIEF_TAG)) == RUNNER_ENTERED;
+	cur = NULL;
 	EXPLORE_POINT(GUARD);
 	/* acquire: see the previous runner's writes (its exit released them). */
-	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, as, memory_order_acquire,
-						       memory_order_relaxed);
+	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, runner_tagged(RUNNER_BRIEF_TAG),
+						       memory_order_acquire, memory_order_relaxed) &&
+	       runner_in(r);
+}
+
+/* Another thread's parked word (cur): revoke it (see top). ENTERED, BUSY
+ * (its owner is inside), or NESTED meaning "look again" (the owner word
+ * changed under us). */
+static inline enum runner_entry runner_revoke(struct runner *r, const void *cur)
+{
+	const struct runner_thread *owner =
+		(const struct runner_thread *)((uintptr_t)cur & RUNNER_ID_MASK & ~RUNNER_PARKED_TAG);
+
+	EXPLORE_POINT(GUARD);
+	atomic_store_explicit(&r->revoke, 1, memory_order_relaxed);
+	asym_fence_heavy(); /* revoke is visible before we read its list (see top) */
+	for (uint32_t i = 0; i < RUNNER_NEST_MAX; i++) {
+		EXPLORE_POINT(GUARD);
+		/* acquire: pairs with the owner's release when it left. */
+		if (atomic_load_explicit(&owner->in[i], memory_order_acquire) == r)
+			return RUNNER_BUSY;
+	}
+	EXPLORE_POINT(GUARD);
+	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, runner_self(), memory_order_acquire,
+						       memory_order_relaxed) &&
+		       runner_in(r)
+		       ? RUNNER_ENTERED
+		       : RUNNER_NESTED;
 }
 
 /* Take the guard, or report who has it. Waits only while a brief holder
@@ -81,49 +269,125 @@ static inline enum runner_entry runner_enter(struct runner *r)
 
 	if (cur == me)
 		return RUNNER_NESTED;
-	while (!runner_try(r, me)) {
-		EXPLORE_YIELD();
-		cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
-		if (cur != NULL && !runner_held_briefly(cur))
+	if (runner_parked_mine(cur)) {
+		enum runner_entry e = runner_enter_parked(r, cur, me);
+
+		if (e != RUNNER_BUSY)
+			return e;
+	}
+	for (;;) {
+		cur = NULL;
+		EXPLORE_POINT(GUARD);
+		/* acquire: see the previous runner's writes (its exit released
+		 * them); on failure, the parked word we read comes with its
+		 * parking's clear of revoke, which our store must follow. */
+		if (atomic_compare_exchange_strong_explicit(&r->owner, &cur, me, memory_order_acquire,
+							    memory_order_acquire) &&
+		    runner_in(r))
+			return RUNNER_ENTERED;
+		if (((uintptr_t)cur & RUNNER_PARKED_TAG) != 0) {
+			enum runner_entry e = runner_revoke(r, cur);
+
+			if (e != RUNNER_NESTED)
+				return e;
+			continue; /* the owner word changed: look again */
+		}
+		if (((uintptr_t)cur & RUNNER_BRIEF_TAG) == 0)
 			return RUNNER_BUSY;
+		EXPLORE_YIELD();
 		if (++spins % 64u == 0)
 			sched_yield(); /* the brief holder may have been preempted */
 	}
-	return RUNNER_ENTERED;
 }
 
 /* Take the guard for a bounded moment, or give up at once if it is taken
  * (RUNNER_BUSY; RUNNER_NESTED when the caller already holds it). */
 static inline enum runner_entry runner_enter_brief(struct runner *r)
 {
-	const void *me = runner_self();
+	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
 
-	if (atomic_load_explicit(&r->owner, memory_order_relaxed) == me)
+	if (cur == runner_self())
 		return RUNNER_NESTED;
-	return runner_try(r, (const void *)((uintptr_t)me | RUNNER_BRIEF_TAG)) ? RUNNER_ENTERED
-										: RUNNER_BUSY;
-}
-
-static inline void runner_exit(struct runner *r)
-{
+	if (runner_parked_mine(cur))
+		return runner_enter_parked(r, cur, runner_tagged(RUNNER_BRIEF_TAG));
+	cur = NULL;
 	EXPLORE_POINT(GUARD);
-	/* release: publish this turn's writes to the next runner. */
-	atomic_store_explicit(&r->owner, NULL, memory_order_release);
+	/* acquire: see the previous runner's writes (its exit released them). */
+	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, runner_tagged(RUNNER_BRIEF_TAG),
+						       memory_order_acquire, memory_order_relaxed) &&
+		       runner_in(r)
+		       ? RUNNER_ENTERED
+		       : RUNNER_BUSY;
 }
 
-/* True if the caller holds the guard. */
-static inline bool runner_is_self(struct runner *r)
-{
-	return atomic_load_explicit(&r->owner, memory_order_relaxed) == runner_self();
-}
-
-/* True if the caller holds the guard or nobody does (a best-effort misuse
- * check for calls that belong to the running thread). */
-static inline bool runner_is_self_or_free(struct runner *r)
+/* Leave (after RUNNER_ENTERED). A parked guard stays parked unless a
+ * revoker asked for it. */
+static inline void runner_exit(struct runner *r)
 {
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
 
-	return cur == NULL || cur == runner_self();
+	runner_out(r);
+	EXPLORE_POINT(GUARD);
+	if (!runner_parked_mine(cur)) {
+		/* release: publish this turn's writes to the next runner. */
+		atomic_store_explicit(&r->owner, NULL, memory_order_release);
+		return;
+	}
+	struct runner_thread *t = runner_me;
+
+	t->depth--; /* sections nest: ours is the innermost */
+	/* release: a revoker that sees us gone sees this section. */
+	atomic_store_explicit(&t->in[t->depth], NULL, memory_order_release);
+	EXPLORE_POINT(GUARD);
+	if (atomic_load_explicit(&r->revoke, memory_order_relaxed) != 0)
+		/* release: as above, for the next runner */
+		(void)atomic_compare_exchange_strong_explicit(&r->owner, &cur, NULL, memory_order_release,
+							      memory_order_relaxed);
+}
+
+/* Leave, keeping the guard parked for the calling thread (see top). */
+static inline void runner_exit_park(struct runner *r)
+{
+	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
+
+	EXPLORE_POINT(GUARD);
+	if (runner_me == NULL || cur != runner_self()) {
+		runner_exit(r); /* parked already, or held briefly */
+		return;
+	}
+	runner_out(r);
+	r->park_gen++;
+	/* release: whoever reads the clear sees the owner word we replace */
+	atomic_store_explicit(&r->revoke, 0, memory_order_release);
+	/* release: this turn's writes, for a revoker's CAS */
+	atomic_store_explicit(&r->owner,
+			      (const void *)((uintptr_t)r->park_gen << RUNNER_GEN_SHIFT |
+					     (uintptr_t)runner_tagged(RUNNER_PARKED_TAG)),
+			      memory_order_release);
+}
+
+/* Give up a guard parked for the caller, if it is and the caller is not
+ * inside it (before the caller stops running the actor for a while). */
+static inline void runner_unpark_for_others(struct runner *r)
+{
+	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
+
+	if (!runner_parked_mine(cur) || runner_in_parked(r))
+		return;
+	EXPLORE_POINT(GUARD);
+	/* release: the next runner sees what we wrote. */
+	(void)atomic_compare_exchange_strong_explicit(&r->owner, &cur, NULL, memory_order_release,
+						      memory_order_relaxed);
+}
+
+/* True if the caller holds the guard (a parked one only while inside). */
+static inline bool runner_is_self(struct runner *r)
+{
+	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
+
+	if (cur == runner_self())
+		return true;
+	return runner_parked_mine(cur) && runner_in_parked(r);
 }
 
 #endif /* DOCA_RUNNER_H */

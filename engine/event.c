@@ -216,7 +216,7 @@ static void route_event(struct free_route *r, struct doca_event *ev)
 		route_end(r);
 		r->pe = pe;
 		r->direct = runner_is_self(&pe->runner);
-		if (!r->direct && runner_try(&pe->runner, runner_self()))
+		if (!r->direct && runner_try(&pe->runner))
 			r->direct = r->entered = true;
 	}
 	if (r->direct) {

@@ -38,16 +38,19 @@ uint32_t g_fork_epoch;
 static void fork_prepare(void)
 {
 	doca_rcu_fork_prepare();
+	runner_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	runner_fork_parent();
 	doca_rcu_fork_parent();
 }
 
 static void fork_child(void)
 {
 	g_fork_epoch++;
+	runner_fork_child();
 	doca_rcu_fork_child();
 	dev_after_fork_child();
 	cells_after_fork_child();

@@ -265,6 +265,8 @@ doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 
 	if (entry == RUNNER_ENTERED)
 		runner_exit(&pe->runner);
+	/* about to sleep: other threads may post and free for themselves */
+	runner_unpark_for_others(&pe->runner);
 	return err;
 }
 

@@ -293,7 +293,7 @@ doca_error_t doca_pe_try_progress(struct doca_pe *pe, uint32_t *events)
 		return DOCA_ERROR_IN_USE;
 	}
 	*events = pe_turn(pe);
-	runner_exit(&pe->runner);
+	runner_exit_park(&pe->runner); /* this thread's next call takes it back cheaply */
 	return DOCA_SUCCESS;
 }
 

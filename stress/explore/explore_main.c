@@ -58,6 +58,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_run_on_cpu_stop_run },
 	{ "event_double_free", "two threads free the same event at once; credits checked after",
 	  scenario_event_double_free },
+	{ "runner_handoff", "two threads take turns running one PE: its guard parked, revoked, parked again",
+	  scenario_runner_handoff },
 	{ "event_wake", "two submitters meet an event-mode PE armed, arming and running; events freed at once (engine thread)",
 	  scenario_event_wake },
 	{ "fork_in_flight", "fork with a task on an engine thread and a worker running; the child uses the same device",

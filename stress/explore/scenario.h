@@ -37,6 +37,7 @@ void scenario_event_double_free(void);
 void scenario_fork_in_flight(void);
 void scenario_destroy_refused(void);
 void scenario_event_wake(void);
+void scenario_runner_handoff(void);
 
 /* End the schedule unless @p call returned one of the @p n codes listed. */
 #define EXPECT_IN(call, n, ...)                                                      \

@@ -6,9 +6,13 @@
  * accepted and then DOCA_ERROR_AGAIN — and every accepted task gets its one
  * event. With the claim's CAS undone (event_claim_load_store) both frees
  * can win: if both push the slot into the mailbox it is linked to itself
- * and the next drain never ends (a livelock); if one returns it straight to
- * the pool and the other through the mailbox, the credit comes back twice
- * (invariant: credits).
+ * and the next drain never ends (a livelock), or, pushed into two shards,
+ * it is drained twice and its second drain posts a freed slot (abort:
+ * "device SQ full although credits bound it"); if one returns it straight
+ * to the pool and the other through the mailbox, the credit comes back
+ * twice (invariant: credits). The PE's thread keeps its runner guard
+ * parked between calls (actors/runner.h) and a freer never revokes it, so
+ * here both freers take the mailbox route.
  */
 #include "scenario.h"
 

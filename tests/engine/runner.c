@@ -1,7 +1,8 @@
 /* tests/engine/runner.c — at most one thread runs a PE; others are refused
  * and change nothing: progress, event mode's arm and clear, destroying one
  * PE twice at once (decided under the guard); a free from another thread is
- * never refused. */
+ * never refused; the loop's thread keeps the guard parked, and another
+ * thread revokes it only while that thread is outside. */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <errno.h>
@@ -371,4 +372,169 @@ Test(runner, two_threads_destroying_one_pe_destroy_it_once)
 	doca_rcu_read_unlock();
 	cr_assert_eq(d.rc, DOCA_ERROR_INVALID_VALUE, "the second destroy returned %s",
 		     doca_error_get_name(d.rc));
+}
+
+/* ---- parking (actors/runner.h): the loop's thread keeps the guard ---- */
+
+static const void *owner_word(struct doca_pe *pe)
+{
+	return atomic_load(&pe->runner.owner);
+}
+
+/* Submit one copy, run the turn that completes it, take its event. */
+static struct doca_event *one_event(struct fixture *f)
+{
+	struct doca_task_desc desc = { .type = DOCA_TASK_COPY, .src = f->src, .dst = f->dst };
+
+	desc.user_data.u64 = 77;
+	cr_assert_eq(doca_task_submit(f->ctx, &desc), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_progress(f->pe), 1);
+	struct doca_event *ev = doca_pe_get_event(f->pe);
+
+	cr_assert_not_null(ev);
+	return ev;
+}
+
+static void copy_once(struct fixture *f)
+{
+	struct doca_event *ev = one_event(f);
+
+	cr_assert_eq(doca_event_get_user_data(ev).u64, 77);
+	cr_assert_eq(doca_event_get_bytes(ev), 4096);
+	doca_event_free(ev);
+}
+
+/* A progress call parks the guard for its thread; that thread's submit,
+ * progress, get and free then enter and leave it without replacing the
+ * parked word (no CAS, no new parking), and leave its count at 0. */
+Test(runner, the_loop_thread_keeps_its_guard_parked)
+{
+	struct fixture f;
+
+	fixture_up(&f);
+	cr_assert_null(owner_word(f.pe), "nobody holds a new PE's guard");
+	cr_assert_eq(doca_pe_progress(f.pe), 0);
+	const void *w = owner_word(f.pe);
+
+	cr_assert(runner_parked_mine(w), "parked for us: %p", w);
+	for (int i = 0; i < 3; i++)
+		copy_once(&f);
+	cr_assert_eq(owner_word(f.pe), w, "the same parked word after three copies");
+	cr_assert_eq(runner_me->depth, 0, "outside every parked section");
+	cr_assert_null(atomic_load(&runner_me->in[0]));
+	fixture_down(&f);
+}
+
+struct other_progress {
+	struct doca_pe *pe;
+	const void *before, *after; /* the owner word around the call */
+	bool parked_for_it;         /* after: parked for that thread */
+	doca_error_t rc;
+	uint32_t events;
+};
+
+static void *progress_elsewhere(void *arg)
+{
+	struct other_progress *o = arg;
+
+	o->before = owner_word(o->pe);
+	o->rc = doca_pe_try_progress(o->pe, &o->events);
+	o->after = owner_word(o->pe);
+	o->parked_for_it = runner_parked_mine(o->after);
+	return NULL;
+}
+
+/* Another thread's progress revokes a guard parked by a thread that is
+ * outside, runs the turn and parks the guard for itself; the first thread
+ * takes it back the same way, even once that other thread has exited. */
+Test(runner, another_thread_revokes_a_parked_guard_and_parks_it_for_itself)
+{
+	struct fixture f;
+	struct other_progress o = { 0 };
+	pthread_t t;
+
+	fixture_up(&f);
+	cr_assert_eq(doca_pe_progress(f.pe), 0);
+	const void *w = owner_word(f.pe);
+
+	o.pe = f.pe;
+	pthread_create(&t, NULL, progress_elsewhere, &o);
+	pthread_join(t, NULL);
+	cr_assert_eq(o.rc, DOCA_SUCCESS);
+	cr_assert_eq(o.events, 0);
+	cr_assert_eq(o.before, w);
+	cr_assert(o.parked_for_it, "parked for the other thread: %p", o.after);
+	cr_assert(!runner_parked_mine(o.after));
+	copy_once(&f); /* revokes the exited thread's parking */
+	cr_assert(runner_parked_mine(owner_word(f.pe)));
+	cr_assert_neq(owner_word(f.pe), w, "a new parking, a new generation");
+	fixture_down(&f);
+}
+
+static struct other_progress cb_try;
+
+static void try_progress_elsewhere_cb(struct doca_event *ev, union doca_data ud)
+{
+	pthread_t t;
+
+	(void)ev; /* released by the PE when we return */
+	(void)ud;
+	pthread_create(&t, NULL, progress_elsewhere, &cb_try);
+	pthread_join(t, NULL);
+}
+
+/* While the parked owner is inside (here: in an event callback of its
+ * turn), another thread's progress is refused (IN_USE, no events) and the
+ * owner word is untouched; the owner gives the guard up when it leaves,
+ * so the next call from the other thread finds it free. */
+Test(runner, a_revocation_while_the_owner_is_inside_is_refused_and_changes_nothing)
+{
+	struct fixture f;
+	struct doca_task_desc desc = { .type = DOCA_TASK_COPY };
+	struct other_progress o = { 0 };
+	pthread_t t;
+
+	fixture_up_with(&f, try_progress_elsewhere_cb);
+	desc.src = f.src;
+	desc.dst = f.dst;
+	cr_assert_eq(doca_pe_progress(f.pe), 0); /* parks */
+	const void *w = owner_word(f.pe);
+
+	cb_try = (struct other_progress){ .pe = f.pe };
+	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_progress(f.pe), 1); /* the callback runs in a parked entry */
+	cr_assert_eq(cb_try.rc, DOCA_ERROR_IN_USE);
+	cr_assert_eq(cb_try.events, 0);
+	cr_assert_eq(cb_try.before, w);
+	cr_assert_eq(cb_try.after, w, "the refused revocation replaced nothing");
+	cr_assert_null(owner_word(f.pe), "given up on leaving: a revoker asked");
+	o.pe = f.pe;
+	pthread_create(&t, NULL, progress_elsewhere, &o);
+	pthread_join(t, NULL);
+	cr_assert_eq(o.rc, DOCA_SUCCESS);
+	cr_assert(o.parked_for_it);
+	fixture_down(&f);
+}
+
+/* A free on another thread never takes a guard parked for the loop's
+ * thread: its credit comes back through the mailbox at that thread's next
+ * turn, and the parked word stays. */
+Test(runner, a_free_elsewhere_leaves_a_parked_guard_alone)
+{
+	struct fixture f;
+	pthread_t t;
+
+	fixture_up(&f);
+	struct doca_event *ev = one_event(&f);
+	const void *w = owner_word(f.pe);
+	struct ctx_run *run = handle_deref(f.ctx)->run;
+
+	pthread_create(&t, NULL, free_event, ev);
+	pthread_join(t, NULL);
+	cr_assert_eq(owner_word(f.pe), w);
+	cr_assert_eq(ck_ring_size(&run->pool.free_ring), run->pool.size - 1, "not back before a turn");
+	cr_assert_eq(doca_pe_progress(f.pe), 0);
+	cr_assert_eq(ck_ring_size(&run->pool.free_ring), run->pool.size, "back after it");
+	cr_assert_eq(owner_word(f.pe), w);
+	fixture_down(&f);
 }
