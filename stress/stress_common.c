@@ -1,10 +1,12 @@
 /*
- * stress/stress_common.c — options, seeded randomness, time and the
- * violation log shared by the stress programs (the world is in stress_world.c).
+ * stress/stress_common.c — options, seeded randomness, time, the violation
+ * log, the watchdog and the task patterns shared by the stress programs
+ * (the world is in stress_world.c).
  */
 #include "stress_common.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #define MAX_PRINTED_VIOLATIONS 25
+#define WATCHDOG_GRACE_S 180u
 
 static atomic_ulong violations;
 
@@ -178,4 +181,47 @@ bool stress_expect_in(doca_error_t got, const char *what, int n, ...)
 		stress_violation("%s returned %s (%s)", what, doca_error_get_name(got),
 				 doca_error_get_descr(got));
 	return ok;
+}
+
+static void watchdog(int sig)
+{
+	static const char msg[] = "FATAL: watchdog: the run hangs (deadline passed)\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+void stress_watchdog(double seconds)
+{
+	signal(SIGALRM, watchdog);
+	alarm((unsigned)seconds + WATCHDOG_GRACE_S);
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+void stress_pattern(uint64_t tag, uint8_t *out, size_t len)
+{
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t w = mix64(tag * 0x9e3779b97f4a7c15ull + i);
+		size_t n = len - i < 8 ? len - i : 8;
+
+		memcpy(out + i, &w, n);
+	}
+}
+
+bool stress_all_poison(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != STRESS_POISON)
+			return false;
+	return true;
 }

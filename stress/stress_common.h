@@ -67,6 +67,20 @@ __attribute__((format(printf, 1, 2))) _Noreturn void stress_fatal(const char *fm
 bool stress_expect_in(doca_error_t got, const char *what, int n, ...);
 #define STRESS_OK(call) stress_expect_in((call), #call, 1, DOCA_SUCCESS)
 
+/* Arm a watchdog: the process exits 1 with a FATAL line if it is still
+ * running @p seconds + 180 s from now (a hang must fail, not stall). */
+void stress_watchdog(double seconds);
+
+/* ---- task data ---- */
+
+/* The byte a destination is filled with before its task is submitted. */
+#define STRESS_POISON 0xa5
+
+/* The bytes a task with @p tag copies: distinct per task and per offset. */
+void stress_pattern(uint64_t tag, uint8_t *out, size_t len);
+/* True if all @p len bytes at @p p are STRESS_POISON. */
+bool stress_all_poison(const uint8_t *p, size_t len);
+
 /* ---- the world ---- */
 
 enum pe_mode {

@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +25,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#define POISON 0xa5
 #define MAX_LEN 4096u
 #define IDLE_DEADLINE_NS (60ull * 1000 * 1000 * 1000)
 #define EVENT_WAIT_MS 1000
-#define WATCHDOG_GRACE_S 180u
 
 enum fault { FAULT_FAIL = 1u << 0, FAULT_PARTIAL = 1u << 1 };
 
@@ -118,36 +115,6 @@ static struct rng *thread_rng(const struct stress *s)
 	return &tl_rng;
 }
 
-/* ---- patterns ---- */
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
-
-/* The bytes a task with @p tag copies: distinct per task and per offset. */
-static void pattern(uint64_t tag, uint8_t *out, size_t len)
-{
-	for (size_t i = 0; i < len; i += 8) {
-		uint64_t w = mix64(tag * 0x9e3779b97f4a7c15ull + i);
-		size_t n = len - i < 8 ? len - i : 8;
-
-		memcpy(out + i, &w, n);
-	}
-}
-
-static bool all_poison(const uint8_t *p, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (p[i] != POISON)
-			return false;
-	return true;
-}
-
 /* ---- submitting ---- */
 
 static unsigned faults_of(const char *open_string)
@@ -214,9 +181,9 @@ static doca_error_t slot_submit(struct stress *s, struct slot *sl, struct rng *r
 	if (gen == 0)
 		gen = atomic_fetch_add_explicit(&sl->gen, 1, memory_order_relaxed) + 1;
 	tag = (uint64_t)sl->index << 32 | gen;
-	pattern(tag, buf, s->cfg->len);
+	stress_pattern(tag, buf, s->cfg->len);
 	memcpy(sl->src_data, buf, s->cfg->len);
-	memset(sl->dst_data, POISON, sl->dst_len);
+	memset(sl->dst_data, STRESS_POISON, sl->dst_len);
 	sl->ctx = sl->u->ctx;
 	sl->faults = sl->u->faults;
 
@@ -248,11 +215,11 @@ static void check_bytes(const struct slot *sl, uint64_t tag, size_t good, const 
 {
 	uint8_t want[MAX_LEN];
 
-	pattern(tag, want, good);
+	stress_pattern(tag, want, good);
 	if (memcmp(sl->dst_data, want, good) != 0)
 		stress_violation("slot %u tag %#llx: %s but the first %zu bytes are wrong", sl->index,
 				 (unsigned long long)tag, what, good);
-	if (!all_poison(sl->dst_data + good, sl->dst_len - good))
+	if (!stress_all_poison(sl->dst_data + good, sl->dst_len - good))
 		stress_violation("slot %u tag %#llx: %s but bytes beyond the first %zu were written",
 				 sl->index, (unsigned long long)tag, what, good);
 }
@@ -840,16 +807,6 @@ static void *intruder_main(void *arg)
 
 /* ---- the run ---- */
 
-static void watchdog(int sig)
-{
-	static const char msg[] = "FATAL: watchdog: the run hangs (deadline passed)\n";
-
-	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		_exit(1);
-	_exit(1);
-}
-
 static void find_cpus(struct stress *s)
 {
 	cpu_set_t set;
@@ -871,8 +828,7 @@ struct stress *stress_create(const struct stress_cfg *cfg, const struct stress_o
 		stress_fatal("bad configuration");
 	s->cfg = cfg;
 	s->opts = *o;
-	signal(SIGALRM, watchdog);
-	alarm((unsigned)o->seconds + WATCHDOG_GRACE_S);
+	stress_watchdog(o->seconds);
 	find_cpus(s);
 	rng_init(&r, o->seed, 0);
 	s->nslots = cfg->units * cfg->submitters * cfg->slots;
