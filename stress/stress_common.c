@@ -1,6 +1,6 @@
 /*
  * stress/stress_common.c — options, seeded randomness, time, the violation
- * log, the watchdog and the task patterns shared by the stress programs
+ * log, the watchdog, state reports and task patterns shared by the stress programs
  * (the world is in stress_world.c).
  */
 #include "stress_common.h"
@@ -224,4 +224,46 @@ bool stress_all_poison(const uint8_t *p, size_t len)
 		if (p[i] != STRESS_POISON)
 			return false;
 	return true;
+}
+
+const char *const stress_state_names[4] = { "IDLE", "STARTING", "RUNNING", "STOPPING" };
+
+void stress_reports_reset(struct stress_reports *r)
+{
+	atomic_store(&r->last, DOCA_CTX_STATE_IDLE);
+}
+
+void stress_reports_started(struct stress_reports *r)
+{
+	atomic_fetch_add(&r->starts, 1);
+}
+
+void stress_report(struct stress_reports *r, const char *who, enum doca_ctx_state prev,
+		   enum doca_ctx_state next)
+{
+	int last = atomic_exchange(&r->last, (int)next);
+
+	if (last != (int)prev)
+		stress_violation("%s: reported %s → %s, but the last report ended in %s", who,
+				 stress_state_names[prev & 3], stress_state_names[next & 3],
+				 stress_state_names[last & 3]);
+	if (next == DOCA_CTX_STATE_RUNNING)
+		atomic_fetch_add(&r->to_running, 1);
+	else if (next == DOCA_CTX_STATE_STOPPING)
+		atomic_fetch_add(&r->to_stopping, 1);
+	else if (next == DOCA_CTX_STATE_IDLE)
+		atomic_fetch_add(&r->to_idle, 1);
+	if (prev == DOCA_CTX_STATE_STOPPING && next == DOCA_CTX_STATE_IDLE)
+		atomic_fetch_add(&r->stopping_to_idle, 1);
+}
+
+void stress_reports_check(struct stress_reports *r, const char *who)
+{
+	unsigned long st = atomic_load(&r->starts), run = atomic_load(&r->to_running),
+		      idle = atomic_load(&r->to_idle), stopping = atomic_load(&r->to_stopping),
+		      s2i = atomic_load(&r->stopping_to_idle);
+
+	if (st != run || idle != run || stopping != s2i)
+		stress_violation("%s: %lu starts, reports: %lu →RUNNING, %lu →IDLE, %lu →STOPPING, "
+				 "%lu STOPPING→IDLE", who, st, run, idle, stopping, s2i);
 }

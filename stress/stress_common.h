@@ -71,6 +71,26 @@ bool stress_expect_in(doca_error_t got, const char *what, int n, ...);
  * running @p seconds + 180 s from now (a hang must fail, not stall). */
 void stress_watchdog(double seconds);
 
+/* ---- state reports ---- */
+
+extern const char *const stress_state_names[4]; /* by enum doca_ctx_state */
+
+/* The state reports of one context, checked for order and balance. */
+struct stress_reports {
+	atomic_int last; /* the last reported state */
+	atomic_ulong starts, to_running, to_idle, to_stopping, stopping_to_idle;
+};
+
+/* A new context: IDLE, nothing reported yet (starts are kept). */
+void stress_reports_reset(struct stress_reports *r);
+/* Count a start that returned DOCA_SUCCESS. */
+void stress_reports_started(struct stress_reports *r);
+/* From the state callback: a violation if @p prev is not the last report's end. */
+void stress_report(struct stress_reports *r, const char *who, enum doca_ctx_state prev,
+		   enum doca_ctx_state next);
+/* At the end: a violation unless the reports balance the starts. */
+void stress_reports_check(struct stress_reports *r, const char *who);
+
 /* ---- task data ---- */
 
 /* The byte a destination is filled with before its task is submitted. */

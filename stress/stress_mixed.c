@@ -49,7 +49,11 @@
  *   sleep), reaps until every accepted task's event is freed, then demands
  *   hi == 0 and lo == 0 exactly and every slot free, submits max_tasks + 1
  *   tasks (one batch, or one by one) without progressing: exactly max_tasks
- *   accepted, then DOCA_ERROR_AGAIN. At every IDLE lo == 0.
+ *   accepted, then DOCA_ERROR_AGAIN. At every IDLE lo ≤ 0 (a submitter may
+ *   count its task after its event was freed, never one still held).
+ * - Progress: the owner's doca_pe_try_progress returns DOCA_SUCCESS or,
+ *   while a foreign doca_event_free holds the PE's runner guard,
+ *   DOCA_ERROR_IN_USE (counted); nothing else.
  * - Stops: the first stop returns SUCCESS (then the state is IDLE at once)
  *   or IN_PROGRESS; a second one BAD_STATE after SUCCESS, IN_PROGRESS or
  *   BAD_STATE after IN_PROGRESS; IDLE is reached within 60 s; state reports
@@ -79,8 +83,6 @@
 #define CREDIT_RETURN(k) (((uint64_t)1 << 32) - (k)) /* hi: one more return, k fewer out */
 
 enum phase { PHASE_STARTED, PHASE_STOPPING, PHASE_STOPPED, PHASE_STARTING };
-
-static const char *const state_names[] = { "IDLE", "STARTING", "RUNNING", "STOPPING" };
 
 struct slot {
 	uint32_t index;
@@ -135,8 +137,7 @@ struct mix {
 	atomic_bool load;       /* submitters submit */
 	atomic_bool quit;
 	atomic_bool sabotaged;
-	atomic_int last_state;
-	atomic_ulong starts, to_running, to_idle, to_stopping, stopping_to_idle;
+	struct stress_reports reports;
 	struct counters c;
 };
 
@@ -510,13 +511,14 @@ static void owner_probe(struct mix *m, struct rng *r)
 			sched_yield();
 		if (stress_now_ns() > deadline)
 			stress_fatal("probe: after 60 s %ld tasks accepted without their event freed, "
-				     "%lu of %lu handed events freed, %lu frees not drained, foreign threads parked: %d",
+				     "%lu of %lu handed events freed, %lu frees not drained, "
+				     "foreign threads parked: %d",
 				     atomic_load(&m->lo), atomic_load(&m->foreign_freed), m->handed,
 				     frees_undrained(m), parked);
 	}
-	if ((uint32_t)atomic_load(&m->hi) != 0)
-		stress_violation("probe: at rest %u tasks may still hold credits (want 0)",
-				 (uint32_t)atomic_load(&m->hi));
+	if ((uint32_t)atomic_load(&m->hi) != 0 || atomic_load(&m->lo) != 0)
+		stress_violation("probe: at rest %u tasks may and %ld certainly hold credits (want 0 and 0)",
+				 (uint32_t)atomic_load(&m->hi), atomic_load(&m->lo));
 	uint32_t busy = 0;
 
 	for (uint32_t i = 0; i < NSLOTS; i++)
@@ -623,19 +625,8 @@ static void state_cb(struct doca_ctx *ctx, union doca_data ud, enum doca_ctx_sta
 		     enum doca_ctx_state next)
 {
 	struct mix *m = ud.ptr;
-	int last = atomic_exchange(&m->last_state, (int)next);
 
-	if (last != (int)prev)
-		stress_violation("reported %s → %s, but the last report ended in %s", state_names[prev & 3],
-				 state_names[next & 3], state_names[last & 3]);
-	if (next == DOCA_CTX_STATE_RUNNING)
-		count(&m->to_running, 1);
-	else if (next == DOCA_CTX_STATE_STOPPING)
-		count(&m->to_stopping, 1);
-	else if (next == DOCA_CTX_STATE_IDLE)
-		count(&m->to_idle, 1);
-	if (prev == DOCA_CTX_STATE_STOPPING && next == DOCA_CTX_STATE_IDLE)
-		count(&m->stopping_to_idle, 1);
+	stress_report(&m->reports, "ctx", prev, next);
 	(void)ctx;
 }
 
@@ -685,7 +676,7 @@ static void start(struct mix *m)
 {
 	atomic_fetch_add(&m->phase, 1); /* → STARTING */
 	if (STRESS_OK(doca_ctx_start(m->ctx)))
-		count(&m->starts, 1);
+		stress_reports_started(&m->reports);
 	atomic_fetch_add(&m->phase, 1); /* → STARTED */
 }
 
@@ -703,7 +694,8 @@ static void stop(struct mix *m)
 		count(&m->c.stops_idle, 1);
 		STRESS_OK(doca_ctx_get_state(m->ctx, &st));
 		if (st != DOCA_CTX_STATE_IDLE)
-			stress_violation("doca_ctx_stop returned SUCCESS but the state is %s", state_names[st & 3]);
+			stress_violation("doca_ctx_stop returned SUCCESS but the state is %s",
+					 stress_state_names[st & 3]);
 		stress_expect_in(doca_ctx_stop(m->ctx), "second doca_ctx_stop after SUCCESS", 1,
 				 DOCA_ERROR_BAD_STATE);
 	} else if (stress_expect_in(first, "doca_ctx_stop", 1, DOCA_ERROR_IN_PROGRESS)) {
@@ -718,7 +710,8 @@ static void stop(struct mix *m)
 		if (stress_now_ns() > deadline)
 			stress_fatal("still %s 60 s after doca_ctx_stop: %ld accepted tasks without their "
 				     "event freed, %lu of %lu handed events freed",
-				     state_names[st & 3], atomic_load(&m->lo), atomic_load(&m->foreign_freed),
+				     stress_state_names[st & 3], atomic_load(&m->lo),
+				     atomic_load(&m->foreign_freed),
 				     atomic_load(&m->c.handed));
 		stress_sleep_us(100);
 	}
@@ -774,7 +767,7 @@ static void setup(struct mix *m, struct rng *r)
 {
 	union doca_data ud = { .ptr = m };
 
-	atomic_store(&m->last_state, DOCA_CTX_STATE_IDLE);
+	stress_reports_reset(&m->reports);
 	atomic_store(&m->phase, PHASE_STOPPED);
 	pthread_rwlockattr_t attr;
 
@@ -798,7 +791,7 @@ static void setup(struct mix *m, struct rng *r)
 	make_bufs(m);
 	atomic_fetch_add(&m->phase, 1); /* STOPPED → STARTING: start() moves on from there */
 	if (STRESS_OK(doca_ctx_start(m->ctx)))
-		count(&m->starts, 1);
+		stress_reports_started(&m->reports);
 	atomic_fetch_add(&m->phase, 1);
 }
 
@@ -830,13 +823,7 @@ static void check_end(struct mix *m)
 		stress_violation("the run proved nothing: %lu owner and %lu foreign tasks accepted, %lu stops",
 				 atomic_load(&c->accepted_owner), atomic_load(&c->accepted_foreign),
 				 atomic_load(&c->stops_idle) + atomic_load(&c->stops_stopping));
-	unsigned long st = atomic_load(&m->starts), run = atomic_load(&m->to_running),
-		      idle = atomic_load(&m->to_idle), stopping = atomic_load(&m->to_stopping),
-		      s2i = atomic_load(&m->stopping_to_idle);
-
-	if (st != run || idle != run || stopping != s2i)
-		stress_violation("%lu starts, reports: %lu →RUNNING, %lu →IDLE, %lu →STOPPING, "
-				 "%lu STOPPING→IDLE", st, run, idle, stopping, s2i);
+	stress_reports_check(&m->reports, "ctx");
 }
 
 static void teardown(struct mix *m)

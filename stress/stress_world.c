@@ -74,8 +74,8 @@ struct unit {
 	struct doca_mem *msrc, *mdst;
 	struct slot *slots;
 	unsigned nslots;
-	atomic_int last_state; /* the last reported state, for the order check */
-	atomic_ulong starts, to_running, to_idle, to_stopping, stopping_to_idle;
+	char name[16];                /* "unit N", for reports */
+	struct stress_reports reports;
 	atomic_ulong rebuilds;
 };
 
@@ -97,8 +97,6 @@ struct stress {
 	int ncpus;
 	struct counters c;
 };
-
-static const char *const state_names[] = { "IDLE", "STARTING", "RUNNING", "STOPPING" };
 
 /* ---- per-thread randomness (PE threads, callbacks) ---- */
 
@@ -384,19 +382,8 @@ static void state_cb(struct doca_ctx *ctx, union doca_data ud, enum doca_ctx_sta
 		     enum doca_ctx_state next)
 {
 	struct unit *u = ud.ptr;
-	int last = atomic_exchange(&u->last_state, (int)next);
 
-	if (last != (int)prev)
-		stress_violation("unit %u: reported %s → %s, but the last report ended in %s", u->id,
-				 state_names[prev & 3], state_names[next & 3], state_names[last & 3]);
-	if (next == DOCA_CTX_STATE_RUNNING)
-		atomic_fetch_add(&u->to_running, 1);
-	else if (next == DOCA_CTX_STATE_STOPPING)
-		atomic_fetch_add(&u->to_stopping, 1);
-	else if (next == DOCA_CTX_STATE_IDLE)
-		atomic_fetch_add(&u->to_idle, 1);
-	if (prev == DOCA_CTX_STATE_STOPPING && next == DOCA_CTX_STATE_IDLE)
-		atomic_fetch_add(&u->stopping_to_idle, 1);
+	stress_report(&u->reports, u->name, prev, next);
 	(void)ctx;
 }
 
@@ -565,7 +552,7 @@ static void unit_make_ctx(struct unit *u, struct rng *r)
 
 	if (!STRESS_OK(doca_ctx_create(&u->ctx)))
 		stress_fatal("unit %u: cannot create a ctx", u->id);
-	atomic_store(&u->last_state, DOCA_CTX_STATE_IDLE);
+	stress_reports_reset(&u->reports);
 	STRESS_OK(doca_ctx_set_user_data(u->ctx, ud));
 	STRESS_OK(doca_ctx_set_state_changed_cb(u->ctx, state_cb));
 	STRESS_OK(doca_ctx_set_max_tasks(u->ctx, pick_max_tasks(u->s->cfg, r)));
@@ -627,7 +614,7 @@ static void unit_destroy_mems(struct unit *u)
 static void unit_start(struct unit *u)
 {
 	if (STRESS_OK(doca_ctx_start(u->ctx)))
-		atomic_fetch_add(&u->starts, 1);
+		stress_reports_started(&u->reports);
 }
 
 static void unit_init(struct stress *s, struct unit *u, unsigned id, struct rng *r)
@@ -636,6 +623,7 @@ static void unit_init(struct stress *s, struct unit *u, unsigned id, struct rng 
 
 	u->s = s;
 	u->id = id;
+	snprintf(u->name, sizeof(u->name), "unit %u", id);
 	u->run = &s->runs[id % cfg->npes];
 	u->nslots = cfg->submitters * cfg->slots;
 	u->slots = &s->slots[id * u->nslots];
@@ -693,7 +681,7 @@ bool unit_quiesce(struct unit *u)
 			return true;
 		if (stress_now_ns() > deadline) {
 			stress_violation("unit %u: still %s 60 s after doca_ctx_stop", u->id,
-					 state_names[st & 3]);
+					 stress_state_names[st & 3]);
 			return false;
 		}
 		stress_sleep_us(200);
@@ -874,17 +862,8 @@ static void check_slots(struct stress *s)
 
 static void check_units(struct stress *s)
 {
-	for (unsigned i = 0; i < s->cfg->units; i++) {
-		struct unit *u = &s->units[i];
-		unsigned long st = atomic_load(&u->starts), run = atomic_load(&u->to_running),
-			      idle = atomic_load(&u->to_idle), stopping = atomic_load(&u->to_stopping),
-			      s2i = atomic_load(&u->stopping_to_idle);
-
-		if (st != run || idle != run || stopping != s2i)
-			stress_violation("unit %u: %lu starts, reports: %lu →RUNNING, %lu →IDLE, "
-					 "%lu →STOPPING, %lu STOPPING→IDLE",
-					 i, st, run, idle, stopping, s2i);
-	}
+	for (unsigned i = 0; i < s->cfg->units; i++)
+		stress_reports_check(&s->units[i].reports, s->units[i].name);
 }
 
 static void check_counters(struct stress *s)
@@ -907,7 +886,7 @@ static void summary(struct stress *s, double secs)
 	unsigned long starts = 0, rebuilds = 0, cycles = 0;
 
 	for (unsigned i = 0; i < s->cfg->units; i++) {
-		starts += atomic_load(&s->units[i].starts);
+		starts += atomic_load(&s->units[i].reports.starts);
 		rebuilds += atomic_load(&s->units[i].rebuilds);
 	}
 	for (unsigned i = 0; i < s->cfg->npes; i++)
