@@ -24,9 +24,11 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
-programs=(stress_submit_stop stress_lifecycle stress_faults stress_shared_shards)
+# each entry: a program and its own arguments
+programs=(stress_submit_stop stress_lifecycle stress_faults stress_shared_shards
+	"stress_mixed --engines 0" "stress_mixed --engines 1")
 for p in "${programs[@]}"; do
-	[ -x "$build/stress/$p" ] || { echo "soak: $build/stress/$p not built" >&2; exit 2; }
+	[ -x "$build/stress/${p%% *}" ] || { echo "soak: $build/stress/${p%% *} not built" >&2; exit 2; }
 done
 share=$(( total / ${#programs[@]} ))
 [ "$share" -ge 1 ] || share=1
@@ -42,9 +44,10 @@ for p in "${programs[@]}"; do
 		secs=$(( left < chunk ? left : chunk ))
 		left=$(( left - secs ))
 		t0=$SECONDS
-		"$build/stress/$p" --seconds "$secs" --seed "$seed" >"$log" 2>&1
+		read -r -a cmd <<<"$p"
+		"$build/stress/${cmd[0]}" "${cmd[@]:1}" --seconds "$secs" --seed "$seed" >"$log" 2>&1
 		rc=$?
-		line=$(grep -E "^$p: (PASS|FAIL)" "$log" | tail -n 1)
+		line=$(grep -E "^${cmd[0]}: (PASS|FAIL)" "$log" | tail -n 1)
 		if [ "$rc" -eq 0 ] && [ -n "$line" ]; then
 			pass=$((pass + 1))
 			echo "  PASS $p (wall $((SECONDS - t0))s): ${line#*: PASS }"

@@ -1,10 +1,12 @@
 /*
- * stress/stress_common.c — options, seeded randomness, time and the
- * violation log shared by the stress programs (the world is in stress_world.c).
+ * stress/stress_common.c — options, seeded randomness, time, the violation
+ * log, the watchdog, state reports and task patterns shared by the stress programs
+ * (the world is in stress_world.c).
  */
 #include "stress_common.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #define MAX_PRINTED_VIOLATIONS 25
+#define WATCHDOG_GRACE_S 180u
 
 static atomic_ulong violations;
 
@@ -178,4 +181,89 @@ bool stress_expect_in(doca_error_t got, const char *what, int n, ...)
 		stress_violation("%s returned %s (%s)", what, doca_error_get_name(got),
 				 doca_error_get_descr(got));
 	return ok;
+}
+
+static void watchdog(int sig)
+{
+	static const char msg[] = "FATAL: watchdog: the run hangs (deadline passed)\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+void stress_watchdog(double seconds)
+{
+	signal(SIGALRM, watchdog);
+	alarm((unsigned)seconds + WATCHDOG_GRACE_S);
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+void stress_pattern(uint64_t tag, uint8_t *out, size_t len)
+{
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t w = mix64(tag * 0x9e3779b97f4a7c15ull + i);
+		size_t n = len - i < 8 ? len - i : 8;
+
+		memcpy(out + i, &w, n);
+	}
+}
+
+bool stress_all_poison(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != STRESS_POISON)
+			return false;
+	return true;
+}
+
+const char *const stress_state_names[4] = { "IDLE", "STARTING", "RUNNING", "STOPPING" };
+
+void stress_reports_reset(struct stress_reports *r)
+{
+	atomic_store(&r->last, DOCA_CTX_STATE_IDLE);
+}
+
+void stress_reports_started(struct stress_reports *r)
+{
+	atomic_fetch_add(&r->starts, 1);
+}
+
+void stress_report(struct stress_reports *r, const char *who, enum doca_ctx_state prev,
+		   enum doca_ctx_state next)
+{
+	int last = atomic_exchange(&r->last, (int)next);
+
+	if (last != (int)prev)
+		stress_violation("%s: reported %s → %s, but the last report ended in %s", who,
+				 stress_state_names[prev & 3], stress_state_names[next & 3],
+				 stress_state_names[last & 3]);
+	if (next == DOCA_CTX_STATE_RUNNING)
+		atomic_fetch_add(&r->to_running, 1);
+	else if (next == DOCA_CTX_STATE_STOPPING)
+		atomic_fetch_add(&r->to_stopping, 1);
+	else if (next == DOCA_CTX_STATE_IDLE)
+		atomic_fetch_add(&r->to_idle, 1);
+	if (prev == DOCA_CTX_STATE_STOPPING && next == DOCA_CTX_STATE_IDLE)
+		atomic_fetch_add(&r->stopping_to_idle, 1);
+}
+
+void stress_reports_check(struct stress_reports *r, const char *who)
+{
+	unsigned long st = atomic_load(&r->starts), run = atomic_load(&r->to_running),
+		      idle = atomic_load(&r->to_idle), stopping = atomic_load(&r->to_stopping),
+		      s2i = atomic_load(&r->stopping_to_idle);
+
+	if (st != run || idle != run || stopping != s2i)
+		stress_violation("%s: %lu starts, reports: %lu →RUNNING, %lu →IDLE, %lu →STOPPING, "
+				 "%lu STOPPING→IDLE", who, st, run, idle, stopping, s2i);
 }

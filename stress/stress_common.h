@@ -67,6 +67,40 @@ __attribute__((format(printf, 1, 2))) _Noreturn void stress_fatal(const char *fm
 bool stress_expect_in(doca_error_t got, const char *what, int n, ...);
 #define STRESS_OK(call) stress_expect_in((call), #call, 1, DOCA_SUCCESS)
 
+/* Arm a watchdog: the process exits 1 with a FATAL line if it is still
+ * running @p seconds + 180 s from now (a hang must fail, not stall). */
+void stress_watchdog(double seconds);
+
+/* ---- state reports ---- */
+
+extern const char *const stress_state_names[4]; /* by enum doca_ctx_state */
+
+/* The state reports of one context, checked for order and balance. */
+struct stress_reports {
+	atomic_int last; /* the last reported state */
+	atomic_ulong starts, to_running, to_idle, to_stopping, stopping_to_idle;
+};
+
+/* A new context: IDLE, nothing reported yet (starts are kept). */
+void stress_reports_reset(struct stress_reports *r);
+/* Count a start that returned DOCA_SUCCESS. */
+void stress_reports_started(struct stress_reports *r);
+/* From the state callback: a violation if @p prev is not the last report's end. */
+void stress_report(struct stress_reports *r, const char *who, enum doca_ctx_state prev,
+		   enum doca_ctx_state next);
+/* At the end: a violation unless the reports balance the starts. */
+void stress_reports_check(struct stress_reports *r, const char *who);
+
+/* ---- task data ---- */
+
+/* The byte a destination is filled with before its task is submitted. */
+#define STRESS_POISON 0xa5
+
+/* The bytes a task with @p tag copies: distinct per task and per offset. */
+void stress_pattern(uint64_t tag, uint8_t *out, size_t len);
+/* True if all @p len bytes at @p p are STRESS_POISON. */
+bool stress_all_poison(const uint8_t *p, size_t len);
+
 /* ---- the world ---- */
 
 enum pe_mode {

@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +25,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#define POISON 0xa5
 #define MAX_LEN 4096u
 #define IDLE_DEADLINE_NS (60ull * 1000 * 1000 * 1000)
 #define EVENT_WAIT_MS 1000
-#define WATCHDOG_GRACE_S 180u
 
 enum fault { FAULT_FAIL = 1u << 0, FAULT_PARTIAL = 1u << 1 };
 
@@ -77,8 +74,8 @@ struct unit {
 	struct doca_mem *msrc, *mdst;
 	struct slot *slots;
 	unsigned nslots;
-	atomic_int last_state; /* the last reported state, for the order check */
-	atomic_ulong starts, to_running, to_idle, to_stopping, stopping_to_idle;
+	char name[16];                /* "unit N", for reports */
+	struct stress_reports reports;
 	atomic_ulong rebuilds;
 };
 
@@ -101,8 +98,6 @@ struct stress {
 	struct counters c;
 };
 
-static const char *const state_names[] = { "IDLE", "STARTING", "RUNNING", "STOPPING" };
-
 /* ---- per-thread randomness (PE threads, callbacks) ---- */
 
 static atomic_ulong rng_streams = 1000;
@@ -116,36 +111,6 @@ static struct rng *thread_rng(const struct stress *s)
 		tl_rng_ready = true;
 	}
 	return &tl_rng;
-}
-
-/* ---- patterns ---- */
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
-
-/* The bytes a task with @p tag copies: distinct per task and per offset. */
-static void pattern(uint64_t tag, uint8_t *out, size_t len)
-{
-	for (size_t i = 0; i < len; i += 8) {
-		uint64_t w = mix64(tag * 0x9e3779b97f4a7c15ull + i);
-		size_t n = len - i < 8 ? len - i : 8;
-
-		memcpy(out + i, &w, n);
-	}
-}
-
-static bool all_poison(const uint8_t *p, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (p[i] != POISON)
-			return false;
-	return true;
 }
 
 /* ---- submitting ---- */
@@ -214,9 +179,9 @@ static doca_error_t slot_submit(struct stress *s, struct slot *sl, struct rng *r
 	if (gen == 0)
 		gen = atomic_fetch_add_explicit(&sl->gen, 1, memory_order_relaxed) + 1;
 	tag = (uint64_t)sl->index << 32 | gen;
-	pattern(tag, buf, s->cfg->len);
+	stress_pattern(tag, buf, s->cfg->len);
 	memcpy(sl->src_data, buf, s->cfg->len);
-	memset(sl->dst_data, POISON, sl->dst_len);
+	memset(sl->dst_data, STRESS_POISON, sl->dst_len);
 	sl->ctx = sl->u->ctx;
 	sl->faults = sl->u->faults;
 
@@ -248,11 +213,11 @@ static void check_bytes(const struct slot *sl, uint64_t tag, size_t good, const 
 {
 	uint8_t want[MAX_LEN];
 
-	pattern(tag, want, good);
+	stress_pattern(tag, want, good);
 	if (memcmp(sl->dst_data, want, good) != 0)
 		stress_violation("slot %u tag %#llx: %s but the first %zu bytes are wrong", sl->index,
 				 (unsigned long long)tag, what, good);
-	if (!all_poison(sl->dst_data + good, sl->dst_len - good))
+	if (!stress_all_poison(sl->dst_data + good, sl->dst_len - good))
 		stress_violation("slot %u tag %#llx: %s but bytes beyond the first %zu were written",
 				 sl->index, (unsigned long long)tag, what, good);
 }
@@ -417,19 +382,8 @@ static void state_cb(struct doca_ctx *ctx, union doca_data ud, enum doca_ctx_sta
 		     enum doca_ctx_state next)
 {
 	struct unit *u = ud.ptr;
-	int last = atomic_exchange(&u->last_state, (int)next);
 
-	if (last != (int)prev)
-		stress_violation("unit %u: reported %s → %s, but the last report ended in %s", u->id,
-				 state_names[prev & 3], state_names[next & 3], state_names[last & 3]);
-	if (next == DOCA_CTX_STATE_RUNNING)
-		atomic_fetch_add(&u->to_running, 1);
-	else if (next == DOCA_CTX_STATE_STOPPING)
-		atomic_fetch_add(&u->to_stopping, 1);
-	else if (next == DOCA_CTX_STATE_IDLE)
-		atomic_fetch_add(&u->to_idle, 1);
-	if (prev == DOCA_CTX_STATE_STOPPING && next == DOCA_CTX_STATE_IDLE)
-		atomic_fetch_add(&u->stopping_to_idle, 1);
+	stress_report(&u->reports, u->name, prev, next);
 	(void)ctx;
 }
 
@@ -598,7 +552,7 @@ static void unit_make_ctx(struct unit *u, struct rng *r)
 
 	if (!STRESS_OK(doca_ctx_create(&u->ctx)))
 		stress_fatal("unit %u: cannot create a ctx", u->id);
-	atomic_store(&u->last_state, DOCA_CTX_STATE_IDLE);
+	stress_reports_reset(&u->reports);
 	STRESS_OK(doca_ctx_set_user_data(u->ctx, ud));
 	STRESS_OK(doca_ctx_set_state_changed_cb(u->ctx, state_cb));
 	STRESS_OK(doca_ctx_set_max_tasks(u->ctx, pick_max_tasks(u->s->cfg, r)));
@@ -660,7 +614,7 @@ static void unit_destroy_mems(struct unit *u)
 static void unit_start(struct unit *u)
 {
 	if (STRESS_OK(doca_ctx_start(u->ctx)))
-		atomic_fetch_add(&u->starts, 1);
+		stress_reports_started(&u->reports);
 }
 
 static void unit_init(struct stress *s, struct unit *u, unsigned id, struct rng *r)
@@ -669,6 +623,7 @@ static void unit_init(struct stress *s, struct unit *u, unsigned id, struct rng 
 
 	u->s = s;
 	u->id = id;
+	snprintf(u->name, sizeof(u->name), "unit %u", id);
 	u->run = &s->runs[id % cfg->npes];
 	u->nslots = cfg->submitters * cfg->slots;
 	u->slots = &s->slots[id * u->nslots];
@@ -726,7 +681,7 @@ bool unit_quiesce(struct unit *u)
 			return true;
 		if (stress_now_ns() > deadline) {
 			stress_violation("unit %u: still %s 60 s after doca_ctx_stop", u->id,
-					 state_names[st & 3]);
+					 stress_state_names[st & 3]);
 			return false;
 		}
 		stress_sleep_us(200);
@@ -840,16 +795,6 @@ static void *intruder_main(void *arg)
 
 /* ---- the run ---- */
 
-static void watchdog(int sig)
-{
-	static const char msg[] = "FATAL: watchdog: the run hangs (deadline passed)\n";
-
-	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		_exit(1);
-	_exit(1);
-}
-
 static void find_cpus(struct stress *s)
 {
 	cpu_set_t set;
@@ -871,8 +816,7 @@ struct stress *stress_create(const struct stress_cfg *cfg, const struct stress_o
 		stress_fatal("bad configuration");
 	s->cfg = cfg;
 	s->opts = *o;
-	signal(SIGALRM, watchdog);
-	alarm((unsigned)o->seconds + WATCHDOG_GRACE_S);
+	stress_watchdog(o->seconds);
 	find_cpus(s);
 	rng_init(&r, o->seed, 0);
 	s->nslots = cfg->units * cfg->submitters * cfg->slots;
@@ -918,17 +862,8 @@ static void check_slots(struct stress *s)
 
 static void check_units(struct stress *s)
 {
-	for (unsigned i = 0; i < s->cfg->units; i++) {
-		struct unit *u = &s->units[i];
-		unsigned long st = atomic_load(&u->starts), run = atomic_load(&u->to_running),
-			      idle = atomic_load(&u->to_idle), stopping = atomic_load(&u->to_stopping),
-			      s2i = atomic_load(&u->stopping_to_idle);
-
-		if (st != run || idle != run || stopping != s2i)
-			stress_violation("unit %u: %lu starts, reports: %lu →RUNNING, %lu →IDLE, "
-					 "%lu →STOPPING, %lu STOPPING→IDLE",
-					 i, st, run, idle, stopping, s2i);
-	}
+	for (unsigned i = 0; i < s->cfg->units; i++)
+		stress_reports_check(&s->units[i].reports, s->units[i].name);
 }
 
 static void check_counters(struct stress *s)
@@ -951,7 +886,7 @@ static void summary(struct stress *s, double secs)
 	unsigned long starts = 0, rebuilds = 0, cycles = 0;
 
 	for (unsigned i = 0; i < s->cfg->units; i++) {
-		starts += atomic_load(&s->units[i].starts);
+		starts += atomic_load(&s->units[i].reports.starts);
 		rebuilds += atomic_load(&s->units[i].rebuilds);
 	}
 	for (unsigned i = 0; i < s->cfg->npes; i++)
