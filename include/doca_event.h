@@ -83,9 +83,13 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev);
  * @brief Free an event from doca_pe_get_event(s): its credit returns to the
  *        context's task pool and its buffers stop being in use. NULL is
  *        ignored. Never refused for an event the application holds, from
- *        any thread: on the thread running the PE the credit is back at
- *        once; from another thread it returns through a lock-free path the
- *        PE drains on its next turn (the PE is woken if it sleeps).
+ *        any thread: on the thread running the PE (the one whose
+ *        doca_pe_progress ran last: it keeps the PE's runner guard between
+ *        calls) the credit is back at once; from another thread it returns
+ *        through a lock-free path the PE drains on its next turn (the PE is
+ *        woken if it sleeps) — or, if that thread is preempted in the middle
+ *        of its own next push into the same context's mailbox, on the first
+ *        turn after that push completes.
  *        Refused, with a log line and changing nothing: an event handed to
  *        an event callback (the engine frees those), and a stale handle —
  *        an event already freed, even if its slot now holds a newer event
@@ -93,8 +97,9 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev);
  *        Of two threads freeing the same event at once, exactly one frees it.
  * @param ev The event, or NULL.
  *
- * Thread safety: any thread; wait-free apart from the PE's runner check
- *         (one CAS) and, off the PE's thread, one mailbox push.
+ * Thread safety: any thread; wait-free: the claim is one CAS, then on the
+ *         PE's thread plain stores, elsewhere one CAS on the PE's runner
+ *         guard when nobody holds it, else one mailbox push.
  */
 void doca_event_free(struct doca_event *ev);
 

@@ -100,7 +100,13 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx);
  *         posting straight to the device (see doca_task.h) holds the PE
  *         for a moment; this call, doca_pe_get_event and doca_event_free
  *         wait for it to finish rather than being refused, however long
- *         its thread is preempted (see "When a PE call waits" above).
+ *         its thread is preempted (see "When a PE call waits" above). The
+ *         thread whose call ran last keeps the PE between its calls, so its
+ *         next submit, progress, get and free take no atomic
+ *         read-modify-write; another thread's call takes the PE over at the
+ *         cost of one membarrier(2) system call while that thread is
+ *         outside every call on the PE, and is refused (IN_USE) while it is
+ *         inside one.
  */
 uint32_t doca_pe_progress(struct doca_pe *pe);
 
