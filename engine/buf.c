@@ -1,7 +1,26 @@
 /*
  * engine/buf.c — buffers: windows into a memory. A buffer counts the
  * unfreed events of tasks that name it; its memory counts its buffers.
+ *
+ * Two counts, so that the owner fast path pays no atomic read-modify-write
+ * (issue 12). `users` (with the DEAD bit) counts the pins of tasks
+ * submitted from any thread: an atomic increment that backs off on DEAD,
+ * closed by a destroy with CAS 0 → DEAD (engine/refs.h). `guarded_pins`
+ * counts the pins of tasks submitted under the runner guard of the
+ * buffer's PE (the buffer's memory's context's PE), and is written only by
+ * that guard's holder, with a load and a store; those tasks are released
+ * under the same guard. Why a destroy on another thread never frees a
+ * buffer a guarded task names: the pinner stores its count, runs the light
+ * half of an asymmetric fence (actors/asym_fence.h), then loads users and
+ * backs off on DEAD; the destroy stores DEAD (its CAS), runs the heavy
+ * half, then loads guarded_pins and reopens (clears DEAD) if it is not 0.
+ * Of the two, one sees the other's store. A destroy that reopens was
+ * racing a use of the buffer it destroys: a submission naming the buffer
+ * in that moment may be refused (INVALID_VALUE) although the destroy ends
+ * refused (IN_USE). Inside an event callback the guard's holder is the
+ * caller, so there the count is read as it is.
  */
+#include "actors/asym_fence.h"
 #include "engine/cells.h"
 #include "engine/engine.h"
 #include "engine/refs.h"
@@ -56,15 +75,52 @@ doca_error_t doca_buf_get_len(const struct doca_buf *h, size_t *len)
 	return DOCA_SUCCESS;
 }
 
-bool buf_pin(struct doca_buf *buf)
+bool buf_pin(struct doca_buf *buf, bool guarded)
 {
-	return users_enter(&buf->users);
+	if (!guarded)
+		return users_enter(&buf->users);
+	uint32_t n = atomic_load_explicit(&buf->guarded_pins, memory_order_relaxed);
+
+	EXPLORE_POINT(ATOMIC);
+	atomic_store_explicit(&buf->guarded_pins, n + 1u, memory_order_relaxed);
+	asym_fence_light(); /* our pin is visible before we look for DEAD (see top) */
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: as users_enter, after the unpins of an earlier life */
+	if ((atomic_load_explicit(&buf->users, memory_order_acquire) & REF_DEAD) == 0)
+		return true;
+	atomic_store_explicit(&buf->guarded_pins, n, memory_order_relaxed);
+	return false;
 }
 
-void buf_unpin(struct doca_buf *buf)
+void buf_unpin(struct doca_buf *buf, bool guarded)
 {
 	hb_release(buf); /* the task's last use happens before the buffer's destroy */
-	users_leave(&buf->users);
+	if (!guarded) {
+		users_leave(&buf->users);
+		return;
+	}
+	EXPLORE_POINT(ATOMIC);
+	/* release: a destroy that reads the count sees the task's last use */
+	atomic_store_explicit(&buf->guarded_pins,
+			      atomic_load_explicit(&buf->guarded_pins, memory_order_relaxed) - 1u,
+			      memory_order_release);
+}
+
+/* Close the buffer to new users, if no task of any thread names it; false
+ * (and nothing changed) otherwise. */
+static bool buf_close(struct doca_buf *buf)
+{
+	/* acquire: the last guarded unpin happens before the destroy */
+	if (atomic_load_explicit(&buf->guarded_pins, memory_order_acquire) != 0 ||
+	    !users_close(&buf->users))
+		return false;
+	asym_fence_heavy(); /* DEAD is visible before we read the guarded pins (see top) */
+	EXPLORE_POINT(ATOMIC);
+	if (atomic_load_explicit(&buf->guarded_pins, memory_order_acquire) == 0)
+		return true;
+	EXPLORE_POINT(ATOMIC);
+	atomic_fetch_and_explicit(&buf->users, ~REF_DEAD, memory_order_relaxed); /* reopen */
+	return false;
 }
 
 static void buf_free_rcu(struct rcu_head *head)
@@ -95,13 +151,16 @@ static bool buf_destroy_in_callback(struct doca_buf *buf)
 		return false;
 	const struct doca_event *ev = pe->cb_event;
 	uint32_t pins = (uint32_t)(ev->src == buf) + (uint32_t)(ev->dst == buf);
+	/* the event's pins are in one count, none in the other; ours to read:
+	 * we hold the guard */
+	uint32_t users = ev->guarded_pins ? 0 : pins;
 
-	if (pins == 0)
+	if (pins == 0 || atomic_load_explicit(&buf->guarded_pins, memory_order_relaxed) != pins - users)
 		return false;
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: as users_close. A submit that races us finds DEAD and
 	 * backs off; its section ends before the grace period that frees. */
-	if (!atomic_compare_exchange_strong_explicit(&buf->users, &pins, pins | REF_DEAD,
+	if (!atomic_compare_exchange_strong_explicit(&buf->users, &users, users | REF_DEAD,
 						     memory_order_acquire, memory_order_relaxed))
 		return false;
 	pe->cb_doomed[pe->cb_ndoomed++] = buf;
@@ -116,7 +175,7 @@ doca_error_t doca_buf_destroy(struct doca_buf *h)
 		return HANDLE_REFUSAL(h, MAGIC_BUF);
 	/* Of two destroys only one closes the count: the other is refused
 	 * below (IN_USE) or, once the handle is dead, above. */
-	if (users_close(&buf->users)) {
+	if (buf_close(buf)) {
 		handle_kill(buf);
 		buf_destroy_finish(buf);
 	} else if (buf_destroy_in_callback(buf)) {

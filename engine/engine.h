@@ -110,11 +110,16 @@ struct doca_buf {
 	struct rcu_head rcu;
 	/* written by submitters and the PE: off the read-only line above */
 	_Alignas(64) _Atomic uint32_t users; /* unfreed events of tasks naming it | REF_DEAD */
+	/* unfreed events of tasks submitted under its PE's runner guard (the
+	 * guard holder's own count: engine/buf.c) */
+	_Atomic uint32_t guarded_pins;
 };
 
-/* Pin a buffer for a task; false if it is being destroyed. */
-bool buf_pin(struct doca_buf *buf);
-void buf_unpin(struct doca_buf *buf);
+/* Pin a buffer for a task; false if it is being destroyed. @p guarded:
+ * the caller holds the runner guard of the buffer's PE (then no atomic
+ * read-modify-write: engine/buf.c), and unpins under it. */
+bool buf_pin(struct doca_buf *buf, bool guarded);
+void buf_unpin(struct doca_buf *buf, bool guarded);
 /* The end of a destroy made inside the callback of an event naming the
  * buffer, once that event is released (PE thread). */
 void buf_destroy_finish(struct doca_buf *buf);
@@ -141,6 +146,7 @@ struct doca_event {
 	 * free on another thread races on (engine/event.c) */
 	_Atomic uint32_t gs;
 	uint8_t status;         /* enum doca_event_status */
+	bool guarded_pins;      /* its buffers' pins are buf_pin_guarded ones */
 	uint16_t type;          /* enum doca_task_type */
 	uint32_t flags;
 	doca_error_t error;

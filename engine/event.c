@@ -110,8 +110,8 @@ void event_release(struct doca_event *ev)
 	struct task_pool *pool = &run->pool;
 	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
-	buf_unpin(ev->src);
-	buf_unpin(ev->dst);
+	buf_unpin(ev->src, ev->guarded_pins);
+	buf_unpin(ev->dst, ev->guarded_pins);
 	/* the next generation: every handle of this use is stale from now on */
 	atomic_store_explicit(&ev->gs, ev_gs(ev_gen(gs) + 1u, EV_FREE), memory_order_relaxed);
 	TSAN_RELEASE(ev);

@@ -15,10 +15,12 @@
  *   the context still runs and nothing waits in the mailbox (so a task of
  *   ours queued there earlier still reaches the device first). This saves
  *   the mailbox round trip for the common "submit and progress on one
- *   thread" shape; the runner guard, taken briefly (actors/runner.h), keeps
- *   it exclusive with turns without ever making another thread's call on
- *   the PE a refusal.
- *
+ *   thread" shape; the runner guard, taken briefly for the chunk
+ *   (actors/runner.h), keeps it exclusive with turns without ever making
+ *   another thread's call on the PE a refusal. That thread keeps the guard
+ *   parked between its calls, so taking it is no atomic read-modify-write,
+ *   and under it the buffers are pinned the same way (engine/buf.c): the
+ *   owner fast path;
  * - from any thread while the PE sleeps armed in event mode (and no worker
  *   runs it), the same way: the PE would only wake to move the tasks out
  *   of the mailbox, so the completion's wake-up is the only one.
@@ -63,30 +65,32 @@ static struct doca_event *pool_take(struct ctx_run *run)
 	return ev;
 }
 
-/* Validate, pin and take a credit; fill the event (*out). */
+/* Validate, pin (under the guard when @p guarded) and take a credit;
+ * fill the event (*out). */
 static doca_error_t task_prepare(struct doca_ctx *ctx, struct ctx_run *run,
 				 const struct doca_task_desc *desc, struct doca_buf *src,
-				 struct doca_buf *dst, struct doca_event **out)
+				 struct doca_buf *dst, bool guarded, struct doca_event **out)
 {
 	uint64_t len;
 	doca_error_t err = task_check(ctx, desc, src, dst, &len);
 
 	if (err != DOCA_SUCCESS)
 		return err;
-	if (!buf_pin(src))
+	if (!buf_pin(src, guarded))
 		return DOCA_ERROR_INVALID_VALUE;
-	if (!buf_pin(dst)) {
-		buf_unpin(src);
+	if (!buf_pin(dst, guarded)) {
+		buf_unpin(src, guarded);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	struct doca_event *ev = pool_take(run);
 
 	if (ev == NULL) {
-		buf_unpin(dst);
-		buf_unpin(src);
+		buf_unpin(dst, guarded);
+		buf_unpin(src, guarded);
 		return DOCA_ERROR_AGAIN;
 	}
 	ev_set_state(ev, EV_QUEUED);
+	ev->guarded_pins = guarded;
 	ev->type = (uint16_t)desc->type;
 	ev->flags = desc->flags;
 	ev->src = src;
@@ -97,40 +101,6 @@ static doca_error_t task_prepare(struct doca_ctx *ctx, struct ctx_run *run,
 	hb_release(ev); /* the caller's writes happen before the device's accesses */
 	*out = ev;
 	return DOCA_SUCCESS;
-}
-
-/* The PE's own thread, the PE idle, or any thread while the PE sleeps
- * armed: post as a turn would, and wake the PE if only a progress call
- * runs what we posted (an inline device); the completion wakes it
- * otherwise. Both system calls (kicking the executor, waking the
- * PE) come after letting go of the guard, so a thread they wake never
- * waits for us. False (nothing done) when the guard is taken, the context
- * stopping or failed, or the mailbox not empty. */
-static bool task_post_direct(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
-			     uint32_t n)
-{
-	struct runner *runner = &ctx->pe->runner;
-	struct hw_desc descs[SUBMIT_CHUNK];
-	bool posted = false;
-
-	if (runner_enter_brief(runner) != RUNNER_ENTERED)
-		return false;
-	/* Holding the guard we are the mailbox's consumer and the qp's
-	 * producer, and the flags below are ours to read. */
-	if (ctx_state(ctx) == DOCA_CTX_STATE_RUNNING && !run->fatal && !run->flush_sent &&
-	    mailbox_idle(&run->mbox)) {
-		for (uint32_t i = 0; i < n; i++)
-			descs[i] = event_desc(evs[i]);
-		run_post(run, descs, n);
-		hw_qp_doorbell(run->qp);
-		posted = true;
-	}
-	runner_exit(runner);
-	if (posted)
-		hw_qp_kick(run->qp);
-	if (posted && run->qp->runs_in_poll)
-		pe_wake(ctx->pe);
-	return posted;
 }
 
 /* Post directly from this thread? Its own PE's thread, or the PE asleep
@@ -145,23 +115,63 @@ static bool task_may_post_direct(struct doca_pe *pe)
 	       !atomic_load_explicit(&pe->has_worker, memory_order_relaxed);
 }
 
-/* Hand filled events to the device: directly or through the mailbox.
- * True if through the mailbox (the PE may need a wake-up to move them). */
-static bool task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
-			   uint32_t n)
+/* For a chunk about to be prepared: take the PE's guard briefly, to post
+ * as a turn would, when the PE is not running a turn, the context still
+ * runs and nothing waits in the mailbox (so a task of ours queued there
+ * earlier still reaches the device first). True with the guard held. */
+static bool task_guard_take(struct doca_ctx *ctx, struct ctx_run *run)
 {
-	if (task_may_post_direct(ctx->pe) && task_post_direct(ctx, run, evs, n))
+	struct runner *runner = &ctx->pe->runner;
+
+	if (!task_may_post_direct(ctx->pe) || runner_enter_brief(runner) != RUNNER_ENTERED)
 		return false;
+	/* Holding the guard we are the mailbox's consumer and the qp's
+	 * producer, and the flags below are ours to read. */
+	if (ctx_state(ctx) == DOCA_CTX_STATE_RUNNING && !run->fatal && !run->flush_sent &&
+	    mailbox_idle(&run->mbox))
+		return true;
+	runner_exit(runner);
+	return false;
+}
+
+/* Post a chunk prepared under the guard, then let go of it; wake the PE
+ * if only a progress call runs what we posted (an inline device), as the
+ * completion does otherwise. Both system calls (kicking the executor,
+ * waking the PE) come after letting go of the guard, so a thread they wake
+ * never waits for us. */
+static void task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
+			      uint32_t n)
+{
+	struct hw_desc descs[SUBMIT_CHUNK];
+
+	for (uint32_t i = 0; i < n; i++)
+		descs[i] = event_desc(evs[i]);
+	if (n != 0) {
+		run_post(run, descs, n);
+		hw_qp_doorbell(run->qp);
+	}
+	runner_exit(&ctx->pe->runner);
+	if (n != 0) {
+		hw_qp_kick(run->qp);
+		if (run->qp->runs_in_poll)
+			pe_wake(ctx->pe);
+	}
+}
+
+/* Hand filled events to the mailbox (the PE's next turn posts them). */
+static void task_push(struct ctx_run *run, struct doca_event **evs, uint32_t n)
+{
 	for (uint32_t i = 0; i < n; i++)
 		mailbox_push_mpsc(&run->mbox, &evs[i]->mbox_node);
 	mailbox_announce(&run->mbox);
-	return true;
 }
 
 /* One task of a burst, inside the read-side section: handles, then state,
- * then the rest (the contract's order). */
+ * then the rest (the contract's order). The guard is taken (or not) for
+ * each chunk before its first task is prepared. */
 static doca_error_t task_submit_one(struct doca_ctx *ctx, const struct doca_task_desc *desc,
-				    struct ctx_run **run, struct doca_event **out)
+				    struct ctx_run **run, uint32_t k, bool *guarded,
+				    struct doca_event **out)
 {
 	struct doca_buf *src = buf_of(desc->src), *dst = buf_of(desc->dst);
 
@@ -179,7 +189,23 @@ static doca_error_t task_submit_one(struct doca_ctx *ctx, const struct doca_task
 			return DOCA_ERROR_BAD_STATE;
 		TSAN_ACQUIRE(*run);
 	}
-	return task_prepare(ctx, *run, desc, src, dst, out);
+	if (k == 0)
+		*guarded = task_guard_take(ctx, *run);
+	return task_prepare(ctx, *run, desc, src, dst, *guarded, out);
+}
+
+/* Hand a chunk over: posted under the guard, or pushed. True if pushed
+ * (the PE may need a wake-up to move them). */
+static bool task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
+			   uint32_t n, bool guarded)
+{
+	if (guarded) {
+		task_post_guarded(ctx, run, evs, n);
+		return false;
+	}
+	if (n != 0)
+		task_push(run, evs, n);
+	return n != 0;
 }
 
 doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_desc *descs,
@@ -190,7 +216,7 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_d
 	struct ctx_run *run = NULL;
 	struct doca_event *chunk[SUBMIT_CHUNK];
 	uint32_t i = 0, k = 0;
-	bool queued = false;
+	bool queued = false, guarded = false;
 
 	if (accepted != NULL)
 		*accepted = 0;
@@ -202,16 +228,17 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_d
 	if (ctx == NULL)
 		err = HANDLE_REFUSAL(h, MAGIC_CTX);
 	for (; err == DOCA_SUCCESS && i < n; i++) {
-		err = task_submit_one(ctx, &descs[i], &run, &chunk[k]);
+		err = task_submit_one(ctx, &descs[i], &run, k, &guarded, &chunk[k]);
 		if (err != DOCA_SUCCESS)
 			break;
 		if (++k == SUBMIT_CHUNK) {
-			queued |= task_hand_over(ctx, run, chunk, k);
+			queued |= task_hand_over(ctx, run, chunk, k, guarded);
 			k = 0;
+			guarded = false;
 		}
 	}
-	if (k != 0)
-		queued |= task_hand_over(ctx, run, chunk, k);
+	if (k != 0 || guarded)
+		queued |= task_hand_over(ctx, run, chunk, k, guarded);
 	if (queued)
 		pe_wake_after_push(ctx, run);
 	doca_rcu_read_unlock();
