@@ -34,7 +34,7 @@ MUTATIONS = [
     ("a typedef's comment", "doca_ctx.h",
      BLOCK + r"(typedef void \(\*doca_ctx_state_cb_t\))", r"\1", ["doca_ctx_state_cb_t"]),
     ("a 'Thread safety:' line", "doca_pe.h",
-     r" \*\n \* Thread safety:[^\n]*\n(?: \*  +[^\n]*\n)*( \*/\ndoca_error_t doca_pe_destroy\()", r"\1",
+     r" \*\n \* Thread safety:[^\n]*\n(?: \* {2,}[^ \n][^\n]*\n)*( \*/\ndoca_error_t doca_pe_destroy\()", r"\1",
      ["doca_pe_destroy", "Thread safety"]),
     ("an undocumented function added", "doca_buf.h",
      r"(#ifdef __cplusplus\n}\n#endif)", r"doca_error_t doca_buf_undocumented(struct doca_buf *buf);\n\n\1",
