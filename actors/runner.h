@@ -156,33 +156,32 @@ static inline void runner_out(struct runner *r)
 #define runner_out(r) ((void)0)
 #endif
 
-static inline const void *runner_tagged(uintptr_t tag)
+static inline const void *runner_tagged(const void *me, uintptr_t tag)
 {
-	return (const void *)((uintptr_t)runner_self() | tag);
+	return (const void *)((uintptr_t)me | tag);
 }
 
-/* Is cur a parked word of the calling thread (any generation)? */
-static inline bool runner_parked_mine(const void *cur)
+/* Is cur a parked word of identity me (any generation)? Then me is a
+ * record: only threads with one park. */
+static inline bool runner_parked_by(const void *cur, const void *me)
 {
-	return ((uintptr_t)cur & RUNNER_ID_MASK) == (uintptr_t)runner_tagged(RUNNER_PARKED_TAG);
+	return ((uintptr_t)cur & RUNNER_ID_MASK) == ((uintptr_t)me | RUNNER_PARKED_TAG);
 }
 
-/* Is the calling thread inside a parked section of r? */
-static inline bool runner_in_parked(const struct runner *r)
+/* Is thread t inside a parked section of r? */
+static inline bool runner_in_parked(const struct runner *r, const struct runner_thread *t)
 {
-	const struct runner_thread *t = runner_me;
-
-	for (uint32_t i = 0; t != NULL && i < t->depth; i++)
+	for (uint32_t i = 0; i < t->depth; i++)
 		if (atomic_load_explicit(&t->in[i], memory_order_relaxed) == r)
 			return true;
 	return false;
 }
 
-/* The parked owner enters W (cur) without a read-modify-write; false (its
- * list restored) if a revocation may be under way: take the slow way. */
-static inline bool runner_unpark(struct runner *r, const void *cur)
+/* The parked owner t enters W (cur) without a read-modify-write; false
+ * (its list restored) if a revocation may be under way: take the slow
+ * way. */
+static inline bool runner_unpark(struct runner *r, const void *cur, struct runner_thread *t)
 {
-	struct runner_thread *t = runner_me;
 	uint32_t d = t->depth;
 
 	if (d == RUNNER_NEST_MAX)
@@ -202,12 +201,15 @@ static inline bool runner_unpark(struct runner *r, const void *cur)
 	return false;
 }
 
-/* The caller's parked guard (cur is its parked word), entered as `as`. */
-static inline enum runner_entry runner_enter_parked(struct runner *r, const void *cur, const void *as)
+/* The caller's parked guard (cur is a parked word of me), entered as `as`. */
+static inline enum runner_entry runner_enter_parked(struct runner *r, const void *cur, const void *me,
+						    const void *as)
 {
-	if (runner_in_parked(r))
+	struct runner_thread *t = (struct runner_thread *)me;
+
+	if (runner_in_parked(r, t))
 		return RUNNER_NESTED; /* a callback of our own section */
-	if (runner_unpark(r, cur))
+	if (runner_unpark(r, cur, t))
 		return RUNNER_ENTERED;
 	EXPLORE_POINT(GUARD);
 	/* acquire: see a revoker's writes, if one held it in between. */
@@ -222,22 +224,25 @@ static inline enum runner_entry runner_enter_parked(struct runner *r, const void
  * free one. */
 static inline bool runner_try(struct runner *r)
 {
+	const void *me = runner_self();
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
 
-	if (runner_parked_mine(cur))
-		return runner_enter_parked(r, cur, runner_tagged(RUNNER_BRIEF_TAG)) == RUNNER_ENTERED;
+	if (runner_parked_by(cur, me))
+		return runner_enter_parked(r, cur, me, runner_tagged(me, RUNNER_BRIEF_TAG)) ==
+		       RUNNER_ENTERED;
 	cur = NULL;
 	EXPLORE_POINT(GUARD);
 	/* acquire: see the previous runner's writes (its exit released them). */
-	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, runner_tagged(RUNNER_BRIEF_TAG),
+	return atomic_compare_exchange_strong_explicit(&r->owner, &cur,
+						       runner_tagged(me, RUNNER_BRIEF_TAG),
 						       memory_order_acquire, memory_order_relaxed) &&
 	       runner_in(r);
 }
 
-/* Another thread's parked word (cur): revoke it (see top). ENTERED, BUSY
- * (its owner is inside), or NESTED meaning "look again" (the owner word
- * changed under us). */
-static inline enum runner_entry runner_revoke(struct runner *r, const void *cur)
+/* Another thread's parked word (cur): revoke it for me (see top).
+ * ENTERED, BUSY (its owner is inside), or NESTED meaning "look again" (the
+ * owner word changed under us). */
+static inline enum runner_entry runner_revoke(struct runner *r, const void *cur, const void *me)
 {
 	const struct runner_thread *owner =
 		(const struct runner_thread *)((uintptr_t)cur & RUNNER_ID_MASK & ~RUNNER_PARKED_TAG);
@@ -252,7 +257,7 @@ static inline enum runner_entry runner_revoke(struct runner *r, const void *cur)
 			return RUNNER_BUSY;
 	}
 	EXPLORE_POINT(GUARD);
-	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, runner_self(), memory_order_acquire,
+	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, me, memory_order_acquire,
 						       memory_order_relaxed) &&
 		       runner_in(r)
 		       ? RUNNER_ENTERED
@@ -269,8 +274,8 @@ static inline enum runner_entry runner_enter(struct runner *r)
 
 	if (cur == me)
 		return RUNNER_NESTED;
-	if (runner_parked_mine(cur)) {
-		enum runner_entry e = runner_enter_parked(r, cur, me);
+	if (runner_parked_by(cur, me)) {
+		enum runner_entry e = runner_enter_parked(r, cur, me, me);
 
 		if (e != RUNNER_BUSY)
 			return e;
@@ -286,7 +291,7 @@ static inline enum runner_entry runner_enter(struct runner *r)
 		    runner_in(r))
 			return RUNNER_ENTERED;
 		if (((uintptr_t)cur & RUNNER_PARKED_TAG) != 0) {
-			enum runner_entry e = runner_revoke(r, cur);
+			enum runner_entry e = runner_revoke(r, cur, me);
 
 			if (e != RUNNER_NESTED)
 				return e;
@@ -304,16 +309,18 @@ static inline enum runner_entry runner_enter(struct runner *r)
  * (RUNNER_BUSY; RUNNER_NESTED when the caller already holds it). */
 static inline enum runner_entry runner_enter_brief(struct runner *r)
 {
+	const void *me = runner_self();
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
 
-	if (cur == runner_self())
+	if (cur == me)
 		return RUNNER_NESTED;
-	if (runner_parked_mine(cur))
-		return runner_enter_parked(r, cur, runner_tagged(RUNNER_BRIEF_TAG));
+	if (runner_parked_by(cur, me))
+		return runner_enter_parked(r, cur, me, runner_tagged(me, RUNNER_BRIEF_TAG));
 	cur = NULL;
 	EXPLORE_POINT(GUARD);
 	/* acquire: see the previous runner's writes (its exit released them). */
-	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, runner_tagged(RUNNER_BRIEF_TAG),
+	return atomic_compare_exchange_strong_explicit(&r->owner, &cur,
+						       runner_tagged(me, RUNNER_BRIEF_TAG),
 						       memory_order_acquire, memory_order_relaxed) &&
 		       runner_in(r)
 		       ? RUNNER_ENTERED
@@ -324,16 +331,17 @@ static inline enum runner_entry runner_enter_brief(struct runner *r)
  * revoker asked for it. */
 static inline void runner_exit(struct runner *r)
 {
+	const void *me = runner_self();
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
 
 	runner_out(r);
 	EXPLORE_POINT(GUARD);
-	if (!runner_parked_mine(cur)) {
+	if (!runner_parked_by(cur, me)) {
 		/* release: publish this turn's writes to the next runner. */
 		atomic_store_explicit(&r->owner, NULL, memory_order_release);
 		return;
 	}
-	struct runner_thread *t = runner_me;
+	struct runner_thread *t = (struct runner_thread *)me;
 
 	t->depth--; /* sections nest: ours is the innermost */
 	/* release: a revoker that sees us gone sees this section. */
@@ -348,10 +356,11 @@ static inline void runner_exit(struct runner *r)
 /* Leave, keeping the guard parked for the calling thread (see top). */
 static inline void runner_exit_park(struct runner *r)
 {
+	const void *me = runner_self();
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
 
 	EXPLORE_POINT(GUARD);
-	if (runner_me == NULL || cur != runner_self()) {
+	if (runner_me == NULL || cur != me) {
 		runner_exit(r); /* parked already, or held briefly */
 		return;
 	}
@@ -362,7 +371,7 @@ static inline void runner_exit_park(struct runner *r)
 	/* release: this turn's writes, for a revoker's CAS */
 	atomic_store_explicit(&r->owner,
 			      (const void *)((uintptr_t)r->park_gen << RUNNER_GEN_SHIFT |
-					     (uintptr_t)runner_tagged(RUNNER_PARKED_TAG)),
+					     (uintptr_t)runner_tagged(me, RUNNER_PARKED_TAG)),
 			      memory_order_release);
 }
 
@@ -370,9 +379,10 @@ static inline void runner_exit_park(struct runner *r)
  * inside it (before the caller stops running the actor for a while). */
 static inline void runner_unpark_for_others(struct runner *r)
 {
+	const void *me = runner_self();
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
 
-	if (!runner_parked_mine(cur) || runner_in_parked(r))
+	if (!runner_parked_by(cur, me) || runner_in_parked(r, (const struct runner_thread *)me))
 		return;
 	EXPLORE_POINT(GUARD);
 	/* release: the next runner sees what we wrote. */
@@ -383,11 +393,12 @@ static inline void runner_unpark_for_others(struct runner *r)
 /* True if the caller holds the guard (a parked one only while inside). */
 static inline bool runner_is_self(struct runner *r)
 {
+	const void *me = runner_self();
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
 
-	if (cur == runner_self())
+	if (cur == me)
 		return true;
-	return runner_parked_mine(cur) && runner_in_parked(r);
+	return runner_parked_by(cur, me) && runner_in_parked(r, (const struct runner_thread *)me);
 }
 
 #endif /* DOCA_RUNNER_H */

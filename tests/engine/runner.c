@@ -416,7 +416,7 @@ Test(runner, the_loop_thread_keeps_its_guard_parked)
 	cr_assert_eq(doca_pe_progress(f.pe), 0);
 	const void *w = owner_word(f.pe);
 
-	cr_assert(runner_parked_mine(w), "parked for us: %p", w);
+	cr_assert(runner_parked_by(w, runner_self()), "parked for us: %p", w);
 	for (int i = 0; i < 3; i++)
 		copy_once(&f);
 	cr_assert_eq(owner_word(f.pe), w, "the same parked word after three copies");
@@ -440,7 +440,7 @@ static void *progress_elsewhere(void *arg)
 	o->before = owner_word(o->pe);
 	o->rc = doca_pe_try_progress(o->pe, &o->events);
 	o->after = owner_word(o->pe);
-	o->parked_for_it = runner_parked_mine(o->after);
+	o->parked_for_it = runner_parked_by(o->after, runner_self());
 	return NULL;
 }
 
@@ -464,9 +464,9 @@ Test(runner, another_thread_revokes_a_parked_guard_and_parks_it_for_itself)
 	cr_assert_eq(o.events, 0);
 	cr_assert_eq(o.before, w);
 	cr_assert(o.parked_for_it, "parked for the other thread: %p", o.after);
-	cr_assert(!runner_parked_mine(o.after));
+	cr_assert(!runner_parked_by(o.after, runner_self()));
 	copy_once(&f); /* revokes the exited thread's parking */
-	cr_assert(runner_parked_mine(owner_word(f.pe)));
+	cr_assert(runner_parked_by(owner_word(f.pe), runner_self()));
 	cr_assert_neq(owner_word(f.pe), w, "a new parking, a new generation");
 	fixture_down(&f);
 }
