@@ -37,7 +37,9 @@
  *    too, so exactly one of them gets the guard;
  *  - present: the owner is inside: busy, as for a held guard. revoke stays
  *    1, so the owner gives the parked guard up (CAS W → nobody) when it
- *    leaves; the next call finds it free.
+ *    leaves; the next call finds it free. A brief hold (runner_try,
+ *    runner_enter_brief) is listed with a tag, and the revoker waits for
+ *    it to end instead, as runner_enter waits for any brief holder.
  * revoke is cleared only by a thread parking a guard it holds unparked,
  * before it publishes the new parked word. So while W is the owner word
  * nobody clears the revoke a revoker of W stored, and a revoker whose W
@@ -64,7 +66,8 @@
  * most two CAS): wait-free; a thread's first call also takes a mutex to
  * get its record. runner_enter returns after a bounded number of steps
  * (entered, nested or busy; a revocation adds one membarrier system call)
- * unless a brief holder has the guard: then it spins, yielding the CPU
+ * unless a brief holder has the guard (held, or parked and in a brief
+ * hold): then it spins, yielding the CPU
  * every 64 tries, until the holder leaves — the holder's bounded work (the
  * engine posts at most one chunk of descriptors and rings a doorbell, or
  * returns one burst of credits) plus however long that thread is
@@ -168,11 +171,18 @@ static inline bool runner_parked_by(const void *cur, const void *me)
 	return ((uintptr_t)cur & RUNNER_ID_MASK) == ((uintptr_t)me | RUNNER_PARKED_TAG);
 }
 
+/* An entry of a thread's list: the runner, tagged when the hold is brief. */
+static inline const struct runner *runner_entry_of(const struct runner *r, bool brief)
+{
+	return (const struct runner *)((uintptr_t)r | (uintptr_t)brief);
+}
+
 /* Is thread t inside a parked section of r? */
 static inline bool runner_in_parked(const struct runner *r, const struct runner_thread *t)
 {
 	for (uint32_t i = 0; i < t->depth; i++)
-		if (atomic_load_explicit(&t->in[i], memory_order_relaxed) == r)
+		if (((uintptr_t)atomic_load_explicit(&t->in[i], memory_order_relaxed) & ~(uintptr_t)1) ==
+		    (uintptr_t)r)
 			return true;
 	return false;
 }
@@ -180,14 +190,14 @@ static inline bool runner_in_parked(const struct runner *r, const struct runner_
 /* The parked owner t enters W (cur) without a read-modify-write; false
  * (its list restored) if a revocation may be under way: take the slow
  * way. */
-static inline bool runner_unpark(struct runner *r, const void *cur, struct runner_thread *t)
+static inline bool runner_unpark(struct runner *r, const void *cur, struct runner_thread *t, bool brief)
 {
 	uint32_t d = t->depth;
 
 	if (d == RUNNER_NEST_MAX)
 		return false;
 	EXPLORE_POINT(GUARD);
-	atomic_store_explicit(&t->in[d], r, memory_order_relaxed);
+	atomic_store_explicit(&t->in[d], runner_entry_of(r, brief), memory_order_relaxed);
 	t->depth = d + 1u;
 	asym_fence_light(); /* our entry is visible before we load revoke (see top) */
 	EXPLORE_POINT(GUARD);
@@ -209,7 +219,7 @@ static inline enum runner_entry runner_enter_parked(struct runner *r, const void
 
 	if (runner_in_parked(r, t))
 		return RUNNER_NESTED; /* a callback of our own section */
-	if (runner_unpark(r, cur, t))
+	if (runner_unpark(r, cur, t, ((uintptr_t)as & RUNNER_BRIEF_TAG) != 0))
 		return RUNNER_ENTERED;
 	EXPLORE_POINT(GUARD);
 	/* acquire: see a revoker's writes, if one held it in between. */
@@ -247,14 +257,24 @@ static inline enum runner_entry runner_revoke(struct runner *r, const void *cur,
 	const struct runner_thread *owner =
 		(const struct runner_thread *)((uintptr_t)cur & RUNNER_ID_MASK & ~RUNNER_PARKED_TAG);
 
+	unsigned spins = 0;
+
 	EXPLORE_POINT(GUARD);
 	atomic_store_explicit(&r->revoke, 1, memory_order_relaxed);
 	asym_fence_heavy(); /* revoke is visible before we read its list (see top) */
 	for (uint32_t i = 0; i < RUNNER_NEST_MAX; i++) {
 		EXPLORE_POINT(GUARD);
 		/* acquire: pairs with the owner's release when it left. */
-		if (atomic_load_explicit(&owner->in[i], memory_order_acquire) == r)
+		const struct runner *in = atomic_load_explicit(&owner->in[i], memory_order_acquire);
+
+		if (in == r)
 			return RUNNER_BUSY;
+		if (in == runner_entry_of(r, true)) { /* a brief hold: wait for it */
+			EXPLORE_YIELD();
+			if (++spins % 64u == 0)
+				sched_yield(); /* the brief holder may have been preempted */
+			i = (uint32_t)-1; /* look at the whole list again */
+		}
 	}
 	EXPLORE_POINT(GUARD);
 	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, me, memory_order_acquire,

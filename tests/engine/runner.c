@@ -538,3 +538,39 @@ Test(runner, a_free_elsewhere_leaves_a_parked_guard_alone)
 	cr_assert_eq(owner_word(f.pe), w);
 	fixture_down(&f);
 }
+
+static _Atomic bool about_to_progress;
+
+static void *progress_elsewhere_flagged(void *arg)
+{
+	atomic_store(&about_to_progress, true);
+	return progress_elsewhere(arg);
+}
+
+/* A brief hold of a parked guard (here runner_enter_brief, as a submit
+ * posting straight to the device takes it) makes another thread's
+ * progress wait for its end, not refuse: that call then succeeds. */
+Test(runner, a_revocation_waits_for_a_brief_hold_of_the_parked_guard)
+{
+	struct fixture f;
+	struct other_progress o = { 0 };
+	pthread_t t;
+
+	fixture_up(&f);
+	cr_assert_eq(doca_pe_progress(f.pe), 0); /* parks */
+	const void *w = owner_word(f.pe);
+
+	cr_assert_eq(runner_enter_brief(&f.pe->runner), RUNNER_ENTERED);
+	cr_assert_eq(owner_word(f.pe), w, "a brief hold of a parked guard keeps the word");
+	o.pe = f.pe;
+	atomic_store(&about_to_progress, false);
+	pthread_create(&t, NULL, progress_elsewhere_flagged, &o);
+	while (!atomic_load(&about_to_progress))
+		sched_yield();
+	sleep_ms(20); /* most likely inside its wait now; either way it must not be refused */
+	runner_exit(&f.pe->runner);
+	pthread_join(t, NULL);
+	cr_assert_eq(o.rc, DOCA_SUCCESS, "waited, not refused: %s", doca_error_get_name(o.rc));
+	cr_assert(o.parked_for_it);
+	fixture_down(&f);
+}
