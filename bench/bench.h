@@ -90,6 +90,8 @@ struct bench_result {
 	double alloc_per_task; /**< heap bytes per task; NAN unknown */
 	double wakeups_per_task; /**< event mode: median wake-ups per completion; NAN otherwise */
 	double empty_share;    /**< event mode: median share of wake-ups that found no event; NAN otherwise */
+	double tps_reps[BENCH_MAX_REPS]; /**< tasks/s of each repetition, for bench_pair_ratio */
+	char note[64];         /**< shown in the note column (bench_note_ratio) */
 };
 
 /** Loop turns between two clock reads: every turn when a turn moves 64 KiB or more. */
@@ -138,6 +140,10 @@ const struct bench_result *bench_results(size_t *n);
 const struct bench_result *bench_find(const char *scenario, size_t size, unsigned batch,
 				      unsigned threads, const char *contender);
 void bench_add_note(const char *scenario, const char *contender, const char *why);
+/* Median over repetitions of a's tasks/s over b's (rows of one case); NAN if either is missing. */
+double bench_pair_ratio(const struct bench_result *a, const struct bench_result *b);
+/* Note "<a>/<b> = ratio" on the row of @p a in the case last measured, against its row of @p b. */
+void bench_note_ratio(const char *a, const char *b);
 
 /* bench_alloc.c: bytes allocated so far by the calling thread, < 0 unknown */
 double bench_thread_allocated(void);
@@ -145,6 +151,8 @@ const char *bench_alloc_method(void);
 
 /* bench_report.c */
 void bench_report(const struct bench_opts *o, double syscalls_per_task, const char *syscalls_line);
+/* The instruction counts of bench_instr for the MET/MISSED list (default: not measured). */
+void bench_report_instr(double task, double burst);
 
 /* bench_plot.c */
 void bench_plot(const struct bench_opts *o, const char *stamp);
@@ -152,9 +160,12 @@ void bench_plot(const struct bench_opts *o, const char *stamp);
 /* bench_syscalls.c: syscalls per task of the inline loop under strace */
 double bench_syscalls(const char *self, unsigned batch, char *line, size_t cap);
 
-/* bench_instr.c: instructions per task of both loop shapes under callgrind;
- * @return 0, or 1 when valgrind could not measure */
-int bench_instr(const char *self, unsigned batch);
+/* bench_instr.c: instructions per task of both loop shapes under callgrind,
+ * printed unless @p quiet, stored in per_task[0] (task) and [1] (burst), NAN
+ * if not measured; @return 0, or 1 when valgrind could not measure */
+int bench_instr(const char *self, unsigned batch, bool quiet, double per_task[2]);
+#define BENCH_INSTR_TASK_GOAL 250.0  /* issue 12: instructions per task, per-task calls */
+#define BENCH_INSTR_BURST_GOAL 150.0 /* issue 12: instructions per task, burst calls */
 
 /* scenario_*.c */
 void scenario_inline(const struct bench_opts *o);
@@ -168,6 +179,8 @@ void scenario_events(const struct bench_opts *o);
 void ours_copy_contender(struct bench_contender *c, const char *dev_open);
 void ours_latency_contender(struct bench_contender *c);
 void ours_mailbox_contender(struct bench_contender *c);
+void ours_mailbox_baseline_contender(struct bench_contender *c, unsigned submitters);
+void ours_shape_contender(struct bench_contender *c, const char *shape);
 void ours_scaling_contender(struct bench_contender *c, unsigned cpus);
 void ours_events_contender(struct bench_contender *c, bool producer);
 uint64_t ours_inline_loop(size_t size, unsigned batch, uint64_t tasks);

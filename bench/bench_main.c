@@ -44,7 +44,7 @@ int main(int argc, char **argv)
 	struct bench_opts o;
 	const char *cmd;
 	char sys_line[512] = "not measured (run `doca_bench` or `doca_bench syscalls`)";
-	double sys_per_task = NAN;
+	double sys_per_task = NAN, instr[2];
 	bool all;
 
 	bench_parse(argc, argv, &o, &cmd);
@@ -53,8 +53,12 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "loop"))
 		return cmd_loop(&o);
 	if (!strcmp(cmd, "instr"))
-		return bench_instr(self_path(), o.batch);
+		return bench_instr(self_path(), o.batch, false, instr);
 	all = !strcmp(cmd, "all");
+	if (all) {
+		bench_instr(self_path(), o.batch, true, instr);
+		bench_report_instr(instr[0], instr[1]);
+	}
 	if (all || !strcmp(cmd, "syscalls")) {
 		bench_progress("syscalls: strace -c -f over the inline loop");
 		sys_per_task = bench_syscalls(self_path(), o.batch, sys_line, sizeof(sys_line));

@@ -18,9 +18,11 @@ struct target {
 	char detail[200];
 };
 
-#define N_TARGETS 11
-static struct target targets[N_TARGETS];
+#define MAX_TARGETS 32
+static struct target targets[MAX_TARGETS];
+static int n_targets; /* filled by evaluate() */
 static char machine[640];
+static double instr_task = NAN, instr_burst = NAN; /* bench_report_instr */
 
 static void describe_machine(void)
 {
@@ -70,7 +72,76 @@ static void ratio_target(struct target *t, const char *name, const char *scenari
 		 lower_better ? "<=" : ">=", goal);
 }
 
-/* Largest heap bytes per task over every doca row of the inline and offload scenarios. */
+/* Median of per-repetition ratios between two contenders of one case (neither
+ * of them the case's first contender). */
+static void pair_target(struct target *t, const char *name, const char *scenario, size_t size,
+			unsigned batch, unsigned threads, const char *a, const char *b, double goal)
+{
+	const struct bench_result *ra = bench_find(scenario, size, batch, threads, a);
+	const struct bench_result *rb = bench_find(scenario, size, batch, threads, b);
+
+	t->name = name;
+	t->value = bench_pair_ratio(ra, rb);
+	if (isnan(t->value)) {
+		t->verdict = "N/A";
+		snprintf(t->detail, sizeof(t->detail), "%s or %s not measured", a, b);
+		return;
+	}
+	t->verdict = t->value >= goal ? "MET" : "MISSED";
+	snprintf(t->detail, sizeof(t->detail), "%s/%s = %.2f (goal >= %.2f)", a, b, t->value, goal);
+}
+
+/* 2..N foreign submitters: the worst of the mailbox rows' ratio doca (t
+ * submitters) / doca-1sub, measured interleaved in each case. */
+static void mailbox_many_target(struct target *t)
+{
+	size_t n;
+	const struct bench_result *r = bench_results(&n);
+	double worst = NAN;
+	unsigned at = 0, most = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(r[i].bc.scenario, "mailbox") || strcmp(r[i].contender, "doca-1sub") ||
+		    r[i].skip[0] || isnan(r[i].ratio))
+			continue;
+		most = r[i].bc.threads > most ? r[i].bc.threads : most;
+		if (isnan(worst) || r[i].ratio < worst) {
+			worst = r[i].ratio;
+			at = r[i].bc.threads;
+		}
+	}
+	t->name = "mailbox 2..N foreign submitters >= 1 submitter's tasks/s";
+	t->value = worst;
+	t->verdict = isnan(worst) ? "N/A" : worst >= 1.0 ? "MET" : "MISSED";
+	if (isnan(worst))
+		snprintf(t->detail, sizeof(t->detail), "not measured (mailbox with --threads 2 or more)");
+	else
+		snprintf(t->detail, sizeof(t->detail), "lowest doca/doca-1sub over 2..%u submitters = %.2f at %u "
+			 "(goal >= 1.00)", most, worst, at);
+}
+
+/* Callgrind's instructions per task (bench_instr), when it ran in this run. */
+static void instr_target(struct target *t, const char *name, double per_task, double goal)
+{
+	t->name = name;
+	t->value = per_task;
+	t->verdict = isnan(per_task) ? "N/A" : per_task <= goal ? "MET" : "MISSED";
+	if (isnan(per_task))
+		snprintf(t->detail, sizeof(t->detail), "not measured (`doca_bench all` or `doca_bench instr`; "
+			 "needs valgrind)");
+	else
+		snprintf(t->detail, sizeof(t->detail), "%.1f instr/task by callgrind (goal <= %.0f)", per_task,
+			 goal);
+}
+
+void bench_report_instr(double task, double burst)
+{
+	instr_task = task;
+	instr_burst = burst;
+}
+
+/* Largest heap bytes per task over every doca row (doca, doca-task, doca-burst)
+ * of the inline and offload scenarios. */
 static void alloc_target(struct target *t)
 {
 	size_t n;
@@ -78,7 +149,7 @@ static void alloc_target(struct target *t)
 	double worst = NAN;
 
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(r[i].contender, "doca") && !isnan(r[i].alloc_per_task) &&
+		if (!strncmp(r[i].contender, "doca", 4) && !isnan(r[i].alloc_per_task) &&
 		    (!strcmp(r[i].bc.scenario, "inline") || !strcmp(r[i].bc.scenario, "offload")))
 			worst = isnan(worst) ? r[i].alloc_per_task : fmax(worst, r[i].alloc_per_task);
 	t->name = "steady state: zero heap allocations per task";
@@ -119,8 +190,10 @@ static void evaluate(double sys_per_task, const char *sys_line)
 {
 	struct target *t = targets;
 
-	ratio_target(t++, "inline 64 B batch 32 >= 5x io_uring NOP batch 32", "inline", 64, 32, 0,
-		     "io_uring-nop", 5.0, false);
+	pair_target(t++, "inline 64 B per-task calls (doca-task) >= 3x io_uring NOP batch 32", "inline", 64, 32,
+		    0, "doca-task", "io_uring-nop", 3.0);
+	pair_target(t++, "inline 64 B burst calls (doca-burst) >= 5x io_uring NOP batch 32", "inline", 64, 32,
+		    0, "doca-burst", "io_uring-nop", 5.0);
 	ratio_target(t++, "offload 64 B >= 1.5x DPDK skeleton tasks/s", "offload", 64, 0, 0,
 		     "dpdk-skeleton", 1.5, false);
 	ratio_target(t++, "offload 4 KiB >= 1.0x DPDK GB/s", "offload", 4096, 0, 0, "dpdk-skeleton", 1.0,
@@ -133,11 +206,17 @@ static void evaluate(double sys_per_task, const char *sys_line)
 		     true);
 	ratio_target(t++, "latency 64 B p50 <= 1.5x ck ping-pong RTT", "latency", 64, 0, 0, "ck-pingpong",
 		     1.5, true);
-	ratio_target(t++, "mailbox 1 foreign submitter >= 0.5x raw ck SPSC items/s", "mailbox", 0, 0, 1,
-		     "ck-spsc", 0.5, false);
+	ratio_target(t++, "mailbox 1 foreign submitter >= 0.8x the PE submitting to itself", "mailbox", 0, 0, 1,
+		     "doca-self", 0.8, false);
+	mailbox_many_target(t++);
+	instr_target(t++, "instructions per task, inline 64 B, per-task calls <= 250", instr_task,
+		     BENCH_INSTR_TASK_GOAL);
+	instr_target(t++, "instructions per task, inline 64 B, burst calls <= 150", instr_burst,
+		     BENCH_INSTR_BURST_GOAL);
 	alloc_target(t++);
 	syscall_target(t++, sys_per_task, sys_line);
 	scaling_target(t++);
+	n_targets = (int)(t - targets);
 }
 
 static void fmt_num(char *buf, size_t cap, double v, const char *fmt)
@@ -169,7 +248,7 @@ static void print_row(FILE *out, const struct bench_result *r, bool md)
 		snprintf(note, sizeof(note), "%.3f wake-ups/task, %.1f %% empty", r->wakeups_per_task,
 			 100 * r->empty_share);
 	else
-		note[0] = '\0';
+		snprintf(note, sizeof(note), "%s", r->note);
 	fprintf(out, "%s%-8s%s%8zu%s%5u%s%3u%s%-14s%s%9s%s%7s%s%7s%s%7s%s%7s%s%6s%s%6s%s%6s%s%s%s\n",
 		md ? "| " : "", r->bc.scenario, sep, r->bc.size, sep, r->bc.batch, sep, r->bc.threads, sep,
 		r->contender, sep, mt, sep, gb, sep, p50, sep, p99, sep, p999, sep, ratio, sep, spread, sep,
@@ -194,7 +273,7 @@ static void print_table(FILE *out, bool md)
 
 static void print_targets(FILE *out, bool md)
 {
-	for (int i = 0; i < N_TARGETS; i++)
+	for (int i = 0; i < n_targets; i++)
 		fprintf(out, "%s%-7s %s — %s\n", md ? "- " : "  ", targets[i].verdict, targets[i].name,
 			targets[i].detail);
 }
@@ -236,10 +315,10 @@ static void write_json(const char *path, const struct bench_opts *o)
 		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
 	}
 	fprintf(f, "  ],\n  \"targets\": [\n");
-	for (int i = 0; i < N_TARGETS; i++) {
+	for (int i = 0; i < n_targets; i++) {
 		fprintf(f, "    {\"target\": \"%s\", \"verdict\": \"%s\", ", targets[i].name, targets[i].verdict);
 		json_num(f, "value", targets[i].value, true);
-		fprintf(f, "\"detail\": \"%s\"}%s\n", targets[i].detail, i + 1 < N_TARGETS ? "," : "");
+		fprintf(f, "\"detail\": \"%s\"}%s\n", targets[i].detail, i + 1 < n_targets ? "," : "");
 	}
 	fprintf(f, "  ]\n}\n");
 	fclose(f);

@@ -98,6 +98,7 @@ static void summarize(const struct bench_opts *o, struct bench_result *r, const 
 		hi = fmax(hi, s->tps[i]);
 	}
 	r->spread = r->tasks_per_s > 0 ? (hi - lo) / r->tasks_per_s : NAN;
+	memcpy(r->tps_reps, s->tps, o->reps * sizeof(*s->tps));
 	if (s == ours || !ours)
 		return;
 	for (unsigned i = 0; i < o->reps; i++)
@@ -138,6 +139,44 @@ void bench_run_case(const struct bench_opts *o, const struct bench_case *bc,
 		cs[i].ops->teardown(&cs[i]);
 		summarize(o, r, &s[i], skip[0] ? NULL : &s[0], latency);
 	}
+}
+
+double bench_pair_ratio(const struct bench_result *a, const struct bench_result *b)
+{
+	double ratio[BENCH_MAX_REPS];
+
+	if (!a || !b || a->skip[0] || b->skip[0] || !a->reps || a->reps != b->reps)
+		return NAN;
+	for (unsigned i = 0; i < a->reps; i++)
+		ratio[i] = a->tps_reps[i] / b->tps_reps[i];
+	return bench_median(ratio, a->reps);
+}
+
+/* The row of @p contender in the case of the last result, or NULL. */
+static struct bench_result *last_case_row(const char *contender)
+{
+	const struct bench_case *last = n_results ? &results[n_results - 1].bc : NULL;
+
+	for (size_t i = n_results; i > 0; i--) {
+		struct bench_result *r = &results[i - 1];
+
+		if (strcmp(r->bc.scenario, last->scenario) || r->bc.size != last->size ||
+		    r->bc.batch != last->batch || r->bc.threads != last->threads)
+			return NULL;
+		if (!strcmp(r->contender, contender))
+			return r;
+	}
+	return NULL;
+}
+
+void bench_note_ratio(const char *a, const char *b)
+{
+	struct bench_result *ra = last_case_row(a);
+	struct bench_result *rb = last_case_row(b);
+	double ratio = bench_pair_ratio(ra, rb);
+
+	if (ra && !isnan(ratio))
+		snprintf(ra->note, sizeof(ra->note), "%s/%s = %.2f", a, b, ratio);
 }
 
 const struct bench_result *bench_results(size_t *n)

@@ -13,7 +13,9 @@ static void run(const struct bench_opts *o, const struct bench_case *bc, struct 
 		free(cs[i].priv);
 }
 
-/* (a) one thread, "sw0" inline, batch 1 and batch N; io_uring NOP at the smallest size. */
+/* (a) one thread, "sw0" inline, batch 1 and batch N; io_uring NOP at the
+ * smallest size, where batch N also runs the two loop shapes of issue 12
+ * (ours_shapes.c), each noted against io_uring NOP. */
 void scenario_inline(const struct bench_opts *o)
 {
 	unsigned batches[2] = { 1, o->batch };
@@ -23,14 +25,23 @@ void scenario_inline(const struct bench_opts *o)
 			struct bench_case bc = { .scenario = "inline", .size = o->sizes[s],
 						 .batch = batches[b], .depth = batches[b], .threads = 1,
 						 .seed = o->seed };
-			struct bench_contender cs[3];
+			struct bench_contender cs[5];
 			size_t n = 0;
+			bool shapes = s == 0 && b == 1;
 
 			ours_copy_contender(&cs[n++], BENCH_INLINE_DEV);
+			if (shapes) {
+				ours_shape_contender(&cs[n++], "task");
+				ours_shape_contender(&cs[n++], "burst");
+			}
 			peer_memcpy_contender(&cs[n++]);
 			if (s == 0)
 				peer_uring_contender(&cs[n++]);
 			run(o, &bc, cs, n);
+			if (shapes) {
+				bench_note_ratio("doca-task", "io_uring-nop");
+				bench_note_ratio("doca-burst", "io_uring-nop");
+			}
 		}
 	}
 }
@@ -65,17 +76,20 @@ void scenario_latency(const struct bench_opts *o)
 	}
 }
 
-/* (d) 1..N foreign submitters into one context, vs one raw ck SPSC ring. */
+/* (d) 1..N foreign submitters into one context, against the PE submitting
+ * to itself (1 submitter) or against 1 submitter (2..N), interleaved; one
+ * raw ck SPSC ring as information. */
 void scenario_mailbox(const struct bench_opts *o)
 {
 	for (unsigned t = 1; t <= o->threads; t++) {
 		struct bench_case bc = { .scenario = "mailbox", .size = 64, .batch = 1,
 					 .depth = 1024, .threads = t, .seed = o->seed };
-		struct bench_contender cs[2];
+		struct bench_contender cs[3];
 
 		ours_mailbox_contender(&cs[0]);
-		peer_ck_spsc_contender(&cs[1]);
-		run(o, &bc, cs, 2);
+		ours_mailbox_baseline_contender(&cs[1], t == 1 ? 0 : 1);
+		peer_ck_spsc_contender(&cs[2]);
+		run(o, &bc, cs, 3);
 	}
 }
 
