@@ -136,7 +136,6 @@ static doca_error_t run_create(struct doca_ctx *ctx, struct ctx_run **out)
 	struct hw_qp_attr attr = {
 		.depth = ctx->max_tasks,
 		.wake = pe_wake_cb,
-		.wake_arg = ctx->pe,
 	};
 	struct hw_qp *qp;
 	doca_error_t err;
@@ -145,6 +144,9 @@ static doca_error_t run_create(struct doca_ctx *ctx, struct ctx_run **out)
 	if (run == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	mailbox_init(&run->mbox);
+	run->ctx = ctx;
+	run->pe = ctx->pe;
+	attr.wake_arg = run;
 	run->credits = &ctx->credits;
 	err = pool_init(run, ctx, ctx->max_tasks);
 	if (err == DOCA_SUCCESS)
@@ -229,7 +231,8 @@ static void stop_hand_to_pe(struct doca_ctx *ctx, struct doca_pe *pe)
 	EXPLORE_POINT(ATOMIC);
 	/* release: the PE's acquire sees STOPPING reported before it may finish. */
 	atomic_store_explicit(&ctx->may_finalize, true, memory_order_release);
-	pe_wake(pe);
+	pe_ready_signal(pe, ctx); /* its PE visits it to flush and finish */
+	pe_wake_fenced(pe);       /* (the signal fenced after the store) */
 	doca_rcu_read_unlock();
 }
 

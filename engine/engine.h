@@ -31,6 +31,7 @@
 #include "actors/explore.h"
 #include "actors/hb_annotate.h"
 #include "actors/mailbox.h"
+#include "actors/ready_set.h"
 #include "actors/runner.h"
 #include "actors/worker.h"
 #include "engine/handle.h"
@@ -188,6 +189,8 @@ struct ctx_credits {
  * that run's object, never one being rebuilt. */
 struct ctx_run {
 	struct rcu_head rcu;
+	struct doca_ctx *ctx;    /* its context, and that context's PE: fixed */
+	struct doca_pe *pe;      /* for the run's life (signals, engine/pe_ready.c) */
 	struct task_pool pool;
 	struct mailbox mbox;
 	struct hw_qp *qp;
@@ -231,6 +234,9 @@ struct doca_ctx {
 	pthread_mutex_t report_lock;
 
 	_Alignas(64) struct ctx_credits credits;
+	/* its node in its PE's ready set (engine/pe_ready.c): written by
+	 * whoever gives it work, on a line of its own */
+	_Alignas(64) struct ready_node ready;
 	/* written by the PE every turn: kept off the lines submitters read */
 	_Alignas(64) _Atomic uint32_t refs; /* the handle + PE turns holding it */
 	struct rcu_head rcu;
@@ -310,7 +316,7 @@ struct doca_pe {
 	_Atomic uint32_t gen;    /* the handle generation (engine/handle.h) */
 	struct runner runner;
 	struct pe_members *members;   /* RCU-published; g_config_lock for writers */
-	uint32_t cursor;              /* runner: first member scanned next turn */
+	struct ready_set ready;        /* the contexts with work (engine/pe_ready.c) */
 	struct doca_event *ready_head; /* runner */
 	struct doca_event *ready_tail;
 	struct doca_event *cb_event;   /* runner: the event inside its callback */
@@ -337,6 +343,30 @@ uint32_t pe_turn(struct doca_pe *pe);
 uint32_t run_feed(struct ctx_run *run, uint32_t max);
 /* fork() child: the worker lock anew (its holder may not exist there). */
 void pe_worker_after_fork_child(void);
+
+/* ---- the ready set: contexts with work (engine/pe_ready.c) ---- */
+
+/* After publishing work for ctx (a push into its mailbox, a post its PE
+ * must run, a completion on its queue pair, a stop to finish, a credit back
+ * on a stopping ctx) and a full fence: its PE visits it after this. The
+ * caller keeps pe and ctx alive (a read-side section or a reference). Any
+ * thread. */
+void pe_ready_signal_fenced(struct doca_pe *pe, struct doca_ctx *ctx);
+/* The same with the fence. */
+void pe_ready_signal(struct doca_pe *pe, struct doca_ctx *ctx);
+/* True if a turn has something to do for ctx's run (runner guard held,
+ * inside a read-side section). */
+bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run);
+/* The node of ctx, in its PE's ready set or not, after its visit: kept
+ * for the next turn when `more`, else released and looked at once more
+ * (runner guard held, inside a read-side section). */
+void pe_ready_after_visit(struct doca_pe *pe, struct doca_ctx *ctx, bool more);
+/* ctx is being destroyed (g_config_lock held): false if its PE's ready set
+ * holds it, which then keeps the handle's reference and drops it. */
+bool ctx_ready_detach(struct doca_ctx *ctx);
+/* The PE's memory goes: drop the references its ready set still holds
+ * (every context is destroyed; no signaller is left). */
+void pe_ready_fini(struct doca_pe *pe);
 
 /* The device descriptor of a queued copy task. */
 static inline struct hw_desc event_desc(const struct doca_event *ev)
@@ -366,8 +396,9 @@ void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run);
  * arming and sleeping) is armed anew, so the turn's polls cannot make a
  * submitter skip a wake-up it needs (pe_wake_after_push). Runner guard held. */
 void pe_turn_rearm(struct doca_pe *pe);
-/* hw_qp_attr.wake trampoline (the backend has fenced: pe_wake_fenced). */
-void pe_wake_cb(void *pe);
+/* hw_qp_attr.wake trampoline, arg a struct ctx_run: signals its context
+ * and wakes its PE (the backend has fenced: pe_wake_fenced). */
+void pe_wake_cb(void *run);
 /* Add/remove a qp's completion channel fd to/from the PE's epoll set. */
 doca_error_t pe_watch_qp(struct doca_pe *pe, struct hw_qp *qp);
 void pe_unwatch_qp(struct doca_pe *pe, struct hw_qp *qp);

@@ -190,6 +190,9 @@ static void route_flush(struct free_route *r)
 {
 	if (r->mbox_run != NULL) {
 		mailbox_announce(&r->mbox_run->mbox);
+		/* its PE visits the run to take the credits back (the
+		 * announce fenced after the pushes) */
+		pe_ready_signal_fenced(r->mbox_run->pe, r->mbox_run->ctx);
 		r->mbox_run = NULL;
 	}
 }

@@ -85,10 +85,12 @@ void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
 {
 	struct doca_pe *pe = ctx->pe;
 
+	/* seq_cst fence: the pushes are visible before the ready flag's and
+	 * the armed flag's loads. */
+	atomic_thread_fence(memory_order_seq_cst);
+	pe_ready_signal_fenced(pe, ctx);
 	if (DOCA_REVERTED("push_wake_skipped"))
 		return;
-	/* seq_cst fence: the pushes are visible before the armed load. */
-	atomic_thread_fence(memory_order_seq_cst);
 	EXPLORE_POINT(WAKE);
 	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) != PE_ARMED)
 		return;
@@ -124,9 +126,13 @@ void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
 	pe_wake_fenced(pe);
 }
 
-void pe_wake_cb(void *pe)
+void pe_wake_cb(void *arg)
 {
-	pe_wake_fenced(pe); /* the backend fenced (hw_qp_attr.wake) */
+	struct ctx_run *run = arg;
+
+	/* the backend fenced after its completions (hw_qp_attr.wake) */
+	pe_ready_signal_fenced(run->pe, run->ctx);
+	pe_wake_fenced(run->pe);
 }
 
 doca_error_t pe_watch_qp(struct doca_pe *pe, struct hw_qp *qp)

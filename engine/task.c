@@ -128,8 +128,10 @@ static bool task_post_direct(struct doca_ctx *ctx, struct ctx_run *run, struct d
 	runner_exit(runner);
 	if (posted)
 		hw_qp_kick(run->qp);
+	if (posted && !run->qp->signals_completions)
+		pe_ready_signal(ctx->pe, ctx); /* only its PE's visits run or find them */
 	if (posted && run->qp->runs_in_poll)
-		pe_wake(ctx->pe);
+		pe_wake_fenced(ctx->pe); /* (the signal fenced after the post) */
 	return posted;
 }
 

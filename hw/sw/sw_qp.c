@@ -71,6 +71,7 @@ doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, stru
 	}
 	qp->base.ops = &hw_sw_ops;
 	qp->base.runs_in_poll = dev->nengines == 0;
+	qp->base.signals_completions = dev->nengines > 0;
 	qp->dev = dev;
 	qp->wake = attr->wake;
 	qp->wake_arg = attr->wake_arg;
