@@ -80,6 +80,15 @@ bool ready_signal_fenced(struct ready_set *s, struct ready_node *n);
  * safety: the one consumer only. */
 uint32_t ready_collect_sc(struct ready_set *s, uint32_t max);
 
+/* Consumer: true if no node is in the set (none in the FIFO, none
+ * signalled). A signal racing the call may be missed: a consumer about to
+ * sleep checks after a full fence (actors/mailbox.h). Thread safety: the
+ * one consumer only. */
+static inline bool ready_set_idle_sc(const struct ready_set *s)
+{
+	return s->count == 0 && mailbox_idle(&s->signalled);
+}
+
 /* Consumer: the node at the FIFO's head, taken out of it (still QUEUED),
  * or NULL. Thread safety: the one consumer only. */
 struct ready_node *ready_pop_sc(struct ready_set *s);
@@ -105,5 +114,12 @@ void ready_requeue_sc(struct ready_set *s, struct ready_node *n);
  * queued (the consumer frees it when it meets it). Thread safety: any
  * thread, once per node. */
 bool ready_node_detach(struct ready_node *n);
+
+/* True if n's owner detached it: exact on the thread that detached it (or
+ * one ordered after it), a hint elsewhere. Thread safety: any thread. */
+static inline bool ready_node_detached(const struct ready_node *n)
+{
+	return (atomic_load_explicit(&n->flags, memory_order_relaxed) & READY_DETACHED) != 0;
+}
 
 #endif /* DOCA_READY_SET_H */
