@@ -141,7 +141,7 @@ static bool credits_due(struct doca_ctx *ctx)
 	struct ctx_run *run = rcu_dereference(ctx->run);
 
 	TSAN_ACQUIRE(run);
-	return ck_ring_size(&run->pool.free_ring) != 0;
+	return task_pool_free(&run->pool) != 0;
 }
 
 /* The context's eventfd, made on first use (inside a read-side section,

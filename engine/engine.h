@@ -154,20 +154,41 @@ struct doca_event {
 	struct ctx_run *run;     /* the run whose pool holds this slot */
 	struct doca_event *next; /* PE ready list */
 	struct mailbox_node mbox_node; /* its link while in the run's mailbox */
+	uint32_t pool_index;     /* its slot number in the run's pool */
+	_Atomic uint32_t pool_next; /* the free stack's link (engine/task_pool.c) */
 } __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct doca_event) == 128, "an event is two cache lines");
 
 /* ---- contexts ---- */
 
-/* Task pool: the context's credits. Slots are taken by submitters
- * (multi-consumer) and returned only by the PE's thread (single producer). */
+/* Task pool: the context's credits and their event slots, in chunks made
+ * as the credits are first used (engine/task_pool.c). Slots are taken by
+ * submitters (multi-consumer) and returned only by the PE's thread (single
+ * producer). */
+#define POOL_CHUNK 32u /* events per chunk: 4 KiB */
+
 struct task_pool {
-	struct doca_event *events;
-	uint32_t size;
-	/* own cache lines (ck pads c_head from p_tail): submitters take from
-	 * it, the PE's thread returns to it */
-	_Alignas(64) struct ck_ring free_ring;
-	struct ck_ring_buffer *free_slots;
+	struct ctx_run *run;
+	uint32_t size;           /* credits: the context's max_tasks */
+	uint32_t nchunks;
+	_Atomic(struct doca_event *) *chunks; /* nchunks, NULL until first needed */
+	/* own line: submitters take with a CAS, the PE's thread returns */
+	_Alignas(64) _Atomic uint64_t head; /* tag | free credits | top of the returned stack */
 };
+
+/* The pool of a new run, with its first chunk. DOCA_ERROR_NO_MEMORY. */
+doca_error_t task_pool_init(struct task_pool *p, struct ctx_run *run, uint32_t size);
+/* Give the chunks back (no thread can reach the run any more). */
+void task_pool_fini(struct task_pool *p);
+/* Take a credit and its slot, or NULL with *why: DOCA_ERROR_AGAIN (every
+ * credit is out) or DOCA_ERROR_NO_MEMORY (its chunk could not be made).
+ * Any thread; lock-free but for a chunk's first use (engine/task_pool.c). */
+struct doca_event *task_pool_take(struct task_pool *p, doca_error_t *why);
+/* Return a slot's credit (the holder of the PE's runner guard only). */
+void task_pool_put(struct task_pool *p, struct doca_event *ev);
+/* Free credits now (exact when no submitter races). Any thread. */
+uint32_t task_pool_free(const struct task_pool *p);
 
 /* Who waits for a context's credits (engine/ctx_credits.c): submitters
  * blocked in doca_task_submit_wait and the armed credit notification fd.

@@ -122,10 +122,7 @@ void event_release(struct doca_event *ev)
 	 * credit back (a submitter, or a stop that counts none outstanding and
 	 * frees the run). */
 	atomic_thread_fence(memory_order_release);
-	if (!ck_ring_enqueue_spmc(&pool->free_ring, pool->free_slots, ev)) {
-		doca_log(DOCA_LOG_ERROR, "task pool full on a release: a slot was returned twice");
-		abort();
-	}
+	task_pool_put(pool, ev);
 	run_credits_returned(run);
 	doca_rcu_read_unlock();
 }

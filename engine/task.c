@@ -51,12 +51,11 @@ static doca_error_t task_check(const struct doca_ctx *ctx, const struct doca_tas
 	return DOCA_SUCCESS;
 }
 
-static struct doca_event *pool_take(struct ctx_run *run)
+static struct doca_event *pool_take(struct ctx_run *run, doca_error_t *why)
 {
-	struct doca_event *ev;
+	struct doca_event *ev = task_pool_take(&run->pool, why);
 
-	EXPLORE_POINT(QUEUE);
-	if (!ck_ring_dequeue_spmc(&run->pool.free_ring, run->pool.free_slots, &ev))
+	if (ev == NULL)
 		return NULL;
 	TSAN_ACQUIRE(ev);
 	hb_acquire(ev); /* the slot's last free happens before its reuse */
@@ -79,12 +78,12 @@ static doca_error_t task_prepare(struct doca_ctx *ctx, struct ctx_run *run,
 		buf_unpin(src);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	struct doca_event *ev = pool_take(run);
+	struct doca_event *ev = pool_take(run, &err);
 
 	if (ev == NULL) {
 		buf_unpin(dst);
 		buf_unpin(src);
-		return DOCA_ERROR_AGAIN;
+		return err; /* AGAIN, or NO_MEMORY for a chunk of slots */
 	}
 	ev_set_state(ev, EV_QUEUED);
 	ev->type = (uint16_t)desc->type;
