@@ -24,7 +24,7 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
-programs=(stress_submit_stop stress_lifecycle stress_faults stress_shared_shards)
+programs=(stress_submit_stop stress_lifecycle stress_faults stress_shared_shards stress_churn)
 for p in "${programs[@]}"; do
 	[ -x "$build/stress/$p" ] || { echo "soak: $build/stress/$p not built" >&2; exit 2; }
 done
