@@ -89,6 +89,13 @@ static inline bool ready_set_idle_sc(const struct ready_set *s)
 	return s->count == 0 && mailbox_idle(&s->signalled);
 }
 
+/* Consumer: the FIFO's nodes in order without taking them: the first
+ * (prev NULL), or the one after prev. Thread safety: the one consumer only. */
+static inline struct ready_node *ready_iter_sc(const struct ready_set *s, const struct ready_node *prev)
+{
+	return prev == NULL ? s->head : prev->next;
+}
+
 /* Consumer: the node at the FIFO's head, taken out of it (still QUEUED),
  * or NULL. Thread safety: the one consumer only. */
 struct ready_node *ready_pop_sc(struct ready_set *s);

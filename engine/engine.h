@@ -348,6 +348,7 @@ struct doca_pe {
 	_Alignas(64) _Atomic int armed; /* enum pe_armed */
 	_Atomic(const void *) home;     /* runner_self() of the thread that ran the last turn */
 	int epfd;                     /* the notification handle */
+	_Atomic uint32_t channels;    /* queue pairs in epfd (completion channels); g_config_lock for writers */
 	int evfd;                     /* eventfd inside epfd: software wakes */
 	struct worker worker;
 	_Atomic bool has_worker;      /* a worker runs it or is being stopped; worker_lock for writers */
