@@ -111,10 +111,7 @@ void run_credits_returned(struct ctx_run *run)
 	/* seq_cst fence: the credits put back are visible before we look for
 	 * waiters (pairs with the fence a waiter runs after registering). */
 	atomic_thread_fence(memory_order_seq_cst);
-	/* A stopping context's last credit lets its PE finish the stop: the
-	 * PE must visit it (engine/pe_ready.c; the fence above serves). */
-	if (ctx_state(run->ctx) == DOCA_CTX_STATE_STOPPING)
-		pe_ready_signal_fenced(run->pe, run->ctx);
+	pe_ready_credits_returned(run); /* a stopping ctx's PE must finish it (the fence above serves) */
 	EXPLORE_POINT(WAKE);
 	if (atomic_load_explicit(&c->waiters, memory_order_relaxed) != 0)
 		credits_wake(c, 1);

@@ -184,8 +184,7 @@ static void stop_hand_to_pe(struct doca_ctx *ctx, struct doca_pe *pe)
 	EXPLORE_POINT(ATOMIC);
 	/* release: the PE's acquire sees STOPPING reported before it may finish. */
 	atomic_store_explicit(&ctx->may_finalize, true, memory_order_release);
-	pe_ready_signal(pe, ctx); /* its PE visits it to flush and finish */
-	pe_wake_fenced(pe);       /* (the signal fenced after the store) */
+	pe_ready_signal_wake(pe, ctx); /* its PE visits it to flush and finish */
 	doca_rcu_read_unlock();
 }
 

@@ -370,12 +370,24 @@ void pe_worker_after_fork_child(void);
 
 /* After publishing work for ctx (a push into its mailbox, a post its PE
  * must run, a completion on its queue pair, a stop to finish, a credit back
- * on a stopping ctx) and a full fence: its PE visits it after this. The
+ * on a stopping ctx) and a full fence: its PE visits it after this. True if
+ * this call put ctx in the ready set: a load that must see the set
+ * afterwards (the armed flag's, pe_wake) needs a full fence first. The
  * caller keeps pe and ctx alive (a read-side section or a reference). Any
  * thread. */
-void pe_ready_signal_fenced(struct doca_pe *pe, struct doca_ctx *ctx);
+bool pe_ready_signal_fenced(struct doca_pe *pe, struct doca_ctx *ctx);
 /* The same with the fence. */
-void pe_ready_signal(struct doca_pe *pe, struct doca_ctx *ctx);
+bool pe_ready_signal(struct doca_pe *pe, struct doca_ctx *ctx);
+/* pe_ready_signal_fenced, then wake the PE if it is armed (the fence
+ * between is run when the signal pushed). */
+void pe_ready_signal_wake_fenced(struct doca_pe *pe, struct doca_ctx *ctx);
+/* The same with the fence before. */
+void pe_ready_signal_wake(struct doca_pe *pe, struct doca_ctx *ctx);
+/* Credits came back to run's pool and a full fence ran (run_credits_returned,
+ * under the PE's runner guard): a STOPPING context's PE must visit it to
+ * finish the stop, and wake for it if the return was made by a thread
+ * other than the one that runs the PE. */
+void pe_ready_credits_returned(struct ctx_run *run);
 /* True if a turn has something to do for ctx's run (runner guard held,
  * inside a read-side section). */
 bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run);

@@ -189,7 +189,7 @@ static void route_flush(struct free_route *r)
 		mailbox_announce(&r->mbox_run->mbox);
 		/* its PE visits the run to take the credits back (the
 		 * announce fenced after the pushes) */
-		pe_ready_signal_fenced(r->mbox_run->pe, r->mbox_run->ctx);
+		(void)pe_ready_signal_fenced(r->mbox_run->pe, r->mbox_run->ctx);
 		r->mbox_run = NULL;
 	}
 }

@@ -90,7 +90,10 @@ void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
 	/* seq_cst fence: the pushes are visible before the ready flag's and
 	 * the armed flag's loads. */
 	atomic_thread_fence(memory_order_seq_cst);
-	pe_ready_signal_fenced(pe, ctx);
+	if (pe_ready_signal_fenced(pe, ctx))
+		/* seq_cst fence: our push into the ready set is visible before
+		 * the armed load (engine/pe_ready.c) */
+		atomic_thread_fence(memory_order_seq_cst);
 	if (DOCA_REVERTED("push_wake_skipped"))
 		return;
 	EXPLORE_POINT(WAKE);
@@ -133,8 +136,7 @@ void pe_wake_cb(void *arg)
 	struct ctx_run *run = arg;
 
 	/* the backend fenced after its completions (hw_qp_attr.wake) */
-	pe_ready_signal_fenced(run->pe, run->ctx);
-	pe_wake_fenced(run->pe);
+	pe_ready_signal_wake_fenced(run->pe, run->ctx);
 }
 
 doca_error_t pe_watch_qp(struct doca_pe *pe, struct hw_qp *qp)

@@ -16,13 +16,24 @@
  * - an engine thread that put completions on the queue pair (pe_wake_cb);
  * - a stop handing the rest to the PE (engine/ctx_run.c);
  * - a credit returned to a STOPPING context, whose last one lets the PE
- *   finish the stop (run_credits_returned, after its fence).
+ *   finish the stop (run_credits_returned, after its fence; a thread other
+ *   than the PE's own, which took its guard to free, wakes it too).
+ *
+ * A signaller that then wakes a sleeping PE (pe_wake) must fence between
+ * its push into the set and its load of the armed flag when the signal
+ * pushed: an armed PE looks for work in the set (pe_notify.c), so the push
+ * is the work of that Dekker pair. When the context was queued already it
+ * is in the set (or its visit's release looks at the work again), and the
+ * fence the signaller ran after its work serves.
  *
  * A context leaves the set only after a visit that finds nothing left: its
  * mailbox idle, nothing on its queue pair that only polling would find
  * (inline work, a CQ with entries, descriptors on a device that does not
  * signal its completions — verbs in polling mode), no stop to flush or
- * finish. The release clears its flag and fences, then this file looks at
+ * finish, and, while it stops, no descriptor on the device at all. So a
+ * completion an engine thread has put but not yet signalled (the thread
+ * preempted in between) waits for that thread, as a mailbox push waits for
+ * its pusher, except on a stopping context, which is polled. The release clears its flag and fences, then this file looks at
  * the same things once more (ready_set.h: no signal lost between the
  * visit and the release). A context kept goes to the tail of the PE's FIFO,
  * so busy contexts take turns; a turn visits at most TURN_CTXS of them.
@@ -36,16 +47,44 @@
 
 #include "engine/engine.h"
 
-void pe_ready_signal_fenced(struct doca_pe *pe, struct doca_ctx *ctx)
+bool pe_ready_signal_fenced(struct doca_pe *pe, struct doca_ctx *ctx)
 {
-	(void)ready_signal_fenced(&pe->ready, &ctx->ready);
+	return ready_signal_fenced(&pe->ready, &ctx->ready);
 }
 
-void pe_ready_signal(struct doca_pe *pe, struct doca_ctx *ctx)
+bool pe_ready_signal(struct doca_pe *pe, struct doca_ctx *ctx)
 {
 	/* seq_cst fence: the caller's work is visible before the flag load. */
 	atomic_thread_fence(memory_order_seq_cst);
-	pe_ready_signal_fenced(pe, ctx);
+	return pe_ready_signal_fenced(pe, ctx);
+}
+
+void pe_ready_signal_wake_fenced(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	if (pe_ready_signal_fenced(pe, ctx))
+		pe_wake(pe); /* its fence: our push is visible before the armed load */
+	else
+		pe_wake_fenced(pe); /* queued already: the caller's fence serves */
+}
+
+void pe_ready_signal_wake(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	/* seq_cst fence: the caller's work is visible before the flag load. */
+	atomic_thread_fence(memory_order_seq_cst);
+	pe_ready_signal_wake_fenced(pe, ctx);
+}
+
+void pe_ready_credits_returned(struct ctx_run *run)
+{
+	if (ctx_state(run->ctx) != DOCA_CTX_STATE_STOPPING)
+		return;
+	EXPLORE_POINT(ATOMIC);
+	/* The PE's own thread (the one that ran its last turn) is awake: it
+	 * needs no wake-up, only the visit. */
+	if (atomic_load_explicit(&run->pe->home, memory_order_relaxed) == runner_self())
+		(void)pe_ready_signal_fenced(run->pe, run->ctx);
+	else
+		pe_ready_signal_wake_fenced(run->pe, run->ctx);
 }
 
 bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run)
@@ -62,8 +101,11 @@ bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run)
 		return true; /* only polling finds its completions */
 	if (st != DOCA_CTX_STATE_STOPPING)
 		return false;
-	return !run->flush_sent || (atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) &&
-				    run_outstanding(run) == 0);
+	/* A stopping context is polled until the device has given back every
+	 * descriptor, so its stop does not wait for an engine thread's
+	 * signal (one preempted after its completions and before it). */
+	return !run->flush_sent || atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0 ||
+	       (atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) && run_outstanding(run) == 0);
 }
 
 void pe_ready_after_visit(struct doca_pe *pe, struct doca_ctx *ctx, bool more)

@@ -127,10 +127,11 @@ static bool task_post_direct(struct doca_ctx *ctx, struct ctx_run *run, struct d
 	runner_exit(runner);
 	if (posted)
 		hw_qp_kick(run->qp);
-	if (posted && !run->qp->signals_completions)
-		pe_ready_signal(ctx->pe, ctx); /* only its PE's visits run or find them */
+	/* only its PE's visits run them (inline) or find their completions */
 	if (posted && run->qp->runs_in_poll)
-		pe_wake_fenced(ctx->pe); /* (the signal fenced after the post) */
+		pe_ready_signal_wake(ctx->pe, ctx);
+	else if (posted && !run->qp->signals_completions)
+		(void)pe_ready_signal(ctx->pe, ctx);
 	return posted;
 }
 
