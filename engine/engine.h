@@ -315,8 +315,10 @@ void ctx_credits_fini(struct ctx_credits *c);
 
 /* ---- progress engines ---- */
 
-/* The contexts a PE serves. Readers (the PE's turn, inside an RCU read-side
- * section) load the array, then count, then entries. Writers hold
+/* The contexts a PE serves (a turn visits only those of its ready set,
+ * engine/pe_ready.c; this array is for what must see them all: arming
+ * completion channels, the worker and destroy checks). Readers (inside an
+ * RCU read-side section) load the array, then count, then entries. Writers hold
  * g_config_lock: append in place while there is room, else publish a bigger
  * copy and free the old one after a grace period; remove by moving the last
  * entry into the hole and then shrinking count. A reader racing a removal

@@ -22,7 +22,8 @@ uint64_t sw_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A ring of 2^k slots holds 2^k items. */
+/* The largest ring segment for a queue of depth items (sw_ring.h: rings
+ * start small and grow up to it). */
 static uint32_t ring_size_for(uint32_t depth)
 {
 	uint32_t size = 2;
