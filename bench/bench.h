@@ -35,16 +35,19 @@ struct bench_opts {
 	uint64_t tasks;       /**< "loop" command: copies to run */
 	const char *shape;    /**< "loop" command: "pump" (bench_pump), "task" or "burst" (ours_shapes.c) */
 	const char *out_dir;  /**< results directory */
+	unsigned contexts;    /**< contexts scenario: the largest count; ctxmem: the count */
+	const char *dev;      /**< ctxmem: the device open string */
 	bool plot;            /**< run gnuplot at the end */
 };
 
 /** One cell of one scenario. */
 struct bench_case {
-	const char *scenario; /**< "inline", "offload", "latency", "mailbox", "scaling", "events" */
+	const char *scenario; /**< "inline", "offload", "latency", "mailbox", "scaling", "events",
+			       *   "ctx-idle", "ctx-busy" */
 	size_t size;          /**< bytes per copy */
 	unsigned batch;       /**< tasks per submit burst */
 	unsigned depth;       /**< most tasks in flight */
-	unsigned threads;     /**< submitters (mailbox) or CPUs (scaling) */
+	unsigned threads;     /**< submitters (mailbox), CPUs (scaling) or engine threads (ctx-*) */
 	uint64_t seed;
 };
 
@@ -58,6 +61,7 @@ struct bench_measure {
 	double alloc_bytes;    /**< heap bytes allocated by the measuring thread, < 0 unknown */
 	uint64_t wakeups;      /**< event mode: epoll_wait returns (0: not event mode) */
 	uint64_t empty_wakeups; /**< event mode: wake-ups whose progress + get_event found nothing */
+	double bytes_per_ctx;  /**< contexts scenario: RSS per idle started context; 0 or NAN: none */
 };
 
 struct bench_contender;
@@ -92,6 +96,7 @@ struct bench_result {
 	double empty_share;    /**< event mode: median share of wake-ups that found no event; NAN otherwise */
 	double tps_reps[BENCH_MAX_REPS]; /**< tasks/s of each repetition, for bench_pair_ratio */
 	char note[64];         /**< shown in the note column (bench_note_ratio) */
+	double bytes_per_ctx;  /**< contexts scenario: median RSS per idle started context; NAN otherwise */
 };
 
 /** Loop turns between two clock reads: every turn when a turn moves 64 KiB or more. */
@@ -106,6 +111,9 @@ struct bench_queue {
 	uint64_t (*reap)(void *q, unsigned max);   /**< poll once; @return tasks completed */
 	void *q;
 };
+
+/* bench_main.c: this program's path, to run itself (strace, callgrind, ctxmem) */
+const char *bench_self_path(void);
 
 /* bench_pump.c */
 uint64_t bench_pump(const struct bench_queue *q, unsigned batch, unsigned depth, uint64_t max_tasks,
@@ -174,6 +182,7 @@ void scenario_latency(const struct bench_opts *o);
 void scenario_mailbox(const struct bench_opts *o);
 void scenario_scaling(const struct bench_opts *o);
 void scenario_events(const struct bench_opts *o);
+void scenario_contexts(const struct bench_opts *o);
 
 /* ours_*.c and peer_*.c: each fills a contender */
 void ours_copy_contender(struct bench_contender *c, const char *dev_open);
@@ -183,6 +192,12 @@ void ours_mailbox_baseline_contender(struct bench_contender *c, unsigned submitt
 void ours_shape_contender(struct bench_contender *c, const char *shape);
 void ours_scaling_contender(struct bench_contender *c, unsigned cpus);
 void ours_events_contender(struct bench_contender *c, bool producer);
+/** @p nctx started contexts on one PE, one active: empty progress calls (busy
+ *  false) or the active one's tasks (busy true). */
+void ours_contexts_contender(struct bench_contender *c, const char *dev_open, unsigned nctx, bool busy);
+/** The ctxmem command: print the RSS bytes each of --contexts idle started
+ *  contexts on --dev adds, measured in this fresh process. */
+int ours_ctxmem(const struct bench_opts *o);
 uint64_t ours_inline_loop(size_t size, unsigned batch, uint64_t tasks);
 uint64_t ours_shape_loop(const char *shape, size_t size, unsigned batch, uint64_t tasks);
 void peer_memcpy_contender(struct bench_contender *c);

@@ -21,6 +21,10 @@ static const char usage[] =
 	"  scaling    (e) one context + worker PE per CPU vs one\n"
 	"  events     (f) event mode, sw0:engines=1: one task at a time and --depth in\n"
 	"             flight; wake-ups per task and the share that found no event\n"
+	"  contexts   (g) 1..10000 started contexts on one PE, one active: empty\n"
+	"             progress calls/s, the active one's tasks/s, RSS per context\n"
+	"  ctxmem     (used by contexts) RSS bytes per idle started context: --contexts\n"
+	"             of them on --dev, in a fresh process\n"
 	"  syscalls   strace -c -f over two inline runs: syscalls per task\n"
 	"  instr      callgrind over the inline 64 B loop, per-task and burst shapes:\n"
 	"             instructions per task (needs valgrind)\n"
@@ -41,11 +45,15 @@ static const char usage[] =
 	"                    (doca_task_submit, doca_pe_get_event + doca_event_free) or\n"
 	"                    burst (doca_task_submit_batch, doca_pe_get_events +\n"
 	"                    doca_event_free_bulk)\n"
+	"  --contexts N      contexts: the largest count (default 10000; then /10 down to 1);\n"
+	"                    ctxmem: the count\n"
+	"  --dev STR         ctxmem: the device open string (default sw0)\n"
 	"  --out DIR         results directory (default bench/results in the source tree)\n"
 	"  --no-plot         skip gnuplot\n";
 
 static const char *const commands[] = { "all", "inline", "offload", "latency", "mailbox",
-					 "scaling", "events", "syscalls", "instr", "loop" };
+					 "scaling", "events", "contexts", "ctxmem", "syscalls", "instr",
+					 "loop" };
 
 static _Noreturn void bad(const char *what, const char *arg)
 {
@@ -114,6 +122,8 @@ static void defaults(struct bench_opts *o)
 	o->shape = "pump";
 	o->out_dir = BENCH_SOURCE_DIR "/results";
 	o->plot = true;
+	o->contexts = 10000;
+	o->dev = BENCH_INLINE_DEV;
 }
 
 /** Fill @p o and @p cmd from argv; exits on bad usage or --help. */
@@ -168,6 +178,10 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char **cmd)
 			if (strcmp(v, "pump") && strcmp(v, "task") && strcmp(v, "burst"))
 				bad("unknown loop shape", v);
 			o->shape = v;
+		} else if (!strcmp(a, "--contexts")) {
+			o->contexts = (unsigned)parse_uint(v, 1, 1000000);
+		} else if (!strcmp(a, "--dev")) {
+			o->dev = v;
 		} else if (!strcmp(a, "--out")) {
 			o->out_dir = v;
 		} else {

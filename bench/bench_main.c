@@ -16,9 +16,10 @@ static const struct {
 } scenarios[] = {
 	{ "inline", scenario_inline },   { "offload", scenario_offload }, { "latency", scenario_latency },
 	{ "mailbox", scenario_mailbox }, { "scaling", scenario_scaling }, { "events", scenario_events },
+	{ "contexts", scenario_contexts },
 };
 
-static const char *self_path(void)
+const char *bench_self_path(void)
 {
 	static char path[4096];
 	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
@@ -52,16 +53,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "doca_bench: cannot pin to CPU %d; numbers will be noisier\n", BENCH_APP_CPU);
 	if (!strcmp(cmd, "loop"))
 		return cmd_loop(&o);
+	if (!strcmp(cmd, "ctxmem"))
+		return ours_ctxmem(&o);
 	if (!strcmp(cmd, "instr"))
-		return bench_instr(self_path(), o.batch, false, instr);
+		return bench_instr(bench_self_path(), o.batch, false, instr);
 	all = !strcmp(cmd, "all");
 	if (all) {
-		bench_instr(self_path(), o.batch, true, instr);
+		bench_instr(bench_self_path(), o.batch, true, instr);
 		bench_report_instr(instr[0], instr[1]);
 	}
 	if (all || !strcmp(cmd, "syscalls")) {
 		bench_progress("syscalls: strace -c -f over the inline loop");
-		sys_per_task = bench_syscalls(self_path(), o.batch, sys_line, sizeof(sys_line));
+		sys_per_task = bench_syscalls(bench_self_path(), o.batch, sys_line, sizeof(sys_line));
 		bench_progress_done();
 		if (!all) {
 			printf("syscalls: %s\n", sys_line);

@@ -178,6 +178,24 @@ static void scaling_target(struct target *t)
 		 s ? s->ratio : NAN);
 }
 
+/* RSS per idle started context at the largest count, against a budget. */
+static void ctx_memory_target(struct target *t, double budget)
+{
+	const struct bench_result *r = bench_find("idle-sw0", 0, 0, 0, "ctxs=10000");
+	const struct bench_result *e = bench_find("idle-e1", 0, 0, 0, "ctxs=10000");
+	double worst = NAN;
+
+	if (r && !isnan(r->bytes_per_ctx))
+		worst = r->bytes_per_ctx;
+	if (e && !isnan(e->bytes_per_ctx))
+		worst = isnan(worst) ? e->bytes_per_ctx : fmax(worst, e->bytes_per_ctx);
+	t->name = "contexts: RSS per idle started context (max_tasks 1024) <= 16 KiB";
+	t->value = worst;
+	t->verdict = isnan(worst) ? "N/A" : worst <= budget ? "MET" : "MISSED";
+	snprintf(t->detail, sizeof(t->detail), "%.0f bytes per context at 10000 (worst of sw0 and "
+		 "sw0:engines=1)", worst);
+}
+
 static void syscall_target(struct target *t, double per_task, const char *line)
 {
 	t->name = "polling mode: zero syscalls per task";
@@ -216,6 +234,15 @@ static void evaluate(double sys_per_task, const char *sys_line)
 	alloc_target(t++);
 	syscall_target(t++, sys_per_task, sys_line);
 	scaling_target(t++);
+	ratio_target(t++, "contexts: empty progress, 10000 ctxs >= 0.9x 1 ctx (sw0)", "idle-sw0", 0, 0, 0,
+		     "ctxs=1", 0.9, false);
+	ratio_target(t++, "contexts: empty progress, 10000 ctxs >= 0.9x 1 ctx (sw0:engines=1)", "idle-e1", 0,
+		     0, 0, "ctxs=1", 0.9, false);
+	ratio_target(t++, "contexts: active ctx tasks/s, 10000 ctxs >= 0.9x 1 ctx (sw0)", "busy-sw0", 0, 0, 0,
+		     "ctxs=1", 0.9, false);
+	ratio_target(t++, "contexts: active ctx tasks/s, 10000 ctxs >= 0.9x 1 ctx (sw0:engines=1)", "busy-e1",
+		     0, 0, 0, "ctxs=1", 0.9, false);
+	ctx_memory_target(t++, 16384);
 	n_targets = (int)(t - targets);
 }
 
@@ -244,6 +271,8 @@ static void print_row(FILE *out, const struct bench_result *r, bool md)
 	fmt_num(alloc, sizeof(alloc), r->alloc_per_task, "%.1f");
 	if (r->skip[0])
 		snprintf(note, sizeof(note), "skipped: %s", r->skip);
+	else if (!isnan(r->bytes_per_ctx))
+		snprintf(note, sizeof(note), "RSS %.1f KiB per idle context", r->bytes_per_ctx / 1024);
 	else if (!isnan(r->wakeups_per_task))
 		snprintf(note, sizeof(note), "%.3f wake-ups/task, %.1f %% empty", r->wakeups_per_task,
 			 100 * r->empty_share);

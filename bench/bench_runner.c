@@ -31,7 +31,7 @@ static struct bench_result *new_result(const struct bench_case *bc, const char *
 	snprintf(r->contender, sizeof(r->contender), "%s", contender);
 	r->tasks_per_s = r->gb_per_s = r->spread = r->ratio = NAN;
 	r->p50_ns = r->p99_ns = r->p999_ns = r->alloc_per_task = NAN;
-	r->wakeups_per_task = r->empty_share = NAN;
+	r->wakeups_per_task = r->empty_share = r->bytes_per_ctx = NAN;
 	return r;
 }
 
@@ -49,6 +49,7 @@ struct samples {
 	double tps[BENCH_MAX_REPS], gbps[BENCH_MAX_REPS], alloc[BENCH_MAX_REPS];
 	double p50[BENCH_MAX_REPS], p99[BENCH_MAX_REPS], p999[BENCH_MAX_REPS];
 	double wakes[BENCH_MAX_REPS], empty[BENCH_MAX_REPS]; /* per task, share; NAN: not event mode */
+	double ctx_bytes[BENCH_MAX_REPS]; /* RSS per idle context; NAN: not measured */
 };
 
 static void measure_once(const struct bench_opts *o, const struct bench_case *bc,
@@ -69,6 +70,7 @@ static void measure_once(const struct bench_opts *o, const struct bench_case *bc
 	s->p999[rep] = bench_percentile(m.lat_ns, m.n_lat, 99.9);
 	s->wakes[rep] = m.wakeups && m.tasks ? (double)m.wakeups / (double)m.tasks : NAN;
 	s->empty[rep] = m.wakeups ? (double)m.empty_wakeups / (double)m.wakeups : NAN;
+	s->ctx_bytes[rep] = m.bytes_per_ctx > 0 ? m.bytes_per_ctx : NAN;
 }
 
 static double median_of(const double *v, unsigned n)
@@ -93,6 +95,7 @@ static void summarize(const struct bench_opts *o, struct bench_result *r, const 
 	r->alloc_per_task = median_of(s->alloc, o->reps);
 	r->wakeups_per_task = median_of(s->wakes, o->reps);
 	r->empty_share = median_of(s->empty, o->reps);
+	r->bytes_per_ctx = median_of(s->ctx_bytes, o->reps);
 	for (unsigned i = 0; i < o->reps; i++) {
 		lo = fmin(lo, s->tps[i]);
 		hi = fmax(hi, s->tps[i]);

@@ -1,10 +1,11 @@
 /*
- * scenarios.c — the six scenarios of the suite: which cases, which
+ * scenarios.c — the seven scenarios of the suite: which cases, which
  * contenders (ours first, then the peers), measured by bench_runner.c.
  */
 #include "bench.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void run(const struct bench_opts *o, const struct bench_case *bc, struct bench_contender *cs, size_t n)
 {
@@ -127,5 +128,41 @@ void scenario_events(const struct bench_opts *o)
 		ours_copy_contender(&cs[2], BENCH_OFFLOAD_DEV);
 		cs[2].name = "poll-own";
 		run(o, &bc, cs, 3);
+	}
+}
+
+/* (g) what idle contexts cost: --contexts (10000), then a tenth of that
+ * each down to 1 started contexts on one PE (the most first, so ours/x of a
+ * row is "10000 contexts / x"),
+ * inline and on one engine thread; empty progress calls/s ("idle-*") and
+ * the one active context's tasks/s ("busy-*"). */
+void scenario_contexts(const struct bench_opts *o)
+{
+	unsigned counts[5];
+	static const struct {
+		const char *scenario;
+		const char *dev;
+		bool busy;
+	} kinds[] = {
+		{ "idle-sw0", BENCH_INLINE_DEV, false },
+		{ "idle-e1", BENCH_OFFLOAD_DEV, false },
+		{ "busy-sw0", BENCH_INLINE_DEV, true },
+		{ "busy-e1", BENCH_OFFLOAD_DEV, true },
+	};
+
+	counts[0] = o->contexts;
+	for (size_t i = 1; i < 5; i++)
+		counts[i] = counts[i - 1] / 10 > 1 ? counts[i - 1] / 10 : 1;
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		bool inline_dev = !strcmp(kinds[k].dev, BENCH_INLINE_DEV);
+		struct bench_case bc = { .scenario = kinds[k].scenario, .size = 64,
+					 .batch = kinds[k].busy ? o->batch : 1,
+					 .depth = kinds[k].busy && !inline_dev ? o->depth : o->batch,
+					 .threads = 1, .seed = o->seed };
+		struct bench_contender cs[5];
+
+		for (size_t i = 0; i < 5; i++)
+			ours_contexts_contender(&cs[i], kinds[k].dev, counts[i], kinds[k].busy);
+		run(o, &bc, cs, 5);
 	}
 }

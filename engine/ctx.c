@@ -58,6 +58,7 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	ctx->max_tasks = DOCA_CTX_DEFAULT_MAX_TASKS;
+	ready_node_init(&ctx->ready);
 	ctx_credits_init(&ctx->credits);
 	CDS_INIT_LIST_HEAD(&ctx->dev_link);
 	atomic_store_explicit(&ctx->refs, 1, memory_order_relaxed);
@@ -172,6 +173,9 @@ doca_error_t ctx_unbind_all_locked(struct doca_dev *dev)
 doca_error_t doca_ctx_destroy(struct doca_ctx *h)
 {
 	doca_error_t err = DOCA_SUCCESS;
+	/* the handle's reference, unless the PE's ready set holds the ctx:
+	 * then the PE drops it when it meets the node (engine/pe_ready.c) */
+	bool put = true;
 	struct doca_ctx *ctx = ctx_of(h);
 
 	if (ctx == NULL)
@@ -186,8 +190,10 @@ doca_error_t doca_ctx_destroy(struct doca_ctx *h)
 	else if (ctx->nr_mems != 0 || ctx->dev != NULL)
 		err = DOCA_ERROR_IN_USE;
 	if (err == DOCA_SUCCESS) {
-		if (ctx->pe != NULL)
+		if (ctx->pe != NULL) {
 			pe_remove_member_locked(ctx->pe, ctx);
+			put = ctx_ready_detach(ctx);
+		}
 		ctx->pe = NULL;
 		handle_kill(ctx);
 	}
@@ -195,7 +201,8 @@ doca_error_t doca_ctx_destroy(struct doca_ctx *h)
 	pthread_mutex_unlock(&ctx->report_lock);
 	if (err != DOCA_SUCCESS)
 		return err;
-	ctx_ref_put(ctx);
+	if (put)
+		ctx_ref_put(ctx);
 	live_destroyed(LIVE_CTX, 0);
 	return DOCA_SUCCESS;
 }

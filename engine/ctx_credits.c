@@ -119,13 +119,20 @@ void run_credits_returned(struct ctx_run *run)
 	struct ctx_credits *c = run->credits;
 
 	EXPLORE_POINT(WAKE);
-	if (!atomic_load_explicit(&c->used, memory_order_relaxed))
-		return; /* nobody ever waited: see the top */
+	bool waited = atomic_load_explicit(&c->used, memory_order_relaxed);
+
+	/* A stop that counts our credits out after its grace period sees them
+	 * back, and one whose STOPPING came before our section is seen here:
+	 * the grace period orders the two (engine/ctx_run.c), no fence needed. */
+	if (!waited && ctx_state(run->ctx) != DOCA_CTX_STATE_STOPPING)
+		return; /* nobody ever waited (see the top), no stop to finish */
 	/* seq_cst fence: the credits put back are visible before we look for
-	 * waiters (pairs with the fence a waiter runs after registering). */
+	 * waiters (pairs with the fence a waiter runs after registering) and
+	 * before the ready set's flag is loaded. */
 	atomic_thread_fence(memory_order_seq_cst);
+	pe_ready_credits_returned(run); /* a stopping ctx's PE must finish it (the fence above serves) */
 	EXPLORE_POINT(WAKE);
-	if (atomic_load_explicit(&c->waiters, memory_order_relaxed) != 0)
+	if (waited && atomic_load_explicit(&c->waiters, memory_order_relaxed) != 0)
 		credits_wake(c, 1);
 }
 
@@ -150,7 +157,7 @@ static bool credits_due(struct doca_ctx *ctx)
 	struct ctx_run *run = rcu_dereference(ctx->run);
 
 	TSAN_ACQUIRE(run);
-	return ck_ring_size(&run->pool.free_ring) != 0;
+	return task_pool_free(&run->pool) != 0;
 }
 
 /* The context's eventfd, made on first use (inside a read-side section,

@@ -32,7 +32,6 @@
  */
 #include <stdlib.h>
 
-#include "engine/cells.h"
 #include "engine/engine.h"
 
 /* on_device has one writer, the runner, so a load and a store update it. */
@@ -64,46 +63,12 @@ uint32_t run_poll(struct ctx_run *run, struct hw_cqe *cqes, uint32_t max)
 
 uint32_t run_outstanding(const struct ctx_run *run)
 {
-	EXPLORE_POINT(ATOMIC);
-	uint32_t n = run->pool.size - ck_ring_size(&run->pool.free_ring);
+	/* (task_pool_free's acquire: a caller that sees a credit back sees
+	 * the PE done with its slot) */
+	uint32_t n = run->pool.size - task_pool_free(&run->pool);
 
-	/* acquire: pairs with event_release's fence, so a caller that sees a
-	 * credit back sees the PE done with its slot. */
-	atomic_thread_fence(memory_order_acquire);
 	TSAN_ACQUIRE(&run->pool);
 	return n;
-}
-
-static doca_error_t pool_init(struct ctx_run *run, struct doca_ctx *ctx, uint32_t size)
-{
-	struct task_pool *pool = &run->pool;
-	uint32_t ring = 2;
-
-	while (ring - 1u < size)
-		ring <<= 1;
-	/* Slots are cells: a stale event handle reads its slot's generation
-	 * even after this run is gone (engine/handle.h). */
-	pool->events = cell_get(CELL_EVENTS, sizeof(*pool->events) * size);
-	pool->size = size; /* the cell's size class, for run_free */
-	pool->free_slots = doca_zalloc(sizeof(*pool->free_slots) * ring);
-	if (pool->events == NULL || pool->free_slots == NULL)
-		return DOCA_ERROR_NO_MEMORY;
-	ck_ring_init(&pool->free_ring, ring);
-	TSAN_BENIGN_RACE(pool->free_slots, sizeof(*pool->free_slots) * ring,
-			 "ck_ring slots: ordered by ck fences");
-	for (uint32_t i = 0; i < size; i++) {
-		struct doca_event *ev = &pool->events[i];
-		uint32_t gen = ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed));
-
-		ev->magic = MAGIC_EVENT;
-		ev->epoch = ctx->epoch;
-		/* a new generation: no handle of the cell's last life matches */
-		atomic_store_explicit(&ev->gs, ev_gs(gen + 1u, EV_FREE), memory_order_relaxed);
-		ev->ctx = ctx;
-		ev->run = run;
-		ck_ring_enqueue_spmc(&pool->free_ring, pool->free_slots, ev);
-	}
-	return DOCA_SUCCESS;
 }
 
 /* Free a run that no thread can reach any more. */
@@ -113,19 +78,7 @@ static void run_free(struct ctx_run *run)
 		run->entry->ops->qp_destroy(run->qp);
 		dev_entry_put(run->entry);
 	}
-	doca_free(run->pool.free_slots);
-	/* the slots keep their magic, epoch and generation, and nothing else */
-	for (uint32_t i = 0; run->pool.events != NULL && i < run->pool.size; i++) {
-		struct doca_event *ev = &run->pool.events[i];
-
-		ev->ctx = NULL;
-		ev->src = ev->dst = NULL;
-		ev->run = NULL;
-		ev->next = NULL;
-		ev->user_data.u64 = 0;
-		atomic_store_explicit(&ev->mbox_node.next, NULL, memory_order_relaxed);
-	}
-	cell_put(CELL_EVENTS, run->pool.events, sizeof(*run->pool.events) * run->pool.size);
+	task_pool_fini(&run->pool);
 	doca_free(run);
 }
 
@@ -136,7 +89,6 @@ static doca_error_t run_create(struct doca_ctx *ctx, struct ctx_run **out)
 	struct hw_qp_attr attr = {
 		.depth = ctx->max_tasks,
 		.wake = pe_wake_cb,
-		.wake_arg = ctx->pe,
 	};
 	struct hw_qp *qp;
 	doca_error_t err;
@@ -145,8 +97,11 @@ static doca_error_t run_create(struct doca_ctx *ctx, struct ctx_run **out)
 	if (run == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	mailbox_init(&run->mbox);
+	run->ctx = ctx;
+	run->pe = ctx->pe;
+	attr.wake_arg = run;
 	run->credits = &ctx->credits;
-	err = pool_init(run, ctx, ctx->max_tasks);
+	err = task_pool_init(&run->pool, run, ctx->max_tasks);
 	if (err == DOCA_SUCCESS)
 		err = entry->ops->qp_create(entry->hw, &attr, &qp);
 	if (err == DOCA_SUCCESS) {
@@ -229,7 +184,7 @@ static void stop_hand_to_pe(struct doca_ctx *ctx, struct doca_pe *pe)
 	EXPLORE_POINT(ATOMIC);
 	/* release: the PE's acquire sees STOPPING reported before it may finish. */
 	atomic_store_explicit(&ctx->may_finalize, true, memory_order_release);
-	pe_wake(pe);
+	pe_ready_signal_wake(pe, ctx); /* its PE visits it to flush and finish */
 	doca_rcu_read_unlock();
 }
 

@@ -31,6 +31,7 @@
 #include "actors/explore.h"
 #include "actors/hb_annotate.h"
 #include "actors/mailbox.h"
+#include "actors/ready_set.h"
 #include "actors/runner.h"
 #include "actors/worker.h"
 #include "engine/handle.h"
@@ -159,20 +160,41 @@ struct doca_event {
 	struct ctx_run *run;     /* the run whose pool holds this slot */
 	struct doca_event *next; /* PE ready list */
 	struct mailbox_node mbox_node; /* its link while in the run's mailbox */
+	uint32_t pool_index;     /* its slot number in the run's pool */
+	_Atomic uint32_t pool_next; /* the free stack's link (engine/task_pool.c) */
 } __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct doca_event) == 128, "an event is two cache lines");
 
 /* ---- contexts ---- */
 
-/* Task pool: the context's credits. Slots are taken by submitters
- * (multi-consumer) and returned only by the PE's thread (single producer). */
+/* Task pool: the context's credits and their event slots, in chunks made
+ * as the credits are first used (engine/task_pool.c). Slots are taken by
+ * submitters (multi-consumer) and returned only by the PE's thread (single
+ * producer). */
+#define POOL_CHUNK 32u /* events per chunk: 4 KiB */
+
 struct task_pool {
-	struct doca_event *events;
-	uint32_t size;
-	/* own cache lines (ck pads c_head from p_tail): submitters take from
-	 * it, the PE's thread returns to it */
-	_Alignas(64) struct ck_ring free_ring;
-	struct ck_ring_buffer *free_slots;
+	struct ctx_run *run;
+	uint32_t size;           /* credits: the context's max_tasks */
+	uint32_t nchunks;
+	_Atomic(struct doca_event *) *chunks; /* nchunks, NULL until first needed */
+	/* own line: submitters take with a CAS, the PE's thread returns */
+	_Alignas(64) _Atomic uint64_t head; /* tag | free credits | top of the returned stack */
 };
+
+/* The pool of a new run, with its first chunk. DOCA_ERROR_NO_MEMORY. */
+doca_error_t task_pool_init(struct task_pool *p, struct ctx_run *run, uint32_t size);
+/* Give the chunks back (no thread can reach the run any more). */
+void task_pool_fini(struct task_pool *p);
+/* Take a credit and its slot, or NULL with *why: DOCA_ERROR_AGAIN (every
+ * credit is out) or DOCA_ERROR_NO_MEMORY (its chunk could not be made).
+ * Any thread; lock-free but for a chunk's first use (engine/task_pool.c). */
+struct doca_event *task_pool_take(struct task_pool *p, doca_error_t *why);
+/* Return a slot's credit (the holder of the PE's runner guard only). */
+void task_pool_put(struct task_pool *p, struct doca_event *ev);
+/* Free credits now (exact when no submitter races). Any thread. */
+uint32_t task_pool_free(const struct task_pool *p);
 
 /* Who waits for a context's credits (engine/ctx_credits.c): submitters
  * blocked in doca_task_submit_wait and the armed credit notification fd.
@@ -195,6 +217,8 @@ struct ctx_credits {
  * that run's object, never one being rebuilt. */
 struct ctx_run {
 	struct rcu_head rcu;
+	struct doca_ctx *ctx;    /* its context, and that context's PE: fixed */
+	struct doca_pe *pe;      /* for the run's life (signals, engine/pe_ready.c) */
 	struct task_pool pool;
 	struct mailbox mbox;
 	struct hw_qp *qp;
@@ -238,6 +262,9 @@ struct doca_ctx {
 	pthread_mutex_t report_lock;
 
 	_Alignas(64) struct ctx_credits credits;
+	/* its node in its PE's ready set (engine/pe_ready.c): written by
+	 * whoever gives it work, on a line of its own */
+	_Alignas(64) struct ready_node ready;
 	/* written by the PE every turn: kept off the lines submitters read */
 	_Alignas(64) _Atomic uint32_t refs; /* the handle + PE turns holding it */
 	struct rcu_head rcu;
@@ -296,8 +323,10 @@ void ctx_credits_fini(struct ctx_credits *c);
 
 /* ---- progress engines ---- */
 
-/* The contexts a PE serves. Readers (the PE's turn, inside an RCU read-side
- * section) load the array, then count, then entries. Writers hold
+/* The contexts a PE serves (a turn visits only those of its ready set,
+ * engine/pe_ready.c; this array is for what must see them all: arming
+ * completion channels, the worker and destroy checks). Readers (inside an
+ * RCU read-side section) load the array, then count, then entries. Writers hold
  * g_config_lock: append in place while there is room, else publish a bigger
  * copy and free the old one after a grace period; remove by moving the last
  * entry into the hole and then shrinking count. A reader racing a removal
@@ -318,7 +347,7 @@ struct doca_pe {
 	_Atomic uint32_t gen;    /* the handle generation (engine/handle.h) */
 	struct runner runner;
 	struct pe_members *members;   /* RCU-published; g_config_lock for writers */
-	uint32_t cursor;              /* runner: first member scanned next turn */
+	struct ready_set ready;        /* the contexts with work (engine/pe_ready.c) */
 	struct doca_event *ready_head; /* runner */
 	struct doca_event *ready_tail;
 	struct doca_event *cb_event;   /* runner: the event inside its callback */
@@ -330,6 +359,7 @@ struct doca_pe {
 	_Atomic bool notify_used;       /* ever armed: pe_wake may be due (pe_notify.c) */
 	_Atomic(const void *) home;     /* runner_self() of the thread that ran the last turn */
 	int epfd;                     /* the notification handle */
+	_Atomic uint32_t channels;    /* queue pairs in epfd (completion channels); g_config_lock for writers */
 	int evfd;                     /* eventfd inside epfd: software wakes */
 	struct worker worker;
 	_Atomic bool has_worker;      /* a worker runs it or is being stopped; worker_lock for writers */
@@ -346,6 +376,42 @@ uint32_t pe_turn(struct doca_pe *pe);
 uint32_t run_feed(struct ctx_run *run, uint32_t max);
 /* fork() child: the worker lock anew (its holder may not exist there). */
 void pe_worker_after_fork_child(void);
+
+/* ---- the ready set: contexts with work (engine/pe_ready.c) ---- */
+
+/* After publishing work for ctx (a push into its mailbox, a post its PE
+ * must run, a completion on its queue pair, a stop to finish, a credit back
+ * on a stopping ctx) and a full fence: its PE visits it after this. True if
+ * this call put ctx in the ready set: a load that must see the set
+ * afterwards (the armed flag's, pe_wake) needs a full fence first. The
+ * caller keeps pe and ctx alive (a read-side section or a reference). Any
+ * thread. */
+bool pe_ready_signal_fenced(struct doca_pe *pe, struct doca_ctx *ctx);
+/* The same with the fence. */
+bool pe_ready_signal(struct doca_pe *pe, struct doca_ctx *ctx);
+/* pe_ready_signal_fenced, then wake the PE if it is armed (the fence
+ * between is run when the signal pushed). */
+void pe_ready_signal_wake_fenced(struct doca_pe *pe, struct doca_ctx *ctx);
+/* The same with the fence before. */
+void pe_ready_signal_wake(struct doca_pe *pe, struct doca_ctx *ctx);
+/* Credits came back to run's pool and a full fence ran (run_credits_returned,
+ * under the PE's runner guard): a STOPPING context's PE must visit it to
+ * finish the stop, and wake for it if the return was made by a thread
+ * other than the one that runs the PE. */
+void pe_ready_credits_returned(struct ctx_run *run);
+/* True if a turn has something to do for ctx's run (runner guard held,
+ * inside a read-side section). */
+bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run);
+/* The node of ctx, in its PE's ready set or not, after its visit: kept
+ * for the next turn when `more`, else released and looked at once more
+ * (runner guard held, inside a read-side section). */
+void pe_ready_after_visit(struct doca_pe *pe, struct doca_ctx *ctx, bool more);
+/* ctx is being destroyed (g_config_lock held): false if its PE's ready set
+ * holds it, which then keeps the handle's reference and drops it. */
+bool ctx_ready_detach(struct doca_ctx *ctx);
+/* The PE's memory goes: drop the references its ready set still holds
+ * (every context is destroyed; no signaller is left). */
+void pe_ready_fini(struct doca_pe *pe);
 
 /* The device descriptor of a queued copy task. */
 static inline struct hw_desc event_desc(const struct doca_event *ev)
@@ -376,8 +442,9 @@ void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run);
  * arming and sleeping) is armed anew, so the turn's polls cannot make a
  * submitter skip a wake-up it needs (pe_wake_after_push). Runner guard held. */
 void pe_turn_rearm(struct doca_pe *pe);
-/* hw_qp_attr.wake trampoline (the backend has fenced: pe_wake_fenced). */
-void pe_wake_cb(void *pe);
+/* hw_qp_attr.wake trampoline, arg a struct ctx_run: signals its context
+ * and wakes its PE (the backend has fenced: pe_wake_fenced). */
+void pe_wake_cb(void *run);
 /* Add/remove a qp's completion channel fd to/from the PE's epoll set. */
 doca_error_t pe_watch_qp(struct doca_pe *pe, struct hw_qp *qp);
 void pe_unwatch_qp(struct doca_pe *pe, struct hw_qp *qp);

@@ -122,10 +122,7 @@ void event_release(struct doca_event *ev)
 	 * credit back (a submitter, or a stop that counts none outstanding and
 	 * frees the run). */
 	atomic_thread_fence(memory_order_release);
-	if (!ck_ring_enqueue_spmc(&pool->free_ring, pool->free_slots, ev)) {
-		doca_log(DOCA_LOG_ERROR, "task pool full on a release: a slot was returned twice");
-		abort();
-	}
+	task_pool_put(pool, ev);
 }
 
 static void event_refused(const char *who, const struct doca_event *h, const struct doca_event *ev,
@@ -189,6 +186,9 @@ static void route_flush(struct free_route *r)
 {
 	if (r->mbox_run != NULL) {
 		mailbox_announce(&r->mbox_run->mbox);
+		/* its PE visits the run to take the credits back (the
+		 * announce fenced after the pushes) */
+		(void)pe_ready_signal_fenced(r->mbox_run->pe, r->mbox_run->ctx);
 		r->mbox_run = NULL;
 	}
 }

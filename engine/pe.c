@@ -101,6 +101,7 @@ doca_error_t doca_pe_create(struct doca_pe **out)
 		doca_free(pe);
 		return DOCA_ERROR_OPERATING_SYSTEM;
 	}
+	ready_set_init(&pe->ready);
 	pe->worker.stop_fd = -1;
 	pe->epoch = g_fork_epoch;
 	pe->magic = MAGIC_PE;
@@ -205,6 +206,7 @@ static void pe_free_rcu(struct rcu_head *head)
 	DOCA_RCU_CALLBACK_ENTER(head);
 	if (!DOCA_REVERTED("pe_fd_close_early"))
 		pe_close_fds(pe);
+	pe_ready_fini(pe); /* after every signaller's read-side section */
 	doca_free(pe->members);
 	doca_free(pe);
 }

@@ -12,8 +12,10 @@
  * by CAS makes one write per arming.
  *
  * One wake-up per completion burst: work the requester can do itself it
- * does instead of firing. After the fence it moves every running context's
- * mailbox to the device (what the next turn would do first), so a wake-up
+ * does instead of firing. After the fence it moves the mailbox of every
+ * running context of the ready set to the device (what the next turn would
+ * do first; a context with pushes is in the set, or its pusher is still to
+ * signal it and look at armed, engine/pe_ready.c), so a wake-up
  * never only moves tasks out of a mailbox: the pushes it saw are posted and
  * their completions will wake, and a push it did not see is its pusher's
  * to wake for (the pair above). It feeds once before storing ARMED too, so
@@ -98,10 +100,15 @@ void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
 {
 	struct doca_pe *pe = ctx->pe;
 
+	/* seq_cst fence: the pushes are visible before the ready flag's and
+	 * the armed flag's loads. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (pe_ready_signal_fenced(pe, ctx))
+		/* seq_cst fence: our push into the ready set is visible before
+		 * the armed load (engine/pe_ready.c) */
+		atomic_thread_fence(memory_order_seq_cst);
 	if (DOCA_REVERTED("push_wake_skipped"))
 		return;
-	/* seq_cst fence: the pushes are visible before the armed load. */
-	atomic_thread_fence(memory_order_seq_cst);
 	EXPLORE_POINT(WAKE);
 	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) != PE_ARMED)
 		return;
@@ -137,9 +144,12 @@ void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
 	pe_wake_fenced(pe);
 }
 
-void pe_wake_cb(void *pe)
+void pe_wake_cb(void *arg)
 {
-	pe_wake_fenced(pe); /* the backend fenced (hw_qp_attr.wake) */
+	struct ctx_run *run = arg;
+
+	/* the backend fenced after its completions (hw_qp_attr.wake) */
+	pe_ready_signal_wake_fenced(run->pe, run->ctx);
 }
 
 doca_error_t pe_watch_qp(struct doca_pe *pe, struct hw_qp *qp)
@@ -149,16 +159,20 @@ doca_error_t pe_watch_qp(struct doca_pe *pe, struct hw_qp *qp)
 
 	if (fd < 0)
 		return DOCA_SUCCESS;
-	return epoll_ctl(pe->epfd, EPOLL_CTL_ADD, fd, &watch) == 0 ? DOCA_SUCCESS
-								  : DOCA_ERROR_OPERATING_SYSTEM;
+	if (epoll_ctl(pe->epfd, EPOLL_CTL_ADD, fd, &watch) != 0)
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	atomic_fetch_add_explicit(&pe->channels, 1, memory_order_relaxed);
+	return DOCA_SUCCESS;
 }
 
 void pe_unwatch_qp(struct doca_pe *pe, struct hw_qp *qp)
 {
 	int fd = qp->ops->notify_fd(qp);
 
-	if (fd >= 0)
+	if (fd >= 0) {
 		(void)epoll_ctl(pe->epfd, EPOLL_CTL_DEL, fd, NULL);
+		atomic_fetch_sub_explicit(&pe->channels, 1, memory_order_relaxed);
+	}
 }
 
 /* Work a progress call would do now (runner thread, inside a read section),
@@ -183,37 +197,56 @@ enum walk {
 	WALK_ACK,  /* consume what made its completion channel readable */
 };
 
+/* One context of a walk (inside its read-side section). */
+static void walk_ctx(struct doca_ctx *ctx, enum walk what, bool *pending, doca_error_t *err)
+{
+	EXPLORE_POINT(ATOMIC);
+	struct ctx_run *run = rcu_dereference(ctx->run);
+
+	TSAN_ACQUIRE(run);
+	if (run == NULL)
+		return;
+	if (what == WALK_ACK) {
+		run->qp->ops->notify_ack(run->qp);
+		return;
+	}
+	bool fed = ctx_feedable(ctx, run);
+
+	if (fed && run_feed(run, run->pool.size) != 0)
+		hw_qp_kick(run->qp);
+	if (what != WALK_ARM)
+		return;
+	if (*err == DOCA_SUCCESS)
+		*err = run->qp->ops->notify_arm(run->qp);
+	*pending = *pending || ctx_has_pending(ctx, run, fed);
+}
+
 /* Walk the PE's contexts (runner guard held); WALK_ARM reports in *pending
- * whether work is pending and returns the first arming error. */
+ * whether work is pending and returns the first arming error. Which ones:
+ * those of the ready set, when no queue pair of the PE has a completion
+ * channel — a context with work is in the set, or the thread that gave it
+ * the work signals it and then wakes the PE itself (engine/pe_ready.c), so
+ * an armed PE with thousands of idle contexts looks at none of them. A
+ * completion channel (verbs) must be armed and acknowledged whether or not
+ * its context has work (a post while the PE sleeps counts on it), so a PE
+ * with channels walks every context, as it always did. */
 static doca_error_t pe_walk(struct doca_pe *pe, enum walk what, bool *pending)
 {
 	doca_error_t err = DOCA_SUCCESS;
 
 	doca_rcu_read_lock();
 	EXPLORE_POINT(ATOMIC);
-	struct pe_members *m = rcu_dereference(pe->members);
-	uint32_t count = atomic_load_explicit(&m->count, memory_order_acquire);
+	if (atomic_load_explicit(&pe->channels, memory_order_relaxed) != 0) {
+		struct pe_members *m = rcu_dereference(pe->members);
+		uint32_t count = atomic_load_explicit(&m->count, memory_order_acquire);
 
-	for (uint32_t i = 0; i < count; i++) {
-		struct doca_ctx *ctx = atomic_load_explicit(&m->ctx[i], memory_order_acquire);
-		struct ctx_run *run = rcu_dereference(ctx->run);
-
-		TSAN_ACQUIRE(run);
-		if (run == NULL)
-			continue;
-		if (what == WALK_ACK) {
-			run->qp->ops->notify_ack(run->qp);
-			continue;
-		}
-		bool fed = ctx_feedable(ctx, run);
-
-		if (fed && run_feed(run, run->pool.size) != 0)
-			hw_qp_kick(run->qp);
-		if (what != WALK_ARM)
-			continue;
-		if (err == DOCA_SUCCESS)
-			err = run->qp->ops->notify_arm(run->qp);
-		*pending = *pending || ctx_has_pending(ctx, run, fed);
+		for (uint32_t i = 0; i < count; i++)
+			walk_ctx(atomic_load_explicit(&m->ctx[i], memory_order_acquire), what, pending, &err);
+	} else if (what != WALK_ACK) {
+		(void)ready_collect_sc(&pe->ready, UINT32_MAX);
+		for (struct ready_node *n = ready_iter_sc(&pe->ready, NULL); n != NULL;
+		     n = ready_iter_sc(&pe->ready, n))
+			walk_ctx(caa_container_of(n, struct doca_ctx, ready), what, pending, &err);
 	}
 	doca_rcu_read_unlock();
 	return err;

@@ -1,9 +1,10 @@
 /*
  * engine/pe_progress.c — one turn of a progress-engine actor.
  *
- * A turn has two halves. Inside one RCU read-side section it visits its
- * contexts round robin (a pinned reference on each), drains their mailboxes
- * in bounded batches, posts to the device or, for a STOPPING context,
+ * A turn has two halves. Inside one RCU read-side section it visits the
+ * contexts of its ready set (engine/pe_ready.c: only those with work, in
+ * FIFO order; a pinned reference on each that has something to deliver),
+ * drains their mailboxes in bounded batches, posts to the device or, for a STOPPING context,
  * flushes, and polls completions into a local array. After the section it
  * delivers: event callbacks run (and may stop contexts, which waits for a
  * grace period — impossible inside a read-side section), ready events are
@@ -147,62 +148,70 @@ static struct doca_event *event_from_cqe(const struct hw_cqe *c, bool *fatal)
 	return ev;
 }
 
-/* First half: inside the read-side section. */
+/* Visit one context of the ready set: drain, post or flush, poll. */
+static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
+{
+	enum doca_ctx_state st = ctx_state(ctx);
+
+	if (st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING) {
+		pe_ready_after_visit(pe, ctx, false);
+		return;
+	}
+	EXPLORE_POINT(ATOMIC);
+	struct ctx_run *run = rcu_dereference(ctx->run);
+
+	if (run == NULL) {
+		pe_ready_after_visit(pe, ctx, false);
+		return;
+	}
+	TSAN_ACQUIRE(run);
+	struct hw_qp *qp = run->qp;
+	uint32_t first = t->ndone;
+	bool running = st == DOCA_CTX_STATE_RUNNING && !run->fatal;
+
+	run_drain(t, run, running);
+	if (!running && !run->flush_sent) {
+		qp->ops->flush(qp);
+		run->flush_sent = true;
+	}
+	uint32_t n = run_poll(run, t->cqes, TURN_EVENTS - t->ndone);
+	bool fatal = false;
+
+	for (uint32_t j = 0; j < n; j++)
+		t->done[t->ndone++] = event_from_cqe(&t->cqes[j], &fatal);
+	if (st == DOCA_CTX_STATE_STOPPING && t->ndone != first) /* before their release */
+		atomic_store_explicit(&run->stop_saw_events, true, memory_order_relaxed);
+	pe_ready_after_visit(pe, ctx, run_needs_visit(ctx, run));
+	if (t->ndone == first && running && !fatal)
+		return; /* nothing to deliver or finish */
+	/* Events in hand mean tasks outstanding, so the ctx cannot have
+	 * reached IDLE and been destroyed: the reference cannot fail then. */
+	if (!ctx_ref_get(ctx)) {
+		if (t->ndone != first) {
+			doca_log(DOCA_LOG_ERROR, "a context with events in flight was destroyed");
+			abort();
+		}
+		return;
+	}
+	t->recs[t->nrecs++] = (struct turn_rec){
+		.ctx = ctx,
+		.first = first,
+		.count = t->ndone - first,
+		.stop = fatal && !run->fatal,
+	};
+	run->fatal = run->fatal || fatal;
+}
+
+/* First half: inside the read-side section. Only the contexts in the
+ * ready set (engine/pe_ready.c), each at most once, in FIFO order. */
 static void turn_collect(struct doca_pe *pe, struct turn *t)
 {
-	EXPLORE_POINT(ATOMIC);
-	struct pe_members *m = rcu_dereference(pe->members);
-	uint32_t count = atomic_load_explicit(&m->count, memory_order_acquire);
-	uint32_t start = count ? pe->cursor % count : 0;
+	uint32_t todo = ready_collect_sc(&pe->ready, TURN_CTXS);
 
-	pe->cursor = start + 1;
-	for (uint32_t i = 0; i < count && t->nrecs < TURN_CTXS && t->ndone < TURN_EVENTS; i++) {
-		struct doca_ctx *ctx = atomic_load_explicit(&m->ctx[(start + i) % count],
-							    memory_order_acquire);
-		enum doca_ctx_state st = ctx_state(ctx);
+	for (uint32_t i = 0; i < todo && t->nrecs < TURN_CTXS && t->ndone < TURN_EVENTS; i++) {
+		struct ready_node *n = ready_pop_sc(&pe->ready);
 
-		if (st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING)
-			continue;
-		EXPLORE_POINT(ATOMIC);
-		struct ctx_run *run = rcu_dereference(ctx->run);
-
-		if (run == NULL)
-			continue;
-		TSAN_ACQUIRE(run);
-		struct hw_qp *qp = run->qp;
-		uint32_t first = t->ndone;
-		bool running = st == DOCA_CTX_STATE_RUNNING && !run->fatal;
-
-		run_drain(t, run, running);
-		if (!running && !run->flush_sent) {
-			qp->ops->flush(qp);
-			run->flush_sent = true;
-		}
-		uint32_t n = run_poll(run, t->cqes, TURN_EVENTS - t->ndone);
-		bool fatal = false;
-
-		for (uint32_t j = 0; j < n; j++)
-			t->done[t->ndone++] = event_from_cqe(&t->cqes[j], &fatal);
-		if (st == DOCA_CTX_STATE_STOPPING && t->ndone != first) /* before their release */
-			atomic_store_explicit(&run->stop_saw_events, true, memory_order_relaxed);
-		if (t->ndone == first && running && !fatal)
-			continue; /* nothing to deliver or finish */
-		/* Events in hand mean tasks outstanding, so the ctx cannot have
-		 * reached IDLE and been destroyed: the reference cannot fail then. */
-		if (!ctx_ref_get(ctx)) {
-			if (t->ndone != first) {
-				doca_log(DOCA_LOG_ERROR, "a context with events in flight was destroyed");
-				abort();
-			}
-			continue;
-		}
-		t->recs[t->nrecs++] = (struct turn_rec){
-			.ctx = ctx,
-			.first = first,
-			.count = t->ndone - first,
-			.stop = fatal && !run->fatal,
-		};
-		run->fatal = run->fatal || fatal;
+		turn_visit(pe, t, caa_container_of(n, struct doca_ctx, ready));
 	}
 }
 

@@ -53,12 +53,11 @@ static doca_error_t task_check(const struct doca_ctx *ctx, const struct doca_tas
 	return DOCA_SUCCESS;
 }
 
-static struct doca_event *pool_take(struct ctx_run *run)
+static struct doca_event *pool_take(struct ctx_run *run, doca_error_t *why)
 {
-	struct doca_event *ev;
+	struct doca_event *ev = task_pool_take(&run->pool, why);
 
-	EXPLORE_POINT(QUEUE);
-	if (!ck_ring_dequeue_spmc(&run->pool.free_ring, run->pool.free_slots, &ev))
+	if (ev == NULL)
 		return NULL;
 	TSAN_ACQUIRE(ev);
 	hb_acquire(ev); /* the slot's last free happens before its reuse */
@@ -82,12 +81,12 @@ static doca_error_t task_prepare(struct doca_ctx *ctx, struct ctx_run *run,
 		buf_unpin(src, guarded);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	struct doca_event *ev = pool_take(run);
+	struct doca_event *ev = pool_take(run, &err);
 
 	if (ev == NULL) {
 		buf_unpin(dst, guarded);
 		buf_unpin(src, guarded);
-		return DOCA_ERROR_AGAIN;
+		return err; /* AGAIN, or NO_MEMORY for a chunk of slots */
 	}
 	ev_set_state(ev, EV_QUEUED);
 	ev->guarded_pins = guarded;
@@ -153,8 +152,11 @@ static void task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct 
 	runner_exit(&ctx->pe->runner);
 	if (n != 0) {
 		hw_qp_kick(run->qp);
+		/* only its PE's visits run them (inline) or find their completions */
 		if (run->qp->runs_in_poll)
-			pe_wake(ctx->pe);
+			pe_ready_signal_wake(ctx->pe, ctx);
+		else if (!run->qp->signals_completions)
+			(void)pe_ready_signal(ctx->pe, ctx);
 	}
 }
 

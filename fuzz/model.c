@@ -106,6 +106,20 @@ static void set_state(struct model *m, int c, enum doca_ctx_state next)
 	x->state = next;
 }
 
+/* The ctx got work: it joins its PE's ready set unless it is in it. */
+static void signal_ready(struct model *m, int c)
+{
+	struct m_ctx *x = &m->ctx[c];
+	struct m_pe *pe = &m->pe[x->pe];
+
+	if (x->queued)
+		return;
+	if (pe->nsignalled == M_READY)
+		abort(); /* the model's bound, not the library's */
+	x->queued = true;
+	pe->signalled[pe->nsignalled++] = (struct m_ready){ .ctx = c, .incarnation = x->incarnation };
+}
+
 void m_init(struct model *m)
 {
 	memset(long_name, 'x', sizeof(long_name) - 1);
@@ -157,7 +171,8 @@ doca_error_t m_ctx_create(struct model *m, int c)
 	if (c < 0)
 		return DOCA_ERROR_INVALID_VALUE; /* NULL out-parameter */
 	m->ctx[c] = (struct m_ctx){ .used = true, .state = DOCA_CTX_STATE_IDLE, .dev = -1, .pe = -1,
-				    .max_tasks = DOCA_CTX_DEFAULT_MAX_TASKS };
+				    .max_tasks = DOCA_CTX_DEFAULT_MAX_TASKS,
+				    .incarnation = ++m->incarnations };
 	list_init(&m->ctx[c].mailbox);
 	return DOCA_SUCCESS;
 }
@@ -253,6 +268,7 @@ doca_error_t m_ctx_stop(struct model *m, int c)
 		return DOCA_SUCCESS;
 	}
 	set_state(m, c, DOCA_CTX_STATE_STOPPING);
+	signal_ready(m, c); /* its PE finishes the stop */
 	return DOCA_ERROR_IN_PROGRESS;
 }
 
@@ -431,6 +447,7 @@ doca_error_t m_submit(struct model *m, int c, int src, int dst, uint32_t type, u
 	m->task[t] = (struct m_task){ .where = T_QUEUED, .id = ++m->next_id, .ctx = c, .src = src, .dst = dst,
 				      .flags = flags };
 	list_push(m, &x->mailbox, t);
+	signal_ready(m, c);
 	x->outstanding++;
 	m->buf[src].users++;
 	m->buf[dst].users++;
@@ -496,6 +513,8 @@ static void release(struct model *m, int t)
 	m->buf[x->src].users--;
 	m->buf[x->dst].users--;
 	x->where = T_FREE;
+	if (m->ctx[x->ctx].state == DOCA_CTX_STATE_STOPPING)
+		signal_ready(m, x->ctx); /* its last credit lets the PE finish */
 }
 
 /* STOPPING → IDLE once every event of the ctx is freed. */
@@ -530,29 +549,40 @@ static void deliver(struct model *m, struct m_pe *pe, int t)
 }
 
 /*
- * One turn (doca_pe.h): visit the connected contexts round robin, starting
- * one further each turn; a RUNNING ctx's queued tasks execute in order, a
- * STOPPING ctx's are flushed; then deliver every completion in visit order
- * and finish the stops whose events are all freed.
+ * One turn (doca_pe.h): visit the contexts of the ready set — those kept by
+ * the last turn, then those signalled since, each once — a RUNNING ctx's
+ * queued tasks execute in order, a STOPPING ctx's are flushed; a STOPPING
+ * ctx with nothing outstanding (its stop to finish) stays in the set, every
+ * other leaves it; then deliver every completion in visit order and finish
+ * the stops whose events are all freed.
  */
 uint32_t m_progress(struct model *m, int p)
 {
 	if (!pe_ok(m, p))
 		return 0;
 	struct m_pe *pe = &m->pe[p];
-	uint32_t count = pe->count, start = count ? pe->cursor % count : 0;
+	struct m_ready todo[2 * M_READY];
+	uint32_t ntodo = 0;
 	struct m_list done[M_CTX];
 	int visited[M_CTX];
 	uint32_t nvisited = 0, total = 0;
 
-	pe->cursor = start + 1;
-	for (uint32_t i = 0; i < count; i++) {
-		int c = pe->members[(start + i) % count];
+	for (uint32_t i = 0; i < pe->nkept; i++)
+		todo[ntodo++] = pe->kept[i];
+	for (uint32_t i = 0; i < pe->nsignalled; i++)
+		todo[ntodo++] = pe->signalled[i];
+	pe->nkept = pe->nsignalled = 0;
+	for (uint32_t i = 0; i < ntodo; i++) {
+		int c = todo[i].ctx;
 		struct m_ctx *x = &m->ctx[c];
 		int t;
 
-		if (x->state != DOCA_CTX_STATE_RUNNING && x->state != DOCA_CTX_STATE_STOPPING)
+		if (!x->used || x->incarnation != todo[i].incarnation)
+			continue; /* destroyed while in the set: dropped */
+		if (x->state != DOCA_CTX_STATE_RUNNING && x->state != DOCA_CTX_STATE_STOPPING) {
+			x->queued = false;
 			continue;
+		}
 		list_init(&done[nvisited]);
 		while ((t = list_pop(m, &x->mailbox)) >= 0) {
 			if (x->state == DOCA_CTX_STATE_RUNNING)
@@ -563,6 +593,10 @@ uint32_t m_progress(struct model *m, int p)
 			total++;
 		}
 		visited[nvisited++] = c;
+		if (x->state == DOCA_CTX_STATE_STOPPING && x->outstanding == 0)
+			pe->kept[pe->nkept++] = todo[i];
+		else
+			x->queued = false;
 	}
 	for (uint32_t v = 0; v < nvisited; v++) {
 		int t;

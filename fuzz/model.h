@@ -7,8 +7,9 @@
  * counter of every device. Each m_* call returns the error code the library
  * must return for the same call and, on success, applies its effect. The
  * model knows nothing of the library's code; the one execution-order choice
- * the contract leaves open (which context of a PE a turn visits first) is
- * modelled after the library's documented round robin (m_progress).
+ * the contract leaves open (in which order a turn visits a PE's contexts) is
+ * modelled after the library's documented ready set (m_progress): a turn
+ * visits the contexts that were given work, in the order they got it.
  *
  * Handles are slot indexes into fixed tables. An argument is a slot, ARG_NULL
  * (the harness passes NULL) or ARG_WRONG (a live handle of another type).
@@ -37,6 +38,7 @@
 #define M_ARENA 2        /* caller-owned regions for doca_mem_create_from */
 #define M_ARENA_LEN 512
 #define M_TRACE 1024     /* callbacks expected during one call */
+#define M_READY 4096     /* ready-set entries, destroyed contexts' included */
 
 #define ARG_NULL (-1)
 #define ARG_WRONG (-2)
@@ -82,6 +84,8 @@ struct m_ctx {
 	int cb_mode;           /* enum m_cb_mode */
 	bool state_cb;
 	struct m_list mailbox; /* accepted, not yet taken by the device */
+	uint32_t incarnation;  /* which create made it (ready-set entries name it) */
+	bool queued;           /* in its PE's ready set */
 };
 
 /* What the event callback of a context does. */
@@ -99,11 +103,20 @@ struct m_entry {
 	uint64_t executed;    /* descriptors executed, the fault counter */
 };
 
+/* A context in a PE's ready set; a destroyed one stays until a turn meets it. */
+struct m_ready {
+	int ctx;
+	uint32_t incarnation;
+};
+
 struct m_pe {
 	bool used;
-	int members[M_CTX];   /* connected contexts, in the library's round-robin order */
+	int members[M_CTX];   /* connected contexts */
 	uint32_t count;
-	uint32_t cursor;
+	/* the ready set: contexts kept by the last turn, then those signalled
+	 * since, in that order (doca_pe.h) */
+	struct m_ready kept[M_READY], signalled[M_READY];
+	uint32_t nkept, nsignalled;
 	struct m_list ready;  /* events for doca_pe_get_event, oldest first */
 };
 
@@ -152,6 +165,7 @@ struct model {
 	uint64_t next_id;
 	struct m_rec trace[M_TRACE];
 	uint32_t trace_head, trace_tail;
+	uint32_t incarnations;     /* contexts created so far */
 };
 
 void m_init(struct model *m);

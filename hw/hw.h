@@ -48,6 +48,10 @@ struct hw_qp {
 	 * device), so a post needs a progress call and nothing else wakes the
 	 * PE for it. Otherwise an executor or completion channel wakes it. */
 	bool runs_in_poll;
+	/* Set at qp_create: the backend calls hw_qp_attr.wake after the
+	 * completions it produces (an executor thread), so the engine need not
+	 * poll a queue pair with descriptors on the device to find them. */
+	bool signals_completions;
 };
 
 enum hw_access {

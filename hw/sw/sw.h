@@ -17,6 +17,7 @@
 
 #include <urcu/list.h>
 
+#include "actors/ready_set.h"
 #include "hw/hw.h"
 #include "hw/sw/sw_ring.h"
 
@@ -74,9 +75,11 @@ struct sw_qp {
 	_Alignas(64) struct sw_desc held;
 	bool has_held;
 	bool held_flushed;
-	struct cds_list_head engine_link; /* engine's list, engine thread */
 	struct cds_list_head change_link; /* engine's add/del lists, engine lock */
-	bool attached;                    /* on the engine's own list, engine lock */
+	bool attached;                    /* the engine took it off to_add, engine lock */
+	/* its node in its engine's ready set (sw_engine.c): signalled by the
+	 * PE's thread, released by the engine thread */
+	_Alignas(64) struct ready_node engine_ready;
 };
 
 extern const struct hw_ops hw_sw_ops;
@@ -104,6 +107,9 @@ void sw_engines_stop(struct sw_dev *dev);
 struct sw_engine *sw_engine_pick(struct sw_dev *dev);
 void sw_engine_attach(struct sw_engine *e, struct sw_qp *qp);
 void sw_engine_detach(struct sw_engine *e, struct sw_qp *qp);
-void sw_engine_kick(struct sw_engine *e);
+/* After posting to qp's SQ or flagging its flush (engine mode): the engine
+ * visits qp, and wakes if it sleeps. Thread safety: any thread, after the
+ * posts it follows (hw_ops.kick). */
+void sw_engine_signal(struct sw_engine *e, struct sw_qp *qp);
 
 #endif /* DOCA_HW_SW_H */

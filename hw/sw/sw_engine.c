@@ -1,15 +1,30 @@
 /*
  * hw/sw/sw_engine.c — engine threads of the software device: true offload.
  *
- * Each engine thread owns a private list of queue pairs. Attach and detach
- * go through two lists under the engine's mutex plus a `changed` flag the
- * thread checks each pass, so the hot loop takes no lock; a detached qp is
- * freed by the engine thread itself, after its last use.
+ * Each engine thread serves the queue pairs that have work: a ready set
+ * (actors/ready_set.h) that the PE's thread signals after posting to a
+ * qp's SQ or flagging its flush (sw_engine_signal), so a pass costs nothing
+ * per idle qp. A pass visits the qps in the set in FIFO order, at most
+ * ENGINE_BATCH descriptors each; a qp with descriptors left (or one waiting
+ * for its delay) stays in the set, the others leave it, and the look at the
+ * SQ after the release's fence catches a post that found the qp still
+ * queued (the ready set's Dekker pair).
+ *
+ * Attach and detach go through two lists under the engine's mutex plus a
+ * `changed` flag the thread checks each pass, so the hot loop takes no
+ * lock; a detached qp is freed by the engine thread itself, after its last
+ * use: at once if it is out of the ready set, else when the pass meets it
+ * (no signal comes after a detach: the qp's fast path is over). A qp is
+ * detached only once every descriptor completed and was polled, so no
+ * completion, and no wake callback, follows a detach.
  *
  * Sleep/wake without a lost wake-up (a Dekker pair on a futex word): the
- * engine stores sleeping=1, full fence, re-checks every SQ and the flags,
- * and only then futex-waits on sleeping==1; a kicker publishes its work
- * (ring store), full fence, and wakes the futex if sleeping is 1.
+ * engine stores sleeping=1, full fence, re-checks its ready set and the
+ * flags, and only then futex-waits on sleeping==1; a kicker publishes its
+ * work (the ready-set signal, or a change), full fence, and wakes the
+ * futex if sleeping is 1. A signal that found its qp already queued put
+ * nothing in the set, but then the qp is in the engine's FIFO (not idle)
+ * or its signaller of the moment is still to push and kick.
  *
  * Waking the PE (hw_qp_attr.wake) after a batch of completions: put the
  * entries, full fence, then wake only if the CQ still holds one the PE has
@@ -39,6 +54,7 @@
 #include "hw/sw/sw.h"
 
 #define ENGINE_BATCH 32u      /* descriptors per qp per pass */
+#define ENGINE_COLLECT 256u   /* newly signalled qps joining a pass */
 #define ENGINE_SPIN EXPLORE_SPINS(4000u) /* empty passes before sleeping */
 
 enum { ENGINE_RUN, ENGINE_STOP };
@@ -52,7 +68,7 @@ struct sw_engine {
 	pthread_mutex_t lock;
 	struct cds_list_head to_add; /* engine lock */
 	struct cds_list_head to_del; /* engine lock */
-	struct cds_list_head qps;    /* engine thread only */
+	struct ready_set ready;      /* the qps with work; the engine thread consumes */
 } __attribute__((aligned(64)));
 
 static void futex_wait(_Atomic uint32_t *word, uint32_t val)
@@ -65,7 +81,7 @@ static void futex_wake(_Atomic uint32_t *word)
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-void sw_engine_kick(struct sw_engine *e)
+static void sw_engine_kick(struct sw_engine *e)
 {
 	EXPLORE_POINT(WAKE);
 	/* seq_cst fence: our ring store is visible before we read sleeping. */
@@ -74,6 +90,16 @@ void sw_engine_kick(struct sw_engine *e)
 		atomic_store_explicit(&e->sleeping, 0, memory_order_relaxed);
 		futex_wake(&e->sleeping);
 	}
+}
+
+void sw_engine_signal(struct sw_engine *e, struct sw_qp *qp)
+{
+	EXPLORE_POINT(WAKE);
+	/* seq_cst fence: the SQ stores (or the flush flag) are visible before
+	 * the ready flag's load (actors/ready_set.h). */
+	atomic_thread_fence(memory_order_seq_cst);
+	(void)ready_signal_fenced(&e->ready, &qp->engine_ready);
+	sw_engine_kick(e);
 }
 
 struct sw_engine *sw_engine_pick(struct sw_dev *dev)
@@ -94,28 +120,22 @@ void sw_engine_attach(struct sw_engine *e, struct sw_qp *qp)
 	sw_engine_kick(e);
 }
 
+/* The engine thread frees the qp (it may be in the engine's ready set,
+ * even before the engine took it off to_add: a post may have signalled it). */
 void sw_engine_detach(struct sw_engine *e, struct sw_qp *qp)
 {
-	bool never_attached;
-
 	pthread_mutex_lock(&e->lock);
-	never_attached = !qp->attached;
-	if (never_attached) {
+	if (!qp->attached)
 		cds_list_del(&qp->change_link); /* still waiting in to_add */
-	} else {
-		cds_list_add_tail(&qp->change_link, &e->to_del);
-		EXPLORE_POINT(ATOMIC);
-		atomic_store_explicit(&e->changed, true, memory_order_release);
-	}
+	cds_list_add_tail(&qp->change_link, &e->to_del);
+	EXPLORE_POINT(ATOMIC);
+	atomic_store_explicit(&e->changed, true, memory_order_release);
 	pthread_mutex_unlock(&e->lock);
-	if (never_attached)
-		sw_qp_free(qp);
-	else
-		sw_engine_kick(e);
+	sw_engine_kick(e);
 }
 
-/* Engine thread: apply attaches and detaches (a qp detached before it was
- * attached never reaches to_del: detach frees it from to_add directly). */
+/* Engine thread: apply attaches and detaches. A detached qp still in the
+ * ready set is freed when the pass meets it (engine_visit). */
 /* The lists are walked with cds_list_for_each, not _for_each_entry: the
  * latter forms a qp pointer from the list head itself, which is misaligned
  * for the 64-byte-aligned struct sw_qp. */
@@ -132,15 +152,14 @@ static void engine_apply_changes(struct sw_engine *e)
 		struct sw_qp *qp = QP_OF(pos, change_link);
 
 		cds_list_del(&qp->change_link);
-		cds_list_add_tail(&qp->engine_link, &e->qps);
 		qp->attached = true;
 	}
 	cds_list_for_each_safe(pos, next, &e->to_del) {
 		struct sw_qp *qp = QP_OF(pos, change_link);
 
 		cds_list_del(&qp->change_link);
-		cds_list_del(&qp->engine_link);
-		sw_qp_free(qp);
+		if (ready_node_detach(&qp->engine_ready))
+			sw_qp_free(qp);
 	}
 	pthread_mutex_unlock(&e->lock);
 }
@@ -177,21 +196,47 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 	return n;
 }
 
+/* Work an SQ still holds for the engine: descriptors, or one held back. */
+static bool qp_has_work(struct sw_qp *qp)
+{
+	return qp->has_held || sw_ring_ready(&qp->sq);
+}
+
+/* Serve one qp of the ready set; keep it there while it has work. */
+static uint32_t engine_visit(struct sw_engine *e, struct sw_qp *qp, uint64_t *now, bool *waiting)
+{
+	if (ready_node_detached(&qp->engine_ready)) { /* by this thread: exact */
+		(void)ready_release_sc(&qp->engine_ready); /* false: ours to free */
+		sw_qp_free(qp);
+		return 0;
+	}
+	uint32_t n = engine_serve_qp(e, qp, now, waiting);
+
+	if (qp_has_work(qp))
+		ready_keep_sc(&e->ready, &qp->engine_ready);
+	else if (ready_release_sc(&qp->engine_ready) && qp_has_work(qp)) /* the look after the fence */
+		ready_requeue_sc(&e->ready, &qp->engine_ready);
+	return n;
+}
+
+/* Engine thread, at exit: every qp was detached; free those the set holds. */
+static void engine_free_detached(struct sw_engine *e)
+{
+	struct ready_node *n;
+
+	(void)ready_collect_sc(&e->ready, UINT32_MAX);
+	while ((n = ready_pop_sc(&e->ready)) != NULL) {
+		(void)ready_release_sc(n);
+		sw_qp_free(caa_container_of(n, struct sw_qp, engine_ready));
+	}
+}
+
 static bool engine_has_work(struct sw_engine *e)
 {
-	struct cds_list_head *pos;
-
 	EXPLORE_POINT(ATOMIC);
-	if (atomic_load_explicit(&e->changed, memory_order_acquire) ||
-	    atomic_load_explicit(&e->run, memory_order_acquire) != ENGINE_RUN)
-		return true;
-	cds_list_for_each(pos, &e->qps) {
-		struct sw_qp *qp = QP_OF(pos, engine_link);
-
-		if (qp->has_held || sw_ring_ready(&qp->sq))
-			return true;
-	}
-	return false;
+	return atomic_load_explicit(&e->changed, memory_order_acquire) ||
+	       atomic_load_explicit(&e->run, memory_order_acquire) != ENGINE_RUN ||
+	       !ready_set_idle_sc(&e->ready);
 }
 
 static void engine_sleep(struct sw_engine *e)
@@ -213,7 +258,6 @@ static void *engine_main(void *arg)
 
 	reader_register();
 	while (atomic_load_explicit(&e->run, memory_order_acquire) == ENGINE_RUN) {
-		struct cds_list_head *pos;
 		uint64_t now = 0;
 		uint32_t done = 0;
 		bool waiting = false;
@@ -223,8 +267,12 @@ static void *engine_main(void *arg)
 			engine_apply_changes(e);
 		EXPLORE_POINT(RCU_LOCK);
 		rcu_read_lock();
-		cds_list_for_each(pos, &e->qps)
-			done += engine_serve_qp(e, QP_OF(pos, engine_link), &now, &waiting);
+		uint32_t todo = ready_collect_sc(&e->ready, ENGINE_COLLECT);
+
+		for (uint32_t i = 0; i < todo; i++)
+			done += engine_visit(e, caa_container_of(ready_pop_sc(&e->ready), struct sw_qp,
+								 engine_ready),
+					     &now, &waiting);
 		TSAN_RCU_READER_EXIT();
 		EXPLORE_POINT(RCU_UNLOCK);
 		hb_release(&tsan_rcu_token);
@@ -242,6 +290,7 @@ static void *engine_main(void *arg)
 		}
 	}
 	engine_apply_changes(e);
+	engine_free_detached(e);
 	reader_unregister();
 	return NULL;
 }
@@ -280,7 +329,7 @@ doca_error_t sw_engines_start(struct sw_dev *dev)
 		pthread_mutex_init(&e->lock, NULL);
 		CDS_INIT_LIST_HEAD(&e->to_add);
 		CDS_INIT_LIST_HEAD(&e->to_del);
-		CDS_INIT_LIST_HEAD(&e->qps);
+		ready_set_init(&e->ready);
 		engine_cpu_set(&dev->params, i, &set);
 		pthread_attr_init(&attr);
 		err = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);

@@ -22,7 +22,8 @@ uint64_t sw_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A ring of 2^k slots holds 2^k items. */
+/* The largest ring segment for a queue of depth items (sw_ring.h: rings
+ * start small and grow up to it). */
 static uint32_t ring_size_for(uint32_t depth)
 {
 	uint32_t size = 2;
@@ -34,20 +35,9 @@ static uint32_t ring_size_for(uint32_t depth)
 
 void sw_qp_free(struct sw_qp *qp)
 {
-	free(qp->sq.slots);
-	free(qp->cq.slots);
+	sw_ring_fini(&qp->sq);
+	sw_ring_fini(&qp->cq);
 	free(qp);
-}
-
-static struct sw_slot *slots_alloc(uint32_t size)
-{
-	struct sw_slot *slots = aligned_alloc(_Alignof(struct sw_slot), sizeof(*slots) * size);
-
-	if (slots != NULL) {
-		hb_private(slots, sizeof(*slots) * size);
-		memset(slots, 0, sizeof(*slots) * size);
-	}
-	return slots;
 }
 
 doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, struct hw_qp **out)
@@ -60,17 +50,15 @@ doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, stru
 		return DOCA_ERROR_NO_MEMORY;
 	hb_private(qp, sizeof(*qp));
 	memset(qp, 0, sizeof(*qp));
-	struct sw_slot *sq_slots = slots_alloc(size);
-	struct sw_slot *cq_slots = dev->nengines > 0 ? slots_alloc(size) : NULL;
-
-	sw_ring_init(&qp->sq, sq_slots, size);
-	sw_ring_init(&qp->cq, cq_slots, size);
-	if (sq_slots == NULL || (dev->nengines > 0 && cq_slots == NULL)) {
+	ready_node_init(&qp->engine_ready);
+	/* the CQ is used by engine threads only: all zero (no memory) inline */
+	if (!sw_ring_init(&qp->sq, size) || (dev->nengines > 0 && !sw_ring_init(&qp->cq, size))) {
 		sw_qp_free(qp);
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	qp->base.ops = &hw_sw_ops;
 	qp->base.runs_in_poll = dev->nengines == 0;
+	qp->base.signals_completions = dev->nengines > 0;
 	qp->dev = dev;
 	qp->wake = attr->wake;
 	qp->wake_arg = attr->wake_arg;
@@ -113,7 +101,7 @@ void sw_qp_kick(struct hw_qp *hw)
 	struct sw_qp *qp = (struct sw_qp *)hw;
 
 	if (qp->engine != NULL)
-		sw_engine_kick(qp->engine);
+		sw_engine_signal(qp->engine, qp);
 }
 
 bool sw_qp_take_due(struct sw_qp *qp, struct sw_desc *out, bool *flushed, uint64_t *now)
@@ -219,5 +207,5 @@ void sw_qp_flush(struct hw_qp *hw)
 	/* release: descriptors the executor takes after this see the flag. */
 	atomic_store_explicit(&qp->flushing, true, memory_order_release);
 	if (qp->engine != NULL)
-		sw_engine_kick(qp->engine);
+		sw_engine_signal(qp->engine, qp);
 }

@@ -9,16 +9,30 @@
  * matches (acquire), so an item crosses in its own line, with no shared
  * producer index to read first. The consumer publishes how far it has read
  * in `tail` (release, on its own line); the producer keeps a private copy
- * and reloads it (acquire) only when that copy says the ring is full, so
- * in steady state it never reads a line the consumer writes.
+ * and reloads it (acquire) only when that copy says the segment is full,
+ * so in steady state it never reads a line the consumer writes.
  *
- * Why it is correct: only the producer writes items and sequences, only
- * the consumer writes tail. A slot's previous sequence (position + 1 -
- * size) never equals the one the consumer waits for (position + 1), so it
- * never takes a stale item. The producer reuses a slot only after loading
- * a tail past it, and the consumer stored that tail after copying the item
- * out, so an item is never overwritten while being read. Every ordering is
- * a C11 release/acquire pair, visible to TSan as such.
+ * Sized by use: a ring starts with SW_RING_INITIAL slots and grows, up to
+ * `max`, only when the producer finds it full. The producer then allocates
+ * a segment twice as large, writes a link to it in the slot it would have
+ * used (a segment that may still grow keeps that slot for the link) and
+ * continues there, positions counting on; the consumer, reaching the link,
+ * switches to the new segment and frees the old one (sw_ring.c). An idle
+ * queue pair keeps a small ring; one with n descriptors in flight about n
+ * slots.
+ *
+ * Why it is correct: only the producer writes items, links and sequences,
+ * only the consumer writes tail. A slot's previous sequence (position + 1 -
+ * segment size; a new segment's slots start with that value) never equals
+ * the one the consumer waits for (position + 1), so it never takes a stale
+ * item. The producer reuses a slot only after loading a tail past it, and
+ * the consumer stored that tail after copying the item out, so an item is
+ * never overwritten while being read; a new segment holds only positions
+ * from its link on, so its fill is counted from there. The link is
+ * published like an item (release/acquire on its sequence), so the consumer
+ * sees the new segment's memory, and the producer never touches the old
+ * segment after the link, so the consumer may free it. Every ordering is a
+ * C11 release/acquire pair, visible to TSan as such.
  */
 #ifndef DOCA_HW_SW_RING_H
 #define DOCA_HW_SW_RING_H
@@ -31,50 +45,78 @@
 #include "actors/explore.h"
 
 #define SW_SLOT_PAYLOAD 56u
+#define SW_RING_INITIAL 16u /* slots of a new ring */
 
 struct sw_slot {
 	_Atomic uint32_t seq;
+	uint32_t link; /* 1: the payload is a struct sw_ring_link, not an item */
 	unsigned char payload[SW_SLOT_PAYLOAD] __attribute__((aligned(8)));
 } __attribute__((aligned(64)));
 
-struct sw_ring {
-	struct sw_slot *slots; /* size of them; set at init, read by both sides */
-	uint32_t mask;         /* size - 1; size is a power of two */
-	_Alignas(64) uint32_t head;        /* producer: next position to write */
-	uint32_t tail_seen;                /* producer: tail when last loaded */
-	_Alignas(64) _Atomic uint32_t tail; /* consumer: next position to read */
+/* The payload of a link slot: the segment that follows. */
+struct sw_ring_link {
+	struct sw_slot *slots;
+	uint32_t mask;
 };
 
-/* @p slots: @p size zeroed slots (size a power of two, at least 2). */
-static inline void sw_ring_init(struct sw_ring *r, struct sw_slot *slots, uint32_t size)
+struct sw_ring {
+	uint32_t max;                      /* most slots a segment may have; set at init */
+	/* the producer's */
+	_Alignas(64) struct sw_slot *pslots; /* the segment it writes */
+	uint32_t pmask;
+	uint32_t head;                     /* next position to write */
+	uint32_t tail_seen;                /* tail when last loaded */
+	uint32_t seg_start;                /* first position of its segment */
+	/* the consumer's */
+	_Alignas(64) _Atomic uint32_t tail; /* next position to read */
+	struct sw_slot *cslots;            /* the segment it reads */
+	uint32_t cmask;
+};
+
+/* A ring of SW_RING_INITIAL slots (fewer if @p max is smaller) that grows
+ * up to @p max (a power of two, at least 2). False when out of memory. */
+bool sw_ring_init(struct sw_ring *r, uint32_t max);
+/* Free a drained ring's memory (every item taken; a ring never set up, all
+ * zero, is fine too). */
+void sw_ring_fini(struct sw_ring *r);
+/* Producer, slow path: the segment is full; link a larger one. False when
+ * it is at max already or out of memory. */
+bool sw_ring_grow(struct sw_ring *r);
+/* Consumer, slow path: the slot at tail is a link: follow it, freeing the
+ * old segment. */
+void sw_ring_follow(struct sw_ring *r, const struct sw_slot *link_slot);
+
+/* The later of two positions (they are less than 2^31 apart). */
+static inline uint32_t sw_ring_later(uint32_t a, uint32_t b)
 {
-	r->slots = slots;
-	r->mask = size - 1u;
-	r->head = 0;
-	r->tail_seen = 0;
-	atomic_init(&r->tail, 0);
+	return (int32_t)(a - b) > 0 ? a : b;
 }
 
-static inline struct sw_slot *sw_ring_slot(const struct sw_ring *r, uint32_t pos)
+/* Producer: items the current segment may hold (one slot is kept for a
+ * link while it may grow) and how many it holds by the tail last seen. */
+static inline bool sw_ring_seg_full(const struct sw_ring *r)
 {
-	return &r->slots[pos & r->mask];
+	uint32_t cap = r->pmask + 1u < r->max ? r->pmask : r->pmask + 1u;
+
+	return r->head - sw_ring_later(r->tail_seen, r->seg_start) >= cap;
 }
 
-/* Producer: copy @p len bytes of @p item in. False if the ring is full. */
+/* Producer: copy @p len bytes of @p item in. False if the ring is full at
+ * its largest (or a larger segment cannot be allocated). */
 static inline bool sw_ring_put(struct sw_ring *r, const void *item, size_t len)
 {
-	uint32_t pos = r->head;
-
-	if (pos - r->tail_seen > r->mask) {
+	if (sw_ring_seg_full(r)) {
 		EXPLORE_POINT(QUEUE);
 		/* acquire: the consumer copied out every item before this tail. */
 		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-		if (pos - r->tail_seen > r->mask)
+		if (sw_ring_seg_full(r) && !sw_ring_grow(r))
 			return false;
 	}
-	struct sw_slot *s = sw_ring_slot(r, pos);
+	uint32_t pos = r->head;
+	struct sw_slot *s = &r->pslots[pos & r->pmask];
 
 	memcpy(s->payload, item, len);
+	s->link = 0;
 	EXPLORE_POINT(QUEUE);
 	/* release: the item is in the slot before the consumer sees its sequence. */
 	atomic_store_explicit(&s->seq, pos + 1u, memory_order_release);
@@ -87,8 +129,17 @@ static inline bool sw_ring_ready(const struct sw_ring *r)
 {
 	EXPLORE_POINT(QUEUE);
 	uint32_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	const struct sw_slot *s = &r->cslots[pos & r->cmask];
 
-	return atomic_load_explicit(&sw_ring_slot(r, pos)->seq, memory_order_relaxed) == pos + 1u;
+	/* acquire: a link's payload is read below */
+	if (atomic_load_explicit(&s->seq, memory_order_acquire) != pos + 1u)
+		return false;
+	if (!s->link)
+		return true;
+	struct sw_ring_link l;
+
+	memcpy(&l, s->payload, sizeof(l));
+	return atomic_load_explicit(&l.slots[(pos + 1u) & l.mask].seq, memory_order_relaxed) == pos + 2u;
 }
 
 /* Producer: true unless the consumer has taken every item put. A stale
@@ -102,18 +153,24 @@ static inline bool sw_ring_unread(const struct sw_ring *r)
 /* Consumer: copy the next item out (@p len bytes). False if none is ready. */
 static inline bool sw_ring_get(struct sw_ring *r, void *out, size_t len)
 {
-	uint32_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	struct sw_slot *s = sw_ring_slot(r, pos);
+	for (;;) {
+		uint32_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
+		struct sw_slot *s = &r->cslots[pos & r->cmask];
 
-	EXPLORE_POINT(QUEUE);
-	/* acquire: pairs with put's release, so the item is complete. */
-	if (atomic_load_explicit(&s->seq, memory_order_acquire) != pos + 1u)
-		return false;
-	memcpy(out, s->payload, len);
-	EXPLORE_POINT(QUEUE);
-	/* release: the copy is done before the producer may reuse the slot. */
-	atomic_store_explicit(&r->tail, pos + 1u, memory_order_release);
-	return true;
+		EXPLORE_POINT(QUEUE);
+		/* acquire: pairs with put's release, so the item is complete. */
+		if (atomic_load_explicit(&s->seq, memory_order_acquire) != pos + 1u)
+			return false;
+		if (s->link) {
+			sw_ring_follow(r, s);
+			continue;
+		}
+		memcpy(out, s->payload, len);
+		EXPLORE_POINT(QUEUE);
+		/* release: the copy is done before the producer may reuse the slot. */
+		atomic_store_explicit(&r->tail, pos + 1u, memory_order_release);
+		return true;
+	}
 }
 
 #endif /* DOCA_HW_SW_RING_H */

@@ -302,7 +302,7 @@ Test(runner, a_free_off_the_pe_thread_returns_through_the_mailbox, .init = cr_re
 	pthread_create(&t, NULL, free_event, ev);
 	pthread_join(t, NULL);
 	runner_exit(&f.pe->runner);
-	cr_assert_eq(ck_ring_size(&run->pool.free_ring), run->pool.size - 1, "not back before a turn");
+	cr_assert_eq(task_pool_free(&run->pool), run->pool.size - 1, "not back before a turn");
 	cr_assert(!mailbox_idle(&run->mbox), "the credit waits in the mailbox");
 	cr_assert_eq(atomic_load(&handle_deref(f.src)->users), 1, "still pinned until it is back");
 
@@ -311,11 +311,11 @@ Test(runner, a_free_off_the_pe_thread_returns_through_the_mailbox, .init = cr_re
 	cr_assert_eq(count_of(log, "doca_event_free: event already freed (a stale or double free)"), 1,
 		     "log: \"%s\"", log);
 	cr_assert_eq(doca_stale_handle_count(), stale + 1);
-	cr_assert_eq(ck_ring_size(&run->pool.free_ring), run->pool.size - 1, "the refusal changed nothing");
+	cr_assert_eq(task_pool_free(&run->pool), run->pool.size - 1, "the refusal changed nothing");
 
 	cr_assert_eq(doca_pe_progress(f.pe), 0, "a returned credit is no event");
-	cr_assert_eq(ck_ring_size(&run->pool.free_ring), run->pool.size, "credits: %u of %u",
-		     ck_ring_size(&run->pool.free_ring), run->pool.size);
+	cr_assert_eq(task_pool_free(&run->pool), run->pool.size, "credits: %u of %u",
+		     task_pool_free(&run->pool), run->pool.size);
 	cr_assert_eq(atomic_load(&handle_deref(f.src)->users), 0, "source pins");
 	cr_assert_eq(atomic_load(&handle_deref(f.dst)->users), 0, "destination pins");
 
@@ -532,9 +532,9 @@ Test(runner, a_free_elsewhere_leaves_a_parked_guard_alone)
 	pthread_create(&t, NULL, free_event, ev);
 	pthread_join(t, NULL);
 	cr_assert_eq(owner_word(f.pe), w);
-	cr_assert_eq(ck_ring_size(&run->pool.free_ring), run->pool.size - 1, "not back before a turn");
+	cr_assert_eq(task_pool_free(&run->pool), run->pool.size - 1, "not back before a turn");
 	cr_assert_eq(doca_pe_progress(f.pe), 0);
-	cr_assert_eq(ck_ring_size(&run->pool.free_ring), run->pool.size, "back after it");
+	cr_assert_eq(task_pool_free(&run->pool), run->pool.size, "back after it");
 	cr_assert_eq(owner_word(f.pe), w);
 	fixture_down(&f);
 }

@@ -1,0 +1,126 @@
+/*
+ * actors/ready_set.c — the set of actors that have work (actors/ready_set.h
+ * says why no signal is lost, why a node is in the set at most once and why
+ * busy actors share the consumer fairly).
+ *
+ * Everything shared is a C11 atomic (the flag word) or goes through the
+ * mailbox, which ThreadSanitizer sees: no annotation.
+ */
+#include <stddef.h>
+
+#include "ready_set.h"
+
+#include "explore.h"
+
+#define COLLECT_BATCH 64u  /* nodes taken from the mailbox per drain call */
+#define COLLECT_SHARD 16u  /* per shard per drain call: shards share a collect */
+
+void ready_set_init(struct ready_set *s)
+{
+	mailbox_init(&s->signalled);
+	s->head = s->tail = NULL;
+	s->count = 0;
+}
+
+bool ready_signal_fenced(struct ready_set *s, struct ready_node *n)
+{
+	EXPLORE_POINT(ATOMIC);
+	/* relaxed: ordered after the caller's work by the caller's fence (top). */
+	uint32_t f = atomic_load_explicit(&n->flags, memory_order_relaxed);
+
+	if (f != 0)
+		return false; /* queued (its visit is still to come) or detached */
+	EXPLORE_POINT(ATOMIC);
+	/* relaxed: the push below publishes the node; this only elects its pusher. */
+	if (!atomic_compare_exchange_strong_explicit(&n->flags, &f, READY_QUEUED, memory_order_relaxed,
+						     memory_order_relaxed))
+		return false; /* another signaller won, or the owner detached it */
+	mailbox_push_mpsc(&s->signalled, &n->link);
+	mailbox_announce(&s->signalled);
+	return true;
+}
+
+static void fifo_append(struct ready_set *s, struct ready_node *n)
+{
+	n->next = NULL;
+	if (s->tail != NULL)
+		s->tail->next = n;
+	else
+		s->head = n;
+	s->tail = n;
+	s->count++;
+}
+
+uint32_t ready_collect_sc(struct ready_set *s, uint32_t max)
+{
+	struct mailbox_node *items[COLLECT_BATCH];
+	uint32_t taken = 0;
+
+	while (taken < max && !mailbox_idle(&s->signalled)) {
+		uint32_t want = max - taken < COLLECT_BATCH ? max - taken : COLLECT_BATCH;
+		uint32_t n = mailbox_drain_sc(&s->signalled, items, want, COLLECT_SHARD);
+
+		if (n == 0)
+			break; /* only a producer's unlinked push left: the next collect */
+		for (uint32_t i = 0; i < n; i++)
+			fifo_append(s, (struct ready_node *)((char *)items[i] -
+							     offsetof(struct ready_node, link)));
+		taken += n;
+	}
+	return s->count;
+}
+
+struct ready_node *ready_pop_sc(struct ready_set *s)
+{
+	struct ready_node *n = s->head;
+
+	if (n == NULL)
+		return NULL;
+	s->head = n->next;
+	if (s->head == NULL)
+		s->tail = NULL;
+	n->next = NULL;
+	s->count--;
+	return n;
+}
+
+void ready_keep_sc(struct ready_set *s, struct ready_node *n)
+{
+	fifo_append(s, n);
+}
+
+bool ready_release_sc(struct ready_node *n)
+{
+	uint32_t f = READY_QUEUED;
+
+	EXPLORE_POINT(ATOMIC);
+	/* relaxed: the fence below orders the clear before our look at the work. */
+	if (!atomic_compare_exchange_strong_explicit(&n->flags, &f, 0, memory_order_relaxed,
+						     memory_order_relaxed))
+		return false; /* QUEUED | DETACHED: ours to free */
+	/* seq_cst fence: the clear flag is visible before the caller looks at
+	 * the actor's work again (the consumer's half of the pair, top of .h). */
+	atomic_thread_fence(memory_order_seq_cst);
+	return true;
+}
+
+void ready_requeue_sc(struct ready_set *s, struct ready_node *n)
+{
+	uint32_t f = 0;
+
+	EXPLORE_POINT(ATOMIC);
+	/* relaxed: only the consumer reads the FIFO it joins. */
+	if (atomic_compare_exchange_strong_explicit(&n->flags, &f, READY_QUEUED, memory_order_relaxed,
+						    memory_order_relaxed))
+		fifo_append(s, n);
+}
+
+bool ready_node_detach(struct ready_node *n)
+{
+	EXPLORE_POINT(ATOMIC);
+	/* relaxed: the flag is the only thing decided here; the node's memory
+	 * is kept by the caller's grace period or by the consumer. */
+	uint32_t f = atomic_fetch_or_explicit(&n->flags, READY_DETACHED, memory_order_relaxed);
+
+	return (f & READY_QUEUED) == 0;
+}

@@ -1,0 +1,149 @@
+/*
+ * engine/pe_ready.c — a PE visits only the contexts that have work.
+ *
+ * Each PE has a ready set (actors/ready_set.h) and each context a node in
+ * it. A turn (engine/pe_progress.c) visits only the contexts in the set:
+ * an empty progress call costs a couple of loads however many contexts are
+ * connected, and a busy context among thousands of idle ones runs as fast
+ * as alone.
+ *
+ * Who signals (each after publishing the work and a full fence, inside a
+ * read-side section that keeps the run, its context and its PE):
+ * - a submitter that pushed into the mailbox (pe_wake_after_push), or that
+ *   posted directly to a queue pair that does not signal its completions
+ *   (inline: only progress runs them; verbs: only polling finds them);
+ * - a free that sent a credit back through the mailbox (engine/event.c);
+ * - an engine thread that put completions on the queue pair (pe_wake_cb);
+ * - a stop handing the rest to the PE (engine/ctx_run.c);
+ * - a credit returned to a STOPPING context, whose last one lets the PE
+ *   finish the stop (run_credits_returned, after its fence; a thread other
+ *   than the PE's own, which took its guard to free, wakes it too).
+ *
+ * A signaller that then wakes a sleeping PE (pe_wake) must fence between
+ * its push into the set and its load of the armed flag when the signal
+ * pushed: an armed PE looks for work in the set (pe_notify.c), so the push
+ * is the work of that Dekker pair. When the context was queued already it
+ * is in the set (or its visit's release looks at the work again), and the
+ * fence the signaller ran after its work serves.
+ *
+ * A context leaves the set only after a visit that finds nothing left: its
+ * mailbox idle, nothing on its queue pair that only polling would find
+ * (inline work, a CQ with entries, descriptors on a device that does not
+ * signal its completions — verbs in polling mode), no stop to flush or
+ * finish, and, while it stops, no descriptor on the device at all. So a
+ * completion an engine thread has put but not yet signalled (the thread
+ * preempted in between) waits for that thread, as a mailbox push waits for
+ * its pusher, except on a stopping context, which is polled. The release clears its flag and fences, then this file looks at
+ * the same things once more (ready_set.h: no signal lost between the
+ * visit and the release). A context kept goes to the tail of the PE's FIFO,
+ * so busy contexts take turns; a turn visits at most TURN_CTXS of them.
+ *
+ * Lifetime: the set holds a context only while it is QUEUED. A destroy
+ * detaches the node; if it was queued, the handle's last reference passes
+ * to the PE, which drops it when it meets the node (or when the PE's memory
+ * goes, pe_ready_fini, after every signaller's grace period).
+ */
+#include <stdlib.h>
+
+#include "engine/engine.h"
+
+bool pe_ready_signal_fenced(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	return ready_signal_fenced(&pe->ready, &ctx->ready);
+}
+
+bool pe_ready_signal(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	/* seq_cst fence: the caller's work is visible before the flag load. */
+	atomic_thread_fence(memory_order_seq_cst);
+	return pe_ready_signal_fenced(pe, ctx);
+}
+
+void pe_ready_signal_wake_fenced(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	if (pe_ready_signal_fenced(pe, ctx))
+		pe_wake(pe); /* its fence: our push is visible before the armed load */
+	else
+		pe_wake_fenced(pe); /* queued already: the caller's fence serves */
+}
+
+void pe_ready_signal_wake(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	/* seq_cst fence: the caller's work is visible before the flag load. */
+	atomic_thread_fence(memory_order_seq_cst);
+	pe_ready_signal_wake_fenced(pe, ctx);
+}
+
+void pe_ready_credits_returned(struct ctx_run *run)
+{
+	if (ctx_state(run->ctx) != DOCA_CTX_STATE_STOPPING)
+		return;
+	EXPLORE_POINT(ATOMIC);
+	/* The PE's own thread (the one that ran its last turn) is awake: it
+	 * needs no wake-up, only the visit. */
+	if (atomic_load_explicit(&run->pe->home, memory_order_relaxed) == runner_self())
+		(void)pe_ready_signal_fenced(run->pe, run->ctx);
+	else
+		pe_ready_signal_wake_fenced(run->pe, run->ctx);
+}
+
+bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run)
+{
+	enum doca_ctx_state st = ctx_state(ctx);
+	struct hw_qp *qp = run->qp;
+
+	if (st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING)
+		return false;
+	if (!mailbox_idle(&run->mbox) || qp->ops->pending(qp))
+		return true;
+	EXPLORE_POINT(ATOMIC);
+	if (!qp->signals_completions && atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0)
+		return true; /* only polling finds its completions */
+	if (st != DOCA_CTX_STATE_STOPPING)
+		return false;
+	/* A stopping context is polled until the device has given back every
+	 * descriptor, so its stop does not wait for an engine thread's
+	 * signal (one preempted after its completions and before it). */
+	return !run->flush_sent || atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0 ||
+	       (atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) && run_outstanding(run) == 0);
+}
+
+void pe_ready_after_visit(struct doca_pe *pe, struct doca_ctx *ctx, bool more)
+{
+	if (more) {
+		ready_keep_sc(&pe->ready, &ctx->ready);
+		return;
+	}
+	if (!ready_release_sc(&ctx->ready)) {
+		ctx_ref_put(ctx); /* destroyed while queued: the reference it left us */
+		return;
+	}
+	EXPLORE_POINT(ATOMIC);
+	/* The look again after the fence (actors/ready_set.h). The run is
+	 * read anew: a stop may have retired it, a start made another. */
+	struct ctx_run *run = rcu_dereference(ctx->run);
+
+	if (run != NULL && run_needs_visit(ctx, run))
+		ready_requeue_sc(&pe->ready, &ctx->ready);
+}
+
+bool ctx_ready_detach(struct doca_ctx *ctx)
+{
+	return ready_node_detach(&ctx->ready);
+}
+
+void pe_ready_fini(struct doca_pe *pe)
+{
+	struct ready_node *n;
+
+	(void)ready_collect_sc(&pe->ready, UINT32_MAX);
+	while ((n = ready_pop_sc(&pe->ready)) != NULL) {
+		struct doca_ctx *ctx = caa_container_of(n, struct doca_ctx, ready);
+
+		if (ready_release_sc(n)) {
+			doca_log(DOCA_LOG_ERROR, "a PE was destroyed with a context still connected");
+			abort();
+		}
+		ctx_ref_put(ctx);
+	}
+}

@@ -1,0 +1,88 @@
+/*
+ * hw/sw/sw_ring.c — the slow paths of the software device's rings
+ * (sw_ring.h says why they are correct): making segments, growing into a
+ * larger one, following a link.
+ */
+#include <stdlib.h>
+
+#include "actors/hb_annotate.h"
+#include "hw/sw/sw_ring.h"
+
+/* A segment of @p size slots whose first position is @p start: each slot
+ * holds the sequence of its previous lap, which no consumer waits for. */
+static struct sw_slot *segment_new(uint32_t size, uint32_t start)
+{
+	struct sw_slot *slots = aligned_alloc(_Alignof(struct sw_slot), sizeof(*slots) * size);
+
+	if (slots == NULL)
+		return NULL;
+	hb_private(slots, sizeof(*slots) * size);
+	memset(slots, 0, sizeof(*slots) * size);
+	for (uint32_t i = 0; i < size; i++) {
+		uint32_t first = start + ((i - start) & (size - 1u)); /* first position using slot i */
+
+		atomic_init(&slots[i].seq, first + 1u - size);
+	}
+	return slots;
+}
+
+bool sw_ring_init(struct sw_ring *r, uint32_t max)
+{
+	uint32_t size = max < SW_RING_INITIAL ? max : SW_RING_INITIAL;
+
+	r->max = max;
+	r->pslots = r->cslots = segment_new(size, 0);
+	r->pmask = r->cmask = size - 1u;
+	r->head = r->tail_seen = r->seg_start = 0;
+	atomic_init(&r->tail, 0);
+	return r->pslots != NULL;
+}
+
+void sw_ring_fini(struct sw_ring *r)
+{
+	if (r->pslots != r->cslots)
+		free(r->pslots); /* a link the consumer never reached: nothing behind it */
+	free(r->cslots);
+	r->pslots = r->cslots = NULL;
+}
+
+bool sw_ring_grow(struct sw_ring *r)
+{
+	uint32_t size = (r->pmask + 1u) * 2u;
+	uint32_t pos = r->head;
+
+	if (r->pmask + 1u >= r->max)
+		return false;
+	struct sw_slot *next = segment_new(size, pos + 1u);
+
+	if (next == NULL)
+		return false;
+	struct sw_slot *s = &r->pslots[pos & r->pmask];
+	struct sw_ring_link l = { .slots = next, .mask = size - 1u };
+
+	memcpy(s->payload, &l, sizeof(l));
+	s->link = 1;
+	EXPLORE_POINT(QUEUE);
+	/* release: the new segment is initialised before the consumer follows the link. */
+	atomic_store_explicit(&s->seq, pos + 1u, memory_order_release);
+	r->head = pos + 1u;
+	r->seg_start = pos + 1u;
+	r->pslots = next;
+	r->pmask = size - 1u;
+	return true;
+}
+
+void sw_ring_follow(struct sw_ring *r, const struct sw_slot *link_slot)
+{
+	uint32_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	struct sw_slot *old = r->cslots;
+	struct sw_ring_link l;
+
+	memcpy(&l, link_slot->payload, sizeof(l));
+	r->cslots = l.slots;
+	r->cmask = l.mask;
+	EXPLORE_POINT(QUEUE);
+	/* release: as for an item (the producer counts the link as read). */
+	atomic_store_explicit(&r->tail, pos + 1u, memory_order_release);
+	free(old); /* the producer writes only the new segment since the link */
+}

@@ -1,0 +1,98 @@
+/* tests/engine/task_pool.c — credits and event slots grow in chunks as the
+ * credits are first used, with the exact AGAIN at max_tasks
+ * (engine/task_pool.c). */
+#include "../api/common.h"
+
+#include "engine/engine.h"
+
+static uint32_t chunks_made(const struct task_pool *p)
+{
+	uint32_t n = 0;
+
+	for (uint32_t c = 0; c < p->nchunks; c++)
+		n += atomic_load(&p->chunks[c]) != NULL;
+	return n;
+}
+
+static void reap(struct doca_pe *pe, uint32_t n)
+{
+	for (uint32_t done = 0; done < n;) {
+		struct doca_event *ev = wait_event(pe);
+
+		cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
+		doca_event_free(ev);
+		done++;
+	}
+}
+
+Test(task_pool, a_started_context_holds_one_chunk_until_its_credits_need_more)
+{
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0", 64, 0);
+	struct task_pool *p = &handle_deref(f.ctx)->run->pool;
+
+	cr_assert_eq(p->size, DOCA_CTX_DEFAULT_MAX_TASKS);
+	cr_assert_eq(p->nchunks, DOCA_CTX_DEFAULT_MAX_TASKS / POOL_CHUNK);
+	cr_assert_eq(chunks_made(p), 1, "one chunk at start");
+	for (uint32_t i = 0; i < POOL_CHUNK; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+	cr_assert_eq(chunks_made(p), 1, "%u credits fit the first chunk", POOL_CHUNK);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, POOL_CHUNK, 0));
+	cr_assert_eq(chunks_made(p), 2, "the next credit made the second");
+	reap(f.pe, POOL_CHUNK + 1u);
+	cr_assert_eq(task_pool_free(p), p->size, "every credit back");
+	for (uint32_t i = 0; i < POOL_CHUNK + 1u; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+	cr_assert_eq(chunks_made(p), 2, "returned slots are reused before new ones are made");
+	reap(f.pe, POOL_CHUNK + 1u);
+	fixture_fini(&f);
+}
+
+Test(task_pool, again_exactly_at_max_tasks_with_every_chunk_made_on_the_way)
+{
+	enum { MAX = 3 * POOL_CHUNK + 5 };
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0", 64, MAX);
+	struct task_pool *p = &handle_deref(f.ctx)->run->pool;
+
+	for (uint32_t i = 0; i < MAX; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+	cr_assert_eq(chunks_made(p), 4);
+	assert_doca(submit_copy(f.ctx, f.src, f.dst, MAX, 0), DOCA_ERROR_AGAIN);
+	cr_assert_eq(task_pool_free(p), 0, "the refusal took nothing");
+	cr_assert_eq(doca_pe_progress(f.pe), MAX);
+	struct doca_event *ev = doca_pe_get_event(f.pe);
+
+	cr_assert_not_null(ev);
+	doca_event_free(ev);
+	cr_assert_eq(task_pool_free(p), 1);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, MAX, 0));
+	assert_doca(submit_copy(f.ctx, f.src, f.dst, MAX + 1, 0), DOCA_ERROR_AGAIN);
+	reap(f.pe, MAX);
+	fixture_fini(&f);
+}
+
+Test(task_pool, a_handle_of_a_slot_from_an_earlier_run_is_stale_after_its_chunk_is_reused)
+{
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0", 64, 4);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));
+	struct doca_event *old = wait_event(f.pe);
+
+	doca_event_free(old);
+	assert_ok(doca_ctx_stop(f.ctx));
+	assert_ok(doca_ctx_start(f.ctx)); /* a new run: its chunk may be the same cell */
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 2, 0));
+	struct doca_event *ev = wait_event(f.pe);
+	uint64_t stale = doca_stale_handle_count();
+
+	cr_assert_eq(doca_event_get_user_data(old).u64, 0, "the old handle reads nothing");
+	doca_event_free(old);
+	cr_assert_eq(doca_stale_handle_count(), stale + 1, "a free of it is refused and counted");
+	cr_assert_eq(doca_event_get_user_data(ev).u64, 2, "the live event is untouched");
+	doca_event_free(ev);
+	fixture_fini(&f);
+}
