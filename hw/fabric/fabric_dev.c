@@ -36,8 +36,7 @@ doca_error_t fab_probe(struct hw_dev_desc *descs, size_t cap, size_t *count)
 	return DOCA_SUCCESS;
 }
 
-doca_error_t fab_ep_make(struct fab_dev *dev, struct fi_info *info, size_t depth,
-			 struct fid_ep **ep, struct fid_cq **cq, int *fd)
+doca_error_t fab_cq_make(struct fab_dev *dev, size_t depth, struct fid_cq **cq, int *fd)
 {
 	struct fi_cq_attr cq_attr = {
 		.size = depth,
@@ -45,26 +44,36 @@ doca_error_t fab_ep_make(struct fab_dev *dev, struct fi_info *info, size_t depth
 		.wait_obj = FI_WAIT_FD,
 	};
 	const char *what = "fi_cq_open";
-
-	*ep = NULL;
-	*cq = NULL;
 	int rc = fi_cq_open(dev->domain, &cq_attr, cq, NULL);
 
 	if (rc == 0) {
 		what = "fi_control(FI_GETWAIT)";
 		rc = fi_control(&(*cq)->fid, FI_GETWAIT, fd);
+		if (rc != 0)
+			fi_close(&(*cq)->fid);
 	}
-	if (rc == 0) {
-		what = "fi_endpoint";
-		rc = fi_endpoint(dev->domain, info, ep, NULL);
-	}
+	if (rc == 0)
+		return DOCA_SUCCESS;
+	*cq = NULL;
+	hw_diag("prov=%s: %s failed: %s", dev->params.prov, what, fi_strerror(-rc));
+	return -rc == ENOMEM ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_DRIVER;
+}
+
+doca_error_t fab_ep_make(struct fab_dev *dev, struct fi_info *info, struct fid_cq *cq,
+			 struct fid_ep **ep)
+{
+	const char *what = "fi_endpoint";
+	int rc = fi_endpoint(dev->domain, info, ep, NULL);
+
+	if (rc != 0)
+		*ep = NULL;
 	if (rc == 0) {
 		what = "fi_ep_bind(av)";
 		rc = fi_ep_bind(*ep, &dev->av->fid, 0);
 	}
 	if (rc == 0) {
 		what = "fi_ep_bind(cq)";
-		rc = fi_ep_bind(*ep, &(*cq)->fid, FI_TRANSMIT | FI_RECV);
+		rc = fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV);
 	}
 	if (rc == 0) {
 		what = "fi_enable";
@@ -76,10 +85,7 @@ doca_error_t fab_ep_make(struct fab_dev *dev, struct fi_info *info, size_t depth
 		(unsigned)dev->params.port, what, fi_strerror(-rc));
 	if (*ep != NULL)
 		fi_close(&(*ep)->fid);
-	if (*cq != NULL)
-		fi_close(&(*cq)->fid);
 	*ep = NULL;
-	*cq = NULL;
 	return -rc == ENOMEM ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_INVALID_VALUE;
 }
 
@@ -97,7 +103,9 @@ static void dev_free(struct fab_dev *dev)
 		fi_close(&dev->fabric->fid);
 	if (dev->info != NULL)
 		fi_freeinfo(dev->info);
+	fab_peers_free(dev);
 	pthread_mutex_destroy(&dev->serve_lock);
+	pthread_mutex_destroy(&dev->peer_lock);
 	free(dev);
 }
 
@@ -135,6 +143,7 @@ doca_error_t fab_open(const char *name, const char *params, struct hw_dev **out)
 	if (dev == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	pthread_mutex_init(&dev->serve_lock, NULL);
+	pthread_mutex_init(&dev->peer_lock, NULL);
 	dev->hw.ops = &hw_fabric_ops;
 	err = fab_params_parse(params, &dev->params);
 	if (err != DOCA_SUCCESS) {
@@ -173,7 +182,9 @@ doca_error_t fab_open(const char *name, const char *params, struct hw_dev **out)
 	atomic_init(&dev->next_gen, 1);
 	err = dev_domain(dev);
 	if (err == DOCA_SUCCESS)
-		err = fab_ep_make(dev, dev->info, 64, &dev->ep, &dev->cq, &dev->cq_fd);
+		err = fab_cq_make(dev, 64, &dev->cq, &dev->cq_fd);
+	if (err == DOCA_SUCCESS)
+		err = fab_ep_make(dev, dev->info, dev->cq, &dev->ep);
 	dev->name_len = sizeof(dev->name);
 	if (err == DOCA_SUCCESS && (rc = fi_getname(&dev->ep->fid, dev->name, &dev->name_len)) != 0) {
 		hw_diag("fi_getname: %s", fi_strerror(-rc));

@@ -59,7 +59,7 @@ static ssize_t rma_issue(struct fab_qp *qp, const struct hw_desc *d, struct fab_
 		.msg_iov = &iov,
 		.desc = &desc,
 		.iov_count = 1,
-		.addr = remote->peer,
+		.addr = remote->peer->fa,
 		.rma_iov = &rma,
 		.rma_iov_count = 1,
 		.context = &slot->fctx,
@@ -69,10 +69,25 @@ static ssize_t rma_issue(struct fab_qp *qp, const struct hw_desc *d, struct fab_
 		     : fi_readmsg(qp->ep, &msg, FI_COMPLETION);
 }
 
+/* True while the peer is held down (its operations ran out their retry
+ * time not long ago): fail at once rather than wait again. */
+static bool peer_held_down(struct fab_peer *peer)
+{
+	uint64_t until = atomic_load_explicit(&peer->dead_until_ns, memory_order_relaxed);
+
+	return until != 0 && fab_now_ns() < until;
+}
+
+
 /* Give the doorbelled descriptors to the provider (or complete them here)
  * in order, until one is refused for now. */
 static void issue(struct fab_qp *qp)
 {
+	if (qp->ep_broken && !qp->flushed) {
+		if (qp->nfree != qp->mask + 1)
+			return; /* poll reaps the endpoint's last operations first */
+		fab_qp_remake_ep(qp);
+	}
 	while (qp->pend_head != qp->pend_rung) {
 		struct fab_pending *p = &qp->pend[qp->pend_head & qp->mask];
 		const struct hw_desc *d = &p->d;
@@ -87,7 +102,10 @@ static void issue(struct fab_qp *qp)
 			done_push(qp, d->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_NOT_SUPPORTED);
 		} else if (d->len > qp->dev->max_msg) {
 			done_push(qp, d->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_TOO_BIG);
+		} else if (peer_held_down((src->remote ? src : dst)->peer)) {
+			done_push(qp, d->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_CONNECTION_RESET);
 		} else {
+			struct fab_peer *peer = (src->remote ? src : dst)->peer;
 			struct fab_slot *slot = qp->free_slots[--qp->nfree];
 
 			slot->cookie = d->cookie;
@@ -98,14 +116,18 @@ static void issue(struct fab_qp *qp)
 				qp->free_slots[qp->nfree++] = slot;
 			if (rc == -FI_EAGAIN) {
 				uint64_t now = fab_now_ns();
+				uint64_t retry = (uint64_t)qp->dev->params.retry_ms * 1000000ull;
 
 				if (p->deadline_ns == 0)
-					p->deadline_ns = now + (uint64_t)qp->dev->params.retry_ms * 1000000ull;
+					p->deadline_ns = now + retry;
 				if (now < p->deadline_ns)
 					return; /* poll retries it */
+				/* Out of time: fail it, and the peer's next ones at once
+				 * for as long again. */
+				atomic_store_explicit(&peer->dead_until_ns, now + retry, memory_order_relaxed);
 				done_push(qp, d->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_CONNECTION_RESET);
 			} else if (rc != 0) {
-				done_push(qp, d->cookie, 0, HW_CQE_FAILED, fab_errno_to_doca((int)-rc));
+				done_push(qp, d->cookie, 0, HW_CQE_FAILED, fab_errno_to_doca((int)-rc, 0));
 			}
 		}
 		qp->pend_head++;
@@ -160,8 +182,11 @@ static uint32_t cq_take(struct fab_qp *qp, struct hw_cqe *cqes, uint32_t max)
 			break;
 		struct fab_slot *slot = e.op_context;
 
+		/* Any failed RMA: 1.17's tcp target closes the connection after
+		 * refusing a key, and rxm keeps the closed one. */
+		qp->ep_broken = true;
 		cqes[n++] = (struct hw_cqe){ .cookie = slot->cookie, .status = HW_CQE_FAILED,
-					     .error = fab_errno_to_doca(e.err) };
+					     .error = fab_errno_to_doca(e.err, e.prov_errno) };
 		qp->free_slots[qp->nfree++] = slot;
 	}
 	return n;

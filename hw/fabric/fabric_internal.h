@@ -85,6 +85,21 @@ struct __attribute__((packed)) fab_wire {
 #define FAB_WIRE_MAGIC 0x58464344u /* "DCFX" */
 #define FAB_WIRE_VERSION 1u
 
+/**
+ * One exporter this device has imported from (by address): one AV entry.
+ * Lives until the device closes; every remote memory of that address points
+ * at it. An exporter whose operations ran out their retry time is held
+ * down for as long again: its operations fail at once instead of each
+ * waiting out its own retry.
+ */
+struct fab_peer {
+	struct fab_peer *next; /* dev->peers, dev->peer_lock */
+	uint8_t addr[FAB_ADDR_MAX];
+	size_t addr_len;
+	fi_addr_t fa;
+	_Atomic uint64_t dead_until_ns; /* held down until then (0: not) */
+};
+
 /** An opened fab0. */
 struct fab_dev {
 	struct hw_dev hw;
@@ -97,6 +112,8 @@ struct fab_dev {
 	struct fid_cq *cq;          /* its CQ */
 	int cq_fd;                  /* its wait fd */
 	pthread_mutex_t serve_lock; /* whoever drains cq */
+	pthread_mutex_t peer_lock;  /* peers, and replacing a peer's AV entry */
+	struct fab_peer *peers;
 	uint8_t name[FAB_ADDR_MAX]; /* fi_getname of ep */
 	size_t name_len;
 	bool virt_addr;  /* FI_MR_VIRT_ADDR: remote addresses are virtual, not offsets */
@@ -125,7 +142,7 @@ struct fab_mr {
 	struct fab_export exports[FAB_EXPORTS_MAX];
 	uint32_t nexports;
 	/* remote */
-	fi_addr_t peer;
+	struct fab_peer *peer;
 	uint64_t base;
 	uint64_t key;
 };
@@ -155,6 +172,7 @@ struct fab_pending {
 struct fab_qp {
 	struct hw_qp hw;
 	struct fab_dev *dev;
+	struct fi_info *info; /* the device's, on an ephemeral port */
 	struct fid_ep *ep;
 	struct fid_cq *cq;
 	int cq_fd;
@@ -173,6 +191,11 @@ struct fab_qp {
 
 	bool flushed;
 	bool must_poll; /* fi_trywait said an event is waiting */
+	/* An RMA failed: libfabric 1.17's tcp target closes the connection
+	 * after refusing a key, or the peer died, and rxm keeps using the
+	 * closed connection; so once nothing is in flight the endpoint is
+	 * replaced (its next operations connect anew). */
+	bool ep_broken;
 };
 
 static inline struct fab_dev *fab_dev_of(struct hw_dev *hw)
@@ -194,8 +217,9 @@ extern const struct hw_ops hw_fabric_ops;
 
 /* ---- mappings and parameters (fabric_map.c) ---- */
 
-/** A libfabric error (positive FI_E* / errno) → doca_error_t. */
-doca_error_t fab_errno_to_doca(int err);
+/** A libfabric error (positive FI_E* / errno, and the provider's errno of
+ * a completion, 0 if none) → doca_error_t. */
+doca_error_t fab_errno_to_doca(int err, int prov_errno);
 /** Parse the text after "fab0:" (NULL: defaults); hw_diag says what is wrong. */
 doca_error_t fab_params_parse(const char *params, struct fab_params *p);
 /** The hints for `p` (fi_freeinfo when done); NULL when out of memory. */
@@ -210,10 +234,15 @@ uint64_t fab_now_ns(void);
 doca_error_t fab_probe(struct hw_dev_desc *descs, size_t cap, size_t *count);
 doca_error_t fab_open(const char *name, const char *params, struct hw_dev **dev);
 void fab_close(struct hw_dev *dev);
-/** An enabled endpoint on `info`'s address with its own CQ (depth
- * entries, wait fd *fd), bound to the device's AV; hw_diag says why not. */
-doca_error_t fab_ep_make(struct fab_dev *dev, struct fi_info *info, size_t depth,
-			 struct fid_ep **ep, struct fid_cq **cq, int *fd);
+/** A CQ of depth entries with a wait fd (*fd); hw_diag says why not. */
+doca_error_t fab_cq_make(struct fab_dev *dev, size_t depth, struct fid_cq **cq, int *fd);
+/** An enabled endpoint on `info`'s address, bound to cq and the device's
+ * AV; hw_diag says why not (DOCA_ERROR_INVALID_VALUE: the address). */
+doca_error_t fab_ep_make(struct fab_dev *dev, struct fi_info *info, struct fid_cq *cq,
+			 struct fid_ep **ep);
+/** Replace a queue pair's endpoint (nothing of it in flight): after a
+ * connection error, so its next operations connect anew. */
+void fab_qp_remake_ep(struct fab_qp *qp);
 doca_error_t fab_mem_register(struct hw_dev *dev, void *addr, size_t len, uint32_t access,
 			      struct hw_mr **mr);
 void fab_mem_deregister(struct hw_mr *mr);
@@ -224,6 +253,12 @@ void fab_qp_destroy(struct hw_qp *qp);
 int fab_notify_fd(struct hw_qp *qp);
 doca_error_t fab_notify_arm(struct hw_qp *qp);
 void fab_notify_ack(struct hw_qp *qp);
+
+/** The peer of address addr (made, with its AV entry, if new); NULL when
+ * the AV refuses it. Slow path. */
+struct fab_peer *fab_peer_get(struct fab_dev *dev, const uint8_t *addr, size_t len);
+/** Free every peer (device close). */
+void fab_peers_free(struct fab_dev *dev);
 
 /* ---- fast path (fabric_fastpath.c) ---- */
 

@@ -20,13 +20,15 @@
  *   ------------------------------------------  ------------------  --------------------------
  *   ECONNRESET ECONNREFUSED ECONNABORTED ENOTCONN CONNECTION_RESET  the peer is gone or never
  *   EPIPE EHOSTUNREACH ENETUNREACH ETIMEDOUT EIO                     answered (tcp reports a
- *   FI_ECANCELED FI_EOTHER                                           dead peer as EIO)
- *   EACCES EPERM FI_EKEYREJECTED                NOT_PERMITTED       the key or access was refused
+ *   FI_EOTHER, FI_ECANCELED otherwise                                dead peer as EIO)
+ *   EACCES EPERM FI_EKEYREJECTED,               NOT_PERMITTED       the key or access was refused
+ *   FI_ECANCELED with prov_errno ENOENT/EACCES                      (1.17 tcp: ECANCELED, prov
+ *                                                                   errno ENOENT: unknown key)
  *   ENOMEM                                      NO_MEMORY
  *   EOPNOTSUPP ENOSYS                           NOT_SUPPORTED
  *   anything else                               DRIVER
  */
-doca_error_t fab_errno_to_doca(int err)
+doca_error_t fab_errno_to_doca(int err, int prov_errno)
 {
 	switch (err) {
 	case ECONNRESET:
@@ -38,9 +40,11 @@ doca_error_t fab_errno_to_doca(int err)
 	case ENETUNREACH:
 	case ETIMEDOUT:
 	case EIO:
-	case FI_ECANCELED:
 	case FI_EOTHER:
 		return DOCA_ERROR_CONNECTION_RESET;
+	case FI_ECANCELED: /* tcp: the target refused the key (ENOENT), or the connection died */
+		return prov_errno == ENOENT || prov_errno == EACCES ? DOCA_ERROR_NOT_PERMITTED
+								    : DOCA_ERROR_CONNECTION_RESET;
 	case EACCES:
 	case EPERM:
 	case FI_EKEYREJECTED: /* = EKEYREJECTED */

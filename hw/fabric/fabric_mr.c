@@ -35,7 +35,7 @@ static doca_error_t mr_reg(struct fab_dev *dev, void *addr, size_t len, uint64_t
 
 	if (rc != 0) {
 		*mr = NULL;
-		return fab_errno_to_doca(-rc);
+		return fab_errno_to_doca(-rc, 0);
 	}
 	return DOCA_SUCCESS;
 }
@@ -157,19 +157,18 @@ doca_error_t fab_mem_import(struct hw_dev *hw, const void *desc, size_t len, str
 {
 	struct fab_dev *dev = fab_dev_of(hw);
 	struct fab_wire w;
-	fi_addr_t peer;
 
 	if (desc == NULL || len != sizeof(w))
 		return DOCA_ERROR_INVALID_VALUE;
 	memcpy(&w, desc, sizeof(w));
 	if (!wire_valid(dev, &w))
 		return DOCA_ERROR_INVALID_VALUE;
-	/* The AV keeps one entry per distinct peer for the device's life
-	 * (rxm's AV returns the same entry for the same address). */
-	int rc = fi_av_insert(dev->av, w.addr, 1, &peer, 0, NULL);
+	struct fab_peer *peer = fab_peer_get(dev, w.addr, le32toh(w.addr_len));
 
-	if (rc != 1)
+	if (peer == NULL) {
+		hw_diag("the descriptor's address is refused by the address vector");
 		return DOCA_ERROR_INVALID_VALUE;
+	}
 	struct fab_mr *m = calloc(1, sizeof(*m));
 
 	if (m == NULL)

@@ -18,6 +18,8 @@ static void qp_free(struct fab_qp *qp)
 {
 	if (qp->ep != NULL)
 		fi_close(&qp->ep->fid);
+	if (qp->info != NULL)
+		fi_freeinfo(qp->info);
 	if (qp->cq != NULL)
 		fi_close(&qp->cq->fid);
 	if (qp->epfd >= 0)
@@ -70,17 +72,17 @@ doca_error_t fab_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, str
 	qp->nfree = size;
 
 	/* The device's address, any port: the queue pair's own endpoint. */
-	struct fi_info *info = fi_dupinfo(dev->info);
-
-	if (info == NULL) {
+	qp->info = fi_dupinfo(dev->info);
+	if (qp->info == NULL) {
 		qp_free(qp);
 		return DOCA_ERROR_NO_MEMORY;
 	}
-	if (info->src_addr != NULL && info->src_addrlen >= sizeof(struct sockaddr_in))
-		((struct sockaddr_in *)info->src_addr)->sin_port = 0;
-	doca_error_t err = fab_ep_make(dev, info, size, &qp->ep, &qp->cq, &qp->cq_fd);
+	if (qp->info->src_addr != NULL && qp->info->src_addrlen >= sizeof(struct sockaddr_in))
+		((struct sockaddr_in *)qp->info->src_addr)->sin_port = 0;
+	doca_error_t err = fab_cq_make(dev, size, &qp->cq, &qp->cq_fd);
 
-	fi_freeinfo(info);
+	if (err == DOCA_SUCCESS)
+		err = fab_ep_make(dev, qp->info, qp->cq, &qp->ep);
 	if (err == DOCA_ERROR_INVALID_VALUE)
 		err = DOCA_ERROR_DRIVER; /* the device's own address: not a parameter's fault */
 	if (err == DOCA_SUCCESS)
@@ -91,6 +93,20 @@ doca_error_t fab_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, str
 	}
 	*out = &qp->hw;
 	return DOCA_SUCCESS;
+}
+
+void fab_qp_remake_ep(struct fab_qp *qp)
+{
+	struct fid_ep *ep;
+
+	/* A new endpoint first: if it cannot be made, the old one stays and
+	 * its operations keep failing (each with its own completion); the
+	 * diagnostic it left is replaced by the thread's next one. */
+	if (fab_ep_make(qp->dev, qp->info, qp->cq, &ep) != DOCA_SUCCESS)
+		return;
+	fi_close(&qp->ep->fid);
+	qp->ep = ep;
+	qp->ep_broken = false;
 }
 
 void fab_qp_destroy(struct hw_qp *hw)

@@ -109,6 +109,14 @@ static void serve_until_stdin(struct exporter *x)
 	}
 }
 
+/* A worker delivers events only to callbacks; the exporter submits no task. */
+static void no_events(struct doca_event *ev, union doca_data user)
+{
+	(void)ev;
+	(void)user;
+	CHECK(false, "the exporter got an event");
+}
+
 int exporter_main(int argc, char **argv)
 {
 	struct exporter x = { 0 };
@@ -122,6 +130,8 @@ int exporter_main(int argc, char **argv)
 	CHECK_OK(doca_ctx_set_dev(x.ctx, x.dev));
 	CHECK_OK(doca_pe_create(&x.pe));
 	CHECK_OK(doca_pe_connect_ctx(x.pe, x.ctx));
+	if (x.mode == 2)
+		CHECK_OK(doca_ctx_set_event_cb(x.ctx, no_events));
 	CHECK_OK(doca_ctx_start(x.ctx));
 	mem_make(&x);
 	say_desc(&x, argv[3]);

@@ -183,6 +183,335 @@ static void case_open_errors(void)
 	CHECK(found, "doca_dev_list does not show fab0 with prov=tcp;ofi_rxm");
 }
 
+/* Submit n copies src → dst (buffers of `chunk` bytes at i * chunk) with
+ * user_data i; returns how many were accepted before DOCA_ERROR_AGAIN. */
+static uint32_t submit_n(struct importer *im, struct doca_buf **src, struct doca_buf **dst, uint32_t first,
+			 uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		struct doca_task_desc d = { .type = DOCA_TASK_COPY, .src = src[first + i],
+					    .dst = dst[first + i], .user_data = { .u64 = first + i } };
+		doca_error_t err = doca_task_submit(im->ctx, &d);
+
+		if (err == DOCA_ERROR_AGAIN)
+			break;
+		CHECK_OK(err);
+	}
+	return i;
+}
+
+/* Credits and exactly-once: with max_tasks 16 the 17th submit is AGAIN at
+ * once; the 16 accepted give 16 events, each user_data once, over rounds
+ * of WRITEs and READs. */
+static void case_credits(void)
+{
+	enum { Q = 16, CHUNK = 4096, ROUNDS = 20 };
+	struct peer p;
+	struct importer im;
+	struct doca_mem *remote;
+	struct doca_buf *rb[Q], *lb[Q];
+
+	peer_start(&p, exporter_dev(), Q * CHUNK, "poll", "rw");
+	importer_open(&im, importer_dev(), Q * CHUNK, Q);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	for (uint32_t i = 0; i < Q; i++) {
+		CHECK_OK(doca_buf_create(remote, i * CHUNK, CHUNK, &rb[i]));
+		CHECK_OK(doca_buf_create(im.local, i * CHUNK, CHUNK, &lb[i]));
+	}
+	for (uint32_t r = 0; r < ROUNDS; r++) {
+		bool write = (r & 1) == 0;
+		uint32_t seen[Q] = { 0 };
+
+		if (write)
+			pattern_fill(im.bytes, Q * CHUNK, r, 0);
+		uint32_t n = submit_n(&im, write ? lb : rb, write ? rb : lb, 0, Q);
+
+		CHECK(n == Q, "round %u: %u accepted, expected %u", r, n, Q);
+		struct doca_task_desc extra = { .type = DOCA_TASK_COPY, .src = lb[0], .dst = rb[0] };
+
+		CHECK_RC(doca_task_submit(im.ctx, &extra), DOCA_ERROR_AGAIN);
+		for (uint32_t k = 0; k < Q; k++) {
+			struct doca_event *ev = importer_wait_event(&im);
+			uint64_t u = doca_event_get_user_data(ev).u64;
+
+			CHECK(u < Q && seen[u]++ == 0, "round %u: event %llu twice or unknown", r,
+			      (unsigned long long)u);
+			CHECK_RC(doca_event_get_error(ev), DOCA_SUCCESS);
+			CHECK(doca_event_get_bytes(ev) == CHUNK, "bytes");
+			doca_event_free(ev);
+		}
+		doca_pe_progress(im.pe);
+		CHECK(doca_pe_get_event(im.pe) == NULL, "round %u: an event too many", r);
+		if (write)
+			CHECK(peer_sum(&p, 0, Q * CHUNK) == pattern_hash(r, 0, Q * CHUNK), "round %u data", r);
+		else
+			CHECK(bytes_hash(im.bytes, Q * CHUNK) == pattern_hash(r - 1, 0, Q * CHUNK),
+			      "round %u data read back", r);
+	}
+	for (uint32_t i = 0; i < Q; i++) {
+		CHECK_OK(doca_buf_destroy(rb[i]));
+		CHECK_OK(doca_buf_destroy(lb[i]));
+	}
+	CHECK_OK(doca_mem_destroy(remote));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
+/* Stop with remote tasks in flight: IN_PROGRESS, then IDLE once every
+ * accepted task has had exactly one event, SUCCESS or FAILURE/SHUTDOWN. */
+static void case_stop_flush(void)
+{
+	enum { Q = 64, CHUNK = 65536 };
+	struct peer p;
+	struct importer im;
+	struct doca_mem *remote;
+	struct doca_buf *rb[Q], *lb[Q];
+	uint32_t seen[Q] = { 0 }, ok = 0, flushed = 0;
+	enum doca_ctx_state st;
+
+	peer_start(&p, exporter_dev(), Q * CHUNK, "poll", "rw");
+	importer_open(&im, importer_dev(), Q * CHUNK, Q);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	for (uint32_t i = 0; i < Q; i++) {
+		CHECK_OK(doca_buf_create(remote, i * CHUNK, CHUNK, &rb[i]));
+		CHECK_OK(doca_buf_create(im.local, i * CHUNK, CHUNK, &lb[i]));
+	}
+	CHECK(submit_n(&im, lb, rb, 0, Q) == Q, "all accepted");
+	CHECK_RC(doca_ctx_stop(im.ctx), DOCA_ERROR_IN_PROGRESS);
+	struct doca_task_desc late = { .type = DOCA_TASK_COPY, .src = lb[0], .dst = rb[0] };
+
+	CHECK_RC(doca_task_submit(im.ctx, &late), DOCA_ERROR_BAD_STATE);
+	for (uint32_t k = 0; k < Q; k++) {
+		struct doca_event *ev = importer_wait_event(&im);
+		uint64_t u = doca_event_get_user_data(ev).u64;
+		doca_error_t e = doca_event_get_error(ev);
+
+		CHECK(u < Q && seen[u]++ == 0, "event %llu twice or unknown", (unsigned long long)u);
+		CHECK(e == DOCA_SUCCESS || e == DOCA_ERROR_SHUTDOWN, "error %s", doca_error_get_name(e));
+		ok += e == DOCA_SUCCESS;
+		flushed += e == DOCA_ERROR_SHUTDOWN;
+		doca_event_free(ev);
+	}
+	doca_pe_progress(im.pe);
+	CHECK(doca_pe_get_event(im.pe) == NULL, "an event too many");
+	CHECK_OK(doca_ctx_get_state(im.ctx, &st));
+	CHECK(st == DOCA_CTX_STATE_IDLE, "state %d after every event was freed", (int)st);
+	printf("stop: %u completed, %u flushed\n", ok, flushed);
+	for (uint32_t i = 0; i < Q; i++) {
+		CHECK_OK(doca_buf_destroy(rb[i]));
+		CHECK_OK(doca_buf_destroy(lb[i]));
+	}
+	CHECK_OK(doca_mem_destroy(remote));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
+/* Both sides in event mode: the importer sleeps on its notification fd,
+ * the exporter on its own (it serves only when woken). */
+static void case_event_mode(void)
+{
+	enum { Q = 16, CHUNK = 4096, TOTAL = 400 };
+	struct peer p;
+	struct importer im;
+	struct doca_mem *remote;
+	struct doca_buf *rb[Q], *lb[Q];
+	struct epoll_event ee = { .events = EPOLLIN }, out;
+	int fd, epfd = epoll_create1(0);
+	uint32_t done = 0, submitted = 0;
+	uint64_t end = now_ms() + REMOTE_WAIT_MS;
+
+	peer_start(&p, exporter_dev(), Q * CHUNK, "event", "rw");
+	importer_open(&im, importer_dev(), Q * CHUNK, Q);
+	CHECK_OK(doca_pe_get_notification_handle(im.pe, &fd));
+	CHECK(epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ee) == 0, "epoll_ctl");
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	for (uint32_t i = 0; i < Q; i++) {
+		CHECK_OK(doca_buf_create(remote, i * CHUNK, CHUNK, &rb[i]));
+		CHECK_OK(doca_buf_create(im.local, i * CHUNK, CHUNK, &lb[i]));
+	}
+	pattern_fill(im.bytes, Q * CHUNK, 5, 0);
+	submitted = submit_n(&im, lb, rb, 0, Q);
+	CHECK(submitted == Q, "accepted %u", submitted);
+	while (done < TOTAL) {
+		CHECK_OK(doca_pe_request_notification(im.pe));
+		int n = epoll_wait(epfd, &out, 1, 1000);
+
+		CHECK(now_ms() < end, "event mode: %u of %u done", done, TOTAL);
+		CHECK_OK(doca_pe_clear_notification(im.pe));
+		(void)n;
+		doca_pe_progress(im.pe);
+		struct doca_event *ev;
+
+		while ((ev = doca_pe_get_event(im.pe)) != NULL) {
+			uint64_t u = doca_event_get_user_data(ev).u64;
+
+			CHECK_RC(doca_event_get_error(ev), DOCA_SUCCESS);
+			doca_event_free(ev);
+			done++;
+			if (submitted < TOTAL) {
+				CHECK(submit_n(&im, lb, rb, (uint32_t)u, 1) == 1, "resubmit");
+				submitted++;
+			}
+		}
+	}
+	CHECK(peer_sum(&p, 0, Q * CHUNK) == pattern_hash(5, 0, Q * CHUNK), "event mode data");
+	close(epfd);
+	for (uint32_t i = 0; i < Q; i++) {
+		CHECK_OK(doca_buf_destroy(rb[i]));
+		CHECK_OK(doca_buf_destroy(lb[i]));
+	}
+	CHECK_OK(doca_mem_destroy(remote));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
+/* Drain n events; count each error. Fails on a duplicate or a stray. */
+static void drain(struct importer *im, uint32_t n, uint32_t *seen, uint32_t cap, uint32_t *ok,
+		  uint32_t *reset, uint32_t *denied)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		struct doca_event *ev = importer_wait_event(im);
+		uint64_t u = doca_event_get_user_data(ev).u64;
+		doca_error_t e = doca_event_get_error(ev);
+
+		CHECK(u < cap && seen[u]++ == 0, "event %llu twice or unknown", (unsigned long long)u);
+		if (e == DOCA_SUCCESS)
+			++*ok;
+		else if (e == DOCA_ERROR_CONNECTION_RESET)
+			++*reset;
+		else if (e == DOCA_ERROR_NOT_PERMITTED)
+			++*denied;
+		else
+			CHECK(false, "error %s", doca_error_get_name(e));
+		CHECK((e == DOCA_SUCCESS) == (doca_event_get_status(ev) == DOCA_EVENT_STATUS_SUCCESS),
+		      "status and error disagree");
+		doca_event_free(ev);
+	}
+}
+
+/* Kill the exporter mid-stream: every accepted task gets exactly one
+ * event in bounded time, the ones after the kill FAILURE (CONNECTION_RESET
+ * or NOT_PERMITTED); the context then serves another exporter. */
+static void case_kill_exporter(void)
+{
+	enum { Q = 8, CHUNK = 65536, TOTAL = 256, KILL_AT = 64 };
+	struct peer p, p2;
+	struct importer im;
+	struct doca_mem *remote;
+	struct doca_buf *rb[TOTAL], *lb[TOTAL];
+	uint32_t seen[TOTAL] = { 0 }, ok = 0, reset = 0, denied = 0, submitted = 0;
+	uint64_t t0;
+
+	peer_start(&p, exporter_dev(), Q * CHUNK, "poll", "rw");
+	importer_open(&im, importer_dev(), Q * CHUNK, Q);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	for (uint32_t i = 0; i < TOTAL; i++) {
+		CHECK_OK(doca_buf_create(remote, (i % Q) * CHUNK, CHUNK, &rb[i]));
+		CHECK_OK(doca_buf_create(im.local, (i % Q) * CHUNK, CHUNK, &lb[i]));
+	}
+	submitted = submit_n(&im, lb, rb, 0, Q);
+	while (ok + reset + denied < KILL_AT) {
+		drain(&im, 1, seen, TOTAL, &ok, &reset, &denied);
+		submitted += submit_n(&im, lb, rb, submitted, 1);
+	}
+	CHECK(reset + denied == 0, "failures before the kill");
+	peer_kill(&p);
+	t0 = now_ms();
+	while (submitted < TOTAL) {
+		drain(&im, 1, seen, TOTAL, &ok, &reset, &denied);
+		submitted += submit_n(&im, lb, rb, submitted, 1);
+	}
+	drain(&im, submitted - (ok + reset + denied), seen, TOTAL, &ok, &reset, &denied);
+	doca_pe_progress(im.pe);
+	CHECK(doca_pe_get_event(im.pe) == NULL, "an event too many");
+	CHECK(ok + reset + denied == TOTAL, "%u events for %u tasks", ok + reset + denied, TOTAL);
+	CHECK(reset + denied > 0, "no task failed after the kill");
+	printf("kill: %u ok, %u reset, %u denied; the rest took %llu ms\n", ok, reset, denied,
+	       (unsigned long long)(now_ms() - t0));
+	for (uint32_t i = 0; i < TOTAL; i++) {
+		CHECK_OK(doca_buf_destroy(rb[i]));
+		CHECK_OK(doca_buf_destroy(lb[i]));
+	}
+	CHECK_OK(doca_mem_destroy(remote));
+
+	/* the same context, another peer */
+	struct doca_buf *r, *l;
+	char ans[32];
+
+	peer_start(&p2, exporter_dev(), CHUNK, "poll", "rw");
+	CHECK_OK(doca_mem_import(im.ctx, p2.desc, p2.desc_len, &remote));
+	CHECK_OK(doca_buf_create(remote, 0, CHUNK, &r));
+	CHECK_OK(doca_buf_create(im.local, 0, CHUNK, &l));
+	peer_cmd(&p2, ans, sizeof(ans), "fill 3");
+	CHECK_OK(importer_copy(&im, r, l, CHUNK));
+	CHECK(bytes_hash(im.bytes, CHUNK) == pattern_hash(3, 0, CHUNK), "after the kill: read");
+	CHECK_OK(doca_buf_destroy(r));
+	CHECK_OK(doca_buf_destroy(l));
+	CHECK_OK(doca_mem_destroy(remote));
+	importer_close(&im);
+	peer_quit(&p2);
+}
+
+/* Destroying an exported memory revokes it: the old descriptor's tasks
+ * fail, and never reach the memory made after it (zero-filled, checked
+ * unchanged); the new export works. */
+static void case_revoke(void)
+{
+	enum { CHUNK = 4096 };
+	struct peer p;
+	struct importer im;
+	struct doca_mem *old, *fresh;
+	struct doca_buf *ob, *fb, *lb;
+	uint8_t old_desc[512];
+	size_t old_len;
+	char ans[2048];
+
+	peer_start(&p, exporter_dev(), CHUNK, "poll", "rw");
+	importer_open(&im, importer_dev(), CHUNK, 0);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &old));
+	memcpy(old_desc, p.desc, p.desc_len);
+	old_len = p.desc_len;
+	CHECK_OK(doca_buf_create(old, 0, CHUNK, &ob));
+	CHECK_OK(doca_buf_create(im.local, 0, CHUNK, &lb));
+	pattern_fill(im.bytes, CHUNK, 11, 0);
+	CHECK_OK(importer_copy(&im, lb, ob, CHUNK));
+	CHECK(peer_sum(&p, 0, CHUNK) == pattern_hash(11, 0, CHUNK), "before the revoke");
+
+	peer_cmd(&p, ans, sizeof(ans), "renew"); /* destroy (revoke) + a new zeroed memory */
+	CHECK(strcmp(ans, "OK") == 0, "renew: %s", ans);
+	static const uint8_t zeros[CHUNK];
+	uint64_t zero_hash = bytes_hash(zeros, CHUNK);
+	doca_error_t e = importer_copy(&im, lb, ob, CHUNK);
+
+	CHECK(e == DOCA_ERROR_NOT_PERMITTED || e == DOCA_ERROR_CONNECTION_RESET,
+	      "write through a revoked descriptor: %s", doca_error_get_name(e));
+	e = importer_copy(&im, ob, lb, CHUNK);
+	CHECK(e == DOCA_ERROR_NOT_PERMITTED || e == DOCA_ERROR_CONNECTION_RESET,
+	      "read through a revoked descriptor: %s", doca_error_get_name(e));
+	CHECK(peer_sum(&p, 0, CHUNK) == zero_hash, "a revoked descriptor reached the new memory");
+
+	peer_cmd(&p, ans, sizeof(ans), "export rw");
+	peer_take_desc(&p, ans);
+	CHECK(p.desc_len == old_len && memcmp(p.desc, old_desc, old_len) != 0, "a new descriptor");
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &fresh));
+	CHECK_OK(doca_buf_create(fresh, 0, CHUNK, &fb));
+	pattern_fill(im.bytes, CHUNK, 12, 0);
+	CHECK_OK(importer_copy(&im, lb, fb, CHUNK));
+	CHECK(peer_sum(&p, 0, CHUNK) == pattern_hash(12, 0, CHUNK), "after the revoke: new export");
+	/* and the old one still reaches nothing */
+	e = importer_copy(&im, lb, ob, CHUNK);
+	CHECK(e != DOCA_SUCCESS, "the revoked descriptor works again");
+	CHECK_OK(doca_buf_destroy(ob));
+	CHECK_OK(doca_buf_destroy(fb));
+	CHECK_OK(doca_buf_destroy(lb));
+	CHECK_OK(doca_mem_destroy(old));
+	CHECK_OK(doca_mem_destroy(fresh));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
 struct test_case {
 	const char *name;
 	void (*fn)(void);
@@ -193,6 +522,11 @@ static const struct test_case cases[] = {
 	{ "read_write_worker", case_read_write_worker },
 	{ "api", case_api },
 	{ "open_errors", case_open_errors },
+	{ "credits", case_credits },
+	{ "stop_flush", case_stop_flush },
+	{ "event_mode", case_event_mode },
+	{ "kill_exporter", case_kill_exporter },
+	{ "revoke", case_revoke },
 };
 
 int main(int argc, char **argv)
