@@ -537,8 +537,11 @@ int main(int argc, char **argv)
 		return exporter_main(argc - 2, argv + 2);
 	CHECK(argc == 2, "usage: remote_test CASE | exporter DEV SIZE MODE ACCESS");
 	signal(SIGPIPE, SIG_IGN);
-	if (doca_dev_open("fab0", &dev) != DOCA_SUCCESS) {
-		printf("SKIP: remote: fab0 cannot be opened here (libfabric tcp;ofi_rxm missing)\n");
+	doca_error_t err = doca_dev_open(importer_dev(), &dev);
+
+	if (err != DOCA_SUCCESS) {
+		printf("SKIP: remote: \"%s\" cannot be opened here (%s: libfabric's tcp;ofi_rxm missing?)\n",
+		       importer_dev(), doca_error_get_name(err));
 		return 0;
 	}
 	CHECK_OK(doca_dev_close(dev));
