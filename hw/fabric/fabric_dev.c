@@ -36,40 +36,46 @@ doca_error_t fab_probe(struct hw_dev_desc *descs, size_t cap, size_t *count)
 	return DOCA_SUCCESS;
 }
 
-doca_error_t fab_cq_make(struct fab_dev *dev, size_t depth, struct fid_cq **cq, int *fd)
+doca_error_t fab_cq_make(struct fab_dev *dev, struct fid_domain *domain, size_t depth,
+			 struct fid_cq **cq)
 {
 	struct fi_cq_attr cq_attr = {
 		.size = depth,
 		.format = FI_CQ_FORMAT_CONTEXT,
 		.wait_obj = FI_WAIT_FD,
 	};
-	const char *what = "fi_cq_open";
-	int rc = fi_cq_open(dev->domain, &cq_attr, cq, NULL);
+	int rc = fi_cq_open(domain, &cq_attr, cq, NULL);
 
-	if (rc == 0) {
-		what = "fi_control(FI_GETWAIT)";
-		rc = fi_control(&(*cq)->fid, FI_GETWAIT, fd);
-		if (rc != 0)
-			fi_close(&(*cq)->fid);
-	}
 	if (rc == 0)
 		return DOCA_SUCCESS;
 	*cq = NULL;
-	hw_diag("prov=%s: %s failed: %s", dev->params.prov, what, fi_strerror(-rc));
+	hw_diag("prov=%s: fi_cq_open failed: %s", dev->params.prov, fi_strerror(-rc));
 	return -rc == ENOMEM ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_DRIVER;
 }
 
-doca_error_t fab_ep_make(struct fab_dev *dev, struct fi_info *info, struct fid_cq *cq,
-			 struct fid_ep **ep)
+int fab_dev_wait_fd(struct fab_dev *dev)
+{
+	int fd;
+
+	pthread_mutex_lock(&dev->serve_lock);
+	if (dev->cq_fd < 0 && fi_control(&dev->cq->fid, FI_GETWAIT, &fd) == 0)
+		dev->cq_fd = fd;
+	fd = dev->cq_fd;
+	pthread_mutex_unlock(&dev->serve_lock);
+	return fd;
+}
+
+doca_error_t fab_ep_make(struct fab_dev *dev, struct fid_domain *domain, struct fid_av *av,
+			 struct fi_info *info, struct fid_cq *cq, struct fid_ep **ep)
 {
 	const char *what = "fi_endpoint";
-	int rc = fi_endpoint(dev->domain, info, ep, NULL);
+	int rc = fi_endpoint(domain, info, ep, NULL);
 
 	if (rc != 0)
 		*ep = NULL;
 	if (rc == 0) {
 		what = "fi_ep_bind(av)";
-		rc = fi_ep_bind(*ep, &dev->av->fid, 0);
+		rc = fi_ep_bind(*ep, &av->fid, 0);
 	}
 	if (rc == 0) {
 		what = "fi_ep_bind(cq)";
@@ -99,6 +105,10 @@ static void dev_free(struct fab_dev *dev)
 		fi_close(&dev->av->fid);
 	if (dev->domain != NULL)
 		fi_close(&dev->domain->fid);
+	if (dev->sav != NULL)
+		fi_close(&dev->sav->fid);
+	if (dev->sdomain != NULL)
+		fi_close(&dev->sdomain->fid);
 	if (dev->fabric != NULL)
 		fi_close(&dev->fabric->fid);
 	if (dev->info != NULL)
@@ -109,7 +119,7 @@ static void dev_free(struct fab_dev *dev)
 	free(dev);
 }
 
-/* fabric, domain and AV of dev->info. */
+/* The fabric, and each domain with its AV, of dev->info. */
 static doca_error_t dev_domain(struct fab_dev *dev)
 {
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
@@ -123,6 +133,14 @@ static doca_error_t dev_domain(struct fab_dev *dev)
 	if (rc == 0) {
 		what = "fi_av_open";
 		rc = fi_av_open(dev->domain, &av_attr, &dev->av, NULL);
+	}
+	if (rc == 0) {
+		what = "fi_domain";
+		rc = fi_domain(dev->fabric, dev->info, &dev->sdomain, NULL);
+	}
+	if (rc == 0) {
+		what = "fi_av_open";
+		rc = fi_av_open(dev->sdomain, &av_attr, &dev->sav, NULL);
 	}
 	if (rc == 0)
 		return DOCA_SUCCESS;
@@ -144,6 +162,7 @@ doca_error_t fab_open(const char *name, const char *params, struct hw_dev **out)
 		return DOCA_ERROR_NO_MEMORY;
 	pthread_mutex_init(&dev->serve_lock, NULL);
 	pthread_mutex_init(&dev->peer_lock, NULL);
+	dev->cq_fd = -1;
 	dev->hw.ops = &hw_fabric_ops;
 	err = fab_params_parse(params, &dev->params);
 	if (err != DOCA_SUCCESS) {
@@ -182,9 +201,9 @@ doca_error_t fab_open(const char *name, const char *params, struct hw_dev **out)
 	atomic_init(&dev->next_gen, 1);
 	err = dev_domain(dev);
 	if (err == DOCA_SUCCESS)
-		err = fab_cq_make(dev, 64, &dev->cq, &dev->cq_fd);
+		err = fab_cq_make(dev, dev->sdomain, 64, &dev->cq);
 	if (err == DOCA_SUCCESS)
-		err = fab_ep_make(dev, dev->info, dev->cq, &dev->ep);
+		err = fab_ep_make(dev, dev->sdomain, dev->sav, dev->info, dev->cq, &dev->ep);
 	dev->name_len = sizeof(dev->name);
 	if (err == DOCA_SUCCESS && (rc = fi_getname(&dev->ep->fid, dev->name, &dev->name_len)) != 0) {
 		hw_diag("fi_getname: %s", fi_strerror(-rc));

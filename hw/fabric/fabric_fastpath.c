@@ -199,6 +199,10 @@ static void serve(struct fab_dev *dev)
 	struct fi_cq_entry ents[CQ_BATCH];
 	struct fi_cq_err_entry e;
 
+	/* relaxed: an export made on another thread is served from the next
+	 * poll that sees it; the peer's first operations retry until then. */
+	if (!atomic_load_explicit(&dev->exported, memory_order_relaxed))
+		return;
 	if (pthread_mutex_trylock(&dev->serve_lock) != 0)
 		return; /* another queue pair's PE is at it */
 	for (;;) {
@@ -218,7 +222,9 @@ uint32_t fab_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
 	uint32_t n = done_take(qp, cqes, max);
 
 	qp->must_poll = false;
-	if (n < max)
+	/* Nothing of ours in flight: no completion to read (and each read is
+	 * a provider progress call, a system call with tcp). */
+	if (n < max && qp->nfree != qp->mask + 1)
 		n += cq_take(qp, cqes + n, max - n);
 	serve(qp->dev);
 	if (qp->pend_head != qp->pend_rung) {

@@ -4,17 +4,22 @@
  * the wire descriptor of an exported memory, and the mappings.
  *
  * Shape of the backend (README "Remote memory"):
- * - a device is one fabric + domain (FI_THREAD_SAFE) + address vector, and
- *   one FI_EP_RDM endpoint bound to the address the open string names (never
- *   0.0.0.0): the *service* endpoint, whose address every export carries and
- *   through which peers reach this process's exported memory. Its CQ is
+ * - a device is one fabric with two domains (FI_THREAD_SAFE), each with its
+ *   address vector: the *service* domain holds one FI_EP_RDM endpoint bound
+ *   to the address the open string names (never 0.0.0.0), whose address
+ *   every export carries and through which peers reach this process's
+ *   exported memory, and the export registrations; the other domain holds
+ *   the queue pairs' endpoints and the local registrations. (One domain
+ *   with both endpoints works, but libfabric 1.17's tcp then makes every
+ *   CQ read an epoll_wait system call: ~2 us more per operation.) Its CQ is
  *   drained (which is what progresses incoming RMA: FI_PROGRESS_MANUAL) by
- *   every queue pair's poll, under a try-lock;
+ *   every queue pair's poll, under a try-lock, once anything was exported;
  * - a queue pair is its own FI_EP_RDM endpoint on the same address (an
  *   ephemeral port) with its own CQ: an endpoint binds one transmit CQ, and
  *   a CQ per queue pair keeps the fast path free of locks. Its notification
- *   fd is an epoll set holding both CQs' wait fds (FI_GETWAIT), armed with
- *   fi_trywait, so the PE's one fd covers initiating and serving;
+ *   fd is an epoll set holding both CQs' wait fds (FI_GETWAIT, taken at the
+ *   first arm: see fab_cq_make), armed with fi_trywait, so the PE's one fd
+ *   covers initiating and serving;
  * - a local memory is one fi_mr with local access only; each export is one
  *   more fi_mr of the same region with exactly the remote access asked for,
  *   its own never-reused key, closed (revoked) when the memory is destroyed;
@@ -106,12 +111,14 @@ struct fab_dev {
 	struct fab_params params;
 	struct fi_info *info;
 	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;          /* shared by every endpoint (FI_THREAD_SAFE domain) */
+	struct fid_domain *domain;  /* queue pairs and local registrations */
+	struct fid_av *av;          /* the peers, shared by the queue pairs (FI_THREAD_SAFE) */
+	struct fid_domain *sdomain; /* the service endpoint and the exports */
+	struct fid_av *sav;         /* the service endpoint's (unused: it initiates nothing) */
 	struct fid_ep *ep;          /* the service endpoint */
 	struct fid_cq *cq;          /* its CQ */
-	int cq_fd;                  /* its wait fd */
-	pthread_mutex_t serve_lock; /* whoever drains cq */
+	int cq_fd;                  /* its wait fd once taken (fab_dev_wait_fd), or -1 */
+	pthread_mutex_t serve_lock; /* whoever drains cq or takes cq_fd */
 	pthread_mutex_t peer_lock;  /* peers, and replacing a peer's AV entry */
 	struct fab_peer *peers;
 	uint8_t name[FAB_ADDR_MAX]; /* fi_getname of ep */
@@ -122,6 +129,11 @@ struct fab_dev {
 	uint64_t max_msg;
 	_Atomic uint64_t next_key; /* requested keys: random start, never reused */
 	_Atomic uint64_t next_gen; /* registration numbers */
+	/* Set by the first export: until then nothing can reach the service
+	 * endpoint and polls skip draining its CQ (a provider progress call, a
+	 * system call with tcp, on every poll otherwise). Never cleared: a
+	 * peer's access to a revoked export must still be served (refused). */
+	atomic_bool exported;
 };
 
 /** One export of a local memory. */
@@ -175,8 +187,8 @@ struct fab_qp {
 	struct fi_info *info; /* the device's, on an ephemeral port */
 	struct fid_ep *ep;
 	struct fid_cq *cq;
-	int cq_fd;
-	int epfd; /* epoll set: cq_fd and the device's cq_fd */
+	int epfd;      /* epoll set: cq's wait fd and the device's, added at the first arm */
+	bool watching; /* they are in it */
 	void (*wake)(void *arg);
 	void *wake_arg;
 
@@ -234,12 +246,19 @@ uint64_t fab_now_ns(void);
 doca_error_t fab_probe(struct hw_dev_desc *descs, size_t cap, size_t *count);
 doca_error_t fab_open(const char *name, const char *params, struct hw_dev **dev);
 void fab_close(struct hw_dev *dev);
-/** A CQ of depth entries with a wait fd (*fd); hw_diag says why not. */
-doca_error_t fab_cq_make(struct fab_dev *dev, size_t depth, struct fid_cq **cq, int *fd);
-/** An enabled endpoint on `info`'s address, bound to cq and the device's
- * AV; hw_diag says why not (DOCA_ERROR_INVALID_VALUE: the address). */
-doca_error_t fab_ep_make(struct fab_dev *dev, struct fi_info *info, struct fid_cq *cq,
-			 struct fid_ep **ep);
+/** A CQ of depth entries in `domain` with an FI_WAIT_FD wait object; hw_diag
+ * says why not. Its fd is asked for (FI_GETWAIT) only when event mode first
+ * arms: libfabric 1.17's tcp makes every later CQ read of the process an
+ * epoll_wait system call once a wait fd was taken (~2 us per operation),
+ * which a polling application should not pay. */
+doca_error_t fab_cq_make(struct fab_dev *dev, struct fid_domain *domain, size_t depth,
+			 struct fid_cq **cq);
+/** The service CQ's wait fd (taken the first time), -1 if none. Any thread. */
+int fab_dev_wait_fd(struct fab_dev *dev);
+/** An enabled endpoint of `domain` on `info`'s address, bound to cq and av;
+ * hw_diag says why not (DOCA_ERROR_INVALID_VALUE: the address). */
+doca_error_t fab_ep_make(struct fab_dev *dev, struct fid_domain *domain, struct fid_av *av,
+			 struct fi_info *info, struct fid_cq *cq, struct fid_ep **ep);
 /** Replace a queue pair's endpoint (nothing of it in flight): after a
  * connection error, so its next operations connect anew. */
 void fab_qp_remake_ep(struct fab_qp *qp);

@@ -1,6 +1,7 @@
 /*
  * hw/fabric/fabric_mr.c — memories on fab0: a local memory is one fi_mr
- * with local access only; each export is one more fi_mr of the region with
+ * with local access only (queue pairs' domain); each export is one more
+ * fi_mr of the region (service domain) with
  * exactly the remote access asked for (least privilege) and a key never
  * used before in this process (the provider's, or a 64-bit counter from a
  * random start), revoked by fi_close when the memory is destroyed; an
@@ -27,11 +28,12 @@ static uint64_t remote_access(uint32_t hw)
 	       ((hw & HW_ACCESS_WRITE) ? FI_REMOTE_WRITE : 0);
 }
 
-static doca_error_t mr_reg(struct fab_dev *dev, void *addr, size_t len, uint64_t access,
-			   struct fid_mr **mr)
+/* Keys come from one counter for both domains: never reused in the process. */
+static doca_error_t mr_reg(struct fab_dev *dev, struct fid_domain *domain, void *addr, size_t len,
+			   uint64_t access, struct fid_mr **mr)
 {
 	uint64_t key = dev->prov_key ? 0 : atomic_fetch_add(&dev->next_key, 1);
-	int rc = fi_mr_reg(dev->domain, addr, len, access, 0, key, 0, mr, NULL);
+	int rc = fi_mr_reg(domain, addr, len, access, 0, key, 0, mr, NULL);
 
 	if (rc != 0) {
 		*mr = NULL;
@@ -48,7 +50,7 @@ doca_error_t fab_mem_register(struct hw_dev *hw, void *addr, size_t len, uint32_
 
 	if (m == NULL)
 		return DOCA_ERROR_NO_MEMORY;
-	doca_error_t err = mr_reg(dev, addr, len, local_access(access), &m->mr);
+	doca_error_t err = mr_reg(dev, dev->domain, addr, len, local_access(access), &m->mr);
 
 	if (err != DOCA_SUCCESS) {
 		free(m);
@@ -91,7 +93,7 @@ doca_error_t fab_mem_export(struct hw_mr *hw, uint32_t access, const void **desc
 	if (m->nexports == FAB_EXPORTS_MAX)
 		return DOCA_ERROR_FULL; /* unreachable: three distinct non-empty subsets */
 	struct fab_export *x = &m->exports[m->nexports];
-	doca_error_t err = mr_reg(dev, hw->addr, hw->len, remote_access(access), &x->mr);
+	doca_error_t err = mr_reg(dev, dev->sdomain, hw->addr, hw->len, remote_access(access), &x->mr);
 
 	if (err != DOCA_SUCCESS)
 		return err;
@@ -112,6 +114,7 @@ doca_error_t fab_mem_export(struct hw_mr *hw, uint32_t access, const void **desc
 	w->generation = htole64(atomic_fetch_add(&dev->next_gen, 1));
 	w->check = htole64(fab_wire_hash(w, offsetof(struct fab_wire, check)));
 	m->nexports++;
+	atomic_store_explicit(&dev->exported, true, memory_order_relaxed);
 	*desc = w;
 	*len = sizeof(*w);
 	return DOCA_SUCCESS;

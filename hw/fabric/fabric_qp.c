@@ -31,17 +31,6 @@ static void qp_free(struct fab_qp *qp)
 	free(qp);
 }
 
-static doca_error_t qp_watch(struct fab_qp *qp)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-
-	qp->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (qp->epfd < 0 || epoll_ctl(qp->epfd, EPOLL_CTL_ADD, qp->cq_fd, &ev) != 0 ||
-	    epoll_ctl(qp->epfd, EPOLL_CTL_ADD, qp->dev->cq_fd, &ev) != 0)
-		return DOCA_ERROR_OPERATING_SYSTEM;
-	return DOCA_SUCCESS;
-}
-
 doca_error_t fab_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, struct hw_qp **out)
 {
 	struct fab_dev *dev = fab_dev_of(hw);
@@ -79,14 +68,16 @@ doca_error_t fab_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, str
 	}
 	if (qp->info->src_addr != NULL && qp->info->src_addrlen >= sizeof(struct sockaddr_in))
 		((struct sockaddr_in *)qp->info->src_addr)->sin_port = 0;
-	doca_error_t err = fab_cq_make(dev, size, &qp->cq, &qp->cq_fd);
+	doca_error_t err = fab_cq_make(dev, dev->domain, size, &qp->cq);
 
 	if (err == DOCA_SUCCESS)
-		err = fab_ep_make(dev, qp->info, qp->cq, &qp->ep);
+		err = fab_ep_make(dev, dev->domain, dev->av, qp->info, qp->cq, &qp->ep);
 	if (err == DOCA_ERROR_INVALID_VALUE)
 		err = DOCA_ERROR_DRIVER; /* the device's own address: not a parameter's fault */
-	if (err == DOCA_SUCCESS)
-		err = qp_watch(qp);
+	/* Empty until event mode first arms (fab_notify_arm). */
+	qp->epfd = err == DOCA_SUCCESS ? epoll_create1(EPOLL_CLOEXEC) : -1;
+	if (err == DOCA_SUCCESS && qp->epfd < 0)
+		err = DOCA_ERROR_OPERATING_SYSTEM;
 	if (err != DOCA_SUCCESS) {
 		qp_free(qp);
 		return err;
@@ -102,7 +93,7 @@ void fab_qp_remake_ep(struct fab_qp *qp)
 	/* A new endpoint first: if it cannot be made, the old one stays and
 	 * its operations keep failing (each with its own completion); the
 	 * diagnostic it left is replaced by the thread's next one. */
-	if (fab_ep_make(qp->dev, qp->info, qp->cq, &ep) != DOCA_SUCCESS)
+	if (fab_ep_make(qp->dev, qp->dev->domain, qp->dev->av, qp->info, qp->cq, &ep) != DOCA_SUCCESS)
 		return;
 	fi_close(&qp->ep->fid);
 	qp->ep = ep;
@@ -119,11 +110,32 @@ int fab_notify_fd(struct hw_qp *hw)
 	return fab_qp_of(hw)->epfd;
 }
 
+/* Put both CQs' wait fds into the queue pair's epoll set (first arm). */
+static doca_error_t qp_watch(struct fab_qp *qp)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd, dev_fd = fab_dev_wait_fd(qp->dev);
+
+	if (dev_fd < 0 || fi_control(&qp->cq->fid, FI_GETWAIT, &fd) != 0)
+		return DOCA_ERROR_NOT_SUPPORTED; /* the provider gives no wait fd */
+	if (epoll_ctl(qp->epfd, EPOLL_CTL_ADD, fd, &ev) != 0 ||
+	    epoll_ctl(qp->epfd, EPOLL_CTL_ADD, dev_fd, &ev) != 0)
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	qp->watching = true;
+	return DOCA_SUCCESS;
+}
+
 doca_error_t fab_notify_arm(struct hw_qp *hw)
 {
 	struct fab_qp *qp = fab_qp_of(hw);
 	struct fid *fids[2] = { &qp->cq->fid, &qp->dev->cq->fid };
 
+	if (!qp->watching) {
+		doca_error_t err = qp_watch(qp);
+
+		if (err != DOCA_SUCCESS)
+			return err;
+	}
 	/* -FI_EAGAIN: something is there to read now, the fds may not say so. */
 	if (fi_trywait(qp->dev->fabric, fids, 2) != 0)
 		qp->must_poll = true;
