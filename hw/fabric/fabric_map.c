@@ -4,7 +4,6 @@
  * makes, the error mapping, and two small helpers.
  */
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include <time.h>
 
 #include "hw/fabric/fabric_internal.h"
+#include "hw/hw_parse.h"
 
 /*
  * libfabric error → doca_error_t
@@ -59,23 +59,6 @@ doca_error_t fab_errno_to_doca(int err, int prov_errno)
 	}
 }
 
-static bool parse_u32(const char *s, size_t len, uint32_t max, uint32_t *out)
-{
-	uint64_t v = 0;
-
-	if (len == 0 || len > 10)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			return false;
-		v = v * 10u + (uint64_t)(s[i] - '0');
-	}
-	if (v > max)
-		return false;
-	*out = (uint32_t)v;
-	return true;
-}
-
 static bool parse_pair(const char *key, size_t klen, const char *val, size_t vlen,
 		       struct fab_params *p)
 {
@@ -108,7 +91,7 @@ static bool parse_pair(const char *key, size_t klen, const char *val, size_t vle
 		return true;
 	}
 	if (KEY_IS("port")) {
-		if (!parse_u32(val, vlen, 65535, &v)) {
+		if (!hw_parse_u32(val, vlen, 65535, &v)) {
 			hw_diag("port: 0..65535 (0: an ephemeral port)");
 			return false;
 		}
@@ -116,7 +99,7 @@ static bool parse_pair(const char *key, size_t klen, const char *val, size_t vle
 		return true;
 	}
 	if (KEY_IS("retry_ms")) {
-		if (!parse_u32(val, vlen, 600000, &v) || v == 0) {
+		if (!hw_parse_u32(val, vlen, 600000, &v) || v == 0) {
 			hw_diag("retry_ms: 1..600000 (how long a refused operation is retried)");
 			return false;
 		}

@@ -183,6 +183,25 @@ static void case_open_errors(void)
 	CHECK(found, "doca_dev_list does not show fab0 with prov=tcp;ofi_rxm");
 }
 
+/* n buffer pairs: rb[i] over the remote memory, lb[i] over the local one,
+ * both at (i % wrap) * chunk. */
+static void slots_make(struct doca_mem *remote, struct doca_mem *local, uint32_t n, uint32_t wrap,
+		       size_t chunk, struct doca_buf **rb, struct doca_buf **lb)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		CHECK_OK(doca_buf_create(remote, (i % wrap) * chunk, chunk, &rb[i]));
+		CHECK_OK(doca_buf_create(local, (i % wrap) * chunk, chunk, &lb[i]));
+	}
+}
+
+static void slots_free(uint32_t n, struct doca_buf **rb, struct doca_buf **lb)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		CHECK_OK(doca_buf_destroy(rb[i]));
+		CHECK_OK(doca_buf_destroy(lb[i]));
+	}
+}
+
 /* Submit n copies src → dst (buffers of `chunk` bytes at i * chunk) with
  * user_data i; returns how many were accepted before DOCA_ERROR_AGAIN. */
 static uint32_t submit_n(struct importer *im, struct doca_buf **src, struct doca_buf **dst, uint32_t first,
@@ -216,10 +235,7 @@ static void case_credits(void)
 	peer_start(&p, exporter_dev(), Q * CHUNK, "poll", "rw");
 	importer_open(&im, importer_dev(), Q * CHUNK, Q);
 	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
-	for (uint32_t i = 0; i < Q; i++) {
-		CHECK_OK(doca_buf_create(remote, i * CHUNK, CHUNK, &rb[i]));
-		CHECK_OK(doca_buf_create(im.local, i * CHUNK, CHUNK, &lb[i]));
-	}
+	slots_make(remote, im.local, Q, Q, CHUNK, rb, lb);
 	for (uint32_t r = 0; r < ROUNDS; r++) {
 		bool write = (r & 1) == 0;
 		uint32_t seen[Q] = { 0 };
@@ -250,10 +266,7 @@ static void case_credits(void)
 			CHECK(bytes_hash(im.bytes, Q * CHUNK) == pattern_hash(r - 1, 0, Q * CHUNK),
 			      "round %u data read back", r);
 	}
-	for (uint32_t i = 0; i < Q; i++) {
-		CHECK_OK(doca_buf_destroy(rb[i]));
-		CHECK_OK(doca_buf_destroy(lb[i]));
-	}
+	slots_free(Q, rb, lb);
 	CHECK_OK(doca_mem_destroy(remote));
 	importer_close(&im);
 	peer_quit(&p);
@@ -274,10 +287,7 @@ static void case_stop_flush(void)
 	peer_start(&p, exporter_dev(), Q * CHUNK, "poll", "rw");
 	importer_open(&im, importer_dev(), Q * CHUNK, Q);
 	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
-	for (uint32_t i = 0; i < Q; i++) {
-		CHECK_OK(doca_buf_create(remote, i * CHUNK, CHUNK, &rb[i]));
-		CHECK_OK(doca_buf_create(im.local, i * CHUNK, CHUNK, &lb[i]));
-	}
+	slots_make(remote, im.local, Q, Q, CHUNK, rb, lb);
 	CHECK(submit_n(&im, lb, rb, 0, Q) == Q, "all accepted");
 	CHECK_RC(doca_ctx_stop(im.ctx), DOCA_ERROR_IN_PROGRESS);
 	struct doca_task_desc late = { .type = DOCA_TASK_COPY, .src = lb[0], .dst = rb[0] };
@@ -299,10 +309,7 @@ static void case_stop_flush(void)
 	CHECK_OK(doca_ctx_get_state(im.ctx, &st));
 	CHECK(st == DOCA_CTX_STATE_IDLE, "state %d after every event was freed", (int)st);
 	printf("stop: %u completed, %u flushed\n", ok, flushed);
-	for (uint32_t i = 0; i < Q; i++) {
-		CHECK_OK(doca_buf_destroy(rb[i]));
-		CHECK_OK(doca_buf_destroy(lb[i]));
-	}
+	slots_free(Q, rb, lb);
 	CHECK_OK(doca_mem_destroy(remote));
 	importer_close(&im);
 	peer_quit(&p);
@@ -327,10 +334,7 @@ static void case_event_mode(void)
 	CHECK_OK(doca_pe_get_notification_handle(im.pe, &fd));
 	CHECK(epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ee) == 0, "epoll_ctl");
 	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
-	for (uint32_t i = 0; i < Q; i++) {
-		CHECK_OK(doca_buf_create(remote, i * CHUNK, CHUNK, &rb[i]));
-		CHECK_OK(doca_buf_create(im.local, i * CHUNK, CHUNK, &lb[i]));
-	}
+	slots_make(remote, im.local, Q, Q, CHUNK, rb, lb);
 	pattern_fill(im.bytes, Q * CHUNK, 5, 0);
 	submitted = submit_n(&im, lb, rb, 0, Q);
 	CHECK(submitted == Q, "accepted %u", submitted);
@@ -358,10 +362,7 @@ static void case_event_mode(void)
 	}
 	CHECK(peer_sum(&p, 0, Q * CHUNK) == pattern_hash(5, 0, Q * CHUNK), "event mode data");
 	close(epfd);
-	for (uint32_t i = 0; i < Q; i++) {
-		CHECK_OK(doca_buf_destroy(rb[i]));
-		CHECK_OK(doca_buf_destroy(lb[i]));
-	}
+	slots_free(Q, rb, lb);
 	CHECK_OK(doca_mem_destroy(remote));
 	importer_close(&im);
 	peer_quit(&p);
@@ -407,10 +408,7 @@ static void case_kill_exporter(void)
 	peer_start(&p, exporter_dev(), Q * CHUNK, "poll", "rw");
 	importer_open(&im, importer_dev(), Q * CHUNK, Q);
 	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
-	for (uint32_t i = 0; i < TOTAL; i++) {
-		CHECK_OK(doca_buf_create(remote, (i % Q) * CHUNK, CHUNK, &rb[i]));
-		CHECK_OK(doca_buf_create(im.local, (i % Q) * CHUNK, CHUNK, &lb[i]));
-	}
+	slots_make(remote, im.local, TOTAL, Q, CHUNK, rb, lb);
 	submitted = submit_n(&im, lb, rb, 0, Q);
 	while (ok + reset + denied < KILL_AT) {
 		drain(&im, 1, seen, TOTAL, &ok, &reset, &denied);
@@ -430,10 +428,7 @@ static void case_kill_exporter(void)
 	CHECK(reset + denied > 0, "no task failed after the kill");
 	printf("kill: %u ok, %u reset, %u denied; the rest took %llu ms\n", ok, reset, denied,
 	       (unsigned long long)(now_ms() - t0));
-	for (uint32_t i = 0; i < TOTAL; i++) {
-		CHECK_OK(doca_buf_destroy(rb[i]));
-		CHECK_OK(doca_buf_destroy(lb[i]));
-	}
+	slots_free(TOTAL, rb, lb);
 	CHECK_OK(doca_mem_destroy(remote));
 
 	/* the same context, another peer */
