@@ -95,7 +95,8 @@ struct __attribute__((packed)) fab_wire {
  * Lives until the device closes; every remote memory of that address points
  * at it. An exporter whose operations ran out their retry time is held
  * down for as long again: its operations fail at once instead of each
- * waiting out its own retry.
+ * waiting out its own retry. Importing a new descriptor of it ends the
+ * hold-down (the exporter just handed one out).
  */
 struct fab_peer {
 	struct fab_peer *next; /* dev->peers, dev->peer_lock */

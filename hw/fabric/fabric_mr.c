@@ -176,6 +176,8 @@ doca_error_t fab_mem_import(struct hw_dev *hw, const void *desc, size_t len, str
 
 	if (m == NULL)
 		return DOCA_ERROR_NO_MEMORY;
+	/* A descriptor just received says the exporter lives: end a hold-down. */
+	atomic_store_explicit(&peer->dead_until_ns, 0, memory_order_relaxed);
 	m->hw = (struct hw_mr){ .addr = NULL, .len = (size_t)le64toh(w.len),
 				.access = le32toh(w.access) };
 	m->dev = dev;

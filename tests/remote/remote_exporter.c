@@ -66,6 +66,10 @@ static bool command(struct exporter *x, char *line)
 		CHECK_OK(doca_mem_destroy(x->mem));
 		mem_make(x);
 		printf("OK\n");
+	} else if (strncmp(line, "create", 6) == 0) {
+		CHECK(x->mem == NULL, "create: the memory exists");
+		mem_make(x);
+		printf("OK\n");
 	} else if (strncmp(line, "destroy", 7) == 0) {
 		CHECK_OK(doca_mem_destroy(x->mem));
 		x->mem = NULL;

@@ -12,7 +12,8 @@
  *   export ACCESS      export (r, w or rw)                       → DESC <hex>
  *   renew              destroy the memory (revokes its exports) and make
  *                      a new one of the same size, zero-filled   → OK
- *   destroy            destroy the memory                        → OK
+ *   destroy            destroy the memory (revokes its exports)  → OK
+ *   create             a new zero-filled memory after destroy    → OK
  *   quit               tear everything down and exit 0           → BYE
  */
 #ifndef DOCA_TESTS_REMOTE_PEER_H

@@ -392,30 +392,41 @@ static void drain(struct importer *im, uint32_t n, uint32_t *seen, uint32_t cap,
 	}
 }
 
-/* Kill the exporter mid-stream: every accepted task gets exactly one
- * event in bounded time, the ones after the kill FAILURE (CONNECTION_RESET
- * or NOT_PERMITTED); the context then serves another exporter. */
-static void case_kill_exporter(void)
+/* Break the exporter mid-stream — kill it, or have it destroy the exported
+ * memory — while the importer keeps Q writes in flight: every accepted task
+ * gets exactly one event in bounded time, those after the break FAILURE
+ * (CONNECTION_RESET or NOT_PERMITTED); the context then works with an
+ * exporter again (a new one after a kill, the same one's new memory after
+ * a destroy). */
+static void stream_and_break(bool kill)
 {
-	enum { Q = 8, CHUNK = 65536, TOTAL = 256, KILL_AT = 64 };
-	struct peer p, p2;
+	enum { Q = 8, CHUNK = 65536, TOTAL = 256, BREAK_AT = 64 };
+	struct peer p;
 	struct importer im;
 	struct doca_mem *remote;
 	struct doca_buf *rb[TOTAL], *lb[TOTAL];
 	uint32_t seen[TOTAL] = { 0 }, ok = 0, reset = 0, denied = 0, submitted = 0;
 	uint64_t t0;
+	char ans[2048];
 
 	peer_start(&p, exporter_dev(), Q * CHUNK, "poll", "rw");
 	importer_open(&im, importer_dev(), Q * CHUNK, Q);
 	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
 	slots_make(remote, im.local, TOTAL, Q, CHUNK, rb, lb);
 	submitted = submit_n(&im, lb, rb, 0, Q);
-	while (ok + reset + denied < KILL_AT) {
+	while (ok + reset + denied < BREAK_AT) {
 		drain(&im, 1, seen, TOTAL, &ok, &reset, &denied);
 		submitted += submit_n(&im, lb, rb, submitted, 1);
 	}
-	CHECK(reset + denied == 0, "failures before the kill");
-	peer_kill(&p);
+	CHECK(reset + denied == 0, "failures before the break");
+	if (kill) {
+		peer_kill(&p);
+	} else {
+		/* the exporter reads the command between serving turns, with
+		 * our writes in flight */
+		peer_cmd(&p, ans, sizeof(ans), "destroy");
+		CHECK(strcmp(ans, "OK") == 0, "destroy: %s", ans);
+	}
 	t0 = now_ms();
 	while (submitted < TOTAL) {
 		drain(&im, 1, seen, TOTAL, &ok, &reset, &denied);
@@ -425,28 +436,44 @@ static void case_kill_exporter(void)
 	doca_pe_progress(im.pe);
 	CHECK(doca_pe_get_event(im.pe) == NULL, "an event too many");
 	CHECK(ok + reset + denied == TOTAL, "%u events for %u tasks", ok + reset + denied, TOTAL);
-	CHECK(reset + denied > 0, "no task failed after the kill");
-	printf("kill: %u ok, %u reset, %u denied; the rest took %llu ms\n", ok, reset, denied,
-	       (unsigned long long)(now_ms() - t0));
+	CHECK(reset + denied > 0, "no task failed after the break");
+	printf("%s: %u ok, %u reset, %u denied; the rest took %llu ms\n", kill ? "kill" : "destroy", ok,
+	       reset, denied, (unsigned long long)(now_ms() - t0));
 	slots_free(TOTAL, rb, lb);
 	CHECK_OK(doca_mem_destroy(remote));
 
-	/* the same context, another peer */
+	/* the same context, an exporter again */
 	struct doca_buf *r, *l;
-	char ans[32];
 
-	peer_start(&p2, exporter_dev(), CHUNK, "poll", "rw");
-	CHECK_OK(doca_mem_import(im.ctx, p2.desc, p2.desc_len, &remote));
+	if (kill) {
+		peer_start(&p, exporter_dev(), CHUNK, "poll", "rw");
+	} else {
+		peer_cmd(&p, ans, sizeof(ans), "create");
+		CHECK(strcmp(ans, "OK") == 0, "create: %s", ans);
+		peer_cmd(&p, ans, sizeof(ans), "export rw");
+		peer_take_desc(&p, ans);
+	}
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
 	CHECK_OK(doca_buf_create(remote, 0, CHUNK, &r));
 	CHECK_OK(doca_buf_create(im.local, 0, CHUNK, &l));
-	peer_cmd(&p2, ans, sizeof(ans), "fill 3");
+	peer_cmd(&p, ans, sizeof(ans), "fill 3");
 	CHECK_OK(importer_copy(&im, r, l, CHUNK));
-	CHECK(bytes_hash(im.bytes, CHUNK) == pattern_hash(3, 0, CHUNK), "after the kill: read");
+	CHECK(bytes_hash(im.bytes, CHUNK) == pattern_hash(3, 0, CHUNK), "after the break: read");
 	CHECK_OK(doca_buf_destroy(r));
 	CHECK_OK(doca_buf_destroy(l));
 	CHECK_OK(doca_mem_destroy(remote));
 	importer_close(&im);
-	peer_quit(&p2);
+	peer_quit(&p);
+}
+
+static void case_kill_exporter(void)
+{
+	stream_and_break(true);
+}
+
+static void case_destroy_mid_stream(void)
+{
+	stream_and_break(false);
 }
 
 /* Destroying an exported memory revokes it: the old descriptor's tasks
@@ -521,6 +548,7 @@ static const struct test_case cases[] = {
 	{ "stop_flush", case_stop_flush },
 	{ "event_mode", case_event_mode },
 	{ "kill_exporter", case_kill_exporter },
+	{ "destroy_mid_stream", case_destroy_mid_stream },
 	{ "revoke", case_revoke },
 };
 
