@@ -52,7 +52,7 @@ doca_error_t mem_register(const struct doca_ctx *h, void *addr, size_t len, uint
 	mem->remote = import != NULL;
 	mem->epoch = g_fork_epoch;
 	mem->magic = MAGIC_MEM;
-	live_created(LIVE_MEM, len);
+	live_created(LIVE_MEM, mem->len); /* an import's is the exported length */
 	*out = handle_of(mem);
 	return DOCA_SUCCESS;
 }
