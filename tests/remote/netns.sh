@@ -35,8 +35,8 @@ if ! why=$(ip netns add "$ns_a" 2>&1); then
 	echo "SKIP: netns: cannot make a network namespace: $why"
 	exit 0
 fi
-# Entered with nsenter, not `ip netns exec`: that one also remounts / and
-# /sys, which a chroot (a fresh-machine check) refuses.
+# Entered with nsenter, not `ip netns exec` or `ip -n`: those also remount
+# / and /sys, which a chroot (a fresh-machine check) refuses.
 in_a="nsenter --net=/run/netns/$ns_a"
 in_b="nsenter --net=/run/netns/$ns_b"
 if ! why=$($in_a true 2>&1); then
@@ -46,12 +46,12 @@ fi
 set -e
 ip netns add "$ns_b"
 ip link add "${tag}x" netns "$ns_a" type veth peer name "${tag}y" netns "$ns_b"
-ip -n "$ns_a" addr add "$net.1/30" dev "${tag}x"
-ip -n "$ns_b" addr add "$net.2/30" dev "${tag}y"
-ip -n "$ns_a" link set "${tag}x" up
-ip -n "$ns_b" link set "${tag}y" up
-ip -n "$ns_a" link set lo up
-ip -n "$ns_b" link set lo up
+$in_a ip addr add "$net.1/30" dev "${tag}x"
+$in_b ip addr add "$net.2/30" dev "${tag}y"
+$in_a ip link set "${tag}x" up
+$in_b ip link set "${tag}y" up
+$in_a ip link set lo up
+$in_b ip link set lo up
 set +e
 echo "netns: exporter in $ns_a ($net.1), importer in $ns_b ($net.2), over veth"
 rc=0
