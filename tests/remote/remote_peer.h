@@ -3,7 +3,7 @@
  * API only): the exporter role (remote_exporter.c) and the importer's
  * helpers (remote_util.c). The importer starts the exporter as a child
  * (this same program, argument "exporter"), optionally inside a command
- * prefix (REMOTE_EXPORTER_PREFIX, e.g. "nsenter --net=/run/netns/NS"); descriptors
+ * prefix (REMOTE_EXPORTER_PREFIX, e.g. "nsenter --net=/proc/PID/ns/net"); descriptors
  * and commands travel over the child's stdin/stdout pipes as text lines.
  *
  * Exporter commands (one line each, answered by one line):

@@ -95,7 +95,7 @@ void peer_start(struct peer *p, const char *dev, size_t size, const char *mode, 
 	p->pid = fork();
 	CHECK(p->pid >= 0, "fork");
 	if (p->pid == 0) {
-		const char *prefix = getenv("REMOTE_EXPORTER_PREFIX"); /* "nsenter --net=/run/netns/NS" */
+		const char *prefix = getenv("REMOTE_EXPORTER_PREFIX"); /* "nsenter --net=/proc/PID/ns/net" */
 		char *argv[16];
 		int argc = 0;
 		char buf[256];
