@@ -21,6 +21,8 @@ static const char usage[] =
 	"  scaling    (e) one context + worker PE per CPU vs one\n"
 	"  events     (f) event mode, sw0:engines=1: one task at a time and --depth in\n"
 	"             flight; wake-ups per task and the share that found no event\n"
+	"  remote     (g) RDMA WRITE into another process over fab0, QD1 and QD64, 64 B..1 MiB,\n"
+	"             vs a raw libfabric loop (same provider and flags); not part of all\n"
 	"  syscalls   strace -c -f over two inline runs: syscalls per task\n"
 	"  instr      callgrind over the inline 64 B loop, per-task and burst shapes:\n"
 	"             instructions per task (needs valgrind)\n"
@@ -45,7 +47,7 @@ static const char usage[] =
 	"  --no-plot         skip gnuplot\n";
 
 static const char *const commands[] = { "all", "inline", "offload", "latency", "mailbox",
-					 "scaling", "events", "syscalls", "instr", "loop" };
+					 "scaling", "events", "syscalls", "instr", "loop", "remote" };
 
 static _Noreturn void bad(const char *what, const char *arg)
 {
