@@ -43,7 +43,8 @@ struct bench_opts {
 /** One cell of one scenario. */
 struct bench_case {
 	const char *scenario; /**< "inline", "offload", "latency", "mailbox", "scaling", "events",
-			       *   "ctx-idle", "ctx-busy" */
+			       *   "ctx-idle", "ctx-busy",
+			       *   "remote" (QD64 writes), "remote-lat" (QD1 writes) */
 	size_t size;          /**< bytes per copy */
 	unsigned batch;       /**< tasks per submit burst */
 	unsigned depth;       /**< most tasks in flight */
@@ -183,6 +184,7 @@ void scenario_mailbox(const struct bench_opts *o);
 void scenario_scaling(const struct bench_opts *o);
 void scenario_events(const struct bench_opts *o);
 void scenario_contexts(const struct bench_opts *o);
+void scenario_remote(const struct bench_opts *o);
 
 /* ours_*.c and peer_*.c: each fills a contender */
 void ours_copy_contender(struct bench_contender *c, const char *dev_open);
@@ -206,6 +208,9 @@ void peer_uring_contender(struct bench_contender *c);
 void peer_ck_pingpong_contender(struct bench_contender *c);
 void peer_ck_spsc_contender(struct bench_contender *c);
 void peer_dpdk_cleanup(void);
+struct remote_target;
+void ours_remote_contender(struct bench_contender *c, const struct remote_target *t);
+void peer_fabric_contender(struct bench_contender *c, const struct remote_target *t);
 
 /* CPUs: the application thread and the "other" CPU (engine, peer worker). */
 #define BENCH_APP_CPU 0

@@ -25,6 +25,8 @@ static const char usage[] =
 	"             progress calls/s, the active one's tasks/s, RSS per context\n"
 	"  ctxmem     (used by contexts) RSS bytes per idle started context: --contexts\n"
 	"             of them on --dev, in a fresh process\n"
+	"  remote     (g) RDMA WRITE into another process over fab0, QD1 and QD64, 64 B..1 MiB,\n"
+	"             vs a raw libfabric loop (same provider and flags); not part of all\n"
 	"  syscalls   strace -c -f over two inline runs: syscalls per task\n"
 	"  instr      callgrind over the inline 64 B loop, per-task and burst shapes:\n"
 	"             instructions per task (needs valgrind)\n"
@@ -53,7 +55,7 @@ static const char usage[] =
 
 static const char *const commands[] = { "all", "inline", "offload", "latency", "mailbox",
 					 "scaling", "events", "contexts", "ctxmem", "syscalls", "instr",
-					 "loop" };
+					 "loop", "remote" };
 
 static _Noreturn void bad(const char *what, const char *arg)
 {

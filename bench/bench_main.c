@@ -17,6 +17,7 @@ static const struct {
 	{ "inline", scenario_inline },   { "offload", scenario_offload }, { "latency", scenario_latency },
 	{ "mailbox", scenario_mailbox }, { "scaling", scenario_scaling }, { "events", scenario_events },
 	{ "contexts", scenario_contexts },
+	{ "remote", scenario_remote }, /* asked for by name only: needs fab0 and a second process */
 };
 
 const char *bench_self_path(void)
@@ -72,7 +73,7 @@ int main(int argc, char **argv)
 		}
 	}
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
-		if (all || !strcmp(cmd, scenarios[i].name))
+		if ((all && scenarios[i].run != scenario_remote) || !strcmp(cmd, scenarios[i].name))
 			scenarios[i].run(&o);
 	bench_report(&o, sys_per_task, sys_line);
 	peer_dpdk_cleanup();

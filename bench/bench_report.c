@@ -204,6 +204,38 @@ static void syscall_target(struct target *t, double per_task, const char *line)
 	snprintf(t->detail, sizeof(t->detail), "%s", line);
 }
 
+/* The worst ours/raw ratio of a remote scenario over its sizes: every
+ * size must meet the goal. */
+static void remote_target(struct target *t, const char *name, const char *scenario, double goal,
+			  bool lower_better)
+{
+	size_t n, count = 0;
+	const struct bench_result *r = bench_results(&n);
+	double worst = NAN;
+	size_t worst_size = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(r[i].bc.scenario, scenario) || strcmp(r[i].contender, "libfabric-raw") ||
+		    isnan(r[i].ratio))
+			continue;
+		count++;
+		if (isnan(worst) || (lower_better ? r[i].ratio > worst : r[i].ratio < worst)) {
+			worst = r[i].ratio;
+			worst_size = r[i].bc.size;
+		}
+	}
+	t->name = name;
+	t->value = worst;
+	if (count == 0) {
+		t->verdict = "N/A";
+		snprintf(t->detail, sizeof(t->detail), "not measured (run `doca_bench remote`)");
+		return;
+	}
+	t->verdict = (lower_better ? worst <= goal : worst >= goal) ? "MET" : "MISSED";
+	snprintf(t->detail, sizeof(t->detail), "worst ours/libfabric-raw = %.2f at %zu B over %zu sizes (goal %s %.2f)",
+		 worst, worst_size, count, lower_better ? "<=" : ">=", goal);
+}
+
 static void evaluate(double sys_per_task, const char *sys_line)
 {
 	struct target *t = targets;
@@ -243,6 +275,10 @@ static void evaluate(double sys_per_task, const char *sys_line)
 	ratio_target(t++, "contexts: active ctx tasks/s, 10000 ctxs >= 0.9x 1 ctx (sw0:engines=1)", "busy-e1",
 		     0, 0, 0, "ctxs=1", 0.9, false);
 	ctx_memory_target(t++, 16384);
+	remote_target(t++, "remote QD64 writes >= 0.9x raw libfabric ops/s at every size", "remote", 0.9,
+		      false);
+	remote_target(t++, "remote QD1 write p50 <= 1.1x raw libfabric p50 at every size", "remote-lat", 1.1,
+		      true);
 	n_targets = (int)(t - targets);
 }
 

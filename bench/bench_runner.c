@@ -114,7 +114,7 @@ void bench_run_case(const struct bench_opts *o, const struct bench_case *bc,
 {
 	static struct samples s[BENCH_MAX_CONTENDERS];
 	const char *skip[BENCH_MAX_CONTENDERS];
-	bool latency = !strcmp(bc->scenario, "latency");
+	bool latency = !strcmp(bc->scenario, "latency") || !strcmp(bc->scenario, "remote-lat");
 
 	if (n > BENCH_MAX_CONTENDERS)
 		bench_fail("too many contenders (%zu)", n);

@@ -1,8 +1,9 @@
 /*
- * scenarios.c — the seven scenarios of the suite: which cases, which
+ * scenarios.c — the scenarios of the suite: which cases, which
  * contenders (ours first, then the peers), measured by bench_runner.c.
  */
 #include "bench.h"
+#include "peer_fabric.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -165,4 +166,37 @@ void scenario_contexts(const struct bench_opts *o)
 			ours_contexts_contender(&cs[i], kinds[k].dev, counts[i], kinds[k].busy);
 		run(o, &bc, cs, 5);
 	}
+}
+
+/* (g) remote memory: RDMA WRITE (delivery complete) into another process's
+ * memory over fab0, one at a time (remote-lat, p50) and 64 in flight
+ * (remote), against the raw libfabric loop with the same provider and
+ * flags; one target process serves both. Not part of `all`. */
+void scenario_remote(const struct bench_opts *o)
+{
+#ifndef BENCH_HAVE_FABRIC
+	(void)o;
+	bench_add_note("remote", "doca", "built without libfabric (libfabric-dev)");
+#else
+	static const size_t sizes[] = { 64, 4096, 65536, 1u << 20 };
+	struct remote_target t;
+	const char *why = remote_target_start(&t);
+
+	if (why) {
+		bench_add_note("remote", "doca", why);
+		return;
+	}
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		for (unsigned k = 0; k < 2; k++) {
+			struct bench_case bc = { .scenario = k ? "remote" : "remote-lat", .size = sizes[s],
+						 .batch = 1, .depth = k ? 64 : 1, .threads = 1, .seed = o->seed };
+			struct bench_contender cs[2];
+
+			ours_remote_contender(&cs[0], &t);
+			peer_fabric_contender(&cs[1], &t);
+			run(o, &bc, cs, 2);
+		}
+	}
+	remote_target_stop(&t);
+#endif
 }

@@ -42,7 +42,8 @@ doca_error_t doca_buf_create(struct doca_mem *h, size_t offset, size_t len, stru
 		return DOCA_ERROR_INVALID_VALUE; /* the memory is being destroyed */
 	}
 	buf->mem = mem;
-	buf->data = (uint8_t *)mem->addr + offset;
+	/* A remote memory's addr is NULL: its buffers' data is the offset. */
+	buf->data = (uint8_t *)((uintptr_t)mem->addr + offset);
 	buf->len = len;
 	buf->epoch = g_fork_epoch;
 	buf->magic = MAGIC_BUF;
@@ -59,6 +60,8 @@ doca_error_t doca_buf_get_data(const struct doca_buf *h, void **data)
 		return HANDLE_REFUSAL(h, MAGIC_BUF);
 	if (data == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	if (buf->mem->remote)
+		return DOCA_ERROR_NOT_SUPPORTED; /* another process's memory */
 	*data = buf->data;
 	return DOCA_SUCCESS;
 }

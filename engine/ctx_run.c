@@ -167,6 +167,11 @@ doca_error_t doca_ctx_start(struct doca_ctx *h)
 		}
 		/* release (in ctx_set_state): a submitter that sees RUNNING sees the run. */
 		ctx_set_state(ctx, err == DOCA_SUCCESS ? DOCA_CTX_STATE_RUNNING : DOCA_CTX_STATE_IDLE);
+		if (err == DOCA_SUCCESS && run->qp->always_polled) {
+			doca_rcu_read_lock(); /* the signal's rule (engine/pe_ready.c) */
+			pe_ready_signal_wake(ctx->pe, ctx); /* visited from now on, work or not */
+			doca_rcu_read_unlock();
+		}
 	}
 	pthread_mutex_unlock(&g_config_lock);
 	if (err == DOCA_SUCCESS)

@@ -96,6 +96,7 @@ struct doca_mem {
 	size_t len;
 	uint32_t access;
 	bool owned;             /* allocated by doca_mem_create */
+	bool remote;            /* imported (doca_mem_import): addr is NULL, buffers hold offsets */
 	struct hw_mr *mr;
 	_Atomic uint32_t bufs;  /* live buffers | REF_DEAD */
 	struct rcu_head rcu;
@@ -115,6 +116,17 @@ struct doca_buf {
 	 * guard holder's own count: engine/buf.c) */
 	_Atomic uint32_t guarded_pins;
 };
+
+/* What doca_mem_import hands the device instead of a region. */
+struct mem_import {
+	const void *desc;
+	size_t len;
+};
+/* Make a memory of ctx h: register [addr, addr + len) with `access`, or,
+ * when import is not NULL, import the remote memory it describes (addr,
+ * len and access then come from the device). */
+doca_error_t mem_register(const struct doca_ctx *h, void *addr, size_t len, uint32_t access,
+			  bool owned, const struct mem_import *import, struct doca_mem **out);
 
 /* Pin a buffer for a task; false if it is being destroyed. @p guarded:
  * the caller holds the runner guard of the buffer's PE (then no atomic

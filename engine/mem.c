@@ -11,8 +11,8 @@
 #define MEM_LEN_MAX (SIZE_MAX / 2)
 #define ACCESS_ALL (DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE)
 
-static doca_error_t mem_register(const struct doca_ctx *h, void *addr, size_t len, uint32_t access,
-				 bool owned, struct doca_mem **out)
+doca_error_t mem_register(const struct doca_ctx *h, void *addr, size_t len, uint32_t access,
+			  bool owned, const struct mem_import *import, struct doca_mem **out)
 {
 	doca_error_t err = DOCA_SUCCESS;
 	struct doca_mem *mem = cell_get(CELL_MEM, sizeof(*mem));
@@ -29,7 +29,9 @@ static doca_error_t mem_register(const struct doca_ctx *h, void *addr, size_t le
 	} else {
 		struct dev_entry *e = ctx->dev->entry;
 
-		err = e->ops->mem_register(e->hw, addr, len, access, &mem->mr);
+		err = import != NULL
+			      ? e->ops->mem_import(e->hw, import->desc, import->len, &mem->mr)
+			      : e->ops->mem_register(e->hw, addr, len, access, &mem->mr);
 		if (err == DOCA_SUCCESS) {
 			dev_entry_get(e);
 			mem->dev = ctx->dev;
@@ -44,12 +46,13 @@ static doca_error_t mem_register(const struct doca_ctx *h, void *addr, size_t le
 	}
 	mem->ctx = ctx;
 	mem->addr = addr;
-	mem->len = len;
-	mem->access = access;
+	mem->len = import != NULL ? mem->mr->len : len;
+	mem->access = import != NULL ? mem->mr->access : access;
 	mem->owned = owned;
+	mem->remote = import != NULL;
 	mem->epoch = g_fork_epoch;
 	mem->magic = MAGIC_MEM;
-	live_created(LIVE_MEM, len);
+	live_created(LIVE_MEM, mem->len); /* an import's is the exported length */
 	*out = handle_of(mem);
 	return DOCA_SUCCESS;
 }
@@ -84,7 +87,7 @@ doca_error_t doca_mem_create(struct doca_ctx *ctx, size_t len, uint32_t access, 
 	if (addr == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	memset(addr, 0, len);
-	err = mem_register(ctx, addr, len, access, true, mem);
+	err = mem_register(ctx, addr, len, access, true, NULL, mem);
 	if (err != DOCA_SUCCESS)
 		doca_free(addr);
 	return err;
@@ -99,7 +102,7 @@ doca_error_t doca_mem_create_from(struct doca_ctx *ctx, void *addr, size_t len, 
 		return err;
 	if (addr == NULL || (uintptr_t)addr > UINTPTR_MAX - len)
 		return DOCA_ERROR_INVALID_VALUE;
-	return mem_register(ctx, addr, len, access, false, mem);
+	return mem_register(ctx, addr, len, access, false, NULL, mem);
 }
 
 doca_error_t doca_mem_get_addr(const struct doca_mem *h, void **addr)
@@ -110,6 +113,8 @@ doca_error_t doca_mem_get_addr(const struct doca_mem *h, void **addr)
 		return HANDLE_REFUSAL(h, MAGIC_MEM);
 	if (addr == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	if (mem->remote)
+		return DOCA_ERROR_NOT_SUPPORTED; /* another process's memory */
 	*addr = mem->addr;
 	return DOCA_SUCCESS;
 }

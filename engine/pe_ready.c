@@ -15,6 +15,9 @@
  * - a free that sent a credit back through the mailbox (engine/event.c);
  * - an engine thread that put completions on the queue pair (pe_wake_cb);
  * - a stop handing the rest to the PE (engine/ctx_run.c);
+ * - a start whose queue pair is always polled (hw_qp.always_polled: its
+ *   polls do work nobody signals, so it never leaves the set while it
+ *   runs; engine/ctx_run.c);
  * - a credit returned to a STOPPING context, whose last one lets the PE
  *   finish the stop (run_credits_returned, after its fence; a thread other
  *   than the PE's own, which took its guard to free, wakes it too).
@@ -27,7 +30,7 @@
  * fence the signaller ran after its work serves.
  *
  * A context leaves the set only after a visit that finds nothing left: its
- * mailbox idle, nothing on its queue pair that only polling would find
+ * queue pair not always polled, its mailbox idle, nothing on its queue pair that only polling would find
  * (inline work, a CQ with entries, descriptors on a device that does not
  * signal its completions — verbs in polling mode), no stop to flush or
  * finish, and, while it stops, no descriptor on the device at all. So a
@@ -94,7 +97,7 @@ bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run)
 
 	if (st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING)
 		return false;
-	if (!mailbox_idle(&run->mbox) || qp->ops->pending(qp))
+	if (!mailbox_idle(&run->mbox) || qp->always_polled || qp->ops->pending(qp))
 		return true;
 	EXPLORE_POINT(ATOMIC);
 	if (!qp->signals_completions && atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0)

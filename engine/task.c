@@ -44,6 +44,8 @@ static doca_error_t task_check(const struct doca_ctx *ctx, const struct doca_tas
 	if (desc->type != DOCA_TASK_COPY || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 || src->len == 0 ||
 	    dst->len == 0 || src->mem->ctx != ctx || dst->mem->ctx != ctx)
 		return DOCA_ERROR_INVALID_VALUE;
+	if (src->mem->remote && dst->mem->remote) /* one RMA has one remote side */
+		return DOCA_ERROR_NOT_SUPPORTED;
 	if ((src->mem->access & DOCA_ACCESS_FLAG_READ) == 0 ||
 	    (dst->mem->access & DOCA_ACCESS_FLAG_WRITE) == 0)
 		return DOCA_ERROR_NOT_PERMITTED;

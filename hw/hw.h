@@ -34,11 +34,13 @@ struct hw_dev {
 	const struct hw_ops *ops;
 };
 
-/** A memory registration; backends embed it first. */
+/** A memory registration; backends embed it first. A remote memory (one
+ * another process exported, made by mem_import) has addr NULL: a descriptor
+ * naming it carries the offset into the exported region as its address. */
 struct hw_mr {
 	void *addr;
 	size_t len;
-	uint32_t access; /* HW_ACCESS_* */
+	uint32_t access; /* HW_ACCESS_*: for a remote memory, what the exporter granted */
 };
 
 /** A queue pair; backends embed it first. */
@@ -52,6 +54,11 @@ struct hw_qp {
 	 * completions it produces (an executor thread), so the engine need not
 	 * poll a queue pair with descriptors on the device to find them. */
 	bool signals_completions;
+	/* Set at qp_create: its polls do work that no signal announces (fabric
+	 * over a software provider: reading the device's service CQ is what
+	 * moves other processes' RMA into its exported memory), so the PE
+	 * visits its context every turn while the context runs, work or not. */
+	bool always_polled;
 };
 
 enum hw_access {
@@ -118,7 +125,19 @@ struct hw_ops {
 	void (*close)(struct hw_dev *dev);
 	doca_error_t (*mem_register)(struct hw_dev *dev, void *addr, size_t len, uint32_t access,
 				     struct hw_mr **mr);
+	/* Deregister a local or remote memory; for a local one, every export
+	 * of it is revoked first. */
 	void (*mem_deregister)(struct hw_mr *mr);
+	/* Export mr to other processes with `access` (HW_ACCESS_*, a subset of
+	 * mr->access, checked by the engine): *desc (owned by mr, valid until
+	 * mem_deregister) and *len describe it. The same access exported again
+	 * gives the same descriptor. DOCA_ERROR_NOT_SUPPORTED for a backend
+	 * without remote memory (hw_mem_export_none). */
+	doca_error_t (*mem_export)(struct hw_mr *mr, uint32_t access, const void **desc, size_t *len);
+	/* A remote memory from another process's descriptor; DOCA_ERROR_INVALID_VALUE
+	 * for a malformed, truncated, wrong-version or wrong-provider one (nothing
+	 * made); DOCA_ERROR_NOT_SUPPORTED for a backend without remote memory. */
+	doca_error_t (*mem_import)(struct hw_dev *dev, const void *desc, size_t len, struct hw_mr **mr);
 	doca_error_t (*qp_create)(struct hw_dev *dev, const struct hw_qp_attr *attr, struct hw_qp **qp);
 	void (*qp_destroy)(struct hw_qp *qp);
 	/* Optional: an fd that becomes readable when armed and a completion
@@ -177,6 +196,10 @@ int hw_notify_fd_none(struct hw_qp *qp);
 doca_error_t hw_notify_arm_none(struct hw_qp *qp);
 void hw_notify_ack_none(struct hw_qp *qp);
 void hw_doorbell_none(struct hw_qp *qp);
+/* mem_export / mem_import of a backend without remote memory: both
+ * DOCA_ERROR_NOT_SUPPORTED (hw/hw_remote_none.c). */
+doca_error_t hw_mem_export_none(struct hw_mr *mr, uint32_t access, const void **desc, size_t *len);
+doca_error_t hw_mem_import_none(struct hw_dev *dev, const void *desc, size_t len, struct hw_mr **mr);
 
 /* Why an open was refused (DOCA_ERROR_INVALID_VALUE): a backend states it in
  * one line naming the key and what it allows; the engine takes it (and so

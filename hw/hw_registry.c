@@ -16,7 +16,8 @@ static const struct hw_ops *const builtin[] = {
 #define BUILTIN_COUNT (sizeof(builtin) / sizeof(builtin[0]))
 
 static struct hw_module_slot modules[] = {
-	{ .name = "verbs" }, /* rdma-core: libdoca-core-verbs.so */
+	{ .name = "verbs" },  /* rdma-core: libdoca-core-verbs.so */
+	{ .name = "fabric" }, /* libfabric (fab0): libdoca-core-fabric.so */
 };
 
 const size_t hw_backend_count = BUILTIN_COUNT + sizeof(modules) / sizeof(modules[0]);

@@ -31,7 +31,9 @@ doca_error_t doca_buf_create(struct doca_mem *mem, size_t offset, size_t len, st
  * @brief Address of the buffer's first byte (memory start + offset).
  * @param buf The buffer.
  * @param[out] data The address.
- * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         DOCA_ERROR_NOT_SUPPORTED for a buffer of a remote memory
+ *         (doca_mem_import): its bytes are in another process.
  *
  * Thread safety: any thread.
  */

@@ -47,7 +47,9 @@ doca_error_t doca_mem_create_from(struct doca_ctx *ctx, void *addr, size_t len, 
  * @brief Start address of the region.
  * @param mem The memory.
  * @param[out] addr The start address.
- * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ *         DOCA_ERROR_NOT_SUPPORTED for a remote memory (doca_mem_import): it has
+ *         no address in this process.
  *
  * Thread safety: any thread.
  */
@@ -73,6 +75,76 @@ doca_error_t doca_mem_get_len(const struct doca_mem *mem, size_t *len);
  *         resolve to one winner.
  */
 doca_error_t doca_mem_destroy(struct doca_mem *mem);
+
+/**
+ * @brief Export a memory to other processes (on this host or another) for
+ *        RDMA READ and/or WRITE through a fabric device (fab0).
+ *
+ * The descriptor is opaque and versioned (the provider, the exporter's
+ * endpoint address, the base, the length, a key, the access granted and a
+ * registration number). It is a bearer capability: whoever holds its bytes
+ * may access the memory with the access granted, so grant only what the
+ * peer needs and pass it over a channel you trust. Each access set gets its
+ * own registration and key, never used before in this process; exporting
+ * the same access again returns the same descriptor. Destroying the memory
+ * revokes every export (a peer's later access fails); a descriptor of a
+ * destroyed memory never reaches another memory.
+ *
+ * Peers' accesses are served by this process's progress engine: the PE of a
+ * started context on the same device must run (a worker from
+ * doca_pe_run_on_cpu, doca_pe_progress, or event mode). An exporter whose PE
+ * never runs serves nothing (the peer's tasks fail after its retry time).
+ *
+ * @param mem A local memory.
+ * @param access A non-empty OR of DOCA_ACCESS_FLAG_READ (peers may read it)
+ *        and DOCA_ACCESS_FLAG_WRITE (peers may write it), a subset of the
+ *        memory's own flags.
+ * @param[out] desc The descriptor; owned by the memory, valid until
+ *        doca_mem_destroy.
+ * @param[out] len Its length in bytes.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type
+ *         handles and pointers, empty or unknown access flags;
+ *         DOCA_ERROR_NOT_PERMITTED when @p access is not a subset of the
+ *         memory's flags; DOCA_ERROR_NOT_SUPPORTED for a remote memory or a
+ *         device that cannot export (sw0); DOCA_ERROR_NO_MEMORY; the device's
+ *         registration error. A refused call exports nothing.
+ *
+ * Thread safety: any thread; races with doca_mem_destroy of the same memory
+ *         resolve to one winner.
+ */
+doca_error_t doca_mem_export(struct doca_mem *mem, uint32_t access, const void **desc, size_t *len);
+
+/**
+ * @brief Make a remote memory from another process's descriptor
+ *        (doca_mem_export), bound to the context's fabric device.
+ *
+ * Buffers are carved from it as from local memory (bounds checked against
+ * the exported length); doca_buf_get_data and doca_mem_get_addr on it
+ * return DOCA_ERROR_NOT_SUPPORTED. A COPY task with a remote source is an
+ * RDMA READ, with a remote destination an RDMA WRITE whose event means the
+ * bytes are in the exporter's memory; both remote is
+ * DOCA_ERROR_NOT_SUPPORTED; the access checks of submit use the access the
+ * exporter granted. A task whose peer died or revoked the memory completes
+ * once with FAILURE (DOCA_ERROR_CONNECTION_RESET or
+ * DOCA_ERROR_NOT_PERMITTED); the context stays usable. Destroy it with
+ * doca_mem_destroy (same rules as a local memory).
+ *
+ * @param ctx A context whose bound device is a fabric device of the
+ *        exporter's provider.
+ * @param desc The descriptor's bytes.
+ * @param len Their length.
+ * @param[out] remote The remote memory.
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type
+ *         handles and pointers, and for a malformed, truncated, damaged,
+ *         wrong-version or wrong-provider descriptor (nothing is created;
+ *         the log says why); DOCA_ERROR_NOT_CONNECTED when the context has
+ *         no device; DOCA_ERROR_NOT_SUPPORTED when its device has no remote
+ *         memory (sw0); DOCA_ERROR_NO_MEMORY.
+ *
+ * Thread safety: any thread.
+ */
+doca_error_t doca_mem_import(struct doca_ctx *ctx, const void *desc, size_t len,
+			     struct doca_mem **remote);
 
 #ifdef __cplusplus
 }

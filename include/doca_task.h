@@ -28,8 +28,10 @@ struct doca_task_desc {
  * Checks, in this order: NULL or wrong-type ctx/desc/buffers →
  * DOCA_ERROR_INVALID_VALUE; context not RUNNING → DOCA_ERROR_BAD_STATE;
  * unknown type or flag, zero-length source or destination, a buffer whose
- * memory belongs to another context → DOCA_ERROR_INVALID_VALUE; source memory without READ or
- * destination memory without WRITE → DOCA_ERROR_NOT_PERMITTED; dst shorter
+ * memory belongs to another context → DOCA_ERROR_INVALID_VALUE; source and
+ * destination both remote memories (doca_mem_import) → DOCA_ERROR_NOT_SUPPORTED;
+ * source memory without READ or destination memory without WRITE (for a remote
+ * memory: the access its exporter granted) → DOCA_ERROR_NOT_PERMITTED; dst shorter
  * than src → DOCA_ERROR_INVALID_VALUE (unless DOCA_TASK_FLAG_ALLOW_PARTIAL);
  * task pool empty (too many tasks in flight or events not freed) →
  * DOCA_ERROR_AGAIN; a buffer destroyed concurrently → DOCA_ERROR_INVALID_VALUE.

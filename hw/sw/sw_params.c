@@ -3,7 +3,6 @@
  * "engines=N,cpus=LIST,fail_every=N,partial_every=N,delay_us=N".
  * A cpus LIST is "A", "A-B" and further ",C" or ",C-D" items.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -11,23 +10,7 @@
 #include <unistd.h>
 
 #include "hw/sw/sw.h"
-
-static bool parse_u32(const char *s, size_t len, uint32_t max, uint32_t *out)
-{
-	uint64_t v = 0;
-
-	if (len == 0 || len > 10)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			return false;
-		v = v * 10u + (uint64_t)(s[i] - '0');
-	}
-	if (v > max)
-		return false;
-	*out = (uint32_t)v;
-	return true;
-}
+#include "hw/hw_parse.h"
 
 /* One cpus item: "A" or "A-B". */
 static bool parse_cpu_item(const char *s, size_t len, struct sw_params *p)
@@ -38,11 +21,11 @@ static bool parse_cpu_item(const char *s, size_t len, struct sw_params *p)
 	uint32_t max = online > 0 && online <= CPU_SETSIZE ? (uint32_t)online - 1u : 0u;
 
 	if (dash == NULL) {
-		if (!parse_u32(s, len, max, &lo))
+		if (!hw_parse_u32(s, len, max, &lo))
 			goto bad;
 		hi = lo;
-	} else if (!parse_u32(s, (size_t)(dash - s), max, &lo) ||
-		   !parse_u32(dash + 1, len - (size_t)(dash - s) - 1u, max, &hi) || hi < lo) {
+	} else if (!hw_parse_u32(s, (size_t)(dash - s), max, &lo) ||
+		   !hw_parse_u32(dash + 1, len - (size_t)(dash - s) - 1u, max, &hi) || hi < lo) {
 		goto bad;
 	}
 	for (uint32_t c = lo; c <= hi; c++) {
@@ -80,7 +63,7 @@ static bool parse_pair(const char *key, size_t klen, const char *val, size_t vle
 			return false;
 		}
 		*seen |= 1u << i;
-		if (parse_u32(val, vlen, keys[i].max, (uint32_t *)((char *)p + keys[i].offset)))
+		if (hw_parse_u32(val, vlen, keys[i].max, (uint32_t *)((char *)p + keys[i].offset)))
 			return true;
 		hw_diag("%s: '%.*s' is not a whole number from 0 to %u", keys[i].name, (int)vlen, val,
 			keys[i].max);

@@ -12,6 +12,28 @@ static void verbs_kick(struct hw_qp *qp)
 	(void)qp;
 }
 
+/* No remote memory on verbs (the fabric backend's verbs;ofi_rxm has it).
+ * Defined here for the same reason as verbs_kick. */
+static doca_error_t verbs_mem_export(struct hw_mr *mr, uint32_t access, const void **desc,
+				     size_t *len)
+{
+	(void)mr;
+	(void)access;
+	(void)desc;
+	(void)len;
+	return DOCA_ERROR_NOT_SUPPORTED;
+}
+
+static doca_error_t verbs_mem_import(struct hw_dev *dev, const void *desc, size_t len,
+				     struct hw_mr **mr)
+{
+	(void)dev;
+	(void)desc;
+	(void)len;
+	(void)mr;
+	return DOCA_ERROR_NOT_SUPPORTED;
+}
+
 const struct hw_ops hw_verbs_ops = {
 	.name = "verbs",
 	.probe = verbs_probe,
@@ -19,6 +41,8 @@ const struct hw_ops hw_verbs_ops = {
 	.close = verbs_close,
 	.mem_register = verbs_mem_register,
 	.mem_deregister = verbs_mem_deregister,
+	.mem_export = verbs_mem_export,
+	.mem_import = verbs_mem_import,
 	.qp_create = verbs_qp_create,
 	.qp_destroy = verbs_qp_destroy,
 	.notify_fd = verbs_notify_fd,

@@ -17,6 +17,32 @@
 #include "tests/api/common.h"
 
 #define VERBS_MODULE "libdoca-core-verbs.so"
+#define FABRIC_MODULE "libdoca-core-fabric.so"
+/* Backends listed after sw0 when no module loads: verbs, and fabric when
+ * this build has it (TEST_HAVE_FABRIC). */
+#ifdef TEST_HAVE_FABRIC
+#define MODULES 2u
+#else
+#define MODULES 1u
+#endif
+
+/** With fabric built: the fabric entry of a listing made from an empty or
+ * foreign module directory says its module is not in dir. */
+static void expect_fabric_unavailable(const struct doca_dev_info *infos, size_t count, const char *dir)
+{
+#ifdef TEST_HAVE_FABRIC
+	char caps[128];
+
+	cr_assert_eq(count, 3);
+	cr_assert_str_eq(infos[2].name, "fabric");
+	snprintf(caps, sizeof(caps), "unavailable: " FABRIC_MODULE " not found in %s", dir);
+	cr_assert_str_eq(infos[2].caps, caps);
+#else
+	(void)infos;
+	(void)count;
+	(void)dir;
+#endif
+}
 
 /** Whether a mapping of this process names a file containing `what`. */
 static bool mapped(const char *what)
@@ -52,6 +78,8 @@ Test(modules, sw0_work_maps_no_module_and_no_libibverbs)
 	fixture_copy_and_verify(&f);
 	cr_assert(!mapped(VERBS_MODULE), "the verbs module was loaded for sw0");
 	cr_assert(!mapped("libibverbs"), "libibverbs was loaded for sw0");
+	cr_assert(!mapped(FABRIC_MODULE), "the fabric module was loaded for sw0");
+	cr_assert(!mapped("libfabric.so"), "libfabric was loaded for sw0");
 	fixture_fini(&f);
 	cr_assert(!mapped(VERBS_MODULE), "the verbs module was loaded by a teardown");
 }
@@ -90,14 +118,15 @@ Test(modules, missing_module_is_listed_with_the_reason)
 	module_dir_empty(dir);
 	memset(infos, 0x7e, sizeof(infos));
 	assert_ok(doca_dev_list(infos, 4, &count));
-	cr_assert_eq(count, 2);
+	cr_assert_eq(count, 1 + MODULES);
 	cr_assert_str_eq(infos[0].name, "sw0");
 	cr_assert_str_eq(infos[0].backend, "sw");
 	cr_assert_str_eq(infos[1].name, "verbs");
 	cr_assert_str_eq(infos[1].backend, "verbs");
 	snprintf(caps, sizeof(caps), "unavailable: " VERBS_MODULE " not found in %s", dir);
 	cr_assert_str_eq(infos[1].caps, caps);
-	cr_assert_eq(bytes_mismatch(&infos[2], sizeof(infos[2]), 0x7e), sizeof(infos[2]),
+	expect_fabric_unavailable(infos, count, dir);
+	cr_assert_eq(bytes_mismatch(&infos[count], sizeof(infos[count]), 0x7e), sizeof(infos[count]),
 		     "an entry past count was written");
 	cr_assert(!mapped("libibverbs"), "libibverbs was loaded without its module");
 	rmdir(dir);
@@ -121,7 +150,12 @@ Test(modules, opening_a_missing_module_names_it, .init = cr_redirect_stderr)
 	cr_assert_not_null(strstr(text, line), "no line \"%s\" in \"%s\"", line, text);
 	snprintf(line, sizeof(line),
 		 "no device named 'mlx5_0'; devices that exist: sw0 (sw); the verbs backend is not"
-		 " loaded (" VERBS_MODULE " not found in %s)\n", dir);
+		 " loaded (" VERBS_MODULE " not found in %s)"
+#ifdef TEST_HAVE_FABRIC
+		 "; the fabric backend is not loaded (" FABRIC_MODULE " not found in %s)\n", dir, dir);
+#else
+		 "\n", dir);
+#endif
 	cr_assert_not_null(strstr(text, line), "no line \"%s\" in \"%s\"", line, text);
 	/* The refusals changed nothing: sw0 opens, the module is still not there. */
 	assert_ok(doca_dev_open("sw0", &dev));
@@ -144,8 +178,9 @@ Test(modules, a_file_that_is_no_module_is_reported)
 	fprintf(f, "%0256d\n", 0); /* long enough for an ELF header, and not one */
 	fclose(f);
 	assert_ok(doca_dev_list(infos, 4, &count));
-	cr_assert_eq(count, 2);
+	cr_assert_eq(count, 1 + MODULES);
 	cr_assert_str_eq(infos[1].caps, "unavailable: " VERBS_MODULE ": invalid ELF header");
+	expect_fabric_unavailable(infos, count, dir);
 	unlink(path);
 	rmdir(dir);
 }
@@ -158,9 +193,10 @@ Test(modules, a_module_of_another_version_is_refused)
 	/* other_version_module.c, built as libdoca-core-verbs.so beside this program */
 	cr_assert_eq(setenv("DOCA_CORE_MODULE_DIR", TEST_MODULE_DIR, 1), 0);
 	assert_ok(doca_dev_list(infos, 4, &count));
-	cr_assert_eq(count, 2);
+	cr_assert_eq(count, 1 + MODULES);
 	cr_assert_str_eq(infos[1].caps, "unavailable: " VERBS_MODULE
 					" was built for doca-core 0.0.0-test, this library is "
 					DOCA_CORE_VERSION);
+	expect_fabric_unavailable(infos, count, TEST_MODULE_DIR);
 	cr_assert(!mapped(TEST_MODULE_DIR "/" VERBS_MODULE), "a refused module stays mapped");
 }

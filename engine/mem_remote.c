@@ -1,0 +1,52 @@
+/*
+ * engine/mem_remote.c — remote memory: exporting a memory to other
+ * processes and importing what they exported (DESIGN §6). The engine checks
+ * handles and access; the descriptor's format and the transport belong to
+ * the device (hw_ops.mem_export / mem_import; fab0 has them, sw0 does not).
+ */
+#include "engine/engine.h"
+
+#define ACCESS_ALL (DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE)
+
+doca_error_t doca_mem_export(struct doca_mem *h, uint32_t access, const void **desc, size_t *len)
+{
+	struct doca_mem *mem = mem_of(h);
+	doca_error_t err;
+
+	if (mem == NULL)
+		return HANDLE_REFUSAL(h, MAGIC_MEM);
+	if (desc == NULL || len == NULL || access == 0 || (access & ~(uint32_t)ACCESS_ALL) != 0)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (mem->remote)
+		return DOCA_ERROR_NOT_SUPPORTED; /* only the owner exports */
+	if ((access & ~mem->access) != 0)
+		return DOCA_ERROR_NOT_PERMITTED; /* never more than the memory allows */
+	pthread_mutex_lock(&g_config_lock);
+	/* Checked again under the lock that doca_mem_destroy takes. */
+	if (mem_of(h) == NULL)
+		err = DOCA_ERROR_INVALID_VALUE;
+	else
+		err = mem->dev->entry->ops->mem_export(mem->mr, access, desc, len);
+	pthread_mutex_unlock(&g_config_lock);
+	return err;
+}
+
+doca_error_t doca_mem_import(struct doca_ctx *ctx, const void *desc, size_t len,
+			     struct doca_mem **remote)
+{
+	const struct mem_import import = { .desc = desc, .len = len };
+
+	if (ctx_of(ctx) == NULL)
+		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
+	if (desc == NULL || len == 0 || remote == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	doca_error_t err = mem_register(ctx, NULL, 0, 0, false, &import, remote);
+
+	if (err == DOCA_ERROR_INVALID_VALUE) {
+		const char *why = hw_diag_take();
+
+		if (why[0] != '\0')
+			doca_log(DOCA_LOG_ERROR, "doca_mem_import: %s", why);
+	}
+	return err;
+}

@@ -1,0 +1,251 @@
+/*
+ * hw/fabric/fabric_fastpath.c — post, doorbell, poll, pending, flush of a
+ * fab0 queue pair (only the thread running its PE calls them).
+ *
+ * A copy with a remote source is fi_readmsg; with a remote destination it
+ * is fi_writemsg with FI_DELIVERY_COMPLETE passed in the call's flags (a
+ * tx attribute default is not enough: libfabric 1.17's tcp ignores it), so
+ * the completion means the bytes are in the peer's memory. A copy between
+ * two local memories is a memcpy made at doorbell, its completion queued.
+ * The provider may refuse an operation with -FI_EAGAIN (connecting; or a
+ * dead peer, for as long as it likes): it stays first in line and is
+ * retried by every poll until its deadline (retry_ms), then fails with
+ * DOCA_ERROR_CONNECTION_RESET, so no task waits forever for a peer.
+ */
+#include <string.h>
+
+#include "hw/fabric/fabric_internal.h"
+
+#define CQ_BATCH 32u
+
+static void done_push(struct fab_qp *qp, uint64_t cookie, uint64_t bytes, uint32_t status,
+		      doca_error_t error)
+{
+	qp->done[qp->done_tail++ & qp->mask] =
+		(struct hw_cqe){ .cookie = cookie, .bytes = bytes, .status = status, .error = error };
+}
+
+static uint32_t done_take(struct fab_qp *qp, struct hw_cqe *cqes, uint32_t max)
+{
+	uint32_t n = 0;
+
+	while (n < max && qp->done_head != qp->done_tail)
+		cqes[n++] = qp->done[qp->done_head++ & qp->mask];
+	return n;
+}
+
+uint32_t fab_post(struct hw_qp *hw, const struct hw_desc *descs, uint32_t n)
+{
+	struct fab_qp *qp = fab_qp_of(hw);
+	uint32_t i;
+
+	for (i = 0; i < n && qp->pend_tail - qp->pend_head <= qp->mask; i++)
+		qp->pend[qp->pend_tail++ & qp->mask] = (struct fab_pending){ .d = descs[i] };
+	return i;
+}
+
+/* Hand one RMA to the provider: 0, or its -FI_E* refusal. */
+static ssize_t rma_issue(struct fab_qp *qp, const struct hw_desc *d, struct fab_slot *slot)
+{
+	const struct fab_mr *src = fab_mr_of(d->src_mr), *dst = fab_mr_of(d->dst_mr);
+	bool write = dst->remote;
+	const struct fab_mr *local = write ? src : dst, *remote = write ? dst : src;
+	/* A remote memory's address is NULL: the buffer's address is its offset. */
+	uint64_t off = (uint64_t)(uintptr_t)(write ? d->dst : d->src);
+	struct iovec iov = { .iov_base = write ? d->src : d->dst, .iov_len = d->len };
+	void *desc = local->desc;
+	struct fi_rma_iov rma = { .addr = remote->base + off, .len = d->len, .key = remote->key };
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov,
+		.desc = &desc,
+		.iov_count = 1,
+		.addr = remote->peer->fa,
+		.rma_iov = &rma,
+		.rma_iov_count = 1,
+		.context = &slot->fctx,
+	};
+
+	return write ? fi_writemsg(qp->ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE)
+		     : fi_readmsg(qp->ep, &msg, FI_COMPLETION);
+}
+
+/* True while the peer is held down (its operations ran out their retry
+ * time not long ago): fail at once rather than wait again. */
+static bool peer_held_down(struct fab_peer *peer)
+{
+	uint64_t until = atomic_load_explicit(&peer->dead_until_ns, memory_order_relaxed);
+
+	return until != 0 && fab_now_ns() < until;
+}
+
+
+/* Give the doorbelled descriptors to the provider (or complete them here)
+ * in order, until one is refused for now. */
+static void issue(struct fab_qp *qp)
+{
+	if (qp->ep_broken && !qp->flushed) {
+		if (qp->nfree != qp->mask + 1)
+			return; /* poll reaps the endpoint's last operations first */
+		fab_qp_remake_ep(qp);
+	}
+	while (qp->pend_head != qp->pend_rung) {
+		struct fab_pending *p = &qp->pend[qp->pend_head & qp->mask];
+		const struct hw_desc *d = &p->d;
+		const struct fab_mr *src = fab_mr_of(d->src_mr), *dst = fab_mr_of(d->dst_mr);
+
+		if (qp->flushed) {
+			done_push(qp, d->cookie, 0, HW_CQE_FLUSHED, DOCA_ERROR_SHUTDOWN);
+		} else if (!src->remote && !dst->remote) {
+			memcpy(d->dst, d->src, d->len);
+			done_push(qp, d->cookie, d->len, HW_CQE_OK, DOCA_SUCCESS);
+		} else if (src->remote && dst->remote) { /* the engine refuses it first */
+			done_push(qp, d->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_NOT_SUPPORTED);
+		} else if (d->len > qp->dev->max_msg) {
+			done_push(qp, d->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_TOO_BIG);
+		} else if (peer_held_down((src->remote ? src : dst)->peer)) {
+			done_push(qp, d->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_CONNECTION_RESET);
+		} else {
+			struct fab_peer *peer = (src->remote ? src : dst)->peer;
+			struct fab_slot *slot = qp->free_slots[--qp->nfree];
+
+			slot->cookie = d->cookie;
+			slot->len = d->len;
+			ssize_t rc = rma_issue(qp, d, slot);
+
+			if (rc != 0)
+				qp->free_slots[qp->nfree++] = slot;
+			if (rc == -FI_EAGAIN) {
+				uint64_t now = fab_now_ns();
+				uint64_t retry = (uint64_t)qp->dev->params.retry_ms * 1000000ull;
+
+				if (p->deadline_ns == 0)
+					p->deadline_ns = now + retry;
+				if (now < p->deadline_ns)
+					return; /* poll retries it */
+				/* Out of time: fail it, and the peer's next ones at once
+				 * for as long again. */
+				atomic_store_explicit(&peer->dead_until_ns, now + retry, memory_order_relaxed);
+				done_push(qp, d->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_CONNECTION_RESET);
+			} else if (rc != 0) {
+				done_push(qp, d->cookie, 0, HW_CQE_FAILED, fab_errno_to_doca((int)-rc, 0));
+			}
+		}
+		qp->pend_head++;
+	}
+}
+
+void fab_doorbell(struct hw_qp *hw)
+{
+	struct fab_qp *qp = fab_qp_of(hw);
+	uint32_t before = qp->done_tail;
+
+	qp->pend_rung = qp->pend_tail;
+	issue(qp);
+	if (qp->done_tail != before) {
+		/* Completions made here, not by the provider: the PE may be
+		 * armed and asleep, so wake it (hw_qp_attr.wake: after a fence). */
+		atomic_thread_fence(memory_order_seq_cst);
+		qp->wake(qp->wake_arg);
+	}
+}
+
+void fab_kick(struct hw_qp *hw)
+{
+	(void)hw; /* the doorbell reached the provider */
+}
+
+/* Read up to max completions of the queue pair's CQ into cqes. */
+static uint32_t cq_take(struct fab_qp *qp, struct hw_cqe *cqes, uint32_t max)
+{
+	struct fi_cq_entry ents[CQ_BATCH];
+	uint32_t n = 0;
+
+	while (n < max) {
+		size_t want = max - n < CQ_BATCH ? max - n : CQ_BATCH;
+		ssize_t rc = fi_cq_read(qp->cq, ents, want);
+
+		if (rc > 0) {
+			for (ssize_t i = 0; i < rc; i++) {
+				struct fab_slot *slot = ents[i].op_context;
+
+				cqes[n++] = (struct hw_cqe){ .cookie = slot->cookie, .bytes = slot->len,
+							     .status = HW_CQE_OK };
+				qp->free_slots[qp->nfree++] = slot;
+			}
+			continue;
+		}
+		if (rc != -FI_EAVAIL)
+			break;
+		struct fi_cq_err_entry e = { 0 };
+
+		if (fi_cq_readerr(qp->cq, &e, 0) != 1)
+			break;
+		struct fab_slot *slot = e.op_context;
+
+		/* Any failed RMA: 1.17's tcp target closes the connection after
+		 * refusing a key, and rxm keeps the closed one. */
+		qp->ep_broken = true;
+		cqes[n++] = (struct hw_cqe){ .cookie = slot->cookie, .status = HW_CQE_FAILED,
+					     .error = fab_errno_to_doca(e.err, e.prov_errno) };
+		qp->free_slots[qp->nfree++] = slot;
+	}
+	return n;
+}
+
+/* Progress the service endpoint (peers' RMA into our exported memory):
+ * its CQ reports nothing of its own, reading it is what moves the data. */
+static void serve(struct fab_dev *dev)
+{
+	struct fi_cq_entry ents[CQ_BATCH];
+	struct fi_cq_err_entry e;
+
+	/* relaxed: an export made on another thread is served from the next
+	 * poll that sees it; the peer's first operations retry until then. */
+	if (!atomic_load_explicit(&dev->exported, memory_order_relaxed))
+		return;
+	if (pthread_mutex_trylock(&dev->serve_lock) != 0)
+		return; /* another queue pair's PE is at it */
+	for (;;) {
+		ssize_t rc = fi_cq_read(dev->cq, ents, CQ_BATCH);
+
+		if (rc == -FI_EAVAIL)
+			rc = fi_cq_readerr(dev->cq, &e, 0);
+		if (rc <= 0)
+			break;
+	}
+	pthread_mutex_unlock(&dev->serve_lock);
+}
+
+uint32_t fab_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
+{
+	struct fab_qp *qp = fab_qp_of(hw);
+	uint32_t n = done_take(qp, cqes, max);
+
+	qp->must_poll = false;
+	/* Nothing of ours in flight: no completion to read (and each read is
+	 * a provider progress call, a system call with tcp). */
+	if (n < max && qp->nfree != qp->mask + 1)
+		n += cq_take(qp, cqes + n, max - n);
+	serve(qp->dev);
+	if (qp->pend_head != qp->pend_rung) {
+		issue(qp);
+		n += done_take(qp, cqes + n, max - n);
+	}
+	return n;
+}
+
+bool fab_pending(struct hw_qp *hw)
+{
+	struct fab_qp *qp = fab_qp_of(hw);
+
+	return qp->must_poll || qp->done_head != qp->done_tail || qp->pend_head != qp->pend_rung;
+}
+
+void fab_flush(struct hw_qp *hw)
+{
+	struct fab_qp *qp = fab_qp_of(hw);
+
+	qp->flushed = true;
+	qp->pend_rung = qp->pend_tail;
+	issue(qp);
+}

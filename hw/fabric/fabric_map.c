@@ -1,0 +1,174 @@
+/*
+ * hw/fabric/fabric_map.c — the fab0 open string
+ * ("prov=NAME,addr=IPv4,port=N,retry_ms=N"), the fi_getinfo hints it
+ * makes, the error mapping, and two small helpers.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hw/fabric/fabric_internal.h"
+#include "hw/hw_parse.h"
+
+/*
+ * libfabric error → doca_error_t
+ *
+ *   FI_E* / errno                               doca                why
+ *   ------------------------------------------  ------------------  --------------------------
+ *   ECONNRESET ECONNREFUSED ECONNABORTED ENOTCONN CONNECTION_RESET  the peer is gone or never
+ *   EPIPE EHOSTUNREACH ENETUNREACH ETIMEDOUT EIO                     answered (tcp reports a
+ *   FI_EOTHER, FI_ECANCELED otherwise                                dead peer as EIO)
+ *   EACCES EPERM FI_EKEYREJECTED,               NOT_PERMITTED       the key or access was refused
+ *   FI_ECANCELED with prov_errno ENOENT/EACCES                      (1.17 tcp: ECANCELED, prov
+ *                                                                   errno ENOENT: unknown key)
+ *   ENOMEM                                      NO_MEMORY
+ *   EOPNOTSUPP ENOSYS                           NOT_SUPPORTED
+ *   anything else                               DRIVER
+ */
+doca_error_t fab_errno_to_doca(int err, int prov_errno)
+{
+	switch (err) {
+	case ECONNRESET:
+	case ECONNREFUSED:
+	case ECONNABORTED:
+	case ENOTCONN:
+	case EPIPE:
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+	case ETIMEDOUT:
+	case EIO:
+	case FI_EOTHER:
+		return DOCA_ERROR_CONNECTION_RESET;
+	case FI_ECANCELED: /* tcp: the target refused the key (ENOENT), or the connection died */
+		return prov_errno == ENOENT || prov_errno == EACCES ? DOCA_ERROR_NOT_PERMITTED
+								    : DOCA_ERROR_CONNECTION_RESET;
+	case EACCES:
+	case EPERM:
+	case FI_EKEYREJECTED: /* = EKEYREJECTED */
+		return DOCA_ERROR_NOT_PERMITTED;
+	case ENOMEM:
+		return DOCA_ERROR_NO_MEMORY;
+	case EOPNOTSUPP:
+	case ENOSYS:
+		return DOCA_ERROR_NOT_SUPPORTED;
+	default:
+		return DOCA_ERROR_DRIVER;
+	}
+}
+
+static bool parse_pair(const char *key, size_t klen, const char *val, size_t vlen,
+		       struct fab_params *p)
+{
+	uint32_t v;
+	struct in_addr ia;
+
+#define KEY_IS(k) (klen == strlen(k) && memcmp(key, k, klen) == 0)
+	if (KEY_IS("prov")) {
+		if (vlen == 0 || vlen >= sizeof(p->prov)) {
+			hw_diag("prov: a libfabric provider name of 1..%zu characters, e.g. tcp;ofi_rxm",
+				sizeof(p->prov) - 1);
+			return false;
+		}
+		memcpy(p->prov, val, vlen);
+		p->prov[vlen] = '\0';
+		return true;
+	}
+	if (KEY_IS("addr")) {
+		if (vlen == 0 || vlen >= sizeof(p->addr)) {
+			hw_diag("addr: an IPv4 address of this host, e.g. 127.0.0.1");
+			return false;
+		}
+		memcpy(p->addr, val, vlen);
+		p->addr[vlen] = '\0';
+		if (inet_pton(AF_INET, p->addr, &ia) != 1 || ia.s_addr == htonl(INADDR_ANY)) {
+			hw_diag("addr: '%s' is not an IPv4 address an endpoint can bind (not 0.0.0.0)",
+				p->addr);
+			return false;
+		}
+		return true;
+	}
+	if (KEY_IS("port")) {
+		if (!hw_parse_u32(val, vlen, 65535, &v)) {
+			hw_diag("port: 0..65535 (0: an ephemeral port)");
+			return false;
+		}
+		p->port = (uint16_t)v;
+		return true;
+	}
+	if (KEY_IS("retry_ms")) {
+		if (!hw_parse_u32(val, vlen, 600000, &v) || v == 0) {
+			hw_diag("retry_ms: 1..600000 (how long a refused operation is retried)");
+			return false;
+		}
+		p->retry_ms = v;
+		return true;
+	}
+#undef KEY_IS
+	hw_diag("unknown key '%.*s' (fab0 knows prov, addr, port, retry_ms)", (int)klen, key);
+	return false;
+}
+
+doca_error_t fab_params_parse(const char *params, struct fab_params *p)
+{
+	*p = (struct fab_params){ .retry_ms = FAB_RETRY_MS_DEFAULT };
+	snprintf(p->prov, sizeof(p->prov), "%s", FAB_PROV_DEFAULT);
+	snprintf(p->addr, sizeof(p->addr), "%s", FAB_ADDR_DEFAULT);
+	for (const char *s = params; s != NULL && *s != '\0';) {
+		const char *end = strchr(s, ',');
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+		const char *eq = memchr(s, '=', len);
+
+		if (eq == NULL) {
+			hw_diag("'%.*s' is not KEY=VALUE", (int)len, s);
+			return DOCA_ERROR_INVALID_VALUE;
+		}
+		if (!parse_pair(s, (size_t)(eq - s), eq + 1, len - (size_t)(eq - s) - 1u, p))
+			return DOCA_ERROR_INVALID_VALUE;
+		s = end ? end + 1 : s + len;
+	}
+	return DOCA_SUCCESS;
+}
+
+struct fi_info *fab_hints(const struct fab_params *p)
+{
+	struct fi_info *hints = fi_allocinfo();
+
+	if (hints == NULL)
+		return NULL;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	/* What this backend can do: register local buffers, name remote
+	 * memory by virtual address or offset, take provider keys. */
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	hints->domain_attr->threading = FI_THREAD_SAFE;
+	hints->addr_format = FI_SOCKADDR_IN;
+	hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+	hints->fabric_attr->prov_name = strdup(p->prov);
+	if (hints->fabric_attr->prov_name == NULL) {
+		fi_freeinfo(hints);
+		return NULL;
+	}
+	return hints;
+}
+
+uint64_t fab_wire_hash(const void *bytes, size_t n)
+{
+	const uint8_t *b = bytes;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+uint64_t fab_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

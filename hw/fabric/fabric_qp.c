@@ -1,0 +1,151 @@
+/*
+ * hw/fabric/fabric_qp.c — queue pairs on fab0: an endpoint of their own
+ * (same address as the device, an ephemeral port) with its own CQ, the
+ * rings of hw/fabric/fabric_internal.h, and the notification fd: an epoll
+ * set of the queue pair's CQ wait fd and the device's (the service
+ * endpoint's), so a PE asleep in event mode wakes both for its own
+ * completions and to serve peers' RMA into its exported memory.
+ */
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "hw/fabric/fabric_internal.h"
+
+static void qp_free(struct fab_qp *qp)
+{
+	if (qp->ep != NULL)
+		fi_close(&qp->ep->fid);
+	if (qp->info != NULL)
+		fi_freeinfo(qp->info);
+	if (qp->cq != NULL)
+		fi_close(&qp->cq->fid);
+	if (qp->epfd >= 0)
+		close(qp->epfd);
+	free(qp->pend);
+	free(qp->done);
+	free(qp->slots);
+	free(qp->free_slots);
+	free(qp);
+}
+
+doca_error_t fab_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, struct hw_qp **out)
+{
+	struct fab_dev *dev = fab_dev_of(hw);
+	struct fab_qp *qp = calloc(1, sizeof(*qp));
+	uint32_t size = 1;
+
+	if (qp == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	qp->epfd = -1;
+	while (size < attr->depth)
+		size <<= 1;
+	qp->hw.ops = &hw_fabric_ops;
+	qp->hw.runs_in_poll = false; /* the provider's CQ fd, or our wake, wakes the PE */
+	qp->hw.always_polled = true; /* its polls serve the device's exports (serve) */
+	qp->dev = dev;
+	qp->wake = attr->wake;
+	qp->wake_arg = attr->wake_arg;
+	qp->mask = size - 1;
+	qp->pend = calloc(size, sizeof(*qp->pend));
+	qp->done = calloc(size, sizeof(*qp->done));
+	qp->slots = calloc(size, sizeof(*qp->slots));
+	qp->free_slots = calloc(size, sizeof(*qp->free_slots));
+	if (qp->pend == NULL || qp->done == NULL || qp->slots == NULL || qp->free_slots == NULL) {
+		qp_free(qp);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	for (uint32_t i = 0; i < size; i++)
+		qp->free_slots[i] = &qp->slots[size - 1 - i];
+	qp->nfree = size;
+
+	/* The device's address, any port: the queue pair's own endpoint. */
+	qp->info = fi_dupinfo(dev->info);
+	if (qp->info == NULL) {
+		qp_free(qp);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	if (qp->info->src_addr != NULL && qp->info->src_addrlen >= sizeof(struct sockaddr_in))
+		((struct sockaddr_in *)qp->info->src_addr)->sin_port = 0;
+	doca_error_t err = fab_cq_make(dev, dev->domain, size, &qp->cq);
+
+	if (err == DOCA_SUCCESS)
+		err = fab_ep_make(dev, dev->domain, dev->av, qp->info, qp->cq, &qp->ep);
+	if (err == DOCA_ERROR_INVALID_VALUE)
+		err = DOCA_ERROR_DRIVER; /* the device's own address: not a parameter's fault */
+	/* Empty until event mode first arms (fab_notify_arm). */
+	qp->epfd = err == DOCA_SUCCESS ? epoll_create1(EPOLL_CLOEXEC) : -1;
+	if (err == DOCA_SUCCESS && qp->epfd < 0)
+		err = DOCA_ERROR_OPERATING_SYSTEM;
+	if (err != DOCA_SUCCESS) {
+		qp_free(qp);
+		return err;
+	}
+	*out = &qp->hw;
+	return DOCA_SUCCESS;
+}
+
+void fab_qp_remake_ep(struct fab_qp *qp)
+{
+	struct fid_ep *ep;
+
+	/* A new endpoint first: if it cannot be made, the old one stays and
+	 * its operations keep failing (each with its own completion); the
+	 * diagnostic it left is replaced by the thread's next one. */
+	if (fab_ep_make(qp->dev, qp->dev->domain, qp->dev->av, qp->info, qp->cq, &ep) != DOCA_SUCCESS)
+		return;
+	fi_close(&qp->ep->fid);
+	qp->ep = ep;
+	qp->ep_broken = false;
+}
+
+void fab_qp_destroy(struct hw_qp *hw)
+{
+	qp_free(fab_qp_of(hw));
+}
+
+int fab_notify_fd(struct hw_qp *hw)
+{
+	return fab_qp_of(hw)->epfd;
+}
+
+/* Put both CQs' wait fds into the queue pair's epoll set (first arm). */
+static doca_error_t qp_watch(struct fab_qp *qp)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd, dev_fd = fab_dev_wait_fd(qp->dev);
+
+	if (dev_fd < 0 || fi_control(&qp->cq->fid, FI_GETWAIT, &fd) != 0)
+		return DOCA_ERROR_NOT_SUPPORTED; /* the provider gives no wait fd */
+	if (epoll_ctl(qp->epfd, EPOLL_CTL_ADD, fd, &ev) != 0 ||
+	    epoll_ctl(qp->epfd, EPOLL_CTL_ADD, dev_fd, &ev) != 0)
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	qp->watching = true;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t fab_notify_arm(struct hw_qp *hw)
+{
+	struct fab_qp *qp = fab_qp_of(hw);
+	struct fid *fids[2] = { &qp->cq->fid, &qp->dev->cq->fid };
+
+	if (!qp->watching) {
+		doca_error_t err = qp_watch(qp);
+
+		if (err != DOCA_SUCCESS)
+			return err;
+	}
+	/* -FI_EAGAIN: something is there to read now, the fds may not say so. */
+	if (fi_trywait(qp->dev->fabric, fids, 2) != 0)
+		qp->must_poll = true;
+	return DOCA_SUCCESS;
+}
+
+void fab_notify_ack(struct hw_qp *hw)
+{
+	/* Nothing to consume: the wait fds are level-triggered and reset by
+	 * the next fi_trywait once poll has read the CQs. */
+	(void)hw;
+}

@@ -1,0 +1,161 @@
+/*
+ * tests/remote/remote_exporter.c — the exporter role of the remote tests
+ * (see remote_peer.h): one fab0 device, a started context whose PE serves
+ * peers' RMA ("poll": this thread progresses between commands; "event": it
+ * sleeps on the PE's notification fd and stdin; "worker": a worker thread
+ * runs the PE), one memory, commands on stdin.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "remote_peer.h"
+
+struct exporter {
+	struct doca_dev *dev;
+	struct doca_ctx *ctx;
+	struct doca_pe *pe;
+	struct doca_mem *mem;
+	uint8_t *bytes;
+	size_t len;
+	int mode; /* 0 poll, 1 event, 2 worker */
+};
+
+static void mem_make(struct exporter *x)
+{
+	void *addr;
+
+	CHECK_OK(doca_mem_create(x->ctx, x->len, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &x->mem));
+	CHECK_OK(doca_mem_get_addr(x->mem, &addr));
+	x->bytes = addr;
+}
+
+static void say_desc(struct exporter *x, const char *access)
+{
+	uint32_t a = (strchr(access, 'r') ? DOCA_ACCESS_FLAG_READ : 0) |
+		     (strchr(access, 'w') ? DOCA_ACCESS_FLAG_WRITE : 0);
+	const void *desc;
+	size_t len;
+
+	CHECK_OK(doca_mem_export(x->mem, a, &desc, &len));
+	printf("DESC ");
+	for (size_t i = 0; i < len; i++)
+		printf("%02x", ((const uint8_t *)desc)[i]);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* One command; false after "quit". */
+static bool command(struct exporter *x, char *line)
+{
+	unsigned long long a, b;
+	char word[16];
+
+	if (sscanf(line, "fill %llu", &a) == 1) {
+		pattern_fill(x->bytes, x->len, (uint32_t)a, 0);
+		printf("OK\n");
+	} else if (sscanf(line, "sum %llu %llu", &a, &b) == 2) {
+		CHECK(a <= x->len && b <= x->len - a, "sum out of range");
+		printf("SUM %llx\n", (unsigned long long)bytes_hash(x->bytes + a, b));
+	} else if (sscanf(line, "export %15s", word) == 1) {
+		say_desc(x, word);
+		return true;
+	} else if (strncmp(line, "renew", 5) == 0) {
+		CHECK_OK(doca_mem_destroy(x->mem));
+		mem_make(x);
+		printf("OK\n");
+	} else if (strncmp(line, "create", 6) == 0) {
+		CHECK(x->mem == NULL, "create: the memory exists");
+		mem_make(x);
+		printf("OK\n");
+	} else if (strncmp(line, "destroy", 7) == 0) {
+		CHECK_OK(doca_mem_destroy(x->mem));
+		x->mem = NULL;
+		printf("OK\n");
+	} else if (strncmp(line, "quit", 4) == 0) {
+		return false;
+	} else {
+		CHECK(false, "unknown command '%s'", line);
+	}
+	fflush(stdout);
+	return true;
+}
+
+/* Serve the PE until stdin has a line (poll and event modes). */
+static void serve_until_stdin(struct exporter *x)
+{
+	struct pollfd fds[2] = { { .fd = STDIN_FILENO, .events = POLLIN } };
+	int nfds = 1;
+
+	if (x->mode == 1) {
+		CHECK_OK(doca_pe_get_notification_handle(x->pe, &fds[1].fd));
+		fds[1].events = POLLIN;
+		nfds = 2;
+	}
+	for (;;) {
+		if (x->mode == 0) {
+			for (int i = 0; i < 64; i++)
+				doca_pe_progress(x->pe);
+		} else {
+			CHECK_OK(doca_pe_request_notification(x->pe));
+		}
+		int n = poll(fds, (nfds_t)nfds, x->mode == 0 ? 0 : -1);
+
+		CHECK(n >= 0 || errno == EINTR, "poll: %s", strerror(errno));
+		if (x->mode == 1) {
+			CHECK_OK(doca_pe_clear_notification(x->pe));
+			doca_pe_progress(x->pe);
+		}
+		if (n > 0 && (fds[0].revents & (POLLIN | POLLHUP)))
+			return;
+	}
+}
+
+/* A worker delivers events only to callbacks; the exporter submits no task. */
+static void no_events(struct doca_event *ev, union doca_data user)
+{
+	(void)ev;
+	(void)user;
+	CHECK(false, "the exporter got an event");
+}
+
+int exporter_main(int argc, char **argv)
+{
+	struct exporter x = { 0 };
+	char line[256];
+
+	CHECK(argc == 4, "usage: exporter DEV SIZE poll|event|worker ACCESS");
+	x.len = strtoull(argv[1], NULL, 0);
+	x.mode = strcmp(argv[2], "event") == 0 ? 1 : strcmp(argv[2], "worker") == 0 ? 2 : 0;
+	CHECK_OK(doca_dev_open(argv[0], &x.dev));
+	CHECK_OK(doca_ctx_create(&x.ctx));
+	CHECK_OK(doca_ctx_set_dev(x.ctx, x.dev));
+	CHECK_OK(doca_pe_create(&x.pe));
+	CHECK_OK(doca_pe_connect_ctx(x.pe, x.ctx));
+	if (x.mode == 2)
+		CHECK_OK(doca_ctx_set_event_cb(x.ctx, no_events));
+	CHECK_OK(doca_ctx_start(x.ctx));
+	mem_make(&x);
+	say_desc(&x, argv[3]);
+	if (x.mode == 2)
+		CHECK_OK(doca_pe_run_on_cpu(x.pe, -1));
+	for (;;) {
+		if (x.mode != 2)
+			serve_until_stdin(&x);
+		if (fgets(line, sizeof(line), stdin) == NULL || !command(&x, line))
+			break;
+	}
+	if (x.mode == 2)
+		CHECK_OK(doca_pe_stop_run(x.pe));
+	CHECK_OK(doca_ctx_stop(x.ctx));
+	if (x.mem != NULL)
+		CHECK_OK(doca_mem_destroy(x.mem));
+	CHECK_OK(doca_dev_close(x.dev));
+	CHECK_OK(doca_ctx_destroy(x.ctx));
+	CHECK_OK(doca_pe_destroy(x.pe));
+	printf("BYE\n");
+	fflush(stdout);
+	return 0;
+}

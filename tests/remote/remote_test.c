@@ -1,0 +1,579 @@
+/*
+ * tests/remote/remote_test.c — remote memory across two processes over
+ * fab0 (public API only). `remote_test CASE` is one test: it starts an
+ * exporter child (remote_exporter.c), imports its descriptor and checks one
+ * thing. Without libfabric's tcp;ofi_rxm the program prints "SKIP: ..." and
+ * passes. Cases: see the table at the bottom.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "remote_peer.h"
+
+#define MiB (1024u * 1024u)
+
+/* READ remote → local and WRITE local → remote at every size, data checked
+ * on both sides, each task one event with its exact byte count. */
+static void case_read_write(const char *mode)
+{
+	static const size_t sizes[] = { 1, 7, 64, 4096, 65536, 1 * MiB, 4 * MiB };
+	struct peer p;
+	struct importer im;
+	struct doca_mem *remote;
+	char ans[64];
+
+	peer_start(&p, exporter_dev(), 4 * MiB + 64, mode, "rw");
+	importer_open(&im, importer_dev(), 4 * MiB + 64, 0);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i], off = i * 3; /* an offset, so the base is used */
+		uint32_t seed = (uint32_t)(i + 1);
+		struct doca_buf *rb, *lb;
+
+		CHECK_OK(doca_buf_create(remote, off, n, &rb));
+		CHECK_OK(doca_buf_create(im.local, 0, n, &lb));
+		/* READ */
+		peer_cmd(&p, ans, sizeof(ans), "fill %u", seed);
+		memset(im.bytes, 0, n);
+		CHECK_OK(importer_copy(&im, rb, lb, n));
+		CHECK(bytes_hash(im.bytes, n) == pattern_hash(seed, off, n), "READ of %zu B: wrong bytes", n);
+		/* WRITE */
+		pattern_fill(im.bytes, n, seed + 100, 0);
+		CHECK_OK(importer_copy(&im, lb, rb, n));
+		/* delivery complete: the exporter has the bytes when the event comes */
+		CHECK(peer_sum(&p, off, n) == pattern_hash(seed + 100, 0, n), "WRITE of %zu B: wrong bytes", n);
+		CHECK_OK(doca_buf_destroy(rb));
+		CHECK_OK(doca_buf_destroy(lb));
+	}
+	CHECK_OK(doca_mem_destroy(remote));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
+static void case_read_write_poll(void)
+{
+	case_read_write("poll");
+}
+
+static void case_read_write_worker(void)
+{
+	case_read_write("worker");
+}
+
+static void case_api(void)
+{
+	struct peer p;
+	struct importer im;
+	struct doca_mem *remote, *remote_ro, *bogus = NULL;
+	struct doca_buf *rb, *rb2, *lb;
+	void *ptr;
+	uint8_t bad[512];
+	const void *desc;
+	size_t len;
+
+	peer_start(&p, exporter_dev(), 4096, "poll", "r");
+	importer_open(&im, importer_dev(), 4096, 0);
+
+	/* export: access beyond the memory's, wrong flags, a remote memory */
+	struct doca_mem *ro;
+
+	CHECK_OK(doca_mem_create(im.ctx, 4096, DOCA_ACCESS_FLAG_READ, &ro));
+	CHECK_RC(doca_mem_export(ro, DOCA_ACCESS_FLAG_WRITE, &desc, &len), DOCA_ERROR_NOT_PERMITTED);
+	CHECK_RC(doca_mem_export(ro, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &desc, &len),
+		 DOCA_ERROR_NOT_PERMITTED);
+	CHECK_RC(doca_mem_export(ro, 0, &desc, &len), DOCA_ERROR_INVALID_VALUE);
+	CHECK_RC(doca_mem_export(ro, 1u << 7, &desc, &len), DOCA_ERROR_INVALID_VALUE);
+	CHECK_RC(doca_mem_export(ro, DOCA_ACCESS_FLAG_READ, NULL, &len), DOCA_ERROR_INVALID_VALUE);
+	const void *d1, *d2;
+	size_t l1, l2;
+
+	CHECK_OK(doca_mem_export(ro, DOCA_ACCESS_FLAG_READ, &d1, &l1));
+	CHECK_OK(doca_mem_export(ro, DOCA_ACCESS_FLAG_READ, &d2, &l2));
+	CHECK(d1 == d2 && l1 == l2, "the same access exported twice gives the same descriptor");
+	CHECK_OK(doca_mem_destroy(ro));
+
+	/* import: every truncation, every flipped byte, an extra byte */
+	CHECK(p.desc_len <= sizeof(bad) - 1, "descriptor too long");
+	for (size_t n = 0; n < p.desc_len; n++)
+		CHECK_RC(doca_mem_import(im.ctx, p.desc, n, &bogus), n == 0 ? DOCA_ERROR_INVALID_VALUE
+									    : DOCA_ERROR_INVALID_VALUE);
+	memcpy(bad, p.desc, p.desc_len);
+	bad[p.desc_len] = 0;
+	CHECK_RC(doca_mem_import(im.ctx, bad, p.desc_len + 1, &bogus), DOCA_ERROR_INVALID_VALUE);
+	for (size_t i = 0; i < p.desc_len; i++) {
+		memcpy(bad, p.desc, p.desc_len);
+		bad[i] ^= 0x01;
+		CHECK_RC(doca_mem_import(im.ctx, bad, p.desc_len, &bogus), DOCA_ERROR_INVALID_VALUE);
+	}
+	CHECK(bogus == NULL, "a refused import wrote its out-parameter");
+	CHECK_RC(doca_mem_import(im.ctx, NULL, p.desc_len, &bogus), DOCA_ERROR_INVALID_VALUE);
+	CHECK_RC(doca_mem_import(im.ctx, p.desc, p.desc_len, NULL), DOCA_ERROR_INVALID_VALUE);
+
+	/* a read-only export: reads work, writes are refused at submit */
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote_ro));
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	size_t rlen;
+
+	CHECK_OK(doca_mem_get_len(remote, &rlen));
+	CHECK(rlen == 4096, "remote length %zu", rlen);
+	CHECK_RC(doca_mem_get_addr(remote, &ptr), DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_RC(doca_mem_export(remote, DOCA_ACCESS_FLAG_READ, &desc, &len), DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_RC(doca_buf_create(remote, 4096, 1, &rb), DOCA_ERROR_INVALID_VALUE);
+	CHECK_RC(doca_buf_create(remote, 1, 4096, &rb), DOCA_ERROR_INVALID_VALUE);
+	CHECK_OK(doca_buf_create(remote, 0, 4096, &rb));
+	CHECK_OK(doca_buf_create(remote_ro, 0, 4096, &rb2));
+	CHECK_RC(doca_buf_get_data(rb, &ptr), DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_OK(doca_buf_create(im.local, 0, 4096, &lb));
+	struct doca_task_desc both = { .type = DOCA_TASK_COPY, .src = rb, .dst = rb2 };
+	struct doca_task_desc wr = { .type = DOCA_TASK_COPY, .src = lb, .dst = rb };
+
+	CHECK_RC(doca_task_submit(im.ctx, &both), DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_RC(doca_task_submit(im.ctx, &wr), DOCA_ERROR_NOT_PERMITTED);
+	doca_pe_progress(im.pe);
+	CHECK(doca_pe_get_event(im.pe) == NULL, "a refused task made an event");
+	char ans[32];
+
+	peer_cmd(&p, ans, sizeof(ans), "fill 9");
+	CHECK_OK(importer_copy(&im, rb, lb, 4096));
+	CHECK(bytes_hash(im.bytes, 4096) == pattern_hash(9, 0, 4096), "read-only export: wrong bytes");
+	/* destroy order as for local memory */
+	CHECK_RC(doca_mem_destroy(remote), DOCA_ERROR_IN_USE);
+	CHECK_OK(doca_buf_destroy(rb));
+	CHECK_OK(doca_buf_destroy(rb2));
+	CHECK_OK(doca_buf_destroy(lb));
+	CHECK_OK(doca_mem_destroy(remote));
+	CHECK_OK(doca_mem_destroy(remote_ro));
+	importer_close(&im);
+
+	/* sw0 cannot export or import */
+	struct importer sw;
+
+	importer_open(&sw, "sw0", 4096, 0);
+	CHECK_RC(doca_mem_export(sw.local, DOCA_ACCESS_FLAG_READ, &desc, &len), DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_RC(doca_mem_import(sw.ctx, p.desc, p.desc_len, &bogus), DOCA_ERROR_NOT_SUPPORTED);
+	importer_close(&sw); /* closes the device: no memory was left behind by the refusals */
+	peer_quit(&p);
+}
+
+/* Open strings: an unknown provider, addresses that cannot be bound. */
+static void case_open_errors(void)
+{
+	struct doca_dev *dev = NULL;
+
+	CHECK_RC(doca_dev_open("fab0:prov=nosuchprov", &dev), DOCA_ERROR_INVALID_VALUE);
+	CHECK_RC(doca_dev_open("fab0:addr=0.0.0.0", &dev), DOCA_ERROR_INVALID_VALUE);
+	CHECK_RC(doca_dev_open("fab0:addr=192.0.2.77", &dev), DOCA_ERROR_INVALID_VALUE);
+	CHECK_RC(doca_dev_open("fab0:addr=not-an-ip", &dev), DOCA_ERROR_INVALID_VALUE);
+	CHECK_RC(doca_dev_open("fab0:colour=blue", &dev), DOCA_ERROR_INVALID_VALUE);
+	CHECK(dev == NULL, "a refused open wrote its out-parameter");
+	CHECK_OK(doca_dev_open("fab0", &dev));
+	CHECK_OK(doca_dev_close(dev));
+	/* listed, with its provider */
+	struct doca_dev_info infos[16];
+	size_t count = 0;
+	bool found = false;
+
+	CHECK_OK(doca_dev_list(infos, 16, &count));
+	for (size_t i = 0; i < count && i < 16; i++)
+		found = found || (strcmp(infos[i].name, "fab0") == 0 &&
+				  strstr(infos[i].caps, "prov=tcp;ofi_rxm") != NULL);
+	CHECK(found, "doca_dev_list does not show fab0 with prov=tcp;ofi_rxm");
+}
+
+/* n buffer pairs: rb[i] over the remote memory, lb[i] over the local one,
+ * both at (i % wrap) * chunk. */
+static void slots_make(struct doca_mem *remote, struct doca_mem *local, uint32_t n, uint32_t wrap,
+		       size_t chunk, struct doca_buf **rb, struct doca_buf **lb)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		CHECK_OK(doca_buf_create(remote, (i % wrap) * chunk, chunk, &rb[i]));
+		CHECK_OK(doca_buf_create(local, (i % wrap) * chunk, chunk, &lb[i]));
+	}
+}
+
+static void slots_free(uint32_t n, struct doca_buf **rb, struct doca_buf **lb)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		CHECK_OK(doca_buf_destroy(rb[i]));
+		CHECK_OK(doca_buf_destroy(lb[i]));
+	}
+}
+
+/* Submit n copies src → dst (buffers of `chunk` bytes at i * chunk) with
+ * user_data i; returns how many were accepted before DOCA_ERROR_AGAIN. */
+static uint32_t submit_n(struct importer *im, struct doca_buf **src, struct doca_buf **dst, uint32_t first,
+			 uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		struct doca_task_desc d = { .type = DOCA_TASK_COPY, .src = src[first + i],
+					    .dst = dst[first + i], .user_data = { .u64 = first + i } };
+		doca_error_t err = doca_task_submit(im->ctx, &d);
+
+		if (err == DOCA_ERROR_AGAIN)
+			break;
+		CHECK_OK(err);
+	}
+	return i;
+}
+
+/* Credits and exactly-once: with max_tasks 16 the 17th submit is AGAIN at
+ * once; the 16 accepted give 16 events, each user_data once, over rounds
+ * of WRITEs and READs. */
+static void case_credits(void)
+{
+	enum { Q = 16, CHUNK = 4096, ROUNDS = 20 };
+	struct peer p;
+	struct importer im;
+	struct doca_mem *remote;
+	struct doca_buf *rb[Q], *lb[Q];
+
+	peer_start(&p, exporter_dev(), Q * CHUNK, "poll", "rw");
+	importer_open(&im, importer_dev(), Q * CHUNK, Q);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	slots_make(remote, im.local, Q, Q, CHUNK, rb, lb);
+	for (uint32_t r = 0; r < ROUNDS; r++) {
+		bool write = (r & 1) == 0;
+		uint32_t seen[Q] = { 0 };
+
+		if (write)
+			pattern_fill(im.bytes, Q * CHUNK, r, 0);
+		uint32_t n = submit_n(&im, write ? lb : rb, write ? rb : lb, 0, Q);
+
+		CHECK(n == Q, "round %u: %u accepted, expected %u", r, n, Q);
+		struct doca_task_desc extra = { .type = DOCA_TASK_COPY, .src = lb[0], .dst = rb[0] };
+
+		CHECK_RC(doca_task_submit(im.ctx, &extra), DOCA_ERROR_AGAIN);
+		for (uint32_t k = 0; k < Q; k++) {
+			struct doca_event *ev = importer_wait_event(&im);
+			uint64_t u = doca_event_get_user_data(ev).u64;
+
+			CHECK(u < Q && seen[u]++ == 0, "round %u: event %llu twice or unknown", r,
+			      (unsigned long long)u);
+			CHECK_RC(doca_event_get_error(ev), DOCA_SUCCESS);
+			CHECK(doca_event_get_bytes(ev) == CHUNK, "bytes");
+			doca_event_free(ev);
+		}
+		doca_pe_progress(im.pe);
+		CHECK(doca_pe_get_event(im.pe) == NULL, "round %u: an event too many", r);
+		if (write)
+			CHECK(peer_sum(&p, 0, Q * CHUNK) == pattern_hash(r, 0, Q * CHUNK), "round %u data", r);
+		else
+			CHECK(bytes_hash(im.bytes, Q * CHUNK) == pattern_hash(r - 1, 0, Q * CHUNK),
+			      "round %u data read back", r);
+	}
+	slots_free(Q, rb, lb);
+	CHECK_OK(doca_mem_destroy(remote));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
+/* Stop with remote tasks in flight: IN_PROGRESS, then IDLE once every
+ * accepted task has had exactly one event, SUCCESS or FAILURE/SHUTDOWN. */
+static void case_stop_flush(void)
+{
+	enum { Q = 64, CHUNK = 65536 };
+	struct peer p;
+	struct importer im;
+	struct doca_mem *remote;
+	struct doca_buf *rb[Q], *lb[Q];
+	uint32_t seen[Q] = { 0 }, ok = 0, flushed = 0;
+	enum doca_ctx_state st;
+
+	peer_start(&p, exporter_dev(), Q * CHUNK, "poll", "rw");
+	importer_open(&im, importer_dev(), Q * CHUNK, Q);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	slots_make(remote, im.local, Q, Q, CHUNK, rb, lb);
+	CHECK(submit_n(&im, lb, rb, 0, Q) == Q, "all accepted");
+	CHECK_RC(doca_ctx_stop(im.ctx), DOCA_ERROR_IN_PROGRESS);
+	struct doca_task_desc late = { .type = DOCA_TASK_COPY, .src = lb[0], .dst = rb[0] };
+
+	CHECK_RC(doca_task_submit(im.ctx, &late), DOCA_ERROR_BAD_STATE);
+	for (uint32_t k = 0; k < Q; k++) {
+		struct doca_event *ev = importer_wait_event(&im);
+		uint64_t u = doca_event_get_user_data(ev).u64;
+		doca_error_t e = doca_event_get_error(ev);
+
+		CHECK(u < Q && seen[u]++ == 0, "event %llu twice or unknown", (unsigned long long)u);
+		CHECK(e == DOCA_SUCCESS || e == DOCA_ERROR_SHUTDOWN, "error %s", doca_error_get_name(e));
+		ok += e == DOCA_SUCCESS;
+		flushed += e == DOCA_ERROR_SHUTDOWN;
+		doca_event_free(ev);
+	}
+	doca_pe_progress(im.pe);
+	CHECK(doca_pe_get_event(im.pe) == NULL, "an event too many");
+	CHECK_OK(doca_ctx_get_state(im.ctx, &st));
+	CHECK(st == DOCA_CTX_STATE_IDLE, "state %d after every event was freed", (int)st);
+	printf("stop: %u completed, %u flushed\n", ok, flushed);
+	slots_free(Q, rb, lb);
+	CHECK_OK(doca_mem_destroy(remote));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
+/* Both sides in event mode: the importer sleeps on its notification fd,
+ * the exporter on its own (it serves only when woken). */
+static void case_event_mode(void)
+{
+	enum { Q = 16, CHUNK = 4096, TOTAL = 400 };
+	struct peer p;
+	struct importer im;
+	struct doca_mem *remote;
+	struct doca_buf *rb[Q], *lb[Q];
+	struct epoll_event ee = { .events = EPOLLIN }, out;
+	int fd, epfd = epoll_create1(0);
+	uint32_t done = 0, submitted = 0;
+	uint64_t end = now_ms() + REMOTE_WAIT_MS;
+
+	peer_start(&p, exporter_dev(), Q * CHUNK, "event", "rw");
+	importer_open(&im, importer_dev(), Q * CHUNK, Q);
+	CHECK_OK(doca_pe_get_notification_handle(im.pe, &fd));
+	CHECK(epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ee) == 0, "epoll_ctl");
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	slots_make(remote, im.local, Q, Q, CHUNK, rb, lb);
+	pattern_fill(im.bytes, Q * CHUNK, 5, 0);
+	submitted = submit_n(&im, lb, rb, 0, Q);
+	CHECK(submitted == Q, "accepted %u", submitted);
+	while (done < TOTAL) {
+		CHECK_OK(doca_pe_request_notification(im.pe));
+		int n = epoll_wait(epfd, &out, 1, 1000);
+
+		CHECK(now_ms() < end, "event mode: %u of %u done", done, TOTAL);
+		CHECK_OK(doca_pe_clear_notification(im.pe));
+		(void)n;
+		doca_pe_progress(im.pe);
+		struct doca_event *ev;
+
+		while ((ev = doca_pe_get_event(im.pe)) != NULL) {
+			uint64_t u = doca_event_get_user_data(ev).u64;
+
+			CHECK_RC(doca_event_get_error(ev), DOCA_SUCCESS);
+			doca_event_free(ev);
+			done++;
+			if (submitted < TOTAL) {
+				CHECK(submit_n(&im, lb, rb, (uint32_t)u, 1) == 1, "resubmit");
+				submitted++;
+			}
+		}
+	}
+	CHECK(peer_sum(&p, 0, Q * CHUNK) == pattern_hash(5, 0, Q * CHUNK), "event mode data");
+	close(epfd);
+	slots_free(Q, rb, lb);
+	CHECK_OK(doca_mem_destroy(remote));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
+/* Drain n events; count each error. Fails on a duplicate or a stray. */
+static void drain(struct importer *im, uint32_t n, uint32_t *seen, uint32_t cap, uint32_t *ok,
+		  uint32_t *reset, uint32_t *denied)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		struct doca_event *ev = importer_wait_event(im);
+		uint64_t u = doca_event_get_user_data(ev).u64;
+		doca_error_t e = doca_event_get_error(ev);
+
+		CHECK(u < cap && seen[u]++ == 0, "event %llu twice or unknown", (unsigned long long)u);
+		if (e == DOCA_SUCCESS)
+			++*ok;
+		else if (e == DOCA_ERROR_CONNECTION_RESET)
+			++*reset;
+		else if (e == DOCA_ERROR_NOT_PERMITTED)
+			++*denied;
+		else
+			CHECK(false, "error %s", doca_error_get_name(e));
+		CHECK((e == DOCA_SUCCESS) == (doca_event_get_status(ev) == DOCA_EVENT_STATUS_SUCCESS),
+		      "status and error disagree");
+		doca_event_free(ev);
+	}
+}
+
+/* Break the exporter mid-stream — kill it, or have it destroy the exported
+ * memory — while the importer keeps Q writes in flight: every accepted task
+ * gets exactly one event in bounded time, those after the break FAILURE
+ * (CONNECTION_RESET or NOT_PERMITTED); the context then works with an
+ * exporter again (a new one after a kill, the same one's new memory after
+ * a destroy). */
+static void stream_and_break(bool kill)
+{
+	enum { Q = 8, CHUNK = 65536, TOTAL = 256, BREAK_AT = 64 };
+	struct peer p;
+	struct importer im;
+	struct doca_mem *remote;
+	struct doca_buf *rb[TOTAL], *lb[TOTAL];
+	uint32_t seen[TOTAL] = { 0 }, ok = 0, reset = 0, denied = 0, submitted = 0;
+	uint64_t t0;
+	char ans[2048];
+
+	peer_start(&p, exporter_dev(), Q * CHUNK, "poll", "rw");
+	importer_open(&im, importer_dev(), Q * CHUNK, Q);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	slots_make(remote, im.local, TOTAL, Q, CHUNK, rb, lb);
+	submitted = submit_n(&im, lb, rb, 0, Q);
+	while (ok + reset + denied < BREAK_AT) {
+		drain(&im, 1, seen, TOTAL, &ok, &reset, &denied);
+		submitted += submit_n(&im, lb, rb, submitted, 1);
+	}
+	CHECK(reset + denied == 0, "failures before the break");
+	if (kill) {
+		peer_kill(&p);
+	} else {
+		/* the exporter reads the command between serving turns, with
+		 * our writes in flight */
+		peer_cmd(&p, ans, sizeof(ans), "destroy");
+		CHECK(strcmp(ans, "OK") == 0, "destroy: %s", ans);
+	}
+	t0 = now_ms();
+	while (submitted < TOTAL) {
+		drain(&im, 1, seen, TOTAL, &ok, &reset, &denied);
+		submitted += submit_n(&im, lb, rb, submitted, 1);
+	}
+	drain(&im, submitted - (ok + reset + denied), seen, TOTAL, &ok, &reset, &denied);
+	doca_pe_progress(im.pe);
+	CHECK(doca_pe_get_event(im.pe) == NULL, "an event too many");
+	CHECK(ok + reset + denied == TOTAL, "%u events for %u tasks", ok + reset + denied, TOTAL);
+	CHECK(reset + denied > 0, "no task failed after the break");
+	printf("%s: %u ok, %u reset, %u denied; the rest took %llu ms\n", kill ? "kill" : "destroy", ok,
+	       reset, denied, (unsigned long long)(now_ms() - t0));
+	slots_free(TOTAL, rb, lb);
+	CHECK_OK(doca_mem_destroy(remote));
+
+	/* the same context, an exporter again */
+	struct doca_buf *r, *l;
+
+	if (kill) {
+		peer_start(&p, exporter_dev(), CHUNK, "poll", "rw");
+	} else {
+		peer_cmd(&p, ans, sizeof(ans), "create");
+		CHECK(strcmp(ans, "OK") == 0, "create: %s", ans);
+		peer_cmd(&p, ans, sizeof(ans), "export rw");
+		peer_take_desc(&p, ans);
+	}
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	CHECK_OK(doca_buf_create(remote, 0, CHUNK, &r));
+	CHECK_OK(doca_buf_create(im.local, 0, CHUNK, &l));
+	peer_cmd(&p, ans, sizeof(ans), "fill 3");
+	CHECK_OK(importer_copy(&im, r, l, CHUNK));
+	CHECK(bytes_hash(im.bytes, CHUNK) == pattern_hash(3, 0, CHUNK), "after the break: read");
+	CHECK_OK(doca_buf_destroy(r));
+	CHECK_OK(doca_buf_destroy(l));
+	CHECK_OK(doca_mem_destroy(remote));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
+static void case_kill_exporter(void)
+{
+	stream_and_break(true);
+}
+
+static void case_destroy_mid_stream(void)
+{
+	stream_and_break(false);
+}
+
+/* Destroying an exported memory revokes it: the old descriptor's tasks
+ * fail, and never reach the memory made after it (zero-filled, checked
+ * unchanged); the new export works. */
+static void case_revoke(void)
+{
+	enum { CHUNK = 4096 };
+	struct peer p;
+	struct importer im;
+	struct doca_mem *old, *fresh;
+	struct doca_buf *ob, *fb, *lb;
+	uint8_t old_desc[512];
+	size_t old_len;
+	char ans[2048];
+
+	peer_start(&p, exporter_dev(), CHUNK, "poll", "rw");
+	importer_open(&im, importer_dev(), CHUNK, 0);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &old));
+	memcpy(old_desc, p.desc, p.desc_len);
+	old_len = p.desc_len;
+	CHECK_OK(doca_buf_create(old, 0, CHUNK, &ob));
+	CHECK_OK(doca_buf_create(im.local, 0, CHUNK, &lb));
+	pattern_fill(im.bytes, CHUNK, 11, 0);
+	CHECK_OK(importer_copy(&im, lb, ob, CHUNK));
+	CHECK(peer_sum(&p, 0, CHUNK) == pattern_hash(11, 0, CHUNK), "before the revoke");
+
+	peer_cmd(&p, ans, sizeof(ans), "renew"); /* destroy (revoke) + a new zeroed memory */
+	CHECK(strcmp(ans, "OK") == 0, "renew: %s", ans);
+	static const uint8_t zeros[CHUNK];
+	uint64_t zero_hash = bytes_hash(zeros, CHUNK);
+	doca_error_t e = importer_copy(&im, lb, ob, CHUNK);
+
+	CHECK(e == DOCA_ERROR_NOT_PERMITTED || e == DOCA_ERROR_CONNECTION_RESET,
+	      "write through a revoked descriptor: %s", doca_error_get_name(e));
+	e = importer_copy(&im, ob, lb, CHUNK);
+	CHECK(e == DOCA_ERROR_NOT_PERMITTED || e == DOCA_ERROR_CONNECTION_RESET,
+	      "read through a revoked descriptor: %s", doca_error_get_name(e));
+	CHECK(peer_sum(&p, 0, CHUNK) == zero_hash, "a revoked descriptor reached the new memory");
+
+	peer_cmd(&p, ans, sizeof(ans), "export rw");
+	peer_take_desc(&p, ans);
+	CHECK(p.desc_len == old_len && memcmp(p.desc, old_desc, old_len) != 0, "a new descriptor");
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &fresh));
+	CHECK_OK(doca_buf_create(fresh, 0, CHUNK, &fb));
+	pattern_fill(im.bytes, CHUNK, 12, 0);
+	CHECK_OK(importer_copy(&im, lb, fb, CHUNK));
+	CHECK(peer_sum(&p, 0, CHUNK) == pattern_hash(12, 0, CHUNK), "after the revoke: new export");
+	/* and the old one still reaches nothing */
+	e = importer_copy(&im, lb, ob, CHUNK);
+	CHECK(e != DOCA_SUCCESS, "the revoked descriptor works again");
+	CHECK_OK(doca_buf_destroy(ob));
+	CHECK_OK(doca_buf_destroy(fb));
+	CHECK_OK(doca_buf_destroy(lb));
+	CHECK_OK(doca_mem_destroy(old));
+	CHECK_OK(doca_mem_destroy(fresh));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
+struct test_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+static const struct test_case cases[] = {
+	{ "read_write", case_read_write_poll },
+	{ "read_write_worker", case_read_write_worker },
+	{ "api", case_api },
+	{ "open_errors", case_open_errors },
+	{ "credits", case_credits },
+	{ "stop_flush", case_stop_flush },
+	{ "event_mode", case_event_mode },
+	{ "kill_exporter", case_kill_exporter },
+	{ "destroy_mid_stream", case_destroy_mid_stream },
+	{ "revoke", case_revoke },
+};
+
+int main(int argc, char **argv)
+{
+	struct doca_dev *dev;
+
+	if (argc >= 2 && strcmp(argv[1], "exporter") == 0)
+		return exporter_main(argc - 2, argv + 2);
+	CHECK(argc == 2, "usage: remote_test CASE | exporter DEV SIZE MODE ACCESS");
+	signal(SIGPIPE, SIG_IGN);
+	doca_error_t err = doca_dev_open(importer_dev(), &dev);
+
+	if (err != DOCA_SUCCESS) {
+		printf("SKIP: remote: \"%s\" cannot be opened here (%s: libfabric's tcp;ofi_rxm missing?)\n",
+		       importer_dev(), doca_error_get_name(err));
+		return 0;
+	}
+	CHECK_OK(doca_dev_close(dev));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (strcmp(cases[i].name, argv[1]) == 0) {
+			cases[i].fn();
+			printf("PASS: %s\n", argv[1]);
+			return 0;
+		}
+	}
+	CHECK(false, "no case '%s'", argv[1]);
+}
