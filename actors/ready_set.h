@@ -24,6 +24,12 @@
  * queues the node). A node that comes through the mailbox carries its
  * signaller's writes with it (the mailbox's release/acquire links).
  *
+ * What a preempted signaller holds up: between its CAS and its push the
+ * node is QUEUED but not yet in the mailbox, so the consumer cannot visit
+ * it, and a signaller that finds the flag set meanwhile returns at once,
+ * its work waiting for the same visit. Delayed until the preempted thread
+ * runs again (as a mailbox push's two steps delay its shard), never lost.
+ *
  * Detaching: an owner that goes away (the actor is destroyed) sets DETACHED
  * with one read-modify-write. If the node was not QUEUED it is out of the
  * set for good (no signal queues a flagged node) and the owner frees it, after a

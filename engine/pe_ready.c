@@ -126,6 +126,7 @@ void pe_ready_after_visit(struct doca_pe *pe, struct doca_ctx *ctx, bool more)
 	 * read anew: a stop may have retired it, a start made another. */
 	struct ctx_run *run = rcu_dereference(ctx->run);
 
+	TSAN_ACQUIRE(run); /* what rcu_assign_pointer published (TSan does not see consume) */
 	if (run != NULL && run_needs_visit(ctx, run))
 		ready_requeue_sc(&pe->ready, &ctx->ready);
 }

@@ -88,8 +88,10 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev);
  *        calls) the credit is back at once; from another thread it returns
  *        through a lock-free path the PE drains on its next turn (the PE is
  *        woken if it sleeps) — or, if that thread is preempted in the middle
- *        of its own next push into the same context's mailbox, on the first
- *        turn after that push completes.
+ *        of its own next push into the same context's mailbox, or another
+ *        thread is preempted in the middle of marking the same context ready
+ *        for its PE (a submitter, another freer, an engine thread), on the
+ *        first turn after that push or mark completes.
  *        Refused, with a log line and changing nothing: an event handed to
  *        an event callback (the engine frees those), and a stale handle —
  *        an event already freed, even if its slot now holds a newer event

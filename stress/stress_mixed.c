@@ -38,7 +38,8 @@
  *   back: on the owner's thread as soon as its free returns (it keeps the
  *   PE's runner guard parked, actors/runner.h); a foreign free after it
  *   returned and then a turn of the owner ran in which the freeing thread
- *   pushed nothing, see owner_progress). Its high 32 bits
+ *   pushed nothing and which no other thread's signal was half done at,
+ *   see owner_progress; with --engines, only at rest). Its high 32 bits
  *   count credit returns. A call refused with AGAIN during which no credit
  *   returned saw hi only grow, so hi after the call bounds the credits out
  *   when the pool was found empty: it must be ≥ max_tasks plus the call's
@@ -116,6 +117,7 @@ struct counters {
 struct mix {
 	struct stress_opts o;
 	char dev_name[32];
+	unsigned engines;       /* --engines */
 	struct doca_pe *pe;
 	struct doca_ctx *ctx;
 	struct doca_dev *dev;
@@ -417,17 +419,26 @@ static bool sabotage_event(struct mix *m, struct doca_event *ev)
  * hi: those whose call returned before the turn began, from a thread that
  * made no call pushing into its mailbox shard during the turn (a free
  * queued behind its own next push, stopped between its two steps, waits
- * for it: actors/mailbox.c). The owner's own pushes are never half done
- * during its turn. */
+ * for it: actors/mailbox.c), while no other thread was in the middle of
+ * signalling the context when the turn began: not the other foreign
+ * thread (in no call then), not the controller (the phase was STARTED),
+ * and no engine thread (none: with --engines, foreign frees are taken off
+ * only at rest, owner_witness). A signaller stopped between marking the
+ * context ready and queuing it delays the context's visit until it runs
+ * again, and a free that finds the mark meanwhile counts on that visit
+ * (actors/ready_set.h, doca_event_free). The owner's own pushes and
+ * signals are never half done during its turn. */
 static void owner_progress(struct mix *m)
 {
-	unsigned seq[FOREIGNERS];
+	unsigned seq[FOREIGNERS], busy = 0;
 	unsigned long freed[FOREIGNERS], own = m->owner_freed, k;
 	uint32_t events;
+	bool signals_done = m->engines == 0 && (atomic_load(&m->phase) & 3) == PHASE_STARTED;
 
 	for (unsigned i = 0; i < FOREIGNERS; i++) {
 		seq[i] = atomic_load(&m->f[i].in_call);
 		freed[i] = atomic_load(&m->f[i].freed);
+		busy += seq[i] % 2;
 	}
 	doca_error_t err = doca_pe_try_progress(m->pe, &events);
 
@@ -437,8 +448,8 @@ static void owner_progress(struct mix *m)
 		return;
 	k = own - m->owner_applied;
 	m->owner_applied = own;
-	for (unsigned i = 0; i < FOREIGNERS; i++)
-		if (seq[i] % 2 == 0 && atomic_load(&m->f[i].in_call) == seq[i]) {
+	for (unsigned i = 0; i < FOREIGNERS && signals_done && busy == 0; i++)
+		if (atomic_load(&m->f[i].in_call) == seq[i]) {
 			k += freed[i] - m->f[i].applied;
 			m->f[i].applied = freed[i];
 		}
@@ -490,6 +501,52 @@ static uint32_t owner_turn(struct mix *m, struct rng *r, bool handoff)
 	}
 }
 
+/* Every foreign free so far is drained: take them off hi. */
+static void certify_foreign_frees(struct mix *m)
+{
+	unsigned long n = 0;
+
+	for (unsigned i = 0; i < FOREIGNERS; i++) {
+		unsigned long freed = atomic_load(&m->f[i].freed);
+
+		n += freed - m->f[i].applied;
+		m->f[i].applied = freed;
+	}
+	if (n != 0)
+		atomic_fetch_add(&m->hi, CREDIT_RETURN(n));
+}
+
+/* At rest, with foreign frees not known to be drained: one task of the
+ * owner's, turned until its event is back. Its event comes from a visit
+ * of the context that began after the frees' pushes (their threads are
+ * parked), and a visit drains the mailbox before it polls, so their
+ * credits are back then, whatever signal of another thread (an engine
+ * thread's) was half done. Until a credit is free the submit is refused
+ * (AGAIN, checked as any other) and the owner turns again. */
+static void owner_witness(struct mix *m, struct rng *r, uint64_t deadline)
+{
+	struct slot *sl;
+	doca_error_t err;
+
+	if (free_slots(m, r, 0, NSLOTS, 1, &sl) != 1) {
+		stress_violation("probe: no free slot for the witness task");
+		return;
+	}
+	while (submit_slots(m, &sl, 1, false, true, &err) != 1) {
+		owner_turn(m, r, false);
+		if (stress_now_ns() > deadline)
+			stress_fatal("probe: after 60 s the witness task is still refused (%s)",
+				     doca_error_get_name(err));
+	}
+	while (atomic_load(&sl->inflight) != 0) {
+		if (owner_turn(m, r, false) == 0)
+			sched_yield();
+		if (stress_now_ns() > deadline)
+			stress_fatal("probe: after 60 s the witness task has no event");
+	}
+	certify_foreign_frees(m);
+}
+
 /* Park the foreign threads, reap everything, check credits at rest, then
  * submit max_tasks + 1 tasks without progressing: exactly max_tasks fit. */
 static void owner_probe(struct mix *m, struct rng *r)
@@ -500,9 +557,8 @@ static void owner_probe(struct mix *m, struct rng *r)
 	doca_error_t err;
 	bool parked = false;
 
-	/* until every event is freed and every foreign free drained by a turn */
-	while (!parked || atomic_load(&m->lo) > 0 || atomic_load(&m->foreign_freed) != m->handed ||
-	       frees_undrained(m) != 0) {
+	/* until every event is freed, then every foreign free drained */
+	while (!parked || atomic_load(&m->lo) > 0 || atomic_load(&m->foreign_freed) != m->handed) {
 		parked = true;
 		for (unsigned i = 0; i < FOREIGNERS; i++)
 			parked = parked && atomic_load(&m->f[i].parked) == pause;
@@ -515,6 +571,8 @@ static void owner_probe(struct mix *m, struct rng *r)
 				     atomic_load(&m->lo), atomic_load(&m->foreign_freed), m->handed,
 				     frees_undrained(m), parked);
 	}
+	if (frees_undrained(m) != 0)
+		owner_witness(m, r, deadline);
 	if ((uint32_t)atomic_load(&m->hi) != 0 || atomic_load(&m->lo) != 0)
 		stress_violation("probe: at rest %u tasks may and %ld certainly hold credits (want 0 and 0)",
 				 (uint32_t)atomic_load(&m->hi), atomic_load(&m->lo));
@@ -813,7 +871,7 @@ static void check_end(struct mix *m)
 	if (events != accepted || freed != accepted)
 		stress_violation("%lu tasks accepted, %lu events checked, %lu freed", accepted, events, freed);
 	/* everything is back: count the foreign frees the owner had not */
-	atomic_fetch_add(&m->hi, CREDIT_RETURN(frees_undrained(m)));
+	certify_foreign_frees(m);
 	if ((uint32_t)atomic_load(&m->hi) != 0 || atomic_load(&m->lo) != 0)
 		stress_violation("at the end %u tasks may and %ld certainly hold credits (want 0 and 0)",
 				 (uint32_t)atomic_load(&m->hi), atomic_load(&m->lo));
@@ -893,6 +951,7 @@ int main(int argc, char **argv)
 	stress_parse(argc, argv, &m->o);
 	if (engines != 0)
 		printf("replay adds: --engines %u\n", engines);
+	m->engines = engines;
 	snprintf(m->dev_name, sizeof(m->dev_name), engines ? "sw0:engines=%u" : "sw0", engines);
 	stress_watchdog(m->o.seconds);
 	rng_init(&r, m->o.seed, 0);
