@@ -61,6 +61,13 @@ void bench_plot(const struct bench_opts *o, const char *stamp)
 	int status;
 	pid_t pid;
 
+	/* the picture is of the inline, offload and latency scenarios only */
+	if (!bench_find("inline", o->sizes[0], o->batch, 0, "doca") &&
+	    !bench_find("offload", o->sizes[0], 0, 0, "doca") &&
+	    !bench_find("latency", o->lat_sizes[0], 0, 0, "doca")) {
+		printf("picture: none (no inline, offload or latency scenario in this run)\n");
+		return;
+	}
 	snprintf(tp, sizeof(tp), "%s/throughput.dat", o->out_dir);
 	snprintf(lat, sizeof(lat), "%s/latency.dat", o->out_dir);
 	snprintf(out, sizeof(out), "%s/bench-%s.svg", o->out_dir, stamp);
