@@ -77,6 +77,11 @@ static doca_error_t task_prepare(struct doca_ctx *ctx, struct ctx_run *run,
 
 	if (err != DOCA_SUCCESS)
 		return err;
+	/* An empty pool refuses before the pins: a submitter retrying on
+	 * AGAIN (another thread's, spinning until the PE frees) then reads the
+	 * pool's line and never writes the buffers' lines the PE unpins. */
+	if (task_pool_free(&run->pool) == 0)
+		return DOCA_ERROR_AGAIN;
 	if (!buf_pin(src, guarded))
 		return DOCA_ERROR_INVALID_VALUE;
 	if (!buf_pin(dst, guarded)) {
