@@ -25,12 +25,17 @@
  *   runs it), the same way: the PE would only wake to move the tasks out
  *   of the mailbox, so the completion's wake-up is the only one.
  *
+ * A chunk posted under the guard for an inline device (only a turn runs
+ * it) queues its context for the next turn as the ready set's consumer,
+ * which the guard makes us, so it pays no fence (task_queue_visit).
+ *
  * A burst shares one read-side section, one announce and one wake check.
  * The wake check runs after every burst that pushed, not only after a
  * push into an empty shard: a shard that held an item when we pushed may
  * have been drained, and its PE armed, before our push became visible. A
  * burst posted directly needs none: the device's completion wakes the PE,
- * or (inline device) the post woke it under the guard.
+ * or (inline device) the post queued its context and, if the PE was armed,
+ * woke it.
  */
 #include "engine/engine.h"
 
@@ -135,30 +140,48 @@ static bool task_guard_take(struct doca_ctx *ctx, struct ctx_run *run)
 	return false;
 }
 
+/* Under the PE's guard, which makes us its ready set's consumer: have the
+ * next turn visit ctx, as a signal would, but with no fence: arming takes
+ * the guard too, so it came before our entry (we see ARMED: true, wake
+ * it) or comes after our exit, and its walk of the set finds ctx there. */
+static bool task_queue_visit(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	EXPLORE_POINT(ATOMIC);
+	/* relaxed: only the consumer (we) clears QUEUED; a signaller that sets
+	 * it meanwhile has pushed ctx itself, and our CAS below then fails */
+	if ((atomic_load_explicit(&ctx->ready.flags, memory_order_relaxed) & READY_QUEUED) == 0)
+		ready_requeue_sc(&pe->ready, &ctx->ready);
+	EXPLORE_POINT(WAKE);
+	return atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED;
+}
+
 /* Post a chunk prepared under the guard, then let go of it; wake the PE
- * if only a progress call runs what we posted (an inline device), as the
- * completion does otherwise. Both system calls (kicking the executor,
- * waking the PE) come after letting go of the guard, so a thread they wake
- * never waits for us. */
+ * if only a progress call runs what we posted (an inline device) and it
+ * sleeps armed, as the completion does otherwise. Both system calls
+ * (kicking the executor, waking the PE) come after letting go of the
+ * guard, so a thread they wake never waits for us. */
 static void task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
 			      uint32_t n)
 {
 	struct hw_desc descs[SUBMIT_CHUNK];
+	bool wake = false;
 
 	for (uint32_t i = 0; i < n; i++)
 		descs[i] = event_desc(evs[i]);
 	if (n != 0) {
 		run_post(run, descs, n);
 		hw_qp_doorbell(run->qp);
+		/* only its PE's visits run them (inline) */
+		if (run->qp->runs_in_poll)
+			wake = task_queue_visit(ctx->pe, ctx);
 	}
 	runner_exit(&ctx->pe->runner);
 	if (n != 0) {
 		hw_qp_kick(run->qp);
-		/* only its PE's visits run them (inline) or find their completions */
-		if (run->qp->runs_in_poll)
-			pe_ready_signal_wake(ctx->pe, ctx);
-		else if (!run->qp->signals_completions)
-			(void)pe_ready_signal(ctx->pe, ctx);
+		if (wake)
+			pe_wake_fenced(ctx->pe); /* the guard ordered our post before the armed load */
+		else if (!run->qp->runs_in_poll && !run->qp->signals_completions)
+			(void)pe_ready_signal(ctx->pe, ctx); /* only polling finds them */
 	}
 }
 
