@@ -37,6 +37,7 @@
  * or (inline device) the post queued its context and, if the PE was armed,
  * woke it.
  */
+#include "engine/buf_pin.h"
 #include "engine/engine.h"
 
 #define TASK_FLAGS_KNOWN ((uint32_t)DOCA_TASK_FLAG_ALLOW_PARTIAL)
@@ -60,22 +61,17 @@ static doca_error_t task_check(const struct doca_ctx *ctx, const struct doca_tas
 	return DOCA_SUCCESS;
 }
 
-static struct doca_event *pool_take(struct ctx_run *run, doca_error_t *why)
-{
-	struct doca_event *ev = task_pool_take(&run->pool, why);
+/* A task of a chunk, validated and pinned, waiting for its credit. */
+struct task_pinned {
+	const struct doca_task_desc *desc;
+	struct doca_buf *src, *dst;
+	uint64_t len;
+};
 
-	if (ev == NULL)
-		return NULL;
-	TSAN_ACQUIRE(ev);
-	hb_acquire(ev); /* the slot's last free happens before its reuse */
-	return ev;
-}
-
-/* Validate, pin (under the guard when @p guarded) and take a credit;
- * fill the event (*out). */
-static doca_error_t task_prepare(struct doca_ctx *ctx, struct ctx_run *run,
-				 const struct doca_task_desc *desc, struct doca_buf *src,
-				 struct doca_buf *dst, bool guarded, struct doca_event **out)
+/* Validate and pin one task (under the guard when @p guarded). */
+static doca_error_t task_pin(struct doca_ctx *ctx, const struct doca_task_desc *desc,
+			     struct doca_buf *src, struct doca_buf *dst, bool guarded,
+			     struct task_pinned *out)
 {
 	uint64_t len;
 	doca_error_t err = task_check(ctx, desc, src, dst, &len);
@@ -88,25 +84,43 @@ static doca_error_t task_prepare(struct doca_ctx *ctx, struct ctx_run *run,
 		buf_unpin(src, guarded);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	struct doca_event *ev = pool_take(run, &err);
+	*out = (struct task_pinned){ .desc = desc, .src = src, .dst = dst, .len = len };
+	return DOCA_SUCCESS;
+}
 
-	if (ev == NULL) {
-		buf_unpin(dst, guarded);
-		buf_unpin(src, guarded);
-		return err; /* AGAIN, or NO_MEMORY for a chunk of slots */
+/* Take a credit for each of the k pinned tasks, in as few atomic steps as
+ * the pool allows; the tasks left without one are unpinned. Returns how
+ * many got one (*why says why the others did not: AGAIN, or NO_MEMORY for
+ * a chunk of slots). */
+static inline uint32_t task_take_credits(struct ctx_run *run, const struct task_pinned *tp, uint32_t k,
+				  bool guarded, struct doca_event **evs, doca_error_t *why)
+{
+	uint32_t got = 0, m;
+
+	while (got < k && (m = task_pool_take(&run->pool, &evs[got], k - got, why)) != 0)
+		got += m;
+	for (uint32_t i = got; i < k; i++) {
+		buf_unpin(tp[i].dst, guarded);
+		buf_unpin(tp[i].src, guarded);
 	}
+	return got;
+}
+
+/* Fill a slot taken for a pinned task. */
+static void task_fill(struct doca_event *ev, const struct task_pinned *t, bool guarded)
+{
+	TSAN_ACQUIRE(ev);
+	hb_acquire(ev); /* the slot's last free happens before its reuse */
 	ev_set_state(ev, EV_QUEUED);
 	ev->guarded_pins = guarded;
-	ev->type = (uint16_t)desc->type;
-	ev->flags = desc->flags;
-	ev->src = src;
-	ev->dst = dst;
-	ev->len = len;
+	ev->type = (uint16_t)t->desc->type;
+	ev->flags = t->desc->flags;
+	ev->src = t->src;
+	ev->dst = t->dst;
+	ev->len = t->len;
 	ev->bytes = 0;
-	ev->user_data = desc->user_data;
+	ev->user_data = t->desc->user_data;
 	hb_release(ev); /* the caller's writes happen before the device's accesses */
-	*out = ev;
-	return DOCA_SUCCESS;
 }
 
 /* Post directly from this thread? Its own PE's thread, or the PE asleep
@@ -193,36 +207,26 @@ static void task_push(struct ctx_run *run, struct doca_event **evs, uint32_t n)
 	mailbox_announce(&run->mbox);
 }
 
-/* One task of a burst, inside the read-side section: handles, then state,
- * then the rest (the contract's order). The guard is taken (or not) for
- * each chunk before its first task is prepared. */
-static doca_error_t task_submit_one(struct doca_ctx *ctx, const struct doca_task_desc *desc,
-				    struct ctx_run **run, uint32_t k, bool *guarded,
-				    struct doca_event **out)
+/* The state check of a chunk, after its first task's handles: RUNNING,
+ * the run read once (it cannot be retired while we are in the section),
+ * and the guard taken (or not) for the chunk. */
+static doca_error_t task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, bool *guarded)
 {
-	struct doca_buf *src = buf_of(desc->src), *dst = buf_of(desc->dst);
-
-	if (src == NULL)
-		return HANDLE_REFUSAL(desc->src, MAGIC_BUF);
-	if (dst == NULL)
-		return HANDLE_REFUSAL(desc->dst, MAGIC_BUF);
 	if (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
 		return DOCA_ERROR_BAD_STATE;
 	if (*run == NULL) {
 		EXPLORE_POINT(ATOMIC);
-		/* Read once: it cannot be retired while we are in the section. */
 		*run = rcu_dereference(ctx->run);
 		if (*run == NULL)
 			return DOCA_ERROR_BAD_STATE;
 		TSAN_ACQUIRE(*run);
 	}
-	if (k == 0)
-		*guarded = task_guard_take(ctx, *run);
-	return task_prepare(ctx, *run, desc, src, dst, *guarded, out);
+	*guarded = task_guard_take(ctx, *run);
+	return DOCA_SUCCESS;
 }
 
-/* Hand a chunk over: posted under the guard, or pushed. True if pushed
- * (the PE may need a wake-up to move them). */
+/* Hand a chunk over: posted under the guard (which it lets go of, n = 0
+ * too), or pushed. True if pushed (the PE may need a wake-up to move them). */
 static bool task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
 			   uint32_t n, bool guarded)
 {
@@ -235,15 +239,61 @@ static bool task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doc
 	return n != 0;
 }
 
-doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_desc *descs,
-				    uint32_t n, uint32_t *accepted)
+/* Up to SUBMIT_CHUNK tasks of a burst, inside the read-side section. Each
+ * task's handles, then (once, after the first task's) the state, then the
+ * rest: the contract's order, the chunk's tasks seeing the state as its
+ * first did. Then one take of credits for every task that passed, so no
+ * credit is held unused. Returns the tasks accepted; *err says why the
+ * next one was refused (DOCA_SUCCESS: none was). */
+static inline __attribute__((always_inline)) uint32_t
+task_chunk(struct doca_ctx *ctx, struct ctx_run **run,
+			   const struct doca_task_desc *descs, uint32_t n, bool *queued,
+			   doca_error_t *err)
+{
+	struct task_pinned tp[SUBMIT_CHUNK];
+	struct doca_event *evs[SUBMIT_CHUNK];
+	bool guarded = false, entered = false;
+	uint32_t k;
+	doca_error_t why;
+
+	*err = DOCA_SUCCESS;
+	for (k = 0; k < n; k++) {
+		struct doca_buf *src = buf_of(descs[k].src), *dst = buf_of(descs[k].dst);
+
+		if (src == NULL)
+			*err = HANDLE_REFUSAL(descs[k].src, MAGIC_BUF);
+		else if (dst == NULL)
+			*err = HANDLE_REFUSAL(descs[k].dst, MAGIC_BUF);
+		else if (!entered && (*err = task_chunk_enter(ctx, run, &guarded)) == DOCA_SUCCESS)
+			entered = true;
+		if (*err == DOCA_SUCCESS)
+			*err = task_pin(ctx, &descs[k], src, dst, guarded, &tp[k]);
+		if (*err != DOCA_SUCCESS)
+			break;
+	}
+	if (!entered)
+		return 0;
+	uint32_t got = task_take_credits(*run, tp, k, guarded, evs, &why);
+
+	if (got < k)
+		*err = why;
+	for (uint32_t i = 0; i < got; i++)
+		task_fill(evs[i], &tp[i], guarded);
+	*queued |= task_hand_over(ctx, *run, evs, got, guarded);
+	return got;
+}
+
+/* Both entry points, inlined into each: a single task's call is then
+ * compiled for n = 1 (no chunk loops left). */
+static inline __attribute__((always_inline)) doca_error_t
+task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32_t n,
+		  uint32_t *accepted)
 {
 	doca_error_t err = DOCA_SUCCESS;
 	struct doca_ctx *ctx;
 	struct ctx_run *run = NULL;
-	struct doca_event *chunk[SUBMIT_CHUNK];
-	uint32_t i = 0, k = 0;
-	bool queued = false, guarded = false;
+	uint32_t i = 0;
+	bool queued = false;
 
 	if (accepted != NULL)
 		*accepted = 0;
@@ -254,23 +304,22 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_d
 	ctx = ctx_of(h);
 	if (ctx == NULL)
 		err = HANDLE_REFUSAL(h, MAGIC_CTX);
-	for (; err == DOCA_SUCCESS && i < n; i++) {
-		err = task_submit_one(ctx, &descs[i], &run, k, &guarded, &chunk[k]);
-		if (err != DOCA_SUCCESS)
-			break;
-		if (++k == SUBMIT_CHUNK) {
-			queued |= task_hand_over(ctx, run, chunk, k, guarded);
-			k = 0;
-			guarded = false;
-		}
+	while (err == DOCA_SUCCESS && i < n) {
+		uint32_t m = n - i < SUBMIT_CHUNK ? n - i : SUBMIT_CHUNK;
+
+		i += task_chunk(ctx, &run, &descs[i], m, &queued, &err);
 	}
-	if (k != 0 || guarded)
-		queued |= task_hand_over(ctx, run, chunk, k, guarded);
 	if (queued)
 		pe_wake_after_push(ctx, run);
 	doca_rcu_read_unlock();
 	*accepted = i;
 	return err;
+}
+
+doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_desc *descs,
+				    uint32_t n, uint32_t *accepted)
+{
+	return task_submit_burst(h, descs, n, accepted);
 }
 
 doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc *desc)
@@ -279,5 +328,5 @@ doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc 
 
 	if (desc == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	return doca_task_submit_batch(ctx, desc, 1, &accepted);
+	return task_submit_burst(ctx, desc, 1, &accepted);
 }

@@ -12,7 +12,9 @@
  * returned slots (a slot index + 1, 0 for none; linked through each
  * event's pool_next), the number of free credits, and a tag. Submitters
  * (any thread) take with a CAS; only the holder of the PE's runner guard
- * returns (one producer). Free credits = slots on the stack + slots never
+ * returns (one producer). One CAS takes or returns many: a submit takes
+ * a chunk's credits at once, a burst of frees returns its run's slots as
+ * one chain. Free credits = slots on the stack + slots never
  * used yet; those are the indexes from size - free on, taken in order only
  * while the stack is empty (then every used slot is outstanding), so the
  * count alone says which slot a fresh credit gets.
@@ -21,15 +23,21 @@
  * - Exactly one taker per credit: each take is one CAS of the whole word,
  *   so takes and returns are totally ordered on it and the count never goes
  *   below 0: a take that finds 0 free returns DOCA_ERROR_AGAIN, exactly
- *   when size tasks are outstanding (exact when no free races it).
- * - ABA: a taker reads top's pool_next before its CAS; if the slot was
- *   taken and returned meanwhile, the tag changed (every CAS adds one) and
- *   the CAS fails. The tag has 22 bits: a taker preempted between its load
+ *   when size tasks are outstanding (exact when no free races it). A
+ *   submit asks for as many credits as it has tasks ready to use them
+ *   (validated and pinned), so a take of many never holds one unused.
+ * - ABA: a taker reads the links of the slots it pops (top's pool_next,
+ *   then theirs) before its CAS; if any of them was taken and returned
+ *   meanwhile, the tag changed (every CAS adds one) and the CAS fails, so
+ *   a CAS that succeeds took exactly the slots on the stack at its load.
+ *   A chain returned at once is linked by its returner before its CAS
+ *   publishes it, as a single slot's link is. The tag has 22 bits: a taker preempted between its load
  *   and its CAS while exactly 2^22 other operations hit the pool could
  *   succeed with a stale next, the one case not detected.
  * - A taken slot's memory is its chunk's, published before any of its
  *   slots can be taken: a fresh credit whose chunk is missing makes it
- *   first (a CAS publishes it; a loser gives its copy back), then takes.
+ *   first (a CAS publishes it; a loser gives its copy back), then takes;
+ *   a take of fresh slots stays inside one chunk.
  *   The return's CAS is a release and a take's an acquire, so a taker sees
  *   the slot as the PE left it.
  *
@@ -159,55 +167,70 @@ void task_pool_fini(struct task_pool *p)
 	p->chunks = NULL;
 }
 
-struct doca_event *task_pool_take(struct task_pool *p, doca_error_t *why)
+uint32_t task_pool_take(struct task_pool *p, struct doca_event **evs, uint32_t want, doca_error_t *why)
 {
 	EXPLORE_POINT(QUEUE);
-	/* acquire: pairs with task_pool_put's release (the slot as the PE left it). */
+	/* acquire: pairs with task_pool_put's release (the slots as the PE left them). */
 	uint64_t h = atomic_load_explicit(&p->head, memory_order_acquire);
 
 	for (;;) {
-		uint32_t top = head_top(h), free = head_free(h), next = 0, fresh = p->size - free;
-		struct doca_event *ev = NULL;
+		uint32_t top = head_top(h), free = head_free(h), fresh = p->size - free, next = top, n = 0;
+		uint32_t most = want < free ? want : free;
 
 		if (free == 0) {
 			*why = DOCA_ERROR_AGAIN;
-			return NULL;
+			return 0;
 		}
 		if (top != 0) {
-			ev = slot_of(p, top - 1u);
-			/* relaxed: a stale link fails the CAS below (the tag moved) */
-			next = atomic_load_explicit(&ev->pool_next, memory_order_relaxed);
+			/* pop from the stack; relaxed: a stale link fails the CAS
+			 * below (the tag moved) */
+			while (n < most && next != 0) {
+				evs[n] = slot_of(p, next - 1u);
+				next = atomic_load_explicit(&evs[n++]->pool_next, memory_order_relaxed);
+			}
 		} else if (chunk_of(p, fresh / POOL_CHUNK) == NULL) {
 			if (!chunk_publish(p, fresh / POOL_CHUNK)) {
 				*why = DOCA_ERROR_NO_MEMORY;
-				return NULL;
+				return 0;
 			}
 			continue; /* the same word: the chunk is there now */
+		} else {
+			/* fresh slots, in order, up to the end of their chunk */
+			uint32_t room = POOL_CHUNK - fresh % POOL_CHUNK;
+
+			n = most < room ? most : room;
 		}
 		EXPLORE_POINT(QUEUE);
-		/* acquire on success: as the load above, for the slot we take. */
-		if (atomic_compare_exchange_weak_explicit(&p->head, &h, head_next(h, free - 1u, next),
-							  memory_order_acquire, memory_order_acquire))
-			return ev != NULL ? ev : slot_of(p, fresh);
+		/* acquire on success: as the load above, for the slots we take. */
+		if (atomic_compare_exchange_weak_explicit(&p->head, &h, head_next(h, free - n, next),
+							  memory_order_acquire, memory_order_acquire)) {
+			for (uint32_t i = 0; top == 0 && i < n; i++)
+				evs[i] = slot_of(p, fresh + i);
+			return n;
+		}
 	}
 }
 
-void task_pool_put(struct task_pool *p, struct doca_event *ev)
+void task_pool_put(struct task_pool *p, struct pool_chain *c)
 {
+	if (c->n == 0)
+		return;
 	EXPLORE_POINT(QUEUE);
 	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
 
 	do {
-		if (head_free(h) == p->size) {
+		if (head_free(h) + c->n > p->size) {
 			doca_log(DOCA_LOG_ERROR, "task pool full on a release: a slot was returned twice");
 			abort();
 		}
-		atomic_store_explicit(&ev->pool_next, head_top(h), memory_order_relaxed);
+		atomic_store_explicit(&c->last->pool_next, head_top(h), memory_order_relaxed);
 		EXPLORE_POINT(QUEUE);
-		/* release: our last touch of the slot happens before its next taker's. */
+		/* release: our last touch of the slots happens before their next takers'. */
 	} while (!atomic_compare_exchange_weak_explicit(&p->head, &h,
-							head_next(h, head_free(h) + 1u, ev->pool_index + 1u),
+							head_next(h, head_free(h) + c->n,
+								  c->first->pool_index + 1u),
 							memory_order_release, memory_order_relaxed));
+	*c = (struct pool_chain){ 0 };
 }
 
 uint32_t task_pool_free(const struct task_pool *p)
