@@ -311,9 +311,6 @@ void event_release(struct doca_event *ev);
 /* The same, into a chain of its run's slots, which the caller puts back
  * (task_pool_put) before run_credits_returned. */
 void event_release_to(struct doca_event *ev, struct pool_chain *c);
-/* The application's handle for a slot's current generation. */
-struct doca_event *event_handle(const struct doca_event *ev);
-
 static inline uint32_t ev_gs(uint32_t gen, enum event_state s)
 {
 	return (gen & HANDLE_GEN_MASK) << 8 | (uint32_t)s;
@@ -333,6 +330,11 @@ static inline void ev_set_state(struct doca_event *ev, enum event_state s)
 	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
 	atomic_store_explicit(&ev->gs, ev_gs(ev_gen(gs), s), memory_order_relaxed);
+}
+/* The application's handle for a slot's current generation. */
+static inline struct doca_event *event_handle(const struct doca_event *ev)
+{
+	return handle_pack(ev, ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed)));
 }
 /* A slot in a run's mailbox that a free on another thread sent back
  * (engine/event.c), not a task: the runner returns its credit. */

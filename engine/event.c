@@ -52,11 +52,6 @@ static struct doca_event *event_current(const struct doca_event *h)
 	return ev;
 }
 
-struct doca_event *event_handle(const struct doca_event *ev)
-{
-	return handle_pack(ev, ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed)));
-}
-
 enum doca_event_status doca_event_get_status(const struct doca_event *h)
 {
 	const struct doca_event *ev = event_current(h);
@@ -106,7 +101,7 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *h)
  * publishing it; the grace period before the run is freed covers that
  * tail (and shows TSan the order). The caller puts the chain back, then
  * runs run_credits_returned once after its burst of releases. */
-void event_release_to(struct doca_event *ev, struct pool_chain *c)
+static inline void event_release_inline(struct doca_event *ev, struct pool_chain *c)
 {
 	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
@@ -125,12 +120,17 @@ void event_release_to(struct doca_event *ev, struct pool_chain *c)
 	pool_chain_add(c, ev);
 }
 
+void event_release_to(struct doca_event *ev, struct pool_chain *c)
+{
+	event_release_inline(ev, c);
+}
+
 void event_release(struct doca_event *ev)
 {
 	struct pool_chain c = { 0 };
 	struct task_pool *pool = &ev->run->pool; /* read before the slot is anybody's again */
 
-	event_release_to(ev, &c);
+	event_release_inline(ev, &c);
 	task_pool_put(pool, &c);
 }
 
@@ -224,8 +224,7 @@ static inline __attribute__((always_inline)) void route_end(struct free_route *r
 	r->entered = false;
 }
 
-static inline __attribute__((always_inline)) void route_event(struct free_route *r,
-								struct doca_event *ev)
+static inline __attribute__((always_inline)) void route_event(struct free_route *r, struct doca_event *ev)
 {
 	struct doca_pe *pe = ev->ctx->pe;
 
@@ -244,7 +243,7 @@ static inline __attribute__((always_inline)) void route_event(struct free_route 
 		if (r->released != ev->run && r->released != NULL)
 			route_return(r);
 		r->released = ev->run;
-		event_release_to(ev, &r->chain);
+		event_release_inline(ev, &r->chain);
 		return;
 	}
 	if (r->mbox_run != ev->run)

@@ -69,9 +69,9 @@ struct task_pinned {
 };
 
 /* Validate and pin one task (under the guard when @p guarded). */
-static doca_error_t task_pin(struct doca_ctx *ctx, const struct doca_task_desc *desc,
-			     struct doca_buf *src, struct doca_buf *dst, bool guarded,
-			     struct task_pinned *out)
+static inline doca_error_t task_pin(struct doca_ctx *ctx, const struct doca_task_desc *desc,
+				    struct doca_buf *src, struct doca_buf *dst, bool guarded,
+				    struct task_pinned *out)
 {
 	uint64_t len;
 	doca_error_t err = task_check(ctx, desc, src, dst, &len);
@@ -92,8 +92,9 @@ static doca_error_t task_pin(struct doca_ctx *ctx, const struct doca_task_desc *
  * the pool allows; the tasks left without one are unpinned. Returns how
  * many got one (*why says why the others did not: AGAIN, or NO_MEMORY for
  * a chunk of slots). */
-static inline uint32_t task_take_credits(struct ctx_run *run, const struct task_pinned *tp, uint32_t k,
-				  bool guarded, struct doca_event **evs, doca_error_t *why)
+static inline uint32_t task_take_credits(struct ctx_run *run, const struct task_pinned *tp,
+					 uint32_t k, bool guarded, struct doca_event **evs,
+					 doca_error_t *why)
 {
 	uint32_t got = 0, m;
 
@@ -246,9 +247,8 @@ static bool task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doc
  * credit is held unused. Returns the tasks accepted; *err says why the
  * next one was refused (DOCA_SUCCESS: none was). */
 static inline __attribute__((always_inline)) uint32_t
-task_chunk(struct doca_ctx *ctx, struct ctx_run **run,
-			   const struct doca_task_desc *descs, uint32_t n, bool *queued,
-			   doca_error_t *err)
+task_chunk(struct doca_ctx *ctx, struct ctx_run **run, const struct doca_task_desc *descs, uint32_t n,
+	   bool *queued, doca_error_t *err)
 {
 	struct task_pinned tp[SUBMIT_CHUNK];
 	struct doca_event *evs[SUBMIT_CHUNK];
