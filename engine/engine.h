@@ -194,13 +194,8 @@ struct task_pool {
 doca_error_t task_pool_init(struct task_pool *p, struct ctx_run *run, uint32_t size);
 /* Give the chunks back (no thread can reach the run any more). */
 void task_pool_fini(struct task_pool *p);
-/* Take between 1 and @p want credits and their slots (into evs) in one
- * atomic step; 0 with *why: DOCA_ERROR_AGAIN (every credit is out) or
- * DOCA_ERROR_NO_MEMORY (a chunk could not be made). Fewer than asked when
- * fewer are free, or at the end of the returned stack or of a chunk: the
- * caller asks again. Any thread; lock-free but for a chunk's first use
- * (engine/task_pool.c). */
-uint32_t task_pool_take(struct task_pool *p, struct doca_event **evs, uint32_t want, doca_error_t *why);
+/* Taking and returning credits: task_pool_take and task_pool_put, inline
+ * in engine/task_pool.h. */
 /* Returned slots of one run, linked through pool_next, put back at once. */
 struct pool_chain {
 	struct doca_event *first, *last;
@@ -217,9 +212,6 @@ static inline void pool_chain_add(struct pool_chain *c, struct doca_event *ev)
 	c->first = ev;
 	c->n++;
 }
-/* Return a chain's credits in one atomic step, emptying it (the holder of
- * the PE's runner guard only). */
-void task_pool_put(struct task_pool *p, struct pool_chain *c);
 /* Free credits now (exact when no submitter races). Any thread. */
 uint32_t task_pool_free(const struct task_pool *p);
 

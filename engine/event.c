@@ -24,6 +24,7 @@
 #include "actors/explore_revert.h"
 #include "engine/buf_pin.h"
 #include "engine/engine.h"
+#include "engine/task_pool.h"
 #include "engine/handle.h"
 
 /* The slot behind a handle if it is an event of this process (not one

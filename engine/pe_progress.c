@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "engine/engine.h"
+#include "engine/task_pool.h"
 
 #define TURN_EVENTS 256u    /* completions per turn */
 #define TURN_CTXS 64u       /* contexts per turn */

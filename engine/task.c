@@ -39,6 +39,7 @@
  */
 #include "engine/buf_pin.h"
 #include "engine/engine.h"
+#include "engine/task_pool.h"
 
 #define TASK_FLAGS_KNOWN ((uint32_t)DOCA_TASK_FLAG_ALLOW_PARTIAL)
 #define SUBMIT_CHUNK 32u /* events handed over at once */

@@ -41,6 +41,9 @@
  *   The return's CAS is a release and a take's an acquire, so a taker sees
  *   the slot as the PE left it.
  *
+ * The take and the return are inline (engine/task_pool.h): they run once
+ * per submit and per free call.
+ *
  * Progress: a take retries only when another take or a return changed the
  * word (lock-free); making a chunk calls the allocator and the cells'
  * mutex (engine/cells.c), which may wait: the first use of each chunk of a
@@ -50,26 +53,7 @@
 
 #include "engine/cells.h"
 #include "engine/engine.h"
-
-#define TOP_BITS 21u  /* slot index + 1, up to DOCA_CTX_MAX_TASKS_LIMIT */
-#define FREE_BITS 21u /* free credits, up to DOCA_CTX_MAX_TASKS_LIMIT */
-#define TAG_SHIFT (TOP_BITS + FREE_BITS)
-#define FIELD_MASK ((1u << TOP_BITS) - 1u)
-
-_Static_assert(DOCA_CTX_MAX_TASKS_LIMIT <= FIELD_MASK, "a slot index + 1 and a count fit 21 bits");
-
-static inline uint32_t head_top(uint64_t h)
-{
-	return (uint32_t)h & FIELD_MASK;
-}
-static inline uint32_t head_free(uint64_t h)
-{
-	return (uint32_t)(h >> TOP_BITS) & FIELD_MASK;
-}
-static inline uint64_t head_next(uint64_t h, uint32_t free, uint32_t top)
-{
-	return ((h >> TAG_SHIFT) + 1u) << TAG_SHIFT | (uint64_t)free << TOP_BITS | top;
-}
+#include "engine/task_pool.h"
 
 static uint32_t chunk_slots(const struct task_pool *p, uint32_t c)
 {
@@ -99,8 +83,7 @@ static struct doca_event *chunk_make(struct task_pool *p, uint32_t c)
 	return evs;
 }
 
-/* Make chunk c unless another taker did; false when out of memory. */
-static bool chunk_publish(struct task_pool *p, uint32_t c)
+bool task_pool_publish_chunk(struct task_pool *p, uint32_t c)
 {
 	struct doca_event *expect = NULL, *evs = chunk_make(p, c);
 
@@ -115,21 +98,6 @@ static bool chunk_publish(struct task_pool *p, uint32_t c)
 	return true;
 }
 
-static struct doca_event *chunk_of(const struct task_pool *p, uint32_t c)
-{
-	EXPLORE_POINT(ATOMIC);
-	/* acquire: pairs with chunk_publish's release. */
-	struct doca_event *evs = atomic_load_explicit(&p->chunks[c], memory_order_acquire);
-
-	TSAN_ACQUIRE(evs);
-	return evs;
-}
-
-static struct doca_event *slot_of(const struct task_pool *p, uint32_t index)
-{
-	return &chunk_of(p, index / POOL_CHUNK)[index % POOL_CHUNK];
-}
-
 doca_error_t task_pool_init(struct task_pool *p, struct ctx_run *run, uint32_t size)
 {
 	p->run = run;
@@ -137,7 +105,7 @@ doca_error_t task_pool_init(struct task_pool *p, struct ctx_run *run, uint32_t s
 	p->nchunks = (size + POOL_CHUNK - 1u) / POOL_CHUNK;
 	p->chunks = doca_zalloc(sizeof(*p->chunks) * p->nchunks);
 	atomic_init(&p->head, head_next(0, size, 0));
-	if (p->chunks == NULL || !chunk_publish(p, 0))
+	if (p->chunks == NULL || !task_pool_publish_chunk(p, 0))
 		return DOCA_ERROR_NO_MEMORY;
 	return DOCA_SUCCESS;
 }
@@ -165,72 +133,6 @@ void task_pool_fini(struct task_pool *p)
 	}
 	doca_free(p->chunks);
 	p->chunks = NULL;
-}
-
-uint32_t task_pool_take(struct task_pool *p, struct doca_event **evs, uint32_t want, doca_error_t *why)
-{
-	EXPLORE_POINT(QUEUE);
-	/* acquire: pairs with task_pool_put's release (the slots as the PE left them). */
-	uint64_t h = atomic_load_explicit(&p->head, memory_order_acquire);
-
-	for (;;) {
-		uint32_t top = head_top(h), free = head_free(h), fresh = p->size - free, next = top, n = 0;
-		uint32_t most = want < free ? want : free;
-
-		if (free == 0) {
-			*why = DOCA_ERROR_AGAIN;
-			return 0;
-		}
-		if (top != 0) {
-			/* pop from the stack; relaxed: a stale link fails the CAS
-			 * below (the tag moved) */
-			while (n < most && next != 0) {
-				evs[n] = slot_of(p, next - 1u);
-				next = atomic_load_explicit(&evs[n++]->pool_next, memory_order_relaxed);
-			}
-		} else if (chunk_of(p, fresh / POOL_CHUNK) == NULL) {
-			if (!chunk_publish(p, fresh / POOL_CHUNK)) {
-				*why = DOCA_ERROR_NO_MEMORY;
-				return 0;
-			}
-			continue; /* the same word: the chunk is there now */
-		} else {
-			/* fresh slots, in order, up to the end of their chunk */
-			uint32_t room = POOL_CHUNK - fresh % POOL_CHUNK;
-
-			n = most < room ? most : room;
-		}
-		EXPLORE_POINT(QUEUE);
-		/* acquire on success: as the load above, for the slots we take. */
-		if (atomic_compare_exchange_weak_explicit(&p->head, &h, head_next(h, free - n, next),
-							  memory_order_acquire, memory_order_acquire)) {
-			for (uint32_t i = 0; top == 0 && i < n; i++)
-				evs[i] = slot_of(p, fresh + i);
-			return n;
-		}
-	}
-}
-
-void task_pool_put(struct task_pool *p, struct pool_chain *c)
-{
-	if (c->n == 0)
-		return;
-	EXPLORE_POINT(QUEUE);
-	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
-
-	do {
-		if (head_free(h) + c->n > p->size) {
-			doca_log(DOCA_LOG_ERROR, "task pool full on a release: a slot was returned twice");
-			abort();
-		}
-		atomic_store_explicit(&c->last->pool_next, head_top(h), memory_order_relaxed);
-		EXPLORE_POINT(QUEUE);
-		/* release: our last touch of the slots happens before their next takers'. */
-	} while (!atomic_compare_exchange_weak_explicit(&p->head, &h,
-							head_next(h, head_free(h) + c->n,
-								  c->first->pool_index + 1u),
-							memory_order_release, memory_order_relaxed));
-	*c = (struct pool_chain){ 0 };
 }
 
 uint32_t task_pool_free(const struct task_pool *p)
