@@ -24,8 +24,8 @@
 #include "actors/explore_revert.h"
 #include "engine/buf_pin.h"
 #include "engine/engine.h"
-#include "engine/task_pool.h"
 #include "engine/handle.h"
+#include "engine/task_pool.h"
 
 /* The slot behind a handle if it is an event of this process (not one
  * inherited across fork); its generation may still be stale. */
