@@ -8,7 +8,7 @@
  * everything the previous runner wrote.
  *
  * A brief holder (runner_enter_brief: a submit posting straight to the
- * device; runner_try: a free returning credits) holds the guard for a
+ * device, a free returning credits) holds the guard for a
  * bounded moment and never calls back into user code; its identity carries
  * a tag bit, and runner_enter waits for it to leave instead of refusing,
  * so taking the guard briefly never turns a legitimate runner's call into
@@ -28,7 +28,7 @@
  * and the owner word is still the parked word it saw (else it pops it and
  * takes the slow way: a CAS from that word, or the ordinary path). It
  * leaves by popping it. A thread that wants a parked guard (runner_enter
- * only: brief entries and runner_try give up, their callers have a way
+ * only: brief entries give up, their callers have a way
  * around the actor) reads the parked word W, stores revoke = 1, runs the
  * heavy half, then looks for the runner in the owner's list:
  *  - absent: the owner is outside, and its next entry into W sees revoke
@@ -37,8 +37,8 @@
  *    too, so exactly one of them gets the guard;
  *  - present: the owner is inside: busy, as for a held guard. revoke stays
  *    1, so the owner gives the parked guard up (CAS W → nobody) when it
- *    leaves; the next call finds it free. A brief hold (runner_try,
- *    runner_enter_brief) is listed with a tag, and the revoker waits for
+ *    leaves; the next call finds it free. A brief hold
+ *    (runner_enter_brief) is listed with a tag, and the revoker waits for
  *    it to end instead, as runner_enter waits for any brief holder.
  * revoke is cleared only by a thread parking a guard it holds unparked,
  * before it publishes the new parked word. So while W is the owner word
@@ -61,7 +61,7 @@
  * thread given the record, which is safe: the old thread runs none of
  * them).
  *
- * Progress, exactly: runner_try, runner_enter_brief, runner_exit and
+ * Progress, exactly: runner_enter_brief, runner_exit and
  * runner_exit_park take a bounded number of steps (loads, stores and at
  * most two CAS): wait-free; a thread's first call also takes a mutex to
  * get its record. runner_enter returns after a bounded number of steps
@@ -228,25 +228,6 @@ static inline enum runner_entry runner_enter_parked(struct runner *r, const void
 		       runner_in(r)
 		       ? RUNNER_ENTERED
 		       : RUNNER_BUSY;
-}
-
-/* Take the guard briefly without waiting: the caller's parked guard, or a
- * free one. */
-static inline bool runner_try(struct runner *r)
-{
-	const void *me = runner_self();
-	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
-
-	if (runner_parked_by(cur, me))
-		return runner_enter_parked(r, cur, me, runner_tagged(me, RUNNER_BRIEF_TAG)) ==
-		       RUNNER_ENTERED;
-	cur = NULL;
-	EXPLORE_POINT(GUARD);
-	/* acquire: see the previous runner's writes (its exit released them). */
-	return atomic_compare_exchange_strong_explicit(&r->owner, &cur,
-						       runner_tagged(me, RUNNER_BRIEF_TAG),
-						       memory_order_acquire, memory_order_relaxed) &&
-	       runner_in(r);
 }
 
 /* Another thread's parked word (cur): revoke it for me (see top).

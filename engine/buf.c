@@ -18,7 +18,8 @@
  * racing a use of the buffer it destroys: a submission naming the buffer
  * in that moment may be refused (INVALID_VALUE) although the destroy ends
  * refused (IN_USE). Inside an event callback the guard's holder is the
- * caller, so there the count is read as it is.
+ * caller, so there the count is read as it is. The pin and unpin are
+ * inline (engine/buf_pin.h): they run twice per task.
  */
 #include "actors/asym_fence.h"
 #include "engine/cells.h"
@@ -76,37 +77,6 @@ doca_error_t doca_buf_get_len(const struct doca_buf *h, size_t *len)
 		return DOCA_ERROR_INVALID_VALUE;
 	*len = buf->len;
 	return DOCA_SUCCESS;
-}
-
-bool buf_pin(struct doca_buf *buf, bool guarded)
-{
-	if (!guarded)
-		return users_enter(&buf->users);
-	uint32_t n = atomic_load_explicit(&buf->guarded_pins, memory_order_relaxed);
-
-	EXPLORE_POINT(ATOMIC);
-	atomic_store_explicit(&buf->guarded_pins, n + 1u, memory_order_relaxed);
-	asym_fence_light(); /* our pin is visible before we look for DEAD (see top) */
-	EXPLORE_POINT(ATOMIC);
-	/* acquire: as users_enter, after the unpins of an earlier life */
-	if ((atomic_load_explicit(&buf->users, memory_order_acquire) & REF_DEAD) == 0)
-		return true;
-	atomic_store_explicit(&buf->guarded_pins, n, memory_order_relaxed);
-	return false;
-}
-
-void buf_unpin(struct doca_buf *buf, bool guarded)
-{
-	hb_release(buf); /* the task's last use happens before the buffer's destroy */
-	if (!guarded) {
-		users_leave(&buf->users);
-		return;
-	}
-	EXPLORE_POINT(ATOMIC);
-	/* release: a destroy that reads the count sees the task's last use */
-	atomic_store_explicit(&buf->guarded_pins,
-			      atomic_load_explicit(&buf->guarded_pins, memory_order_relaxed) - 1u,
-			      memory_order_release);
 }
 
 /* Close the buffer to new users, if no task of any thread names it; false

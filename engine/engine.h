@@ -128,11 +128,6 @@ struct mem_import {
 doca_error_t mem_register(const struct doca_ctx *h, void *addr, size_t len, uint32_t access,
 			  bool owned, const struct mem_import *import, struct doca_mem **out);
 
-/* Pin a buffer for a task; false if it is being destroyed. @p guarded:
- * the caller holds the runner guard of the buffer's PE (then no atomic
- * read-modify-write: engine/buf.c), and unpins under it. */
-bool buf_pin(struct doca_buf *buf, bool guarded);
-void buf_unpin(struct doca_buf *buf, bool guarded);
 /* The end of a destroy made inside the callback of an event naming the
  * buffer, once that event is released (PE thread). */
 void buf_destroy_finish(struct doca_buf *buf);
@@ -199,12 +194,24 @@ struct task_pool {
 doca_error_t task_pool_init(struct task_pool *p, struct ctx_run *run, uint32_t size);
 /* Give the chunks back (no thread can reach the run any more). */
 void task_pool_fini(struct task_pool *p);
-/* Take a credit and its slot, or NULL with *why: DOCA_ERROR_AGAIN (every
- * credit is out) or DOCA_ERROR_NO_MEMORY (its chunk could not be made).
- * Any thread; lock-free but for a chunk's first use (engine/task_pool.c). */
-struct doca_event *task_pool_take(struct task_pool *p, doca_error_t *why);
-/* Return a slot's credit (the holder of the PE's runner guard only). */
-void task_pool_put(struct task_pool *p, struct doca_event *ev);
+/* Taking and returning credits: task_pool_take and task_pool_put, inline
+ * in engine/task_pool.h. */
+/* Returned slots of one run, linked through pool_next, put back at once. */
+struct pool_chain {
+	struct doca_event *first, *last;
+	uint32_t n;
+};
+/* Add a slot to a chain (its owner only): linked in front. */
+static inline void pool_chain_add(struct pool_chain *c, struct doca_event *ev)
+{
+	/* relaxed: task_pool_put's release publishes the links */
+	atomic_store_explicit(&ev->pool_next, c->first != NULL ? c->first->pool_index + 1u : 0u,
+			      memory_order_relaxed);
+	if (c->first == NULL)
+		c->last = ev;
+	c->first = ev;
+	c->n++;
+}
 /* Free credits now (exact when no submitter races). Any thread. */
 uint32_t task_pool_free(const struct task_pool *p);
 
@@ -293,9 +300,9 @@ void ctx_ref_put(struct doca_ctx *ctx);
 /* Give a flushed or completed slot back: runner guard held, inside a
  * read-side section; run_credits_returned(run) once after the burst. */
 void event_release(struct doca_event *ev);
-/* The application's handle for a slot's current generation. */
-struct doca_event *event_handle(const struct doca_event *ev);
-
+/* The same, into a chain of its run's slots, which the caller puts back
+ * (task_pool_put) before run_credits_returned. */
+void event_release_to(struct doca_event *ev, struct pool_chain *c);
 static inline uint32_t ev_gs(uint32_t gen, enum event_state s)
 {
 	return (gen & HANDLE_GEN_MASK) << 8 | (uint32_t)s;
@@ -315,6 +322,11 @@ static inline void ev_set_state(struct doca_event *ev, enum event_state s)
 	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
 	atomic_store_explicit(&ev->gs, ev_gs(ev_gen(gs), s), memory_order_relaxed);
+}
+/* The application's handle for a slot's current generation. */
+static inline struct doca_event *event_handle(const struct doca_event *ev)
+{
+	return handle_pack(ev, ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed)));
 }
 /* A slot in a run's mailbox that a free on another thread sent back
  * (engine/event.c), not a task: the runner returns its credit. */

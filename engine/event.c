@@ -8,12 +8,13 @@
  * HELD → RETURNING of the generation its handle names: of any number of
  * threads freeing one event, exactly one wins, and a stale handle (an older
  * generation) can never win, because every return to the pool bumps the
- * generation. The winner then owns the slot. The pool's free ring has a
+ * generation. The winner then owns the slot. The pool's returns have a
  * single producer, the thread holding the PE's runner guard, so the winner
  * returns the credit itself if it holds the guard or can take it without
  * waiting; otherwise it pushes the slot into its run's mailbox (a wait-free
  * push, actors/mailbox.h) and the PE's next turn, finding a RETURNING slot
- * among the tasks, puts it back in the pool. Until then the slot counts as
+ * among the tasks, puts it back in the pool. A burst returns the slots of
+ * one run with one CAS (engine/task_pool.c). Until then the slot counts as
  * outstanding, so a stop cannot finish and free the run under it; the
  * freeing thread stays inside a read-side section until its last touch of
  * the run and the PE.
@@ -21,8 +22,10 @@
 #include <stdlib.h>
 
 #include "actors/explore_revert.h"
+#include "engine/buf_pin.h"
 #include "engine/engine.h"
 #include "engine/handle.h"
+#include "engine/task_pool.h"
 
 /* The slot behind a handle if it is an event of this process (not one
  * inherited across fork); its generation may still be stale. */
@@ -48,11 +51,6 @@ static struct doca_event *event_current(const struct doca_event *h)
 	if (ev_gen(gs) != handle_gen(h) || (ev_state(gs) != EV_HELD && ev_state(gs) != EV_CALLBACK))
 		return NULL;
 	return ev;
-}
-
-struct doca_event *event_handle(const struct doca_event *ev)
-{
-	return handle_pack(ev, ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed)));
 }
 
 enum doca_event_status doca_event_get_status(const struct doca_event *h)
@@ -98,16 +96,14 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *h)
 	return ev != NULL ? handle_of(ev->ctx) : NULL;
 }
 
-/* Caller: the holder of the PE's runner guard (the free ring's one
- * producer), inside a read-side section: the credit we return can let a
- * stop retire the run at once, and the ring operation still reads the
- * run's memory after publishing it; the grace period before the run is
- * freed covers that tail (and shows TSan the order). The caller runs
- * run_credits_returned once after its burst of releases. */
-void event_release(struct doca_event *ev)
+/* Caller: the holder of the PE's runner guard (the pool's one returner),
+ * inside a read-side section: the credit we return can let a stop retire
+ * the run at once, and the pool's CAS still reads the run's memory after
+ * publishing it; the grace period before the run is freed covers that
+ * tail (and shows TSan the order). The caller puts the chain back, then
+ * runs run_credits_returned once after its burst of releases. */
+static inline void event_release_inline(struct doca_event *ev, struct pool_chain *c)
 {
-	struct ctx_run *run = ev->run; /* read before the slot is anybody's again */
-	struct task_pool *pool = &run->pool;
 	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
 	buf_unpin(ev->src, ev->guarded_pins);
@@ -115,14 +111,28 @@ void event_release(struct doca_event *ev)
 	/* the next generation: every handle of this use is stale from now on */
 	atomic_store_explicit(&ev->gs, ev_gs(ev_gen(gs) + 1u, EV_FREE), memory_order_relaxed);
 	TSAN_RELEASE(ev);
-	TSAN_RELEASE(pool);
+	TSAN_RELEASE(&ev->run->pool);
 	EXPLORE_POINT(QUEUE);
 	hb_release(ev); /* the application is done with the task before the slot's reuse */
 	/* release: our last touch of the slot happens before whoever sees the
 	 * credit back (a submitter, or a stop that counts none outstanding and
-	 * frees the run). */
+	 * frees the run); task_pool_put's CAS is a release too. */
 	atomic_thread_fence(memory_order_release);
-	task_pool_put(pool, ev);
+	pool_chain_add(c, ev);
+}
+
+void event_release_to(struct doca_event *ev, struct pool_chain *c)
+{
+	event_release_inline(ev, c);
+}
+
+void event_release(struct doca_event *ev)
+{
+	struct pool_chain c = { 0 };
+	struct task_pool *pool = &ev->run->pool; /* read before the slot is anybody's again */
+
+	event_release_inline(ev, &c);
+	task_pool_put(pool, &c);
 }
 
 static void event_refused(const char *who, const struct doca_event *h, const struct doca_event *ev,
@@ -180,7 +190,16 @@ struct free_route {
 	bool entered;          /* we took its guard: give it back */
 	struct ctx_run *mbox_run; /* a run we pushed into and have not announced */
 	struct ctx_run *released; /* a run we returned credits to and have not told */
+	struct pool_chain chain;  /* released's slots, not yet put back */
 };
+
+/* Put the slots released back and tell their run. */
+static void route_return(struct free_route *r)
+{
+	task_pool_put(&r->released->pool, &r->chain);
+	run_credits_returned(r->released);
+	r->released = NULL;
+}
 
 static void route_flush(struct free_route *r)
 {
@@ -193,13 +212,11 @@ static void route_flush(struct free_route *r)
 	}
 }
 
-static void route_end(struct free_route *r)
+static inline __attribute__((always_inline)) void route_end(struct free_route *r)
 {
 	route_flush(r);
-	if (r->released != NULL) {
-		run_credits_returned(r->released);
-		r->released = NULL;
-	}
+	if (r->released != NULL)
+		route_return(r);
 	if (r->entered)
 		runner_exit(&r->pe->runner);
 	else if (r->pe != NULL && !r->direct)
@@ -208,22 +225,26 @@ static void route_end(struct free_route *r)
 	r->entered = false;
 }
 
-static void route_event(struct free_route *r, struct doca_event *ev)
+static inline __attribute__((always_inline)) void route_event(struct free_route *r, struct doca_event *ev)
 {
 	struct doca_pe *pe = ev->ctx->pe;
 
 	if (r->pe != pe) {
-		route_end(r);
+		if (r->pe != NULL)
+			route_end(r);
 		r->pe = pe;
-		r->direct = runner_is_self(&pe->runner);
-		if (!r->direct && runner_try(&pe->runner))
-			r->direct = r->entered = true;
+		/* ours already (NESTED: a callback, or a turn), ours for a
+		 * moment (ENTERED), or another thread's: through the mailbox */
+		enum runner_entry e = runner_enter_brief(&pe->runner);
+
+		r->direct = e != RUNNER_BUSY;
+		r->entered = e == RUNNER_ENTERED;
 	}
 	if (r->direct) {
 		if (r->released != ev->run && r->released != NULL)
-			run_credits_returned(r->released);
+			route_return(r);
 		r->released = ev->run;
-		event_release(ev);
+		event_release_inline(ev, &r->chain);
 		return;
 	}
 	if (r->mbox_run != ev->run)

@@ -135,7 +135,7 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *h)
 }
 
 /* Take up to max ready events (the caller holds the runner guard). */
-static uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs, uint32_t max)
+static inline uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs, uint32_t max)
 {
 	uint32_t n = 0;
 
@@ -153,7 +153,9 @@ static uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs, uint3
 	return n;
 }
 
-uint32_t doca_pe_get_events(struct doca_pe *pe, struct doca_event **evs, uint32_t max)
+/* Both getters, inlined into each: the single one is compiled for max = 1. */
+static inline __attribute__((always_inline)) uint32_t pe_get(struct doca_pe *pe, struct doca_event **evs,
+							    uint32_t max)
 {
 	if (!pe_valid(pe) || evs == NULL || max == 0)
 		return 0;
@@ -172,11 +174,16 @@ uint32_t doca_pe_get_events(struct doca_pe *pe, struct doca_event **evs, uint32_
 	return n;
 }
 
+uint32_t doca_pe_get_events(struct doca_pe *pe, struct doca_event **evs, uint32_t max)
+{
+	return pe_get(pe, evs, max);
+}
+
 struct doca_event *doca_pe_get_event(struct doca_pe *pe)
 {
 	struct doca_event *ev = NULL;
 
-	return doca_pe_get_events(pe, &ev, 1) == 1 ? ev : NULL;
+	return pe_get(pe, &ev, 1) == 1 ? ev : NULL;
 }
 
 doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd)

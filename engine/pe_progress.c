@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "engine/engine.h"
+#include "engine/task_pool.h"
 
 #define TURN_EVENTS 256u    /* completions per turn */
 #define TURN_CTXS 64u       /* contexts per turn */
@@ -51,7 +52,7 @@ uint32_t run_feed(struct ctx_run *run, uint32_t max)
 	struct mailbox_node *items[POST_BATCH];
 	struct hw_desc descs[POST_BATCH];
 	uint32_t posted = 0;
-	bool released = false;
+	struct pool_chain released = { 0 };
 
 	while (posted < max) {
 		uint32_t limit = max - posted < POST_BATCH ? max - posted : POST_BATCH;
@@ -64,19 +65,19 @@ uint32_t run_feed(struct ctx_run *run, uint32_t max)
 		for (uint32_t i = 0; i < n; i++) {
 			struct doca_event *ev = caa_container_of(items[i], struct doca_event, mbox_node);
 
-			if (event_returning(ev)) {
-				event_release(ev); /* freed on another thread (engine/event.c) */
-				released = true;
-			} else {
+			if (event_returning(ev))
+				event_release_to(ev, &released); /* freed on another thread (engine/event.c) */
+			else
 				descs[ndescs++] = event_desc(ev);
-			}
 		}
 		if (ndescs != 0)
 			run_post(run, descs, ndescs);
 		posted += ndescs;
 	}
-	if (released)
+	if (released.n != 0) {
+		task_pool_put(&run->pool, &released);
 		run_credits_returned(run);
+	}
 	if (posted != 0)
 		hw_qp_doorbell(run->qp);
 	return posted;
@@ -86,7 +87,7 @@ uint32_t run_feed(struct ctx_run *run, uint32_t max)
 static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 {
 	struct mailbox_node *items[POST_BATCH];
-	bool released = false;
+	struct pool_chain released = { 0 };
 
 	if (running) {
 		if (run_feed(run, TURN_POSTS) != 0)
@@ -106,8 +107,7 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 			struct doca_event *ev = caa_container_of(items[i], struct doca_event, mbox_node);
 
 			if (event_returning(ev)) {
-				event_release(ev); /* freed on another thread (engine/event.c) */
-				released = true;
+				event_release_to(ev, &released); /* freed on another thread (engine/event.c) */
 				continue;
 			}
 			event_flush(ev);
@@ -115,8 +115,10 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 		}
 		flushed += n;
 	}
-	if (released)
+	if (released.n != 0) {
+		task_pool_put(&run->pool, &released);
 		run_credits_returned(run);
+	}
 }
 
 /* Turn a completion into its event's status. */

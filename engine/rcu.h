@@ -29,6 +29,20 @@
 #include "actors/hb_annotate.h"
 #include "actors/tsan_annotate.h"
 
+#ifdef _LGPL_SOURCE
+/*
+ * liburcu's inline read-side fast path reads its thread-local reader
+ * record. Declared initial-exec here, each read is one %fs-relative load
+ * instead of a TLS-descriptor call. Sound because the library is already
+ * initial-exec for its own thread-locals (DOCA_TLS): it must be loaded at
+ * program start, or by a dlopen that finds room in the static TLS block,
+ * and either way liburcu-memb, a DT_NEEDED of the library, is loaded with
+ * it into the same static block (the modules in hw/ are opened after the
+ * library, with liburcu already there).
+ */
+extern __thread struct urcu_reader urcu_memb_reader __attribute__((tls_model("initial-exec")));
+#endif
+
 extern DOCA_TLS bool doca_rcu_registered;
 
 void doca_rcu_register_slow(void);

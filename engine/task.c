@@ -25,14 +25,21 @@
  *   runs it), the same way: the PE would only wake to move the tasks out
  *   of the mailbox, so the completion's wake-up is the only one.
  *
+ * A chunk posted under the guard for an inline device (only a turn runs
+ * it) queues its context for the next turn as the ready set's consumer,
+ * which the guard makes us, so it pays no fence (task_queue_visit).
+ *
  * A burst shares one read-side section, one announce and one wake check.
  * The wake check runs after every burst that pushed, not only after a
  * push into an empty shard: a shard that held an item when we pushed may
  * have been drained, and its PE armed, before our push became visible. A
  * burst posted directly needs none: the device's completion wakes the PE,
- * or (inline device) the post woke it under the guard.
+ * or (inline device) the post queued its context and, if the PE was armed,
+ * woke it.
  */
+#include "engine/buf_pin.h"
 #include "engine/engine.h"
+#include "engine/task_pool.h"
 
 #define TASK_FLAGS_KNOWN ((uint32_t)DOCA_TASK_FLAG_ALLOW_PARTIAL)
 #define SUBMIT_CHUNK 32u /* events handed over at once */
@@ -55,22 +62,17 @@ static doca_error_t task_check(const struct doca_ctx *ctx, const struct doca_tas
 	return DOCA_SUCCESS;
 }
 
-static struct doca_event *pool_take(struct ctx_run *run, doca_error_t *why)
-{
-	struct doca_event *ev = task_pool_take(&run->pool, why);
+/* A task of a chunk, validated and pinned, waiting for its credit. */
+struct task_pinned {
+	const struct doca_task_desc *desc;
+	struct doca_buf *src, *dst;
+	uint64_t len;
+};
 
-	if (ev == NULL)
-		return NULL;
-	TSAN_ACQUIRE(ev);
-	hb_acquire(ev); /* the slot's last free happens before its reuse */
-	return ev;
-}
-
-/* Validate, pin (under the guard when @p guarded) and take a credit;
- * fill the event (*out). */
-static doca_error_t task_prepare(struct doca_ctx *ctx, struct ctx_run *run,
-				 const struct doca_task_desc *desc, struct doca_buf *src,
-				 struct doca_buf *dst, bool guarded, struct doca_event **out)
+/* Validate and pin one task (under the guard when @p guarded). */
+static inline doca_error_t task_pin(struct doca_ctx *ctx, const struct doca_task_desc *desc,
+				    struct doca_buf *src, struct doca_buf *dst, bool guarded,
+				    struct task_pinned *out)
 {
 	uint64_t len;
 	doca_error_t err = task_check(ctx, desc, src, dst, &len);
@@ -88,25 +90,44 @@ static doca_error_t task_prepare(struct doca_ctx *ctx, struct ctx_run *run,
 		buf_unpin(src, guarded);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	struct doca_event *ev = pool_take(run, &err);
+	*out = (struct task_pinned){ .desc = desc, .src = src, .dst = dst, .len = len };
+	return DOCA_SUCCESS;
+}
 
-	if (ev == NULL) {
-		buf_unpin(dst, guarded);
-		buf_unpin(src, guarded);
-		return err; /* AGAIN, or NO_MEMORY for a chunk of slots */
+/* Take a credit for each of the k pinned tasks, in as few atomic steps as
+ * the pool allows; the tasks left without one are unpinned. Returns how
+ * many got one (*why says why the others did not: AGAIN, or NO_MEMORY for
+ * a chunk of slots). */
+static inline uint32_t task_take_credits(struct ctx_run *run, const struct task_pinned *tp,
+					 uint32_t k, bool guarded, struct doca_event **evs,
+					 doca_error_t *why)
+{
+	uint32_t got = 0, m;
+
+	while (got < k && (m = task_pool_take(&run->pool, &evs[got], k - got, why)) != 0)
+		got += m;
+	for (uint32_t i = got; i < k; i++) {
+		buf_unpin(tp[i].dst, guarded);
+		buf_unpin(tp[i].src, guarded);
 	}
+	return got;
+}
+
+/* Fill a slot taken for a pinned task. */
+static void task_fill(struct doca_event *ev, const struct task_pinned *t, bool guarded)
+{
+	TSAN_ACQUIRE(ev);
+	hb_acquire(ev); /* the slot's last free happens before its reuse */
 	ev_set_state(ev, EV_QUEUED);
 	ev->guarded_pins = guarded;
-	ev->type = (uint16_t)desc->type;
-	ev->flags = desc->flags;
-	ev->src = src;
-	ev->dst = dst;
-	ev->len = len;
+	ev->type = (uint16_t)t->desc->type;
+	ev->flags = t->desc->flags;
+	ev->src = t->src;
+	ev->dst = t->dst;
+	ev->len = t->len;
 	ev->bytes = 0;
-	ev->user_data = desc->user_data;
+	ev->user_data = t->desc->user_data;
 	hb_release(ev); /* the caller's writes happen before the device's accesses */
-	*out = ev;
-	return DOCA_SUCCESS;
 }
 
 /* Post directly from this thread? Its own PE's thread, or the PE asleep
@@ -140,30 +161,48 @@ static bool task_guard_take(struct doca_ctx *ctx, struct ctx_run *run)
 	return false;
 }
 
+/* Under the PE's guard, which makes us its ready set's consumer: have the
+ * next turn visit ctx, as a signal would, but with no fence: arming takes
+ * the guard too, so it came before our entry (we see ARMED: true, wake
+ * it) or comes after our exit, and its walk of the set finds ctx there. */
+static bool task_queue_visit(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	EXPLORE_POINT(ATOMIC);
+	/* relaxed: only the consumer (we) clears QUEUED; a signaller that sets
+	 * it meanwhile has pushed ctx itself, and our CAS below then fails */
+	if ((atomic_load_explicit(&ctx->ready.flags, memory_order_relaxed) & READY_QUEUED) == 0)
+		ready_requeue_sc(&pe->ready, &ctx->ready);
+	EXPLORE_POINT(WAKE);
+	return atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED;
+}
+
 /* Post a chunk prepared under the guard, then let go of it; wake the PE
- * if only a progress call runs what we posted (an inline device), as the
- * completion does otherwise. Both system calls (kicking the executor,
- * waking the PE) come after letting go of the guard, so a thread they wake
- * never waits for us. */
+ * if only a progress call runs what we posted (an inline device) and it
+ * sleeps armed, as the completion does otherwise. Both system calls
+ * (kicking the executor, waking the PE) come after letting go of the
+ * guard, so a thread they wake never waits for us. */
 static void task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
 			      uint32_t n)
 {
 	struct hw_desc descs[SUBMIT_CHUNK];
+	bool wake = false;
 
 	for (uint32_t i = 0; i < n; i++)
 		descs[i] = event_desc(evs[i]);
 	if (n != 0) {
 		run_post(run, descs, n);
 		hw_qp_doorbell(run->qp);
+		/* only its PE's visits run them (inline) */
+		if (run->qp->runs_in_poll)
+			wake = task_queue_visit(ctx->pe, ctx);
 	}
 	runner_exit(&ctx->pe->runner);
 	if (n != 0) {
 		hw_qp_kick(run->qp);
-		/* only its PE's visits run them (inline) or find their completions */
-		if (run->qp->runs_in_poll)
-			pe_ready_signal_wake(ctx->pe, ctx);
-		else if (!run->qp->signals_completions)
-			(void)pe_ready_signal(ctx->pe, ctx);
+		if (wake)
+			pe_wake_fenced(ctx->pe); /* the guard ordered our post before the armed load */
+		else if (!run->qp->runs_in_poll && !run->qp->signals_completions)
+			(void)pe_ready_signal(ctx->pe, ctx); /* only polling finds them */
 	}
 }
 
@@ -175,36 +214,26 @@ static void task_push(struct ctx_run *run, struct doca_event **evs, uint32_t n)
 	mailbox_announce(&run->mbox);
 }
 
-/* One task of a burst, inside the read-side section: handles, then state,
- * then the rest (the contract's order). The guard is taken (or not) for
- * each chunk before its first task is prepared. */
-static doca_error_t task_submit_one(struct doca_ctx *ctx, const struct doca_task_desc *desc,
-				    struct ctx_run **run, uint32_t k, bool *guarded,
-				    struct doca_event **out)
+/* The state check of a chunk, after its first task's handles: RUNNING,
+ * the run read once (it cannot be retired while we are in the section),
+ * and the guard taken (or not) for the chunk. */
+static doca_error_t task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, bool *guarded)
 {
-	struct doca_buf *src = buf_of(desc->src), *dst = buf_of(desc->dst);
-
-	if (src == NULL)
-		return HANDLE_REFUSAL(desc->src, MAGIC_BUF);
-	if (dst == NULL)
-		return HANDLE_REFUSAL(desc->dst, MAGIC_BUF);
 	if (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
 		return DOCA_ERROR_BAD_STATE;
 	if (*run == NULL) {
 		EXPLORE_POINT(ATOMIC);
-		/* Read once: it cannot be retired while we are in the section. */
 		*run = rcu_dereference(ctx->run);
 		if (*run == NULL)
 			return DOCA_ERROR_BAD_STATE;
 		TSAN_ACQUIRE(*run);
 	}
-	if (k == 0)
-		*guarded = task_guard_take(ctx, *run);
-	return task_prepare(ctx, *run, desc, src, dst, *guarded, out);
+	*guarded = task_guard_take(ctx, *run);
+	return DOCA_SUCCESS;
 }
 
-/* Hand a chunk over: posted under the guard, or pushed. True if pushed
- * (the PE may need a wake-up to move them). */
+/* Hand a chunk over: posted under the guard (which it lets go of, n = 0
+ * too), or pushed. True if pushed (the PE may need a wake-up to move them). */
 static bool task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
 			   uint32_t n, bool guarded)
 {
@@ -217,15 +246,60 @@ static bool task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doc
 	return n != 0;
 }
 
-doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_desc *descs,
-				    uint32_t n, uint32_t *accepted)
+/* Up to SUBMIT_CHUNK tasks of a burst, inside the read-side section. Each
+ * task's handles, then (once, after the first task's) the state, then the
+ * rest: the contract's order, the chunk's tasks seeing the state as its
+ * first did. Then one take of credits for every task that passed, so no
+ * credit is held unused. Returns the tasks accepted; *err says why the
+ * next one was refused (DOCA_SUCCESS: none was). */
+static inline __attribute__((always_inline)) uint32_t
+task_chunk(struct doca_ctx *ctx, struct ctx_run **run, const struct doca_task_desc *descs, uint32_t n,
+	   bool *queued, doca_error_t *err)
+{
+	struct task_pinned tp[SUBMIT_CHUNK];
+	struct doca_event *evs[SUBMIT_CHUNK];
+	bool guarded = false, entered = false;
+	uint32_t k;
+	doca_error_t why;
+
+	*err = DOCA_SUCCESS;
+	for (k = 0; k < n; k++) {
+		struct doca_buf *src = buf_of(descs[k].src), *dst = buf_of(descs[k].dst);
+
+		if (src == NULL)
+			*err = HANDLE_REFUSAL(descs[k].src, MAGIC_BUF);
+		else if (dst == NULL)
+			*err = HANDLE_REFUSAL(descs[k].dst, MAGIC_BUF);
+		else if (!entered && (*err = task_chunk_enter(ctx, run, &guarded)) == DOCA_SUCCESS)
+			entered = true;
+		if (*err == DOCA_SUCCESS)
+			*err = task_pin(ctx, &descs[k], src, dst, guarded, &tp[k]);
+		if (*err != DOCA_SUCCESS)
+			break;
+	}
+	if (!entered)
+		return 0;
+	uint32_t got = task_take_credits(*run, tp, k, guarded, evs, &why);
+
+	if (got < k)
+		*err = why;
+	for (uint32_t i = 0; i < got; i++)
+		task_fill(evs[i], &tp[i], guarded);
+	*queued |= task_hand_over(ctx, *run, evs, got, guarded);
+	return got;
+}
+
+/* Both entry points, inlined into each: a single task's call is then
+ * compiled for n = 1 (no chunk loops left). */
+static inline __attribute__((always_inline)) doca_error_t
+task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32_t n,
+		  uint32_t *accepted)
 {
 	doca_error_t err = DOCA_SUCCESS;
 	struct doca_ctx *ctx;
 	struct ctx_run *run = NULL;
-	struct doca_event *chunk[SUBMIT_CHUNK];
-	uint32_t i = 0, k = 0;
-	bool queued = false, guarded = false;
+	uint32_t i = 0;
+	bool queued = false;
 
 	if (accepted != NULL)
 		*accepted = 0;
@@ -236,23 +310,22 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_d
 	ctx = ctx_of(h);
 	if (ctx == NULL)
 		err = HANDLE_REFUSAL(h, MAGIC_CTX);
-	for (; err == DOCA_SUCCESS && i < n; i++) {
-		err = task_submit_one(ctx, &descs[i], &run, k, &guarded, &chunk[k]);
-		if (err != DOCA_SUCCESS)
-			break;
-		if (++k == SUBMIT_CHUNK) {
-			queued |= task_hand_over(ctx, run, chunk, k, guarded);
-			k = 0;
-			guarded = false;
-		}
+	while (err == DOCA_SUCCESS && i < n) {
+		uint32_t m = n - i < SUBMIT_CHUNK ? n - i : SUBMIT_CHUNK;
+
+		i += task_chunk(ctx, &run, &descs[i], m, &queued, &err);
 	}
-	if (k != 0 || guarded)
-		queued |= task_hand_over(ctx, run, chunk, k, guarded);
 	if (queued)
 		pe_wake_after_push(ctx, run);
 	doca_rcu_read_unlock();
 	*accepted = i;
 	return err;
+}
+
+doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_desc *descs,
+				    uint32_t n, uint32_t *accepted)
+{
+	return task_submit_burst(h, descs, n, accepted);
 }
 
 doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc *desc)
@@ -261,5 +334,5 @@ doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc 
 
 	if (desc == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	return doca_task_submit_batch(ctx, desc, 1, &accepted);
+	return task_submit_burst(ctx, desc, 1, &accepted);
 }

@@ -12,7 +12,9 @@
  * returned slots (a slot index + 1, 0 for none; linked through each
  * event's pool_next), the number of free credits, and a tag. Submitters
  * (any thread) take with a CAS; only the holder of the PE's runner guard
- * returns (one producer). Free credits = slots on the stack + slots never
+ * returns (one producer). One CAS takes or returns many: a submit takes
+ * a chunk's credits at once, a burst of frees returns its run's slots as
+ * one chain. Free credits = slots on the stack + slots never
  * used yet; those are the indexes from size - free on, taken in order only
  * while the stack is empty (then every used slot is outstanding), so the
  * count alone says which slot a fresh credit gets.
@@ -21,17 +23,26 @@
  * - Exactly one taker per credit: each take is one CAS of the whole word,
  *   so takes and returns are totally ordered on it and the count never goes
  *   below 0: a take that finds 0 free returns DOCA_ERROR_AGAIN, exactly
- *   when size tasks are outstanding (exact when no free races it).
- * - ABA: a taker reads top's pool_next before its CAS; if the slot was
- *   taken and returned meanwhile, the tag changed (every CAS adds one) and
- *   the CAS fails. The tag has 22 bits: a taker preempted between its load
+ *   when size tasks are outstanding (exact when no free races it). A
+ *   submit asks for as many credits as it has tasks ready to use them
+ *   (validated and pinned), so a take of many never holds one unused.
+ * - ABA: a taker reads the links of the slots it pops (top's pool_next,
+ *   then theirs) before its CAS; if any of them was taken and returned
+ *   meanwhile, the tag changed (every CAS adds one) and the CAS fails, so
+ *   a CAS that succeeds took exactly the slots on the stack at its load.
+ *   A chain returned at once is linked by its returner before its CAS
+ *   publishes it, as a single slot's link is. The tag has 22 bits: a taker preempted between its load
  *   and its CAS while exactly 2^22 other operations hit the pool could
  *   succeed with a stale next, the one case not detected.
  * - A taken slot's memory is its chunk's, published before any of its
  *   slots can be taken: a fresh credit whose chunk is missing makes it
- *   first (a CAS publishes it; a loser gives its copy back), then takes.
+ *   first (a CAS publishes it; a loser gives its copy back), then takes;
+ *   a take of fresh slots stays inside one chunk.
  *   The return's CAS is a release and a take's an acquire, so a taker sees
  *   the slot as the PE left it.
+ *
+ * The take and the return are inline (engine/task_pool.h): they run once
+ * per submit and per free call.
  *
  * Progress: a take retries only when another take or a return changed the
  * word (lock-free); making a chunk calls the allocator and the cells'
@@ -42,26 +53,7 @@
 
 #include "engine/cells.h"
 #include "engine/engine.h"
-
-#define TOP_BITS 21u  /* slot index + 1, up to DOCA_CTX_MAX_TASKS_LIMIT */
-#define FREE_BITS 21u /* free credits, up to DOCA_CTX_MAX_TASKS_LIMIT */
-#define TAG_SHIFT (TOP_BITS + FREE_BITS)
-#define FIELD_MASK ((1u << TOP_BITS) - 1u)
-
-_Static_assert(DOCA_CTX_MAX_TASKS_LIMIT <= FIELD_MASK, "a slot index + 1 and a count fit 21 bits");
-
-static inline uint32_t head_top(uint64_t h)
-{
-	return (uint32_t)h & FIELD_MASK;
-}
-static inline uint32_t head_free(uint64_t h)
-{
-	return (uint32_t)(h >> TOP_BITS) & FIELD_MASK;
-}
-static inline uint64_t head_next(uint64_t h, uint32_t free, uint32_t top)
-{
-	return ((h >> TAG_SHIFT) + 1u) << TAG_SHIFT | (uint64_t)free << TOP_BITS | top;
-}
+#include "engine/task_pool.h"
 
 static uint32_t chunk_slots(const struct task_pool *p, uint32_t c)
 {
@@ -91,8 +83,7 @@ static struct doca_event *chunk_make(struct task_pool *p, uint32_t c)
 	return evs;
 }
 
-/* Make chunk c unless another taker did; false when out of memory. */
-static bool chunk_publish(struct task_pool *p, uint32_t c)
+bool task_pool_publish_chunk(struct task_pool *p, uint32_t c)
 {
 	struct doca_event *expect = NULL, *evs = chunk_make(p, c);
 
@@ -107,21 +98,6 @@ static bool chunk_publish(struct task_pool *p, uint32_t c)
 	return true;
 }
 
-static struct doca_event *chunk_of(const struct task_pool *p, uint32_t c)
-{
-	EXPLORE_POINT(ATOMIC);
-	/* acquire: pairs with chunk_publish's release. */
-	struct doca_event *evs = atomic_load_explicit(&p->chunks[c], memory_order_acquire);
-
-	TSAN_ACQUIRE(evs);
-	return evs;
-}
-
-static struct doca_event *slot_of(const struct task_pool *p, uint32_t index)
-{
-	return &chunk_of(p, index / POOL_CHUNK)[index % POOL_CHUNK];
-}
-
 doca_error_t task_pool_init(struct task_pool *p, struct ctx_run *run, uint32_t size)
 {
 	p->run = run;
@@ -129,7 +105,7 @@ doca_error_t task_pool_init(struct task_pool *p, struct ctx_run *run, uint32_t s
 	p->nchunks = (size + POOL_CHUNK - 1u) / POOL_CHUNK;
 	p->chunks = doca_zalloc(sizeof(*p->chunks) * p->nchunks);
 	atomic_init(&p->head, head_next(0, size, 0));
-	if (p->chunks == NULL || !chunk_publish(p, 0))
+	if (p->chunks == NULL || !task_pool_publish_chunk(p, 0))
 		return DOCA_ERROR_NO_MEMORY;
 	return DOCA_SUCCESS;
 }
@@ -157,57 +133,6 @@ void task_pool_fini(struct task_pool *p)
 	}
 	doca_free(p->chunks);
 	p->chunks = NULL;
-}
-
-struct doca_event *task_pool_take(struct task_pool *p, doca_error_t *why)
-{
-	EXPLORE_POINT(QUEUE);
-	/* acquire: pairs with task_pool_put's release (the slot as the PE left it). */
-	uint64_t h = atomic_load_explicit(&p->head, memory_order_acquire);
-
-	for (;;) {
-		uint32_t top = head_top(h), free = head_free(h), next = 0, fresh = p->size - free;
-		struct doca_event *ev = NULL;
-
-		if (free == 0) {
-			*why = DOCA_ERROR_AGAIN;
-			return NULL;
-		}
-		if (top != 0) {
-			ev = slot_of(p, top - 1u);
-			/* relaxed: a stale link fails the CAS below (the tag moved) */
-			next = atomic_load_explicit(&ev->pool_next, memory_order_relaxed);
-		} else if (chunk_of(p, fresh / POOL_CHUNK) == NULL) {
-			if (!chunk_publish(p, fresh / POOL_CHUNK)) {
-				*why = DOCA_ERROR_NO_MEMORY;
-				return NULL;
-			}
-			continue; /* the same word: the chunk is there now */
-		}
-		EXPLORE_POINT(QUEUE);
-		/* acquire on success: as the load above, for the slot we take. */
-		if (atomic_compare_exchange_weak_explicit(&p->head, &h, head_next(h, free - 1u, next),
-							  memory_order_acquire, memory_order_acquire))
-			return ev != NULL ? ev : slot_of(p, fresh);
-	}
-}
-
-void task_pool_put(struct task_pool *p, struct doca_event *ev)
-{
-	EXPLORE_POINT(QUEUE);
-	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
-
-	do {
-		if (head_free(h) == p->size) {
-			doca_log(DOCA_LOG_ERROR, "task pool full on a release: a slot was returned twice");
-			abort();
-		}
-		atomic_store_explicit(&ev->pool_next, head_top(h), memory_order_relaxed);
-		EXPLORE_POINT(QUEUE);
-		/* release: our last touch of the slot happens before its next taker's. */
-	} while (!atomic_compare_exchange_weak_explicit(&p->head, &h,
-							head_next(h, head_free(h) + 1u, ev->pool_index + 1u),
-							memory_order_release, memory_order_relaxed));
 }
 
 uint32_t task_pool_free(const struct task_pool *p)

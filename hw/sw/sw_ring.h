@@ -21,6 +21,10 @@
  * queue pair keeps a small ring; one with n descriptors in flight about n
  * slots.
  *
+ * An item may also be written and read in place (sw_ring_claim /
+ * sw_ring_publish, sw_ring_peek / sw_ring_release): the same steps
+ * without the copy through a local, the inline device's path.
+ *
  * Why it is correct: only the producer writes items, links and sequences,
  * only the consumer writes tail. A slot's previous sequence (position + 1 -
  * segment size; a new segment's slots start with that value) never equals
@@ -101,26 +105,44 @@ static inline bool sw_ring_seg_full(const struct sw_ring *r)
 	return r->head - sw_ring_later(r->tail_seen, r->seg_start) >= cap;
 }
 
-/* Producer: copy @p len bytes of @p item in. False if the ring is full at
- * its largest (or a larger segment cannot be allocated). */
-static inline bool sw_ring_put(struct sw_ring *r, const void *item, size_t len)
+/* Producer: the payload of the next slot, to be filled in place and
+ * published with sw_ring_publish; NULL if the ring is full at its largest
+ * (or a larger segment cannot be allocated). */
+static inline void *sw_ring_claim(struct sw_ring *r)
 {
 	if (sw_ring_seg_full(r)) {
 		EXPLORE_POINT(QUEUE);
 		/* acquire: the consumer copied out every item before this tail. */
 		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 		if (sw_ring_seg_full(r) && !sw_ring_grow(r))
-			return false;
+			return NULL;
 	}
+	return r->pslots[r->head & r->pmask].payload;
+}
+
+/* Producer: publish the item written into the slot sw_ring_claim gave. */
+static inline void sw_ring_publish(struct sw_ring *r)
+{
 	uint32_t pos = r->head;
 	struct sw_slot *s = &r->pslots[pos & r->pmask];
 
-	memcpy(s->payload, item, len);
 	s->link = 0;
 	EXPLORE_POINT(QUEUE);
 	/* release: the item is in the slot before the consumer sees its sequence. */
 	atomic_store_explicit(&s->seq, pos + 1u, memory_order_release);
 	r->head = pos + 1u;
+}
+
+/* Producer: copy @p len bytes of @p item in. False if the ring is full at
+ * its largest (or a larger segment cannot be allocated). */
+static inline bool sw_ring_put(struct sw_ring *r, const void *item, size_t len)
+{
+	void *slot = sw_ring_claim(r);
+
+	if (slot == NULL)
+		return false;
+	memcpy(slot, item, len);
+	sw_ring_publish(r);
 	return true;
 }
 
@@ -150,27 +172,44 @@ static inline bool sw_ring_unread(const struct sw_ring *r)
 	return atomic_load_explicit(&r->tail, memory_order_relaxed) != r->head;
 }
 
-/* Consumer: copy the next item out (@p len bytes). False if none is ready. */
-static inline bool sw_ring_get(struct sw_ring *r, void *out, size_t len)
+/* Consumer: the next item, read in place until sw_ring_release; NULL if
+ * none is ready. */
+static inline const void *sw_ring_peek(struct sw_ring *r)
 {
 	for (;;) {
 		uint32_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
 		struct sw_slot *s = &r->cslots[pos & r->cmask];
 
 		EXPLORE_POINT(QUEUE);
-		/* acquire: pairs with put's release, so the item is complete. */
+		/* acquire: pairs with publish's release, so the item is complete. */
 		if (atomic_load_explicit(&s->seq, memory_order_acquire) != pos + 1u)
-			return false;
-		if (s->link) {
-			sw_ring_follow(r, s);
-			continue;
-		}
-		memcpy(out, s->payload, len);
-		EXPLORE_POINT(QUEUE);
-		/* release: the copy is done before the producer may reuse the slot. */
-		atomic_store_explicit(&r->tail, pos + 1u, memory_order_release);
-		return true;
+			return NULL;
+		if (!s->link)
+			return s->payload;
+		sw_ring_follow(r, s);
 	}
+}
+
+/* Consumer: done with the item sw_ring_peek gave; its slot may be reused. */
+static inline void sw_ring_release(struct sw_ring *r)
+{
+	uint32_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+	EXPLORE_POINT(QUEUE);
+	/* release: the item is read before the producer may reuse the slot. */
+	atomic_store_explicit(&r->tail, pos + 1u, memory_order_release);
+}
+
+/* Consumer: copy the next item out (@p len bytes). False if none is ready. */
+static inline bool sw_ring_get(struct sw_ring *r, void *out, size_t len)
+{
+	const void *item = sw_ring_peek(r);
+
+	if (item == NULL)
+		return false;
+	memcpy(out, item, len);
+	sw_ring_release(r);
+	return true;
 }
 
 #endif /* DOCA_HW_SW_RING_H */
