@@ -10,8 +10,10 @@
  * Who signals (each after publishing the work and a full fence, inside a
  * read-side section that keeps the run, its context and its PE):
  * - a submitter that pushed into the mailbox (pe_wake_after_push), or that
- *   posted directly to a queue pair that does not signal its completions
- *   (inline: only progress runs them; verbs: only polling finds them);
+ *   posted directly to a verbs queue pair (only polling finds its
+ *   completions); one that posted to an inline queue pair (only progress
+ *   runs them) holds the PE's guard, which makes it the set's consumer, and
+ *   appends the context to the FIFO itself (engine/task.c);
  * - a free that sent a credit back through the mailbox (engine/event.c);
  * - an engine thread that put completions on the queue pair (pe_wake_cb);
  * - a stop handing the rest to the PE (engine/ctx_run.c);

@@ -69,9 +69,11 @@ struct task_pinned {
 	uint64_t len;
 };
 
-/* Validate and pin one task (under the guard when @p guarded). */
-static inline doca_error_t task_pin(struct doca_ctx *ctx, const struct doca_task_desc *desc,
-				    struct doca_buf *src, struct doca_buf *dst, bool guarded,
+/* Validate and pin one task (under the guard when @p guarded); @p first:
+ * the chunk's first task, which also looks at the pool. */
+static inline doca_error_t task_pin(struct doca_ctx *ctx, struct ctx_run *run,
+				    const struct doca_task_desc *desc, struct doca_buf *src,
+				    struct doca_buf *dst, bool guarded, bool first,
 				    struct task_pinned *out)
 {
 	uint64_t len;
@@ -79,10 +81,11 @@ static inline doca_error_t task_pin(struct doca_ctx *ctx, const struct doca_task
 
 	if (err != DOCA_SUCCESS)
 		return err;
-	/* An empty pool refuses before the pins: a submitter retrying on
-	 * AGAIN (another thread's, spinning until the PE frees) then reads the
-	 * pool's line and never writes the buffers' lines the PE unpins. */
-	if (task_pool_free(&run->pool) == 0)
+	/* An empty pool refuses another thread's chunk before its pins: a
+	 * submitter retrying on AGAIN (spinning until the PE frees) then reads
+	 * the pool's line and never writes the buffers' lines the PE unpins.
+	 * (Pins under the guard are the holder's own counts: nothing shared.) */
+	if (first && !guarded && task_pool_free(&run->pool) == 0)
 		return DOCA_ERROR_AGAIN;
 	if (!buf_pin(src, guarded))
 		return DOCA_ERROR_INVALID_VALUE;
@@ -273,7 +276,7 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, const struct doca_task_de
 		else if (!entered && (*err = task_chunk_enter(ctx, run, &guarded)) == DOCA_SUCCESS)
 			entered = true;
 		if (*err == DOCA_SUCCESS)
-			*err = task_pin(ctx, &descs[k], src, dst, guarded, &tp[k]);
+			*err = task_pin(ctx, *run, &descs[k], src, dst, guarded, k == 0, &tp[k]);
 		if (*err != DOCA_SUCCESS)
 			break;
 	}
