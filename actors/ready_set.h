@@ -75,8 +75,10 @@ static inline void ready_node_init(struct ready_node *n)
 }
 
 /* After publishing work for n's actor and running a full fence: make sure
- * the consumer visits n after this call. True if this call queued n (the
- * caller may then wake a sleeping consumer). Thread safety: any thread,
+ * the consumer visits n after this call. True if this call queued n: the
+ * caller must then wake a sleeping consumer if n's actor has work, even
+ * work another thread gave it — that thread's signal found n QUEUED while
+ * our push was not yet visible, and the wake-up it gave may be spent. Thread safety: any thread,
  * wait-free (one load, at most one CAS and one mailbox push + announce). */
 bool ready_signal_fenced(struct ready_set *s, struct ready_node *n);
 

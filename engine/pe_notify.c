@@ -103,7 +103,13 @@ void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
 	/* seq_cst fence: the pushes are visible before the ready flag's and
 	 * the armed flag's loads. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (pe_ready_signal_fenced(pe, ctx))
+	/* pushed: our signal queued ctx. Until that push was visible, another
+	 * thread's signal (an engine thread's completions) found ctx QUEUED
+	 * and woke the PE for a visit the PE could not make yet: that wake-up
+	 * may be spent, and the next one is ours to give (below). */
+	bool pushed = pe_ready_signal_fenced(pe, ctx) && !DOCA_REVERTED("push_wake_own_queue");
+
+	if (pushed)
 		/* seq_cst fence: our push into the ready set is visible before
 		 * the armed load (engine/pe_ready.c) */
 		atomic_thread_fence(memory_order_seq_cst);
@@ -125,7 +131,12 @@ void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
 	    runner_enter_brief(&pe->runner) == RUNNER_ENTERED) {
 		bool fed = ctx_feedable(ctx, run);
 		uint32_t posted = fed ? run_feed(run, FEED_BRIEF) : 0;
-		bool left = !fed || (posted != 0 && run->qp->runs_in_poll);
+		/* After our push and fence, a look at ctx's work (we are the
+		 * set's consumer now): the other signaller's work came before its
+		 * fence, so either ours follows it and sees that work, or its
+		 * wake-up follows our visible push and is not spent. */
+		bool left = !fed || (posted != 0 && run->qp->runs_in_poll) ||
+			    (pushed && run_needs_visit(ctx, run));
 
 		runner_exit(&pe->runner);
 		if (posted != 0)
@@ -137,9 +148,10 @@ void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
 	/* Busy: the PE arms or runs a turn, or another submitter posts; each
 	 * may have missed our pushes. While descriptors of this run are on the
 	 * device, a completion will wake the PE, and the turn it runs drains
-	 * the mailbox before polling: no wake-up of ours is needed (top). */
+	 * the mailbox before polling: no wake-up of ours is needed (top) —
+	 * unless we queued ctx, and the completion's wake-up may be spent. */
 	EXPLORE_POINT(ATOMIC);
-	if (atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0)
+	if (!pushed && atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0)
 		return;
 	pe_wake_fenced(pe);
 }

@@ -84,12 +84,11 @@ void pe_ready_credits_returned(struct ctx_run *run)
 	if (ctx_state(run->ctx) != DOCA_CTX_STATE_STOPPING)
 		return;
 	EXPLORE_POINT(ATOMIC);
-	/* The PE's own thread (the one that ran its last turn) is awake: it
-	 * needs no wake-up, only the visit. */
-	if (atomic_load_explicit(&run->pe->home, memory_order_relaxed) == runner_self())
-		(void)pe_ready_signal_fenced(run->pe, run->ctx);
-	else
-		pe_ready_signal_wake_fenced(run->pe, run->ctx);
+	/* A wake-up too when the PE's own thread (the one that ran its last
+	 * turn) frees: it may have armed the PE, and another thread may sleep
+	 * on its fd; the stop needs a progress call either way. It costs a
+	 * fence only on a PE that ever armed (pe_wake). */
+	pe_ready_signal_wake_fenced(run->pe, run->ctx);
 }
 
 bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run)

@@ -401,6 +401,7 @@ static const char *const revertible[] = {
 	"event_claim_load_store", /* doca_event_free claims the event with a load and a store, not a CAS */
 	"fork_no_atfork",                /* nothing is done at fork */
 	"push_wake_skipped",             /* a mailbox push never wakes (nor feeds for) an armed PE */
+	"push_wake_own_queue", /* a push that queued its context wakes the PE as if another had queued it */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an

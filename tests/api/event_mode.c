@@ -455,3 +455,64 @@ Test(event_mode, stop_while_worker_runs_pe_reaches_idle_with_every_event_deliver
 	cr_assert_eq(atomic_load(&env.events), N, "%d events for %d accepted tasks", atomic_load(&env.events), N);
 	fixture_fini(&f);
 }
+
+/* ---- the last credit of a STOPPING context wakes an armed PE ---- */
+
+static struct doca_event *held_event;
+
+static void *free_held(void *unused)
+{
+	(void)unused;
+	doca_event_free(held_event);
+	return NULL;
+}
+
+/* One event held, the ctx stopped (STOPPING: the event holds it), the PE
+ * armed; then the event is freed, by the thread that ran the PE's last turn
+ * (@p other false) or by another: the stop needs a progress call, so the
+ * fd must become readable, and a progress then brings the ctx to IDLE. */
+static void stopping_last_free_wakes(const char *dev_name, bool other)
+{
+	struct api_fixture f;
+	enum doca_ctx_state st;
+	int fd;
+
+	fixture_init_started(&f, dev_name, 64, 0);
+	fd = pe_fd(f.pe);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 7, 0));
+	held_event = wait_event(f.pe);
+	assert_doca(doca_ctx_stop(f.ctx), DOCA_ERROR_IN_PROGRESS);
+	for (int i = 0; i < 10; i++)
+		cr_assert_eq(doca_pe_progress(f.pe), 0, "an event while the only one is held");
+	assert_ok(doca_ctx_get_state(f.ctx, &st));
+	cr_assert_eq(st, DOCA_CTX_STATE_STOPPING, "state %d with an event held", st);
+	assert_ok(doca_pe_request_notification(f.pe));
+	cr_assert_eq(fd_readable(fd, 0), 0, "readable before the last free");
+	if (other) {
+		pthread_t t;
+
+		cr_assert_eq(pthread_create(&t, NULL, free_held, NULL), 0, "pthread_create");
+		cr_assert_eq(pthread_join(t, NULL), 0, "pthread_join");
+	} else {
+		doca_event_free(held_event);
+	}
+	cr_assert_eq(fd_readable(fd, API_WAIT_MS), 1, "the last free of a stopping ctx did not wake the PE");
+	assert_ok(doca_pe_clear_notification(f.pe));
+	progress_until_state(f.pe, f.ctx, DOCA_CTX_STATE_IDLE);
+	fixture_fini(&f);
+}
+
+Test(event_mode, stopping_last_free_on_the_pe_thread_wakes_inline)
+{
+	stopping_last_free_wakes("sw0", false);
+}
+
+Test(event_mode, stopping_last_free_on_the_pe_thread_wakes_engine)
+{
+	stopping_last_free_wakes("sw0:engines=1", false);
+}
+
+Test(event_mode, stopping_last_free_on_another_thread_wakes_inline)
+{
+	stopping_last_free_wakes("sw0", true);
+}
