@@ -45,11 +45,55 @@ static void run_on_device_add(struct ctx_run *run, uint32_t delta)
 
 void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n)
 {
-	if (hw_qp_post(run->qp, descs, n) != n) {
-		doca_log(DOCA_LOG_ERROR, "device SQ full although credits bound it");
-		abort();
+	uint32_t took = hw_qp_post(run->qp, descs, n);
+
+	run_on_device_add(run, took);
+	if (took == n)
+		return;
+	doca_log(DOCA_LOG_WARN, "the device's queue is full and cannot grow (out of memory, or sw0's ring_max): %u tasks wait for room",
+		 n - took);
+	for (uint32_t i = took; i < n; i++) {
+		struct doca_event *ev = (struct doca_event *)(uintptr_t)descs[i].cookie;
+
+		ev->next = NULL;
+		if (run->spill_tail != NULL)
+			run->spill_tail->next = ev;
+		else
+			run->spill_head = ev;
+		run->spill_tail = ev;
 	}
-	run_on_device_add(run, n);
+}
+
+struct doca_event *run_spill_pop(struct ctx_run *run)
+{
+	struct doca_event *ev = run->spill_head;
+
+	if (ev != NULL) {
+		run->spill_head = ev->next;
+		if (run->spill_head == NULL)
+			run->spill_tail = NULL;
+	}
+	return ev;
+}
+
+bool run_unspill(struct ctx_run *run, uint32_t *posted)
+{
+	while (run->spill_head != NULL) {
+		struct hw_desc descs[32];
+		struct doca_event *ev = run->spill_head;
+		uint32_t n = 0, took;
+
+		for (; ev != NULL && n < sizeof(descs) / sizeof(descs[0]); ev = ev->next)
+			descs[n++] = event_desc(ev);
+		took = hw_qp_post(run->qp, descs, n);
+		run_on_device_add(run, took);
+		*posted += took;
+		for (uint32_t i = 0; i < took; i++)
+			(void)run_spill_pop(run);
+		if (took < n)
+			return false;
+	}
+	return true;
 }
 
 uint32_t run_poll(struct ctx_run *run, struct hw_cqe *cqes, uint32_t max)

@@ -250,13 +250,24 @@ struct ctx_run {
 	 * only (run_post, run_poll), loaded by submitters deciding whether a
 	 * completion will wake the PE anyway (pe_wake_after_push). */
 	_Atomic uint32_t on_device;
+	/* Tasks the device did not take (its ring could not grow: out of
+	 * memory), in submission order, linked through their events' next:
+	 * posted again before anything newer (run_unspill). Runner's. */
+	struct doca_event *spill_head, *spill_tail;
 };
 
 /* Tasks in flight plus events not yet freed. Exact when no submitter races. */
 uint32_t run_outstanding(const struct ctx_run *run);
 /* Post n descriptors to the run's queue pair (runner guard held). Credits
- * bound what is outstanding, so a full SQ is a broken invariant: abort. */
+ * bound what is outstanding, so the device refuses only when its ring
+ * cannot grow (out of memory): the rest wait in the run's spill, in order,
+ * for the next post (run_unspill), and the context stays in the ready set. */
 void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n);
+/* Post the spilled tasks (runner guard held), adding them to *posted;
+ * true when none is left (then newer tasks may be posted). */
+bool run_unspill(struct ctx_run *run, uint32_t *posted);
+/* Take the oldest spilled task's event, or NULL (runner guard held). */
+struct doca_event *run_spill_pop(struct ctx_run *run);
 /* Poll up to max completions of the run's queue pair (runner guard held). */
 uint32_t run_poll(struct ctx_run *run, struct hw_cqe *cqes, uint32_t max);
 

@@ -196,7 +196,8 @@ static bool ctx_has_pending(struct doca_ctx *ctx, struct ctx_run *run, bool fed)
 
 	if (st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING)
 		return false;
-	if ((!fed && mailbox_nonempty(&run->mbox)) || run->qp->ops->pending(run->qp))
+	if ((!fed && mailbox_nonempty(&run->mbox)) || run->spill_head != NULL ||
+	    run->qp->ops->pending(run->qp))
 		return true;
 	return st == DOCA_CTX_STATE_STOPPING &&
 	       atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) && run_outstanding(run) == 0;

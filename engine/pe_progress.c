@@ -53,8 +53,11 @@ uint32_t run_feed(struct ctx_run *run, uint32_t max)
 	struct hw_desc descs[POST_BATCH];
 	uint32_t posted = 0;
 	struct pool_chain released = { 0 };
+	/* what the device refused before goes first; while some is left,
+	 * nothing newer may overtake it */
+	bool clear = run_unspill(run, &posted);
 
-	while (posted < max) {
+	while (clear && posted < max) {
 		uint32_t limit = max - posted < POST_BATCH ? max - posted : POST_BATCH;
 		uint32_t n = mailbox_drain_sc(&run->mbox, items, limit, DRAIN_PER_SHARD);
 
@@ -73,6 +76,7 @@ uint32_t run_feed(struct ctx_run *run, uint32_t max)
 		if (ndescs != 0)
 			run_post(run, descs, ndescs);
 		posted += ndescs;
+		clear = run->spill_head == NULL; /* the device refused some: stop here */
 	}
 	if (released.n != 0) {
 		task_pool_put(&run->pool, &released);
@@ -93,6 +97,11 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 		if (run_feed(run, TURN_POSTS) != 0)
 			hw_qp_kick(run->qp);
 		return;
+	}
+	/* the tasks the device refused were never on it: flushed first, in order */
+	for (struct doca_event *ev; t->ndone < TURN_EVENTS && (ev = run_spill_pop(run)) != NULL;) {
+		event_flush(ev);
+		t->done[t->ndone++] = ev;
 	}
 	for (uint32_t flushed = 0; flushed < TURN_POSTS;) {
 		uint32_t limit = TURN_EVENTS - t->ndone;

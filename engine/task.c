@@ -158,7 +158,7 @@ static bool task_guard_take(struct doca_ctx *ctx, struct ctx_run *run)
 	/* Holding the guard we are the mailbox's consumer and the qp's
 	 * producer, and the flags below are ours to read. */
 	if (ctx_state(ctx) == DOCA_CTX_STATE_RUNNING && !run->fatal && !run->flush_sent &&
-	    mailbox_idle(&run->mbox))
+	    mailbox_idle(&run->mbox) && run->spill_head == NULL)
 		return true;
 	runner_exit(runner);
 	return false;
@@ -195,8 +195,9 @@ static void task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct 
 	if (n != 0) {
 		run_post(run, descs, n);
 		hw_qp_doorbell(run->qp);
-		/* only its PE's visits run them (inline) */
-		if (run->qp->runs_in_poll)
+		/* only its PE's visits run them (inline), or post what the
+		 * device refused (run_post's spill) */
+		if (run->qp->runs_in_poll || run->spill_head != NULL)
 			wake = task_queue_visit(ctx->pe, ctx);
 	}
 	runner_exit(&ctx->pe->runner);

@@ -14,7 +14,10 @@
  *   DOCA_ERROR_IO_FAILED), `partial_every=N` (every Nth executed descriptor
  *   copies only its first half: PARTIAL, DOCA_ERROR_IO_FAILED, true count),
  *   `delay_us=N` (0..10,000,000: each descriptor completes no earlier than N µs
- *   after it was posted). Descriptors are counted per device from 1, flushed
+ *   after it was posted), `ring_max=N` (0..65,536: the device's rings never
+ *   grow beyond N slots, rounded down to a power of two, as when memory runs
+ *   out; tasks beyond wait in the engine, in order, until the ring has room:
+ *   still accepted, still exactly one event each). Descriptors are counted per device from 1, flushed
  *   ones are not counted; when fail and partial select the same descriptor it
  *   fails.
  * - a verbs device name as the NIC reports it (`"mlx5_0"`, `"rxe0"`), when

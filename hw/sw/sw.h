@@ -24,14 +24,16 @@
 #define SW_ENGINES_MAX 64u
 #define SW_DELAY_US_MAX 10000000u
 #define SW_EVERY_MAX 1000000000u
+#define SW_RING_MAX_MAX 65536u
 /* The keys of the open string, for messages. */
-#define SW_PARAM_KEYS "engines, cpus, fail_every, partial_every, delay_us"
+#define SW_PARAM_KEYS "engines, cpus, fail_every, partial_every, delay_us, ring_max"
 
 struct sw_params {
 	uint32_t engines;
 	uint32_t fail_every;    /* 0: off */
 	uint32_t partial_every; /* 0: off */
 	uint32_t delay_us;
+	uint32_t ring_max;      /* 0: rings grow to the depth; else no further than this (rounded down to a power of two) */
 	uint32_t ncpus;         /* 0: engine threads may run on every CPU */
 	int cpus[SW_ENGINES_MAX];
 };

@@ -174,9 +174,15 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 
 	while (n < ENGINE_BATCH && sw_qp_take_due(qp, &d, &flushed, now)) {
 		sw_execute(e->dev, &d, flushed, &c);
-		/* the CQ holds depth entries and credits bound what is outstanding */
-		while (!sw_ring_put(&qp->cq, &c, sizeof(c)))
+		/* Credits bound what is outstanding, so the CQ is full only when
+		 * it cannot grow (out of memory): the PE must drain it, so wake
+		 * it for the entries already in (seq_cst fence: they are visible
+		 * before the wake's loads) and let it run. */
+		while (!sw_ring_put(&qp->cq, &c, sizeof(c))) {
+			atomic_thread_fence(memory_order_seq_cst);
+			qp->wake(qp->wake_arg);
 			sched_yield();
+		}
 		n++;
 	}
 	*waiting = *waiting || qp->has_held;

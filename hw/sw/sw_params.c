@@ -1,6 +1,6 @@
 /*
  * hw/sw/sw_params.c — the open string of the software device:
- * "engines=N,cpus=LIST,fail_every=N,partial_every=N,delay_us=N".
+ * "engines=N,cpus=LIST,fail_every=N,partial_every=N,delay_us=N,ring_max=N".
  * A cpus LIST is "A", "A-B" and further ",C" or ",C-D" items.
  */
 #include <errno.h>
@@ -53,6 +53,7 @@ static bool parse_pair(const char *key, size_t klen, const char *val, size_t vle
 		{ "fail_every", offsetof(struct sw_params, fail_every), SW_EVERY_MAX },
 		{ "partial_every", offsetof(struct sw_params, partial_every), SW_EVERY_MAX },
 		{ "delay_us", offsetof(struct sw_params, delay_us), SW_DELAY_US_MAX },
+		{ "ring_max", offsetof(struct sw_params, ring_max), SW_RING_MAX_MAX },
 	};
 
 	for (uint32_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {

@@ -438,6 +438,8 @@ Test(bad_inputs, malformed_open_strings_are_invalid_value)
 		"sw0:partial_every=-3",
 		"sw0:delay_us=10000001",
 		"sw0:delay_us=1e3",
+		"sw0:ring_max=65537",
+		"sw0:ring_max=16,ring_max=32",
 		"sw0:cpus=abc",
 		"sw0:cpus=",
 		"sw0:cpus=1-",
@@ -495,6 +497,8 @@ Test(bad_inputs, valid_open_strings_open)
 		"sw0:partial_every=5",
 		"sw0:delay_us=0",
 		"sw0:delay_us=10000000",
+		"sw0:ring_max=65536",
+		"sw0:engines=1,ring_max=2",
 		"sw0:engines=1,fail_every=1000,partial_every=999,delay_us=10",
 	};
 

@@ -51,7 +51,7 @@ Test(log, a_refused_open_string_names_the_key_and_the_allowed_ones)
 	cr_assert_eq(got.count, 1);
 	cr_assert_eq(got.level[0], DOCA_LOG_ERROR);
 	cr_assert_str_eq(got.text[0], "doca_dev_open(\"sw0:engine=1\"): unknown key 'engine'; keys: engines, "
-				      "cpus, fail_every, partial_every, delay_us");
+				      "cpus, fail_every, partial_every, delay_us, ring_max");
 	cr_assert_eq(got.user, &got);
 	assert_doca(doca_dev_open("sw0:engines=1,cpus=0,cpus=1", &dev), DOCA_ERROR_INVALID_VALUE);
 	cr_assert_eq(got.count, 2);
@@ -95,7 +95,7 @@ Test(log, a_message_repeated_in_a_loop_is_counted_not_flooded)
 	cr_assert_eq(got.count, DOCA_LOG_BURST, "%d messages passed in one second", got.count);
 	for (int i = 0; i < DOCA_LOG_BURST; i++)
 		cr_assert_str_eq(got.text[i], "doca_dev_open(\"sw0:bogus=1\"): unknown key 'bogus'; keys: engines, "
-					      "cpus, fail_every, partial_every, delay_us");
+					      "cpus, fail_every, partial_every, delay_us, ring_max");
 	next_second();
 	assert_doca(doca_dev_open("sw0:bogus=1", &dev), DOCA_ERROR_INVALID_VALUE);
 	cr_assert_eq(got.count, DOCA_LOG_BURST + 2);
