@@ -32,7 +32,7 @@
  *   a CAS that succeeds took exactly the slots on the stack at its load.
  *   A chain returned at once is linked by its returner before its CAS
  *   publishes it, as a single slot's link is. The tag has 22 bits: a taker preempted between its load
- *   and its CAS while exactly 2^22 other operations hit the pool could
+ *   and its CAS while a multiple of 2^22 other operations hit the pool could
  *   succeed with a stale next, the one case not detected.
  * - A taken slot's memory is its chunk's, published before any of its
  *   slots can be taken: a fresh credit whose chunk is missing makes it
