@@ -173,8 +173,12 @@ static bool task_queue_visit(struct doca_pe *pe, struct doca_ctx *ctx)
 	EXPLORE_POINT(ATOMIC);
 	/* relaxed: only the consumer (we) clears QUEUED; a signaller that sets
 	 * it meanwhile has pushed ctx itself, and our CAS below then fails */
-	if ((atomic_load_explicit(&ctx->ready.flags, memory_order_relaxed) & READY_QUEUED) == 0)
+	if ((atomic_load_explicit(&ctx->ready.flags, memory_order_relaxed) & READY_QUEUED) == 0) {
+		/* the contexts signalled before us join the FIFO first: it
+		 * stays in signal order, as if we had signalled */
+		(void)ready_collect_sc(&pe->ready, UINT32_MAX);
 		ready_requeue_sc(&pe->ready, &ctx->ready);
+	}
 	EXPLORE_POINT(WAKE);
 	return atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED;
 }
