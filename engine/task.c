@@ -199,18 +199,16 @@ static void task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct 
 	if (n != 0) {
 		run_post(run, descs, n);
 		hw_qp_doorbell(run->qp);
-		/* only its PE's visits run them (inline), or post what the
-		 * device refused (run_post's spill) */
-		if (run->qp->runs_in_poll || run->spill_head != NULL)
-			wake = task_queue_visit(ctx->pe, ctx);
+		/* its PE's visits run them (inline), find their completions
+		 * (polled while on the device, engine/pe_ready.c), or post what
+		 * the device refused (run_post's spill) */
+		wake = task_queue_visit(ctx->pe, ctx) && run->qp->runs_in_poll;
 	}
 	runner_exit(&ctx->pe->runner);
 	if (n != 0) {
 		hw_qp_kick(run->qp);
 		if (wake)
 			pe_wake_fenced(ctx->pe); /* the guard ordered our post before the armed load */
-		else if (!run->qp->runs_in_poll && !run->qp->signals_completions)
-			(void)pe_ready_signal(ctx->pe, ctx); /* only polling finds them */
 	}
 }
 
