@@ -55,12 +55,7 @@ void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n)
 	for (uint32_t i = took; i < n; i++) {
 		struct doca_event *ev = (struct doca_event *)(uintptr_t)descs[i].cookie;
 
-		ev->next = NULL;
-		if (run->spill_tail != NULL)
-			run->spill_tail->next = ev;
-		else
-			run->spill_head = ev;
-		run->spill_tail = ev;
+		event_list_append(&run->spill_head, &run->spill_tail, ev);
 	}
 }
 

@@ -165,7 +165,7 @@ struct doca_event {
 	struct doca_buf *dst;
 	union doca_data user_data;
 	struct ctx_run *run;     /* the run whose pool holds this slot */
-	struct doca_event *next; /* PE ready list */
+	struct doca_event *next; /* PE ready list, or its run's spill (run_post) */
 	struct mailbox_node mbox_node; /* its link while in the run's mailbox */
 	uint32_t pool_index;     /* its slot number in the run's pool */
 	_Atomic uint32_t pool_next; /* the free stack's link (engine/task_pool.c) */
@@ -255,6 +255,18 @@ struct ctx_run {
 	 * posted again before anything newer (run_unspill). Runner's. */
 	struct doca_event *spill_head, *spill_tail;
 };
+
+/* Append ev to a singly linked event list (through ev->next). */
+static inline void event_list_append(struct doca_event **head, struct doca_event **tail,
+				     struct doca_event *ev)
+{
+	ev->next = NULL;
+	if (*tail != NULL)
+		(*tail)->next = ev;
+	else
+		*head = ev;
+	*tail = ev;
+}
 
 /* Tasks in flight plus events not yet freed. Exact when no submitter races. */
 uint32_t run_outstanding(const struct ctx_run *run);

@@ -248,12 +248,7 @@ static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
 		return;
 	}
 	ev_set_state(ev, EV_READY);
-	ev->next = NULL;
-	if (pe->ready_tail != NULL)
-		pe->ready_tail->next = ev;
-	else
-		pe->ready_head = ev;
-	pe->ready_tail = ev;
+	event_list_append(&pe->ready_head, &pe->ready_tail, ev);
 }
 
 uint32_t pe_turn(struct doca_pe *pe)
