@@ -63,8 +63,8 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 	CDS_INIT_LIST_HEAD(&ctx->dev_link);
 	atomic_store_explicit(&ctx->refs, 1, memory_order_relaxed);
 	atomic_store_explicit(&ctx->state, DOCA_CTX_STATE_IDLE, memory_order_relaxed);
-	ctx->epoch = g_fork_epoch;
-	ctx->magic = MAGIC_CTX;
+	head_store(&ctx->epoch, g_fork_epoch);
+	head_store(&ctx->magic, MAGIC_CTX);
 	live_created(LIVE_CTX, 0);
 	*out = handle_of(ctx);
 	return DOCA_SUCCESS;

@@ -255,8 +255,8 @@ doca_error_t doca_dev_open(const char *name, struct doca_dev **dev)
 	d->entry = e;
 	CDS_INIT_LIST_HEAD(&d->ctxs);
 	snprintf(d->name, sizeof(d->name), "%.*s", (int)strcspn(name, ":"), name);
-	d->epoch = g_fork_epoch;
-	d->magic = MAGIC_DEV;
+	head_store(&d->epoch, g_fork_epoch);
+	head_store(&d->magic, MAGIC_DEV);
 	live_created(LIVE_DEV, 0);
 	*dev = d;
 	return DOCA_SUCCESS;
@@ -280,7 +280,7 @@ doca_error_t doca_dev_close(struct doca_dev *dev)
 	else
 		err = dev->nr_mems != 0 ? DOCA_ERROR_IN_USE : ctx_unbind_all_locked(dev);
 	if (err == DOCA_SUCCESS)
-		dev->magic = MAGIC_DEAD;
+		head_store(&dev->magic, MAGIC_DEAD);
 	pthread_mutex_unlock(&g_config_lock);
 	if (err != DOCA_SUCCESS)
 		return err;

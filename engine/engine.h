@@ -524,13 +524,25 @@ struct handle_head {
 	_Atomic uint32_t gen;
 };
 
+/* An object's magic and epoch are read by any thread holding a handle,
+ * also while the object's destroy or its cell's next create writes them (a
+ * stale handle, refused): relaxed atomic accesses, as the generation's. */
+static inline uint32_t head_load(const uint32_t *word)
+{
+	return __atomic_load_n(word, __ATOMIC_RELAXED);
+}
+static inline void head_store(uint32_t *word, uint32_t value)
+{
+	__atomic_store_n(word, value, __ATOMIC_RELAXED);
+}
+
 /* The object behind a handle if it is a live one of this process (not
  * destroyed, not inherited across fork) of the handle's generation. */
 static inline void *handle_obj(const void *h, uint32_t magic)
 {
 	const struct handle_head *o = handle_addr(h);
 
-	if (o == NULL || o->magic != magic || o->epoch != g_fork_epoch ||
+	if (o == NULL || head_load(&o->magic) != magic || head_load(&o->epoch) != g_fork_epoch ||
 	    atomic_load_explicit(&o->gen, memory_order_relaxed) != handle_gen(h))
 		return NULL;
 	return (void *)o;
@@ -571,7 +583,7 @@ static inline void handle_kill(void *obj)
 {
 	struct handle_head *o = obj;
 
-	o->magic = MAGIC_DEAD;
+	head_store(&o->magic, MAGIC_DEAD);
 	atomic_fetch_add_explicit(&o->gen, 1, memory_order_relaxed);
 }
 

@@ -24,10 +24,10 @@ doca_error_t handle_refusal(const void *h, uint32_t magic)
 
 	if (o == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (o->magic == magic && o->epoch != g_fork_epoch)
+	if (head_load(&o->magic) == magic && head_load(&o->epoch) != g_fork_epoch)
 		return DOCA_ERROR_BAD_STATE;
-	if (o->magic == MAGIC_DEAD ||
-	    (o->magic == magic && atomic_load_explicit(&o->gen, memory_order_relaxed) != handle_gen(h))) {
+	if (head_load(&o->magic) == MAGIC_DEAD ||
+	    (head_load(&o->magic) == magic && atomic_load_explicit(&o->gen, memory_order_relaxed) != handle_gen(h))) {
 		handle_count_stale();
 		doca_log(DOCA_LOG_ERROR, "a handle used after its object was destroyed (stale handle)");
 	}

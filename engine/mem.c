@@ -50,8 +50,8 @@ doca_error_t mem_register(const struct doca_ctx *h, void *addr, size_t len, uint
 	mem->access = import != NULL ? mem->mr->access : access;
 	mem->owned = owned;
 	mem->remote = import != NULL;
-	mem->epoch = g_fork_epoch;
-	mem->magic = MAGIC_MEM;
+	head_store(&mem->epoch, g_fork_epoch);
+	head_store(&mem->magic, MAGIC_MEM);
 	live_created(LIVE_MEM, mem->len); /* an import's is the exported length */
 	*out = handle_of(mem);
 	return DOCA_SUCCESS;

@@ -103,8 +103,8 @@ doca_error_t doca_pe_create(struct doca_pe **out)
 	}
 	ready_set_init(&pe->ready);
 	pe->worker.stop_fd = -1;
-	pe->epoch = g_fork_epoch;
-	pe->magic = MAGIC_PE;
+	head_store(&pe->epoch, g_fork_epoch);
+	head_store(&pe->magic, MAGIC_PE);
 	live_created(LIVE_PE, 0);
 	*out = pe;
 	return DOCA_SUCCESS;

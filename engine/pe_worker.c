@@ -88,7 +88,7 @@ bool pe_retire_unless_worker(struct doca_pe *pe)
 	pthread_mutex_lock(&worker_lock);
 	none = !atomic_load_explicit(&pe->has_worker, memory_order_relaxed);
 	if (none)
-		pe->magic = MAGIC_DEAD;
+		head_store(&pe->magic, MAGIC_DEAD);
 	pthread_mutex_unlock(&worker_lock);
 	return none;
 }

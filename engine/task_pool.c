@@ -73,8 +73,8 @@ static struct doca_event *chunk_make(struct task_pool *p, uint32_t c)
 		struct doca_event *ev = &evs[i];
 		uint32_t gen = ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed));
 
-		ev->magic = MAGIC_EVENT;
-		ev->epoch = p->run->ctx->epoch;
+		head_store(&ev->magic, MAGIC_EVENT);
+		head_store(&ev->epoch, p->run->ctx->epoch);
 		atomic_store_explicit(&ev->gs, ev_gs(gen + 1u, EV_FREE), memory_order_relaxed);
 		ev->ctx = p->run->ctx;
 		ev->run = p->run;
