@@ -183,6 +183,11 @@ doca_error_t doca_ctx_destroy(struct doca_ctx *h)
 	/* after any report under way (or inside it: the lock is recursive) */
 	pthread_mutex_lock(&ctx->report_lock);
 	pthread_mutex_lock(&g_config_lock);
+	/* Once detached from its PE's ready set, the PE may drop the last
+	 * reference (engine/pe_ready.c) before we unlock report_lock below:
+	 * the read-side section keeps the free (and its mutex destroy) after
+	 * that unlock. Entered with the locks held: nothing below waits. */
+	doca_rcu_read_lock();
 	if (ctx_of(h) != ctx) /* a concurrent destroy won */
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
@@ -199,6 +204,7 @@ doca_error_t doca_ctx_destroy(struct doca_ctx *h)
 	}
 	pthread_mutex_unlock(&g_config_lock);
 	pthread_mutex_unlock(&ctx->report_lock);
+	doca_rcu_read_unlock();
 	if (err != DOCA_SUCCESS)
 		return err;
 	if (put)
