@@ -106,9 +106,13 @@ void mailbox_announce(struct mailbox *mb)
 	/* seq_cst fence: the pushes are visible before we load the summary (see top). */
 	EXPLORE_POINT(ATOMIC);
 	atomic_thread_fence(memory_order_seq_cst);
-	if ((atomic_load_explicit(&mb->summary, memory_order_relaxed) & bit) == 0)
+	if ((atomic_load_explicit(&mb->summary, memory_order_relaxed) & bit) == 0) {
 		/* release: a drain that acquires the bit sees the pushes. */
 		atomic_fetch_or_explicit(&mb->summary, bit, memory_order_release);
+		/* seq_cst fence: the bit is visible before the caller's next load
+		 * (a consumer that lets go and looks again reads only the bit) */
+		atomic_thread_fence(memory_order_seq_cst);
+	}
 }
 
 /* Take shard i's oldest node, or NULL if it is empty or its next node is

@@ -78,9 +78,10 @@ void mailbox_init(struct mailbox *mb);
 void mailbox_push_mpsc(struct mailbox *mb, struct mailbox_node *item);
 
 /* After one or more pushes: flag the caller's shard so the next drain visits
- * it. Begins with a full fence, so a load the caller makes after it (a check
- * whether the consumer sleeps) is ordered after the pushes. Thread safety:
- * any thread, wait-free. */
+ * it. Begins with a full fence, and ends with one when it set the flag, so a
+ * load the caller makes after it (a check whether the consumer sleeps, or
+ * has let go of the mailbox's owner and looks only at the flags) is ordered
+ * after the pushes and the flag. Thread safety: any thread, wait-free. */
 void mailbox_announce(struct mailbox *mb);
 
 /* Take up to `max` items, at most `per_shard` from each flagged shard,

@@ -197,7 +197,11 @@ static inline bool runner_unpark(struct runner *r, const void *cur, struct runne
 	if (d == RUNNER_NEST_MAX)
 		return false;
 	EXPLORE_POINT(GUARD);
-	atomic_store_explicit(&t->in[d], runner_entry_of(r, brief), memory_order_relaxed);
+	/* release: a revoker that reads this entry of another runner (the
+	 * slot reused) sees our sections of r before it (no instruction more
+	 * on x86; a release sequence of the exit's pop would give it in C11,
+	 * but not in every model since) */
+	atomic_store_explicit(&t->in[d], runner_entry_of(r, brief), memory_order_release);
 	t->depth = d + 1u;
 	asym_fence_light(); /* our entry is visible before we load revoke (see top) */
 	EXPLORE_POINT(GUARD);
