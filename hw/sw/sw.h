@@ -77,6 +77,7 @@ struct sw_qp {
 	_Alignas(64) struct sw_desc held;
 	bool has_held;
 	bool held_flushed;
+	uint32_t idle_passes; /* the executor's passes since it last had work (sw_engine.c) */
 	struct cds_list_head change_link; /* engine's add/del lists, engine lock */
 	bool attached;                    /* the engine took it off to_add, engine lock */
 	/* its node in its engine's ready set (sw_engine.c): signalled by the

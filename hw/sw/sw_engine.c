@@ -39,7 +39,6 @@
  */
 #include <errno.h>
 #include <linux/futex.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -56,6 +55,7 @@
 #define ENGINE_BATCH 32u      /* descriptors per qp per pass */
 #define ENGINE_COLLECT 256u   /* newly signalled qps joining a pass */
 #define ENGINE_SPIN EXPLORE_SPINS(4000u) /* empty passes before sleeping */
+#define ENGINE_LINGER EXPLORE_SPINS(1000u) /* empty passes a qp stays in the set (< ENGINE_SPIN) */
 
 enum { ENGINE_RUN, ENGINE_STOP };
 
@@ -164,6 +164,12 @@ static void engine_apply_changes(struct sw_engine *e)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/* Work an SQ still holds for the engine: descriptors, or one held back. */
+static bool qp_has_work(struct sw_qp *qp)
+{
+	return qp->has_held || sw_ring_ready(&qp->sq);
+}
+
 /* Execute up to ENGINE_BATCH due descriptors of one qp. */
 static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t *now, bool *waiting)
 {
@@ -172,17 +178,24 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 	bool flushed;
 	uint32_t n = 0;
 
-	while (n < ENGINE_BATCH && sw_qp_take_due(qp, &d, &flushed, now)) {
-		sw_execute(e->dev, &d, flushed, &c);
-		/* Credits bound what is outstanding, so the CQ is full only when
-		 * it cannot grow (out of memory): the PE must drain it, so wake
-		 * it for the entries already in (seq_cst fence: they are visible
-		 * before the wake's loads) and let it run. */
-		while (!sw_ring_put(&qp->cq, &c, sizeof(c))) {
+	while (n < ENGINE_BATCH && qp_has_work(qp)) {
+		/* Room for the completion first: credits bound what is
+		 * outstanding, so the CQ is full only when it cannot grow (out of
+		 * memory, or ring_max). Then the PE must drain it: wake it for the
+		 * entries already in (seq_cst fence: they are visible before the
+		 * wake's loads) and come back later, the qp kept in the set. Never
+		 * wait here: we are inside a read-side section, and a grace
+		 * period on the PE's thread (a stop) would wait for us. */
+		if (sw_ring_claim(&qp->cq) == NULL) {
 			atomic_thread_fence(memory_order_seq_cst);
 			qp->wake(qp->wake_arg);
-			sched_yield();
+			*waiting = true;
+			break;
 		}
+		if (!sw_qp_take_due(qp, &d, &flushed, now))
+			break;
+		sw_execute(e->dev, &d, flushed, &c);
+		(void)sw_ring_put(&qp->cq, &c, sizeof(c)); /* claimed above: cannot fail */
 		n++;
 	}
 	*waiting = *waiting || qp->has_held;
@@ -202,12 +215,6 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 	return n;
 }
 
-/* Work an SQ still holds for the engine: descriptors, or one held back. */
-static bool qp_has_work(struct sw_qp *qp)
-{
-	return qp->has_held || sw_ring_ready(&qp->sq);
-}
-
 /* Serve one qp of the ready set; keep it there while it has work. */
 static uint32_t engine_visit(struct sw_engine *e, struct sw_qp *qp, uint64_t *now, bool *waiting)
 {
@@ -218,7 +225,14 @@ static uint32_t engine_visit(struct sw_engine *e, struct sw_qp *qp, uint64_t *no
 	}
 	uint32_t n = engine_serve_qp(e, qp, now, waiting);
 
-	if (qp_has_work(qp))
+	if (n != 0 || qp_has_work(qp))
+		qp->idle_passes = 0;
+	/* A qp that just had work stays a while (ENGINE_LINGER passes): the
+	 * next post then finds it queued and the pass finds the descriptor,
+	 * with no push into the set and no collect on the way (a one-at-a-time
+	 * copy's round trip). Fewer than ENGINE_SPIN, so an idle engine still
+	 * empties its set and sleeps. */
+	if (qp_has_work(qp) || ++qp->idle_passes < ENGINE_LINGER)
 		ready_keep_sc(&e->ready, &qp->engine_ready);
 	else if (ready_release_sc(&qp->engine_ready) && qp_has_work(qp)) /* the look after the fence */
 		ready_requeue_sc(&e->ready, &qp->engine_ready);
