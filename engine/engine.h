@@ -186,8 +186,10 @@ struct task_pool {
 	uint32_t size;           /* credits: the context's max_tasks */
 	uint32_t nchunks;
 	_Atomic(struct doca_event *) *chunks; /* nchunks, NULL until first needed */
-	/* own line: submitters take with a CAS, the PE's thread returns */
+	/* own line: submitters take, the PE's thread returns */
 	_Alignas(64) _Atomic uint64_t head; /* tag | free credits | top of the returned stack */
+	_Atomic uint32_t mode; /* POOL_OWNER until a taker without the guard appears */
+	_Atomic uint32_t busy; /* a guard holder is in a plain update of head */
 };
 
 /* The pool of a new run, with its first chunk. DOCA_ERROR_NO_MEMORY. */

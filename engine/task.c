@@ -101,13 +101,13 @@ static inline doca_error_t task_pin(struct doca_ctx *ctx, struct ctx_run *run,
  * the pool allows; the tasks left without one are unpinned. Returns how
  * many got one (*why says why the others did not: AGAIN, or NO_MEMORY for
  * a chunk of slots). */
-static inline uint32_t task_take_credits(struct ctx_run *run, const struct task_pinned *tp,
+static inline __attribute__((always_inline)) uint32_t task_take_credits(struct ctx_run *run, const struct task_pinned *tp,
 					 uint32_t k, bool guarded, struct doca_event **evs,
 					 doca_error_t *why)
 {
 	uint32_t got = 0, m;
 
-	while (got < k && (m = task_pool_take(&run->pool, &evs[got], k - got, why)) != 0)
+	while (got < k && (m = task_pool_take(&run->pool, &evs[got], k - got, guarded, why)) != 0)
 		got += m;
 	for (uint32_t i = got; i < k; i++) {
 		buf_unpin(tp[i].dst, guarded);

@@ -41,6 +41,26 @@
  *   The return's CAS is a release and a take's an acquire, so a taker sees
  *   the slot as the PE left it.
  *
+ * Without a read-modify-write while only guard holders use the pool (the
+ * owner fast path, issue 12). Until a submitter without the PE's runner
+ * guard first takes (a foreign submitter: the mailbox path), every taker
+ * and every returner holds the guard, which already makes them one at a
+ * time: each reads head, computes and stores the new word (mode
+ * POOL_OWNER). The first foreign taker turns the pool shared for the rest
+ * of the run (task_pool_share), and from then on every take and return is
+ * the CAS above. The switch is a Dekker pair with an asymmetric fence
+ * (actors/asym_fence.h): a guard holder stores busy = 1, runs the light
+ * fence, loads mode, and updates plainly only if it is still POOL_OWNER,
+ * then stores busy = 0 (release); the switcher stores mode = SWITCHING,
+ * runs the heavy fence, then waits until it sees busy = 0 (acquire) and
+ * stores mode = POOL_SHARED. So a plain update either saw the switch
+ * (then it takes the CAS path) or had stored busy before the fence, and
+ * the switcher waits for its store to head before any CAS: no update is
+ * lost. The wait is for a bounded update of a few stores (a chunk is made
+ * outside it), unless that thread is preempted in it, like the runner's
+ * brief holds. Other foreign takers wait for POOL_SHARED too, each through
+ * the same steps, so none CASes before the last plain update is visible.
+ *
  * The take and the return are inline (engine/task_pool.h): they run once
  * per submit and per free call.
  *
@@ -49,7 +69,11 @@
  * mutex (engine/cells.c), which may wait: the first use of each chunk of a
  * run is the one case where a submit can block.
  */
+#include <sched.h>
 #include <stdlib.h>
+
+#include "actors/asym_fence.h"
+#include "actors/explore_revert.h"
 
 #include "engine/cells.h"
 #include "engine/engine.h"
@@ -105,6 +129,8 @@ doca_error_t task_pool_init(struct task_pool *p, struct ctx_run *run, uint32_t s
 	p->nchunks = (size + POOL_CHUNK - 1u) / POOL_CHUNK;
 	p->chunks = doca_zalloc(sizeof(*p->chunks) * p->nchunks);
 	atomic_init(&p->head, head_next(0, size, 0));
+	atomic_init(&p->mode, POOL_OWNER);
+	atomic_init(&p->busy, 0);
 	if (p->chunks == NULL || !task_pool_publish_chunk(p, 0))
 		return DOCA_ERROR_NO_MEMORY;
 	return DOCA_SUCCESS;
@@ -133,6 +159,48 @@ void task_pool_fini(struct task_pool *p)
 	}
 	doca_free(p->chunks);
 	p->chunks = NULL;
+}
+
+/* Turn the pool shared; returns once no plain update is under way (the
+ * Dekker pair, top). */
+static void task_pool_share(struct task_pool *p)
+{
+	uint32_t owner = POOL_OWNER;
+	unsigned spins = 0;
+
+	EXPLORE_POINT(ATOMIC);
+	(void)atomic_compare_exchange_strong_explicit(&p->mode, &owner, POOL_SWITCHING, memory_order_relaxed,
+						      memory_order_relaxed);
+	asym_fence_heavy(); /* mode is visible before we read busy (the Dekker pair, top) */
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: pairs with the plain update's release of busy (its head store) */
+	while (!DOCA_REVERTED("pool_share_no_wait") && atomic_load_explicit(&p->busy, memory_order_acquire) != 0) {
+		EXPLORE_YIELD();
+		if (++spins % 64u == 0)
+			sched_yield(); /* the guard holder may be preempted in its update */
+	}
+	TSAN_ACQUIRE(&p->busy);
+	EXPLORE_POINT(ATOMIC);
+	atomic_store_explicit(&p->mode, POOL_SHARED, memory_order_release);
+}
+
+uint32_t task_pool_take_unshared(struct task_pool *p, struct doca_event **evs, uint32_t want, doca_error_t *why)
+{
+	struct runner *guard = &p->run->pe->runner;
+	/* Nobody runs the PE (no turn ran yet, or its runner let go): take
+	 * the guard for the moment of the take, so a submit before the first
+	 * turn leaves the pool the owner's. NESTED: ours already. */
+	enum runner_entry e = runner_enter_brief(guard);
+	uint32_t n;
+
+	if (e == RUNNER_BUSY) {
+		task_pool_share(p);
+		return pool_take(p, evs, want, false, why);
+	}
+	n = pool_take(p, evs, want, true, why);
+	if (e == RUNNER_ENTERED)
+		runner_exit(guard);
+	return n;
 }
 
 uint32_t task_pool_free(const struct task_pool *p)

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 
+#include "actors/asym_fence.h"
 #include "engine/engine.h"
 
 #define POOL_TOP_BITS 21u  /* slot index + 1, up to DOCA_CTX_MAX_TASKS_LIMIT */
@@ -29,8 +30,35 @@ static inline uint64_t head_next(uint64_t h, uint32_t free, uint32_t top)
 	return ((h >> POOL_TAG_SHIFT) + 1u) << POOL_TAG_SHIFT | (uint64_t)free << POOL_TOP_BITS | top;
 }
 
+/* The pool's mode (engine/task_pool.c): plain updates by guard holders
+ * until a taker without the guard appears, CAS from then on. */
+enum { POOL_OWNER, POOL_SWITCHING, POOL_SHARED };
+
 /* Make chunk c unless another taker did; false when out of memory. */
 bool task_pool_publish_chunk(struct task_pool *p, uint32_t c);
+
+/* A guard holder about to update head: true if it may do so with a plain
+ * store (then it calls pool_plain_end after it), false for the CAS. */
+static inline bool pool_plain_begin(struct task_pool *p)
+{
+	EXPLORE_POINT(ATOMIC);
+	if (atomic_load_explicit(&p->mode, memory_order_relaxed) != POOL_OWNER)
+		return false;
+	atomic_store_explicit(&p->busy, 1, memory_order_relaxed);
+	asym_fence_light(); /* busy is visible before we load mode (task_pool.c) */
+	EXPLORE_POINT(ATOMIC);
+	if (atomic_load_explicit(&p->mode, memory_order_relaxed) == POOL_OWNER)
+		return true;
+	atomic_store_explicit(&p->busy, 0, memory_order_relaxed); /* nothing updated */
+	return false;
+}
+
+static inline void pool_plain_end(struct task_pool *p)
+{
+	EXPLORE_POINT(ATOMIC);
+	/* release: a switcher that sees 0 sees our store to head */
+	atomic_store_explicit(&p->busy, 0, memory_order_release);
+}
 
 static inline struct doca_event *pool_chunk_of(const struct task_pool *p, uint32_t c)
 {
@@ -47,15 +75,13 @@ static inline struct doca_event *pool_slot_of(const struct task_pool *p, uint32_
 	return &pool_chunk_of(p, index / POOL_CHUNK)[index % POOL_CHUNK];
 }
 
-/* Take between 1 and @p want credits and their slots (into evs) in one
- * atomic step; 0 with *why: DOCA_ERROR_AGAIN (every credit is out) or
- * DOCA_ERROR_NO_MEMORY (a chunk could not be made). Fewer than asked when
- * fewer are free, or at the end of the returned stack or of a chunk: the
- * caller asks again. Any thread; lock-free but for a chunk's first use
- * (engine/task_pool.c). */
-static inline uint32_t task_pool_take(struct task_pool *p, struct doca_event **evs, uint32_t want,
-				      doca_error_t *why)
+/* task_pool_take's body (@p guarded: the caller holds the PE's runner
+ * guard, or the pool is shared). */
+static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool *p, struct doca_event **evs,
+								uint32_t want, bool guarded, doca_error_t *why)
 {
+	bool plain = guarded && pool_plain_begin(p);
+
 	EXPLORE_POINT(QUEUE);
 	/* acquire: pairs with task_pool_put's release (the slots as the PE left them). */
 	uint64_t h = atomic_load_explicit(&p->head, memory_order_acquire);
@@ -65,6 +91,8 @@ static inline uint32_t task_pool_take(struct task_pool *p, struct doca_event **e
 		uint32_t most = want < free ? want : free;
 
 		if (free == 0) {
+			if (plain)
+				pool_plain_end(p);
 			*why = DOCA_ERROR_AGAIN;
 			return 0;
 		}
@@ -76,11 +104,15 @@ static inline uint32_t task_pool_take(struct task_pool *p, struct doca_event **e
 				next = atomic_load_explicit(&evs[n++]->pool_next, memory_order_relaxed);
 			}
 		} else if (pool_chunk_of(p, fresh / POOL_CHUNK) == NULL) {
+			if (plain)
+				pool_plain_end(p); /* the allocator may wait: not inside an update */
 			if (!task_pool_publish_chunk(p, fresh / POOL_CHUNK)) {
 				*why = DOCA_ERROR_NO_MEMORY;
 				return 0;
 			}
-			continue; /* the same word: the chunk is there now */
+			plain = guarded && pool_plain_begin(p);
+			h = atomic_load_explicit(&p->head, memory_order_acquire); /* as above */
+			continue;
 		} else {
 			/* fresh slots, in order, up to the end of their chunk */
 			uint32_t room = POOL_CHUNK - fresh % POOL_CHUNK;
@@ -88,26 +120,54 @@ static inline uint32_t task_pool_take(struct task_pool *p, struct doca_event **e
 			n = most < room ? most : room;
 		}
 		EXPLORE_POINT(QUEUE);
-		/* acquire on success: as the load above, for the slots we take. */
-		if (atomic_compare_exchange_weak_explicit(&p->head, &h, head_next(h, free - n, next),
-							  memory_order_acquire, memory_order_acquire)) {
-			for (uint32_t i = 0; top == 0 && i < n; i++)
-				evs[i] = pool_slot_of(p, fresh + i);
-			return n;
+		if (plain) {
+			/* release: as task_pool_put's, for readers of the count */
+			atomic_store_explicit(&p->head, head_next(h, free - n, next), memory_order_release);
+			pool_plain_end(p);
+		} else if (!atomic_compare_exchange_weak_explicit(&p->head, &h, head_next(h, free - n, next),
+								  memory_order_acquire, memory_order_acquire)) {
+			continue; /* acquire on success: as the load above, for the slots we take */
 		}
+		for (uint32_t i = 0; top == 0 && i < n; i++)
+			evs[i] = pool_slot_of(p, fresh + i);
+		return n;
 	}
 }
 
+/* A take without the guard while the pool is not shared yet (task_pool.c). */
+uint32_t task_pool_take_unshared(struct task_pool *p, struct doca_event **evs, uint32_t want, doca_error_t *why);
+
+/* Take between 1 and @p want credits and their slots (into evs) in one
+ * atomic step; 0 with *why: DOCA_ERROR_AGAIN (every credit is out) or
+ * DOCA_ERROR_NO_MEMORY (a chunk could not be made). Fewer than asked when
+ * fewer are free, or at the end of the returned stack or of a chunk: the
+ * caller asks again. Any thread (@p guarded: it holds the PE's runner
+ * guard); lock-free but for a chunk's first use and the first take without
+ * the guard while another thread holds it (engine/task_pool.c). */
+static inline uint32_t task_pool_take(struct task_pool *p, struct doca_event **evs, uint32_t want,
+				      bool guarded, doca_error_t *why)
+{
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: pairs with task_pool_share's release (the last plain update) */
+	if (!guarded && atomic_load_explicit(&p->mode, memory_order_acquire) != POOL_SHARED)
+		return task_pool_take_unshared(p, evs, want, why);
+	return pool_take(p, evs, want, guarded, why);
+}
+
 /* Return a chain's credits in one atomic step, emptying it (the holder of
- * the PE's runner guard only). */
+ * the PE's runner guard only: a plain store while the pool is the owner's). */
 static inline void task_pool_put(struct task_pool *p, struct pool_chain *c)
 {
 	if (c->n == 0)
 		return;
+	bool plain = pool_plain_begin(p);
+
 	EXPLORE_POINT(QUEUE);
 	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
 
-	do {
+	for (;;) {
+		uint64_t next = head_next(h, head_free(h) + c->n, c->first->pool_index + 1u);
+
 		if (head_free(h) + c->n > p->size) {
 			doca_log(DOCA_LOG_ERROR, "task pool full on a release: a slot was returned twice");
 			abort();
@@ -115,10 +175,15 @@ static inline void task_pool_put(struct task_pool *p, struct pool_chain *c)
 		atomic_store_explicit(&c->last->pool_next, head_top(h), memory_order_relaxed);
 		EXPLORE_POINT(QUEUE);
 		/* release: our last touch of the slots happens before their next takers'. */
-	} while (!atomic_compare_exchange_weak_explicit(&p->head, &h,
-							head_next(h, head_free(h) + c->n,
-								  c->first->pool_index + 1u),
-							memory_order_release, memory_order_relaxed));
+		if (plain) {
+			atomic_store_explicit(&p->head, next, memory_order_release);
+			pool_plain_end(p);
+			break;
+		}
+		if (atomic_compare_exchange_weak_explicit(&p->head, &h, next, memory_order_release,
+							  memory_order_relaxed))
+			break;
+	}
 	*c = (struct pool_chain){ 0 };
 }
 
