@@ -2,6 +2,7 @@
  * engine/ctx.c — the context object: creation, configuration while IDLE,
  * references, device binding, teardown. Start and stop are in ctx_run.c.
  */
+#include "actors/explore_revert.h"
 #include "engine/cells.h"
 #include "engine/engine.h"
 #include "engine/refs.h"
@@ -9,6 +10,21 @@
 bool ctx_ref_get(struct doca_ctx *ctx)
 {
 	return ref_get_unless_zero(&ctx->refs);
+}
+
+struct doca_ctx *ctx_hold(const struct doca_ctx *h)
+{
+	bool section = !DOCA_REVERTED("ctx_hold_outside_section");
+
+	if (section)
+		doca_rcu_read_lock();
+	struct doca_ctx *ctx = ctx_of(h);
+
+	if (ctx != NULL && !ctx_ref_get(ctx))
+		ctx = NULL;
+	if (section)
+		doca_rcu_read_unlock();
+	return ctx;
 }
 
 static void ctx_free_rcu(struct rcu_head *head)
@@ -76,7 +92,7 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 #define CTX_CONFIGURE(h, apply)                                            \
 	do {                                                               \
 		doca_error_t cfg_err_ = DOCA_SUCCESS;                      \
-		struct doca_ctx *ctx = ctx_of(h);                          \
+		struct doca_ctx *ctx = ctx_hold(h);                        \
 		if (ctx == NULL)                                           \
 			return HANDLE_REFUSAL(h, MAGIC_CTX);               \
 		pthread_mutex_lock(&(ctx)->report_lock);                   \
@@ -89,6 +105,7 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 			apply;                                             \
 		pthread_mutex_unlock(&g_config_lock);                      \
 		pthread_mutex_unlock(&(ctx)->report_lock);                 \
+		ctx_ref_put(ctx);                                          \
 		return cfg_err_;                                           \
 	} while (0)
 
@@ -115,16 +132,27 @@ doca_error_t doca_ctx_set_max_tasks(struct doca_ctx *h, uint32_t n)
 	CTX_CONFIGURE(h, ctx->max_tasks = n);
 }
 
+/* A getter's body: the handle checked and *out written from @p value (an
+ * expression of ctx) inside one read-side section, so the cell is this
+ * context's until the read is done. */
+#define CTX_READ(h, out, value)                                            \
+	do {                                                               \
+		doca_error_t get_err_ = DOCA_SUCCESS;                      \
+		doca_rcu_read_lock();                                      \
+		const struct doca_ctx *ctx = ctx_of(h);                    \
+		if (ctx == NULL)                                           \
+			get_err_ = HANDLE_REFUSAL(h, MAGIC_CTX);           \
+		else if ((out) == NULL)                                    \
+			get_err_ = DOCA_ERROR_INVALID_VALUE;               \
+		else                                                       \
+			*(out) = (value);                                  \
+		doca_rcu_read_unlock();                                    \
+		return get_err_;                                           \
+	} while (0)
+
 doca_error_t doca_ctx_get_max_tasks(const struct doca_ctx *h, uint32_t *n)
 {
-	const struct doca_ctx *ctx = ctx_of(h);
-
-	if (ctx == NULL)
-		return HANDLE_REFUSAL(h, MAGIC_CTX);
-	if (n == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*n = ctx->max_tasks;
-	return DOCA_SUCCESS;
+	CTX_READ(h, n, ctx->max_tasks);
 }
 
 doca_error_t doca_ctx_set_user_data(struct doca_ctx *h, union doca_data ctx_user_data)
@@ -144,14 +172,7 @@ doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *h, doca_ctx_state_cb
 
 doca_error_t doca_ctx_get_state(const struct doca_ctx *h, enum doca_ctx_state *state)
 {
-	const struct doca_ctx *ctx = ctx_of(h);
-
-	if (ctx == NULL)
-		return HANDLE_REFUSAL(h, MAGIC_CTX);
-	if (state == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*state = ctx_state(ctx);
-	return DOCA_SUCCESS;
+	CTX_READ(h, state, ctx_state(ctx));
 }
 
 doca_error_t ctx_unbind_all_locked(struct doca_dev *dev)
@@ -176,7 +197,7 @@ doca_error_t doca_ctx_destroy(struct doca_ctx *h)
 	/* the handle's reference, unless the PE's ready set holds the ctx:
 	 * then the PE drops it when it meets the node (engine/pe_ready.c) */
 	bool put = true;
-	struct doca_ctx *ctx = ctx_of(h);
+	struct doca_ctx *ctx = ctx_hold(h); /* our own reference, put last */
 
 	if (ctx == NULL)
 		return HANDLE_REFUSAL(h, MAGIC_CTX);
@@ -205,10 +226,11 @@ doca_error_t doca_ctx_destroy(struct doca_ctx *h)
 	pthread_mutex_unlock(&g_config_lock);
 	pthread_mutex_unlock(&ctx->report_lock);
 	doca_rcu_read_unlock();
+	if (err == DOCA_SUCCESS && put)
+		ctx_ref_put(ctx);
+	ctx_ref_put(ctx);
 	if (err != DOCA_SUCCESS)
 		return err;
-	if (put)
-		ctx_ref_put(ctx);
 	live_destroyed(LIVE_CTX, 0);
 	return DOCA_SUCCESS;
 }

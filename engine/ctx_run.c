@@ -179,7 +179,7 @@ doca_error_t doca_ctx_start(struct doca_ctx *h)
 {
 	struct ctx_run *run;
 	doca_error_t err;
-	struct doca_ctx *ctx = ctx_of(h);
+	struct doca_ctx *ctx = ctx_hold(h);
 
 	if (ctx == NULL)
 		return HANDLE_REFUSAL(h, MAGIC_CTX);
@@ -216,6 +216,7 @@ doca_error_t doca_ctx_start(struct doca_ctx *h)
 	if (err == DOCA_SUCCESS)
 		ctx_report(ctx, DOCA_CTX_STATE_IDLE, DOCA_CTX_STATE_RUNNING);
 	pthread_mutex_unlock(&ctx->report_lock);
+	ctx_ref_put(ctx);
 	return err;
 }
 
@@ -283,11 +284,14 @@ static doca_error_t ctx_stop(struct doca_ctx *ctx)
 
 doca_error_t doca_ctx_stop(struct doca_ctx *h)
 {
-	struct doca_ctx *ctx = ctx_of(h);
+	struct doca_ctx *ctx = ctx_hold(h);
+	doca_error_t err;
 
 	if (ctx == NULL)
 		return HANDLE_REFUSAL(h, MAGIC_CTX);
-	return ctx_stop(ctx);
+	err = ctx_stop(ctx);
+	ctx_ref_put(ctx);
+	return err;
 }
 
 bool ctx_try_finalize(struct doca_ctx *ctx)

@@ -321,6 +321,11 @@ bool ctx_try_finalize(struct doca_ctx *ctx);
 /* Stop requested by the engine itself (fatal device error). */
 void ctx_stop_on_fatal(struct doca_ctx *ctx);
 bool ctx_ref_get(struct doca_ctx *ctx);
+/* The context a handle names, held (ctx_ref_put it), or NULL: a stale
+ * handle, or one being destroyed. Checked and held inside one read-side
+ * section, so the cell cannot be freed and given to a new context in
+ * between (then its lock would be another context's, or destroyed). */
+struct doca_ctx *ctx_hold(const struct doca_ctx *h);
 void ctx_ref_put(struct doca_ctx *ctx);
 /* Give a flushed or completed slot back: runner guard held, inside a
  * read-side section; run_credits_returned(run) once after the burst. */

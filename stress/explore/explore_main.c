@@ -60,6 +60,10 @@ const struct scenario explore_scenarios[] = {
 	  scenario_event_double_free },
 	{ "runner_handoff", "two threads take turns running one PE: its guard parked, revoked, parked again",
 	  scenario_runner_handoff },
+	{ "pool_share", "an owner's plain credit updates while a foreign submitter turns the pool shared",
+	  scenario_pool_share },
+	{ "stale_stop", "a stop on a handle racing its destroy and a new context that reuses its memory",
+	  scenario_stale_stop },
 	{ "event_wake", "two submitters meet an event-mode PE armed, arming and running; events freed at once (engine thread)",
 	  scenario_event_wake },
 	{ "fork_in_flight", "fork with a task on an engine thread and a worker running; the child uses the same device",
@@ -402,6 +406,8 @@ static const char *const revertible[] = {
 	"fork_no_atfork",                /* nothing is done at fork */
 	"push_wake_skipped",             /* a mailbox push never wakes (nor feeds for) an armed PE */
 	"push_wake_own_queue", /* a push that queued its context wakes the PE as if another had queued it */
+	"pool_share_no_wait", /* a pool turned shared does not wait for the plain update under way */
+	"ctx_hold_outside_section", /* a handle is checked, then its context held, outside a read-side section */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an

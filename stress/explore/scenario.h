@@ -38,6 +38,8 @@ void scenario_fork_in_flight(void);
 void scenario_destroy_refused(void);
 void scenario_event_wake(void);
 void scenario_runner_handoff(void);
+void scenario_pool_share(void);
+void scenario_stale_stop(void);
 
 /* End the schedule unless @p call returned one of the @p n codes listed. */
 #define EXPECT_IN(call, n, ...)                                                      \

@@ -1,0 +1,47 @@
+/*
+ * stress/explore/scenario_stale_stop.c — a stop on a handle racing its
+ * destroy and a new context that reuses its memory (stale_stop).
+ *
+ * The application destroys an IDLE context while another thread stops it
+ * (an application bug: the stop must be refused, never crash), waits for
+ * its memory to be freed, and creates and starts a new context, which gets
+ * the same cell (engine/cells.c hands the last freed one out first). The
+ * stop must answer BAD_STATE (it saw the old context IDLE) or
+ * INVALID_VALUE (a stale handle), and the new context must stay RUNNING: a
+ * stop that checked the handle, was preempted, and then took a reference
+ * on the cell would stop the new context instead.
+ */
+#include "scenario.h"
+
+static struct world w;
+static struct doca_ctx *old;
+static doca_error_t stop_result;
+
+static void *stopper(void *unused)
+{
+	explore_name("stopper");
+	stop_result = doca_ctx_stop(old);
+	return NULL;
+}
+
+void scenario_stale_stop(void)
+{
+	pthread_t t;
+
+	EXPECT_OK(doca_ctx_create(&old));
+	if (pthread_create(&t, NULL, stopper, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	EXPECT_OK(doca_ctx_destroy(old));
+	explore_rcu_barrier(); /* its cell is free (unless the stop holds it): the next context's */
+	world_open(&w, "sw0", 2, NULL);
+	pthread_join(t, NULL);
+	if (stop_result != DOCA_ERROR_BAD_STATE && stop_result != DOCA_ERROR_INVALID_VALUE)
+		explore_end(VERDICT_INVARIANT, "result: a stop on a destroyed handle returned %s",
+			    doca_error_get_name(stop_result));
+	if (world_state(&w) != DOCA_CTX_STATE_RUNNING)
+		explore_end(VERDICT_INVARIANT, "state: a stop on a destroyed handle stopped the context that reused its memory");
+	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+	world_progress_until_idle(&w);
+	world_close(&w);
+	world_finish(&w);
+}
