@@ -28,8 +28,9 @@
  * before its fence and its credit check: a wake that comes between the
  * check and the sleep has changed seq, so the sleep returns at once; and
  * if its read saw the bump, the fence pair orders the credit before its
- * check. A return wakes one sleeper per call (each call follows at least
- * one credit); every woken submitter tries to submit before it gives up
+ * check. A return wakes as many sleepers as it returned credits (a bulk
+ * free of four wakes four; one wake per call left three asleep with three
+ * credits free, found by a review); every woken submitter tries to submit before it gives up
  * (AGAIN then means the credit was taken by someone), and one that leaves
  * with any other result passes the wake on. Leaving RUNNING wakes all.
  *
@@ -114,7 +115,7 @@ static void credits_wake(struct ctx_credits *c, int sleepers)
  * load. It runs once per call, and one call covers every credit returned
  * before it, so a caller that returns a burst calls it once after the burst.
  */
-void run_credits_returned(struct ctx_run *run)
+void run_credits_returned(struct ctx_run *run, uint32_t n)
 {
 	struct ctx_credits *c = run->credits;
 
@@ -133,7 +134,7 @@ void run_credits_returned(struct ctx_run *run)
 	pe_ready_credits_returned(run); /* a stopping ctx's PE must finish it (the fence above serves) */
 	EXPLORE_POINT(WAKE);
 	if (waited && atomic_load_explicit(&c->waiters, memory_order_relaxed) != 0)
-		credits_wake(c, 1);
+		credits_wake(c, n > INT_MAX ? INT_MAX : (int)n); /* one sleeper per credit back */
 }
 
 void ctx_credits_left_running(struct ctx_credits *c)

@@ -365,10 +365,11 @@ static inline bool event_returning(struct doca_event *ev)
 	return ev_state(atomic_load_explicit(&ev->gs, memory_order_relaxed)) == EV_RETURNING;
 }
 
-/* engine/ctx_credits.c. Call after returning credits to run's pool, inside
- * the read-side section the return ran in (once per burst is enough: it
- * covers every credit returned before it). */
-void run_credits_returned(struct ctx_run *run);
+/* engine/ctx_credits.c. Call after returning @p n credits to run's pool,
+ * inside the read-side section the return ran in (once per burst is
+ * enough: it covers every credit returned before it); wakes up to n
+ * blocked submitters. */
+void run_credits_returned(struct ctx_run *run, uint32_t n);
 /* Call after the context left RUNNING: wakes every waiter (any thread). */
 void ctx_credits_left_running(struct ctx_credits *c);
 void ctx_credits_init(struct ctx_credits *c);

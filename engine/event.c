@@ -196,8 +196,10 @@ struct free_route {
 /* Put the slots released back and tell their run. */
 static void route_return(struct free_route *r)
 {
+	uint32_t n = r->chain.n;
+
 	task_pool_put(&r->released->pool, &r->chain);
-	run_credits_returned(r->released);
+	run_credits_returned(r->released, n);
 	r->released = NULL;
 }
 

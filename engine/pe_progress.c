@@ -125,8 +125,10 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 		flushed += n;
 	}
 	if (released.n != 0) {
+		uint32_t n = released.n;
+
 		task_pool_put(&run->pool, &released);
-		run_credits_returned(run);
+		run_credits_returned(run, n);
 	}
 }
 
@@ -240,7 +242,7 @@ static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
 		struct ctx_run *run = ev->run;
 
 		event_release(ev);
-		run_credits_returned(run);
+		run_credits_returned(run, 1);
 		doca_rcu_read_unlock();
 		/* the buffers the callback destroyed go with their event */
 		for (; pe->cb_ndoomed != 0; pe->cb_ndoomed--)

@@ -325,6 +325,56 @@ Test(backpressure, stop_wakes_a_blocked_submitter_with_bad_state)
 	fixture_fini(&f);
 }
 
+/* A bulk free returning n credits wakes n blocked submitters, not one:
+ * with one wake per return, two of three slept on with credits free until
+ * their timeout (found by a review), then found a credit and returned
+ * SUCCESS, 2 * API_WAIT_MS late; so the joins must end well before that. */
+Test(backpressure, a_bulk_free_of_3_credits_wakes_3_blocked_submitters)
+{
+	enum { N = 3 };
+	struct api_fixture f;
+	struct blocked b[N];
+	struct doca_event *evs[N];
+	pthread_t th[N];
+	uint32_t got = 0;
+
+	cr_assert_eq(SYS_futex, 202, "this test reads x86_64 syscall numbers");
+	fixture_init_started(&f, "sw0", 64, N);
+	for (uint32_t i = 0; i < N; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+	while (got < N) {
+		(void)doca_pe_progress(f.pe);
+		got += doca_pe_get_events(f.pe, evs + got, N - got);
+	}
+	for (int i = 0; i < N; i++) {
+		b[i] = (struct blocked){ .f = &f };
+		cr_assert_eq(pthread_create(&th[i], NULL, blocked_main, &b[i]), 0, "pthread_create");
+		while (atomic_load(&b[i].tid) == 0)
+			sched_yield();
+		assert_doca(b[i].first_rc, DOCA_ERROR_AGAIN);
+		wait_until_blocked_in_futex(atomic_load(&b[i].tid));
+	}
+	uint64_t t0 = now_ns();
+
+	doca_event_free_bulk(evs, N); /* on the PE's thread: one return of 3 credits */
+	for (int i = 0; i < N; i++) {
+		cr_assert_eq(pthread_join(th[i], NULL), 0, "pthread_join");
+		assert_doca(b[i].rc, DOCA_SUCCESS);
+	}
+	cr_assert_lt(now_ns() - t0, (uint64_t)API_WAIT_MS * 1000000u,
+		     "the submitters got in only when their sleep timed out (%llu ms): not woken",
+		     (unsigned long long)((now_ns() - t0) / 1000000u));
+	for (int i = 0; i < N; i++) {
+		struct doca_event *ev = wait_event(f.pe);
+
+		cr_assert_eq(doca_event_get_user_data(ev).u64, 99, "event of task %llu",
+			     (unsigned long long)doca_event_get_user_data(ev).u64);
+		doca_event_free(ev);
+	}
+	expect_no_event_for(f.pe, 10);
+	fixture_fini(&f);
+}
+
 /* ---- the credit notification fd ---- */
 
 Test(backpressure, credit_fd_becomes_readable_only_when_a_credit_returns)
