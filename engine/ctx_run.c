@@ -55,36 +55,46 @@ void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n)
 	for (uint32_t i = took; i < n; i++) {
 		struct doca_event *ev = (struct doca_event *)(uintptr_t)descs[i].cookie;
 
-		event_list_append(&run->spill_head, &run->spill_tail, ev);
+		event_list_append(&run->backlog_head, &run->backlog_tail, ev);
 	}
 }
 
-struct doca_event *run_spill_pop(struct ctx_run *run)
+void run_defer(struct ctx_run *run, struct doca_event *const *evs, uint32_t n)
 {
-	struct doca_event *ev = run->spill_head;
+	for (uint32_t i = 0; i < n; i++)
+		event_list_append(&run->backlog_head, &run->backlog_tail, evs[i]);
+}
+
+struct doca_event *run_backlog_pop(struct ctx_run *run)
+{
+	struct doca_event *ev = run->backlog_head;
 
 	if (ev != NULL) {
-		run->spill_head = ev->next;
-		if (run->spill_head == NULL)
-			run->spill_tail = NULL;
+		run->backlog_head = ev->next;
+		if (run->backlog_head == NULL)
+			run->backlog_tail = NULL;
 	}
 	return ev;
 }
 
-bool run_unspill(struct ctx_run *run, uint32_t *posted)
+bool run_post_backlog(struct ctx_run *run, uint32_t *posted)
 {
-	while (run->spill_head != NULL) {
+	while (run->backlog_head != NULL) {
 		struct hw_desc descs[32];
-		struct doca_event *ev = run->spill_head;
+		struct doca_event *evs[32], *ev = run->backlog_head;
 		uint32_t n = 0, took;
 
-		for (; ev != NULL && n < sizeof(descs) / sizeof(descs[0]); ev = ev->next)
+		for (; ev != NULL && n < sizeof(descs) / sizeof(descs[0]); ev = ev->next) {
+			evs[n] = ev;
 			descs[n++] = event_desc(ev);
+		}
 		took = hw_qp_post(run->qp, descs, n);
 		run_on_device_add(run, took);
 		*posted += took;
-		for (uint32_t i = 0; i < took; i++)
-			(void)run_spill_pop(run);
+		/* the taken ones leave the list at once; ev: the first not looked at */
+		run->backlog_head = took < n ? evs[took] : ev;
+		if (run->backlog_head == NULL)
+			run->backlog_tail = NULL;
 		if (took < n)
 			return false;
 	}

@@ -165,7 +165,7 @@ struct doca_event {
 	struct doca_buf *dst;
 	union doca_data user_data;
 	struct ctx_run *run;     /* the run whose pool holds this slot */
-	struct doca_event *next; /* PE ready list, or its run's spill (run_post) */
+	struct doca_event *next; /* PE ready list, or its run's backlog */
 	struct mailbox_node mbox_node; /* its link while in the run's mailbox */
 	uint32_t pool_index;     /* its slot number in the run's pool */
 	_Atomic uint32_t pool_next; /* the free stack's link (engine/task_pool.c) */
@@ -252,10 +252,12 @@ struct ctx_run {
 	 * only (run_post, run_poll), loaded by submitters deciding whether a
 	 * completion will wake the PE anyway (pe_wake_after_push). */
 	_Atomic uint32_t on_device;
-	/* Tasks the device did not take (its ring could not grow: out of
-	 * memory), in submission order, linked through their events' next:
-	 * posted again before anything newer (run_unspill). Runner's. */
-	struct doca_event *spill_head, *spill_tail;
+	/* Accepted tasks not on the device yet, in submission order, linked
+	 * through their events' next: the ones the device did not take (its
+	 * ring could not grow) and the ones a submit left for the next turn
+	 * (run_defer). Posted before anything newer (run_post_backlog).
+	 * Runner's. */
+	struct doca_event *backlog_head, *backlog_tail;
 };
 
 /* Append ev to a singly linked event list (through ev->next). */
@@ -274,14 +276,19 @@ static inline void event_list_append(struct doca_event **head, struct doca_event
 uint32_t run_outstanding(const struct ctx_run *run);
 /* Post n descriptors to the run's queue pair (runner guard held). Credits
  * bound what is outstanding, so the device refuses only when its ring
- * cannot grow (out of memory): the rest wait in the run's spill, in order,
- * for the next post (run_unspill), and the context stays in the ready set. */
+ * cannot grow (out of memory, or sw0's ring_max): the rest wait in the
+ * run's backlog, in order, for the next post (run_post_backlog), and the
+ * context stays in the ready set. */
 void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n);
-/* Post the spilled tasks (runner guard held), adding them to *posted;
- * true when none is left (then newer tasks may be posted). */
-bool run_unspill(struct ctx_run *run, uint32_t *posted);
-/* Take the oldest spilled task's event, or NULL (runner guard held). */
-struct doca_event *run_spill_pop(struct ctx_run *run);
+/* Leave n filled events in the run's backlog, after what waits there, for
+ * its PE's next visit to post (runner guard held; the caller queues the
+ * visit). */
+void run_defer(struct ctx_run *run, struct doca_event *const *evs, uint32_t n);
+/* Post the backlog (runner guard held), adding what the device took to
+ * *posted; true when none is left (then newer tasks may be posted). */
+bool run_post_backlog(struct ctx_run *run, uint32_t *posted);
+/* Take the oldest backlog task's event, or NULL (runner guard held). */
+struct doca_event *run_backlog_pop(struct ctx_run *run);
 /* Poll up to max completions of the run's queue pair (runner guard held). */
 uint32_t run_poll(struct ctx_run *run, struct hw_cqe *cqes, uint32_t max);
 

@@ -53,9 +53,9 @@ uint32_t run_feed(struct ctx_run *run, uint32_t max)
 	struct hw_desc descs[POST_BATCH];
 	uint32_t posted = 0;
 	struct pool_chain released = { 0 };
-	/* what the device refused before goes first; while some is left,
-	 * nothing newer may overtake it */
-	bool clear = run_unspill(run, &posted);
+	/* the backlog (what the device refused, what a submit left for this
+	 * turn) goes first; while some is left, nothing newer may overtake it */
+	bool clear = run_post_backlog(run, &posted);
 
 	while (clear && posted < max) {
 		uint32_t limit = max - posted < POST_BATCH ? max - posted : POST_BATCH;
@@ -76,11 +76,13 @@ uint32_t run_feed(struct ctx_run *run, uint32_t max)
 		if (ndescs != 0)
 			run_post(run, descs, ndescs);
 		posted += ndescs;
-		clear = run->spill_head == NULL; /* the device refused some: stop here */
+		clear = run->backlog_head == NULL; /* the device refused some: stop here */
 	}
 	if (released.n != 0) {
+		uint32_t n = released.n;
+
 		task_pool_put(&run->pool, &released);
-		run_credits_returned(run);
+		run_credits_returned(run, n);
 	}
 	if (posted != 0)
 		hw_qp_doorbell(run->qp);
@@ -98,8 +100,8 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 			hw_qp_kick(run->qp);
 		return;
 	}
-	/* the tasks the device refused were never on it: flushed first, in order */
-	for (struct doca_event *ev; t->ndone < TURN_EVENTS && (ev = run_spill_pop(run)) != NULL;) {
+	/* the backlog's tasks were never on the device: flushed first, in order */
+	for (struct doca_event *ev; t->ndone < TURN_EVENTS && (ev = run_backlog_pop(run)) != NULL;) {
 		event_flush(ev);
 		t->done[t->ndone++] = ev;
 	}

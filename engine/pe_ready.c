@@ -33,7 +33,7 @@
  *
  * A context leaves the set only after a visit that finds nothing left: its
  * queue pair not always polled, its mailbox idle, no task the device
- * refused (run_post's spill), nothing on its queue pair that only polling would find
+ * refused or a submit left for the turn (the run's backlog), nothing on its queue pair that only polling would find
  * (inline work, a CQ with entries, descriptors on a device that does not
  * signal its completions — verbs in polling mode), no stop to flush or
  * finish, and, while it stops, no descriptor on the device at all. So a
@@ -99,7 +99,7 @@ bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run)
 
 	if (st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING)
 		return false;
-	if (!mailbox_idle(&run->mbox) || run->spill_head != NULL || qp->always_polled ||
+	if (!mailbox_idle(&run->mbox) || run->backlog_head != NULL || qp->always_polled ||
 	    qp->ops->pending(qp))
 		return true;
 	EXPLORE_POINT(ATOMIC);

@@ -25,9 +25,16 @@
  *   runs it), the same way: the PE would only wake to move the tasks out
  *   of the mailbox, so the completion's wake-up is the only one.
  *
- * A chunk posted under the guard for an inline device (only a turn runs
- * it) queues its context for the next turn as the ready set's consumer,
- * which the guard makes us, so it pays no fence (task_queue_visit).
+ * For an inline device (only a turn runs it) a chunk of fewer than
+ * TASK_DEFER_BELOW tasks is not posted but left in the run's backlog,
+ * which the next turn posts before anything newer, a chunk of up to 32 at
+ * a time: the per-task loop then pays one device post per turn, not one
+ * per task, and nothing the application can see changes (the same turn
+ * runs them, in the same order). A chunk prepared under the guard while
+ * the backlog holds tasks (the device refused some) joins it too, so
+ * nothing overtakes them. Either way the chunk queues its context for
+ * the next turn as the ready set's consumer, which the guard makes us,
+ * so it pays no fence (task_queue_visit).
  *
  * A burst shares one read-side section, one announce and one wake check.
  * The wake check runs after every burst that pushed, not only after a
@@ -43,6 +50,7 @@
 
 #define TASK_FLAGS_KNOWN ((uint32_t)DOCA_TASK_FLAG_ALLOW_PARTIAL)
 #define SUBMIT_CHUNK 32u /* events handed over at once */
+#define TASK_DEFER_BELOW 8u /* smaller chunks for an inline device wait for the turn */
 
 /* The argument checks that come after the state check, in contract order. */
 static doca_error_t task_check(const struct doca_ctx *ctx, const struct doca_task_desc *desc,
@@ -158,7 +166,7 @@ static bool task_guard_take(struct doca_ctx *ctx, struct ctx_run *run)
 	/* Holding the guard we are the mailbox's consumer and the qp's
 	 * producer, and the flags below are ours to read. */
 	if (ctx_state(ctx) == DOCA_CTX_STATE_RUNNING && !run->fatal && !run->flush_sent &&
-	    mailbox_idle(&run->mbox) && run->spill_head == NULL)
+	    mailbox_idle(&run->mbox))
 		return true;
 	runner_exit(runner);
 	return false;
@@ -191,25 +199,32 @@ static bool task_queue_visit(struct doca_pe *pe, struct doca_ctx *ctx)
 static void task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
 			      uint32_t n)
 {
-	struct hw_desc descs[SUBMIT_CHUNK];
-	bool wake = false;
+	bool inline_dev = run->qp->runs_in_poll, posted = false, wake = false;
 
-	for (uint32_t i = 0; i < n; i++)
-		descs[i] = event_desc(evs[i]);
-	if (n != 0) {
+	if (n != 0 && ((inline_dev && n < TASK_DEFER_BELOW) || run->backlog_head != NULL)) {
+		/* only a turn runs an inline device's descriptors, so the turn
+		 * posts a few tasks submitted one by one a chunk at a time; and
+		 * nothing may overtake what waits already */
+		run_defer(run, evs, n);
+	} else if (n != 0) {
+		struct hw_desc descs[SUBMIT_CHUNK];
+
+		for (uint32_t i = 0; i < n; i++)
+			descs[i] = event_desc(evs[i]);
 		run_post(run, descs, n);
 		hw_qp_doorbell(run->qp);
-		/* its PE's visits run them (inline), find their completions
-		 * (polled while on the device, engine/pe_ready.c), or post what
-		 * the device refused (run_post's spill) */
-		wake = task_queue_visit(ctx->pe, ctx) && run->qp->runs_in_poll;
+		posted = true;
 	}
+	/* its PE's visits post or run them, find their completions (polled
+	 * while on the device, engine/pe_ready.c), or post what the device
+	 * refused (the run's backlog) */
+	if (n != 0)
+		wake = task_queue_visit(ctx->pe, ctx) && inline_dev;
 	runner_exit(&ctx->pe->runner);
-	if (n != 0) {
+	if (posted)
 		hw_qp_kick(run->qp);
-		if (wake)
-			pe_wake_fenced(ctx->pe); /* the guard ordered our post before the armed load */
-	}
+	if (wake)
+		pe_wake_fenced(ctx->pe); /* the guard ordered our post before the armed load */
 }
 
 /* Hand filled events to the mailbox (the PE's next turn posts them). */
