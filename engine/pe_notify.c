@@ -148,8 +148,10 @@ void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
 	/* Busy: the PE arms or runs a turn, or another submitter posts; each
 	 * may have missed our pushes. While descriptors of this run are on the
 	 * device, a completion will wake the PE, and the turn it runs drains
-	 * the mailbox before polling: no wake-up of ours is needed (top) —
-	 * unless we queued ctx, and the completion's wake-up may be spent. */
+	 * the mailbox (before polling while running; once the device has given
+	 * everything back while stopping, and the last completion wakes it):
+	 * no wake-up of ours is needed (top) — unless we queued ctx, and the
+	 * completion's wake-up may be spent. */
 	EXPLORE_POINT(ATOMIC);
 	if (!pushed && atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0)
 		return;
@@ -196,7 +198,14 @@ static bool ctx_has_pending(struct doca_ctx *ctx, struct ctx_run *run, bool fed)
 
 	if (st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING)
 		return false;
-	if ((!fed && mailbox_nonempty(&run->mbox)) || run->spill_head != NULL ||
+	EXPLORE_POINT(ATOMIC);
+	/* A stop's backlog and mailbox wait until the device has given every
+	 * descriptor back (engine/pe_progress.c): not work for a turn now; the
+	 * last completion wakes the PE (or, inline, is pending work itself). */
+	bool waits = (st != DOCA_CTX_STATE_RUNNING || run->fatal) && run->flush_sent &&
+		     atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0;
+
+	if ((!fed && !waits && mailbox_nonempty(&run->mbox)) || (!waits && run->backlog_head != NULL) ||
 	    run->qp->ops->pending(run->qp))
 		return true;
 	return st == DOCA_CTX_STATE_STOPPING &&

@@ -184,8 +184,9 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	uint32_t first = t->ndone;
 	bool running = st == DOCA_CTX_STATE_RUNNING && !run->fatal;
 
-	run_drain(t, run, running);
-	if (!running && !run->flush_sent) {
+	if (running)
+		run_drain(t, run, true);
+	else if (!run->flush_sent) {
 		qp->ops->flush(qp);
 		run->flush_sent = true;
 	}
@@ -194,6 +195,13 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 
 	for (uint32_t j = 0; j < n; j++)
 		t->done[t->ndone++] = event_from_cqe(&t->cqes[j], &fatal);
+	/* A stop flushes in submission order: what is on the device first,
+	 * then the backlog, then the mailbox. A thread's tasks are in that
+	 * order of age: it posts directly only while nothing of its waits in
+	 * the mailbox, and to the backlog only while it holds tasks. So the
+	 * backlog and the mailbox wait until the device gave everything back. */
+	if (!running && atomic_load_explicit(&run->on_device, memory_order_relaxed) == 0)
+		run_drain(t, run, false);
 	if (st == DOCA_CTX_STATE_STOPPING && t->ndone != first) /* before their release */
 		atomic_store_explicit(&run->stop_saw_events, true, memory_order_relaxed);
 	pe_ready_after_visit(pe, ctx, run_needs_visit(ctx, run));

@@ -79,6 +79,14 @@ static bool peer_held_down(struct fab_peer *peer)
 }
 
 
+/* A flush completes what waits here only after the operations the
+ * provider holds, which are older: a stop's events come in submission
+ * order. */
+static bool flush_waits(const struct fab_qp *qp)
+{
+	return qp->flushed && qp->nfree != qp->mask + 1;
+}
+
 /* Give the doorbelled descriptors to the provider (or complete them here)
  * in order, until one is refused for now. */
 static void issue(struct fab_qp *qp)
@@ -88,6 +96,8 @@ static void issue(struct fab_qp *qp)
 			return; /* poll reaps the endpoint's last operations first */
 		fab_qp_remake_ep(qp);
 	}
+	if (flush_waits(qp))
+		return; /* poll reaps the provider's operations first: they are older */
 	while (qp->pend_head != qp->pend_rung) {
 		struct fab_pending *p = &qp->pend[qp->pend_head & qp->mask];
 		const struct hw_desc *d = &p->d;
@@ -238,7 +248,10 @@ bool fab_pending(struct hw_qp *hw)
 {
 	struct fab_qp *qp = fab_qp_of(hw);
 
-	return qp->must_poll || qp->done_head != qp->done_tail || qp->pend_head != qp->pend_rung;
+	/* what waits for a flush is not work yet: the provider's completions
+	 * (its CQ fd, or our wake) bring the poll that issues it */
+	return qp->must_poll || qp->done_head != qp->done_tail ||
+	       (qp->pend_head != qp->pend_rung && !flush_waits(qp));
 }
 
 void fab_flush(struct hw_qp *hw)

@@ -52,8 +52,11 @@ static bool verbs_qp_local_ready(struct verbs_qp *qp)
 {
 	if (qp->stage_head == qp->stage_tail)
 		return false;
+	/* Broken (flushed, or an error): the NIC's descriptors are older, so
+	 * the staged ones complete after the NIC has given every one back
+	 * (its flush completions), unless its CQ is lost: then they fail here. */
 	if (qp->broken)
-		return true;
+		return qp->cq_lost || verbs_hw_owned(qp) == 0;
 	/* Longer than one WRITE may be: refused once doorbelled. */
 	return qp->stage_head != qp->stage_rung &&
 	       verbs_stage_slot(qp, qp->stage_head)->len > qp->max_len;

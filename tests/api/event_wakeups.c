@@ -229,3 +229,67 @@ Test(event_wakeups, engine_loaded_by_other_threads_rarely_wakes_for_nothing)
 	cr_log_info("%lu tasks: %lu wake-ups, %lu found no event", total, l.wakes, l.empty);
 	loop_close(&l);
 }
+
+/* ---- a stop waiting for the device: the armed PE sleeps ---- */
+
+#define STOP_BURST 6
+
+/* A burst of 6 from the PE's thread on an engine whose ring holds 2 and
+ * whose copies take 200 ms each: 2 on the device, 4 waiting for room (the
+ * backlog); then a stop. The backlog is flushed only once the device has
+ * given its descriptors back (to keep the order), so until then there is
+ * nothing for a turn to do: an armed PE must sleep until the device's
+ * completions wake it. (It woke at once, about 150 000 times in 0.25 s,
+ * when the arming counted the waiting backlog as work; found by a review.)
+ * Every task gets one event, in submission order. */
+Test(event_wakeups, a_stop_waiting_for_the_device_lets_the_armed_pe_sleep)
+{
+	struct doca_task_desc descs[STOP_BURST];
+	struct loop l;
+	uint32_t accepted = 0;
+	uint64_t next = 0;
+	enum doca_ctx_state st = DOCA_CTX_STATE_STOPPING;
+
+	loop_open(&l, "sw0:engines=1,ring_max=2,delay_us=200000", 16);
+	(void)doca_pe_progress(l.f.pe); /* this thread runs the PE */
+	for (int i = 0; i < STOP_BURST; i++)
+		descs[i] = (struct doca_task_desc){
+			.type = DOCA_TASK_COPY, .src = l.f.src, .dst = l.f.dst, .user_data = { .u64 = (uint64_t)i }
+		};
+	assert_ok(doca_task_submit_batch(l.f.ctx, descs, STOP_BURST, &accepted));
+	cr_assert_eq(accepted, STOP_BURST);
+	assert_doca(doca_ctx_stop(l.f.ctx), DOCA_ERROR_IN_PROGRESS);
+	while (st != DOCA_CTX_STATE_IDLE) {
+		struct doca_event *ev;
+		unsigned got = 0;
+
+		assert_ok(doca_pe_request_notification(l.f.pe));
+		struct epoll_event out;
+		int n;
+
+		do {
+			n = epoll_wait(l.epfd, &out, 1, API_WAIT_MS);
+		} while (n < 0 && errno == EINTR);
+		cr_assert_eq(n, 1, "epoll_wait returned %d after %llu events: lost wake-up", n,
+			     (unsigned long long)next);
+		assert_ok(doca_pe_clear_notification(l.f.pe));
+		l.wakes++;
+		(void)doca_pe_progress(l.f.pe);
+		while ((ev = doca_pe_get_event(l.f.pe)) != NULL) {
+			cr_assert_eq(doca_event_get_user_data(ev).u64, next, "event of task %llu, expected %llu",
+				     (unsigned long long)doca_event_get_user_data(ev).u64, (unsigned long long)next);
+			cr_assert(doca_event_get_status(ev) == DOCA_EVENT_STATUS_SUCCESS ||
+					  doca_event_get_error(ev) == DOCA_ERROR_SHUTDOWN,
+				  "task %llu: status %d, error %d", (unsigned long long)next,
+				  doca_event_get_status(ev), doca_event_get_error(ev));
+			doca_event_free(ev);
+			next++;
+			got++;
+		}
+		l.empty += got == 0;
+		cr_assert_lt(l.wakes, 100, "%lu wake-ups, %lu of them for nothing: the PE spins", l.wakes, l.empty);
+		assert_ok(doca_ctx_get_state(l.f.ctx, &st));
+	}
+	cr_assert_eq(next, STOP_BURST, "%llu events", (unsigned long long)next);
+	loop_close(&l);
+}

@@ -395,8 +395,9 @@ Test(faults, two_handles_of_one_open_string_share_the_fault_count)
 #define RING_TASKS 40u /* more than the 16 slots a ring of ring_max=16 holds */
 
 /* Submit RING_TASKS tasks without progressing (from the PE's thread, so
- * they go straight to the device): all are accepted although the ring
- * holds 16; then every one completes, in submission order, exactly once. */
+ * they go straight to the device, or to an inline device at the next
+ * turn): all are accepted although the ring holds 16; then every one
+ * completes, in submission order, exactly once. */
 static void ring_max_tasks_wait_in_order(const char *dev_name)
 {
 	struct api_fixture f;
@@ -421,18 +422,23 @@ Test(faults, ring_max_16_tasks_beyond_wait_in_order_one_engine)
 	ring_max_tasks_wait_in_order("sw0:engines=1,ring_max=16");
 }
 
-/* The same tasks, stopped before any progress: each task gets exactly one
- * event, a copy or a flush, the ones that waited for the ring included. */
-Test(faults, ring_max_16_stop_flushes_the_tasks_that_wait)
+/* An engine thread whose CQ is full (16 completions, nobody progressing)
+ * while more tasks wait: a stop from the PE's thread waits for a grace
+ * period, which must not wait for the engine thread, and the engine
+ * thread must not wait for the PE inside its read-side section (it
+ * did: the stop hung for ever). Then every task has exactly one event. */
+Test(faults, ring_max_16_one_engine_stop_while_the_cq_is_full_returns, .timeout = 30)
 {
 	struct api_fixture f;
 	bool seen[RING_TASKS] = { false };
-	uint32_t flushed = 0;
 
-	fixture_init_started(&f, "sw0:ring_max=16", 64, 64);
+	fixture_init_started(&f, "sw0:engines=1,ring_max=16", 64, 64);
 	(void)doca_pe_progress(f.pe);
-	for (uint32_t i = 0; i < RING_TASKS; i++)
+	for (uint32_t i = 0; i < RING_TASKS; i++) {
 		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+		sleep_ms(1); /* the engine completes each: the CQ fills at 16 */
+	}
+	sleep_ms(100);
 	assert_doca(doca_ctx_stop(f.ctx), DOCA_ERROR_IN_PROGRESS);
 	for (uint32_t k = 0; k < RING_TASKS; k++) {
 		struct doca_event *ev = wait_event(f.pe);
@@ -441,6 +447,34 @@ Test(faults, ring_max_16_stop_flushes_the_tasks_that_wait)
 		cr_assert_lt(u, RING_TASKS, "event of unknown task %llu", (unsigned long long)u);
 		cr_assert(!seen[u], "a second event for task %llu", (unsigned long long)u);
 		seen[u] = true;
+		if (doca_event_get_status(ev) == DOCA_EVENT_STATUS_FAILURE)
+			assert_doca(doca_event_get_error(ev), DOCA_ERROR_SHUTDOWN);
+		doca_event_free(ev);
+	}
+	expect_no_event_for(f.pe, 20);
+	progress_until_state(f.pe, f.ctx, DOCA_CTX_STATE_IDLE);
+	fixture_fini(&f);
+}
+
+/* The same tasks, stopped before any progress: each task gets exactly one
+ * event, a copy or a flush, the ones that waited for the ring included,
+ * and in submission order (the device's first, then those that waited).
+ * Returns how many were flushed. */
+static uint32_t ring_max_stop_in_order(const char *dev_name)
+{
+	struct api_fixture f;
+	uint32_t flushed = 0;
+
+	fixture_init_started(&f, dev_name, 64, 64);
+	(void)doca_pe_progress(f.pe);
+	for (uint32_t i = 0; i < RING_TASKS; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+	assert_doca(doca_ctx_stop(f.ctx), DOCA_ERROR_IN_PROGRESS);
+	for (uint32_t k = 0; k < RING_TASKS; k++) {
+		struct doca_event *ev = wait_event(f.pe);
+		uint64_t u = doca_event_get_user_data(ev).u64;
+
+		cr_assert_eq(u, k, "event %u is of task %llu: not in submission order", k, (unsigned long long)u);
 		if (doca_event_get_status(ev) == DOCA_EVENT_STATUS_FAILURE) {
 			assert_doca(doca_event_get_error(ev), DOCA_ERROR_SHUTDOWN);
 			cr_assert_eq(doca_event_get_bytes(ev), 0, "a flushed task copied bytes");
@@ -451,10 +485,23 @@ Test(faults, ring_max_16_stop_flushes_the_tasks_that_wait)
 		}
 		doca_event_free(ev);
 	}
-	/* nothing ran before the stop (inline: only a progress call runs a
-	 * task), so every task is flushed: the 16 in the ring by the device,
-	 * the 24 that waited for room by the engine */
-	cr_assert_eq(flushed, RING_TASKS, "%u of %u flushed", flushed, RING_TASKS);
+	expect_no_event_for(f.pe, 20);
 	progress_until_state(f.pe, f.ctx, DOCA_CTX_STATE_IDLE);
 	fixture_fini(&f);
+	return flushed;
+}
+
+Test(faults, ring_max_16_stop_flushes_the_tasks_that_wait_in_order_inline)
+{
+	/* nothing ran before the stop (inline: only a progress call runs a
+	 * task), so every task is flushed: those in the ring by the device,
+	 * those that wait for the turn (the run's backlog) by the engine */
+	uint32_t flushed = ring_max_stop_in_order("sw0:ring_max=16");
+
+	cr_assert_eq(flushed, RING_TASKS, "%u of %u flushed", flushed, RING_TASKS);
+}
+
+Test(faults, ring_max_16_stop_flushes_the_tasks_that_wait_in_order_one_engine)
+{
+	(void)ring_max_stop_in_order("sw0:engines=1,ring_max=16"); /* the engine may copy some first */
 }

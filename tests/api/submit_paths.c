@@ -190,3 +190,75 @@ Test(submit_paths, direct_posts_never_refuse_another_threads_get_event_or_free)
 	expect_no_event_for(f.pe, 10);
 	fixture_fini(&f); /* stops to IDLE: every credit came back */
 }
+
+/* ---- an inline device: single submits wait for the turn, in order ---- */
+
+enum { SINGLES_BEFORE = 3, BURST = 10, SINGLES_AFTER = 2 };
+
+/* The PE's thread submits to an inline device: single tasks wait in the
+ * run's backlog for the next turn (engine/task.c), and a burst that would
+ * be posted at once joins them instead of overtaking them. The inline
+ * device completes in the order its queue holds, so the events come in
+ * submission order, each exactly once. */
+Test(submit_paths, inline_single_submits_and_a_burst_complete_in_submission_order)
+{
+	struct doca_task_desc descs[BURST];
+	struct api_fixture f;
+	uint32_t accepted = 0;
+	uint64_t user = 0;
+
+	fixture_init_started(&f, "sw0", LEN, 0);
+	doca_pe_progress(f.pe); /* this thread now runs the PE */
+	for (int i = 0; i < SINGLES_BEFORE; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, user++, 0));
+	for (int i = 0; i < BURST; i++)
+		descs[i] = (struct doca_task_desc){
+			.type = DOCA_TASK_COPY, .src = f.src, .dst = f.dst, .user_data = { .u64 = user++ }
+		};
+	assert_ok(doca_task_submit_batch(f.ctx, descs, BURST, &accepted));
+	cr_assert_eq(accepted, BURST);
+	for (int i = 0; i < SINGLES_AFTER; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, user++, 0));
+	cr_assert_eq(bytes_mismatch(f.dst_bytes, LEN, 0), LEN, "an inline device copies only in a turn");
+	for (uint64_t want = 0; want < user; want++)
+		expect_success_event(f.pe, want, LEN);
+	expect_no_event_for(f.pe, 20);
+	cr_assert_eq(pattern_mismatch(f.dst_bytes, LEN, f.seed), LEN);
+	fixture_fini(&f);
+}
+
+/* A burst of 35 from the PE's thread on an inline device: 32 posted, 3 in
+ * the backlog; one more single task; then a stop before any turn. Every
+ * task is flushed (nothing ran), in submission order: the device's
+ * first, then the backlog's (they came out ahead, found by a review). */
+Test(submit_paths, inline_stop_flushes_the_device_then_the_backlog_in_submission_order)
+{
+	enum { BIG = 35 };
+	struct doca_task_desc descs[BIG];
+	struct api_fixture f;
+	uint32_t accepted = 0;
+
+	fixture_init_started(&f, "sw0", LEN, 64);
+	doca_pe_progress(f.pe); /* this thread now runs the PE */
+	for (int i = 0; i < BIG; i++)
+		descs[i] = (struct doca_task_desc){
+			.type = DOCA_TASK_COPY, .src = f.src, .dst = f.dst, .user_data = { .u64 = (uint64_t)i }
+		};
+	assert_ok(doca_task_submit_batch(f.ctx, descs, BIG, &accepted));
+	cr_assert_eq(accepted, BIG);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, BIG, 0));
+	assert_doca(doca_ctx_stop(f.ctx), DOCA_ERROR_IN_PROGRESS);
+	for (uint64_t want = 0; want <= BIG; want++) {
+		struct doca_event *ev = wait_event(f.pe);
+
+		cr_assert_eq(doca_event_get_user_data(ev).u64, want, "event %llu is of task %llu",
+			     (unsigned long long)want, (unsigned long long)doca_event_get_user_data(ev).u64);
+		cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_FAILURE);
+		assert_doca(doca_event_get_error(ev), DOCA_ERROR_SHUTDOWN);
+		doca_event_free(ev);
+	}
+	expect_no_event_for(f.pe, 20);
+	progress_until_state(f.pe, f.ctx, DOCA_CTX_STATE_IDLE);
+	cr_assert_eq(bytes_mismatch(f.dst_bytes, LEN, 0), LEN, "a flushed task copied");
+	fixture_fini(&f);
+}

@@ -273,8 +273,11 @@ static void case_credits(void)
 }
 
 /* Stop with remote tasks in flight: IN_PROGRESS, then IDLE once every
- * accepted task has had exactly one event, SUCCESS or FAILURE/SHUTDOWN. */
-static void case_stop_flush(void)
+ * accepted task has had exactly one event, SUCCESS or FAILURE/SHUTDOWN,
+ * in submission order (those the provider holds complete before the ones
+ * still waiting are flushed). @p turns: progress calls before the stop
+ * (0: every task still waits; some: part of them with the provider). */
+static void stop_flush(unsigned turns)
 {
 	enum { Q = 64, CHUNK = 65536 };
 	struct peer p;
@@ -289,6 +292,8 @@ static void case_stop_flush(void)
 	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
 	slots_make(remote, im.local, Q, Q, CHUNK, rb, lb);
 	CHECK(submit_n(&im, lb, rb, 0, Q) == Q, "all accepted");
+	for (unsigned t = 0; t < turns; t++)
+		(void)doca_pe_progress(im.pe);
 	CHECK_RC(doca_ctx_stop(im.ctx), DOCA_ERROR_IN_PROGRESS);
 	struct doca_task_desc late = { .type = DOCA_TASK_COPY, .src = lb[0], .dst = rb[0] };
 
@@ -299,6 +304,7 @@ static void case_stop_flush(void)
 		doca_error_t e = doca_event_get_error(ev);
 
 		CHECK(u < Q && seen[u]++ == 0, "event %llu twice or unknown", (unsigned long long)u);
+		CHECK(u == k, "event %u is of task %llu: not in submission order", k, (unsigned long long)u);
 		CHECK(e == DOCA_SUCCESS || e == DOCA_ERROR_SHUTDOWN, "error %s", doca_error_get_name(e));
 		ok += e == DOCA_SUCCESS;
 		flushed += e == DOCA_ERROR_SHUTDOWN;
@@ -308,11 +314,18 @@ static void case_stop_flush(void)
 	CHECK(doca_pe_get_event(im.pe) == NULL, "an event too many");
 	CHECK_OK(doca_ctx_get_state(im.ctx, &st));
 	CHECK(st == DOCA_CTX_STATE_IDLE, "state %d after every event was freed", (int)st);
-	printf("stop: %u completed, %u flushed\n", ok, flushed);
+	printf("stop after %u turns: %u completed, %u flushed\n", turns, ok, flushed);
 	slots_free(Q, rb, lb);
 	CHECK_OK(doca_mem_destroy(remote));
 	importer_close(&im);
 	peer_quit(&p);
+}
+
+static void case_stop_flush(void)
+{
+	stop_flush(0);
+	stop_flush(1);
+	stop_flush(3);
 }
 
 /* Both sides in event mode: the importer sleeps on its notification fd,
