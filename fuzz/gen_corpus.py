@@ -11,7 +11,7 @@ import os
 (CTX_CREATE, CTX_DESTROY, CTX_SET_DEV, CTX_SET_MAX, CTX_SET_CBS, DEV_OPEN, DEV_CLOSE,
  MEM_CREATE, MEM_CREATE_FROM, MEM_DESTROY, BUF_CREATE, BUF_DESTROY, PE_CREATE,
  PE_CONNECT, PE_DESTROY, START, STOP, SUBMIT, PROGRESS, GET_EVENT, EVENT_FREE,
- FILL, STALE_EVENT_FREE, STALE_USE, GET_EVENTS, EVENT_FREE_BULK) = range(26)
+ FILL, STALE_EVENT_FREE, STALE_USE, GET_EVENTS, EVENT_FREE_BULK, SUBMIT_BATCH) = range(27)
 
 # model.c m_devstrs indexes
 SW0, FAIL3, PARTIAL2, FAIL4_PARTIAL2, FAIL1, PARTIAL1 = range(6)
@@ -47,7 +47,28 @@ def base(dev=SW0, extra=()):
             + [MEM_CREATE, 0, LEN_256, RW, 0, FILL, 0, 0x41] + bufs_halves())
 
 
+
+
+def batch(ctx, tasks):
+    # submit_batch(ctx, count byte: 1 + byte % 12 tasks, then src, dst, variant each)
+    return [SUBMIT_BATCH, ctx, len(tasks) - 1] + [b for t in tasks for b in t]
+
+
 SEEDS = {
+    # bursts from the PE's thread on inline sw0: 10 (posted at once), 2 and a
+    # single task (left for the turn), then a stop before any turn: flushed in
+    # submission order; then a pool of 8 refusing the 9th task of a burst
+    # with AGAIN, and a burst stopped at a destroyed buffer
+    "submit-batch": base() + [START, 0, PROGRESS, 0]
+                    + batch(0, [(1, 0, COPY)] * 10) + batch(0, [(1, 0, COPY)] * 2)
+                    + [SUBMIT, 0, 1, 0, COPY, STOP, 0, PROGRESS, 0, GET_EVENTS, 0, MAX_ROOM,
+                       EVENT_FREE_BULK, 8] + [held(i) for i in range(8)]
+                    + [GET_EVENTS, 0, MAX_ROOM, EVENT_FREE_BULK, 5] + [held(i) for i in range(5)]
+                    + [PROGRESS, 0, CTX_SET_MAX, 0, 3, START, 0, PROGRESS, 0]
+                    + batch(0, [(1, 0, COPY)] * 10) + [PROGRESS, 0, GET_EVENTS, 0, MAX_ROOM,
+                                                       EVENT_FREE_BULK, 8] + [held(i) for i in range(8)]
+                    + [BUF_DESTROY, 1] + batch(0, [(0, 0, COPY), (1, 0, COPY), (0, 0, COPY)])
+                    + [PROGRESS, 0, STOP, 0, PROGRESS, 0],
     # bursts: two ctxs of one PE (pools of 8 and 3); get_events with max 0, a NULL
     # array, 1, 3, then all the room (more than is ready); free_bulk with NULL
     # entries, an event named twice, stale handles, a NULL array; refill to AGAIN

@@ -475,30 +475,85 @@ static void op_stop(void)
 	do_stop(pick(M_CTX, live_ctx));
 }
 
-static void op_submit(void)
+/* A task's type and flags from its descriptor variant byte. */
+static void desc_variant(uint8_t v, uint32_t *type, uint32_t *flags)
 {
-	int c = pick(M_CTX, live_ctx), src = pick(M_BUF, live_buf), dst = pick(M_BUF, live_buf);
-	uint8_t v = next_byte();
-	uint32_t type = (v & 0x30) == 0x30 ? (v & 0x40 ? 0u : 7u) : (uint32_t)DOCA_TASK_COPY;
 	const uint32_t flag_values[] = { 0, DOCA_TASK_FLAG_ALLOW_PARTIAL, 0x100, DOCA_TASK_FLAG_ALLOW_PARTIAL };
-	uint32_t flags = flag_values[v & 3];
-	bool null_desc = v == 0xff;
-	int t = -1;
 
-	/* stay within one turn's batch and the model's task table */
-	if (m_ctx_ok(&H.m, c) && H.m.ctx[c].state == DOCA_CTX_STATE_RUNNING &&
-	    (m_pe_queued(&H.m, c) >= M_PE_QUEUED || m_tasks_free(&H.m) == 0))
-		return;
-	doca_error_t want = null_desc ? DOCA_ERROR_INVALID_VALUE : m_submit(&H.m, c, src, dst, type, flags, &t);
-	struct doca_task_desc desc = {
+	*type = (v & 0x30) == 0x30 ? (v & 0x40 ? 0u : 7u) : (uint32_t)DOCA_TASK_COPY;
+	*flags = flag_values[v & 3];
+}
+
+/* Whether one more task stays within one turn's batch and the model's
+ * task table (else the operation submits nothing more). */
+static bool submit_has_room(int c)
+{
+	return !(m_ctx_ok(&H.m, c) && H.m.ctx[c].state == DOCA_CTX_STATE_RUNNING &&
+		 (m_pe_queued(&H.m, c) >= M_PE_QUEUED || m_tasks_free(&H.m) == 0));
+}
+
+static struct doca_task_desc desc_of(uint32_t type, uint32_t flags, int src, int dst, int t)
+{
+	return (struct doca_task_desc){
 		.type = (enum doca_task_type)type,
 		.src = HANDLE(buf, src),
 		.dst = HANDLE(buf, dst),
 		.user_data = { .u64 = t >= 0 ? H.m.task[t].id : 0 },
 		.flags = flags,
 	};
+}
+
+static void op_submit(void)
+{
+	int c = pick(M_CTX, live_ctx), src = pick(M_BUF, live_buf), dst = pick(M_BUF, live_buf);
+	uint8_t v = next_byte();
+	uint32_t type, flags;
+	bool null_desc = v == 0xff;
+	int t = -1;
+
+	desc_variant(v, &type, &flags);
+	if (!submit_has_room(c))
+		return;
+	doca_error_t want = null_desc ? DOCA_ERROR_INVALID_VALUE : m_submit(&H.m, c, src, dst, type, flags, &t);
+	struct doca_task_desc desc = desc_of(type, flags, src, dst, t);
 
 	expect_rc("doca_task_submit", doca_task_submit(HANDLE(ctx, c), null_desc ? NULL : &desc), want);
+}
+
+/* A burst of 1-12 tasks in one doca_task_submit_batch: the model submits
+ * them one by one and the burst must stop where the model first refuses,
+ * with that refusal and that many accepted (the burst's contract: each
+ * task's handles, then the state once, then the rest, in order). Bursts
+ * of 8 or more reach the device at once from the PE's thread; smaller
+ * ones wait in the backlog of an inline device (engine/task.c). */
+static void op_submit_batch(void)
+{
+	enum { MOST = 12 };
+	struct doca_task_desc descs[MOST];
+	int c = pick(M_CTX, live_ctx);
+	uint32_t n = 1u + next_byte() % MOST, want_accepted = 0, accepted = MOST + 1u;
+	doca_error_t want = DOCA_SUCCESS;
+
+	for (uint32_t i = 0; i < n; i++) {
+		int src = pick(M_BUF, live_buf), dst = pick(M_BUF, live_buf), t = -1;
+		uint32_t type, flags;
+
+		desc_variant(next_byte(), &type, &flags);
+		if (want == DOCA_SUCCESS) {
+			if (!submit_has_room(c)) {
+				n = i; /* the burst ends here */
+				break;
+			}
+			want = m_submit(&H.m, c, src, dst, type, flags, &t);
+			want_accepted += want == DOCA_SUCCESS;
+		}
+		descs[i] = desc_of(type, flags, src, dst, t);
+	}
+	if (n == 0)
+		return;
+	expect_rc("doca_task_submit_batch", doca_task_submit_batch(HANDLE(ctx, c), descs, n, &accepted), want);
+	if (accepted != want_accepted)
+		diverge("doca_task_submit_batch accepted %u of %u, the model %u", accepted, n, want_accepted);
 }
 
 static void do_progress(int p)
@@ -871,6 +926,7 @@ static void (*const ops[OP_COUNT])(void) = {
 	[OP_EVENT_FREE] = op_event_free,     [OP_FILL] = op_fill,
 	[OP_STALE_EVENT_FREE] = op_stale_event_free, [OP_STALE_USE] = op_stale_use,
 	[OP_GET_EVENTS] = op_get_events,     [OP_EVENT_FREE_BULK] = op_event_free_bulk,
+	[OP_SUBMIT_BATCH] = op_submit_batch,
 };
 
 static const char *const op_names[OP_COUNT] = {
@@ -878,6 +934,7 @@ static const char *const op_names[OP_COUNT] = {
 	"dev_close", "mem_create", "mem_create_from", "mem_destroy", "buf_create", "buf_destroy", "pe_create",
 	"pe_connect_ctx", "pe_destroy", "ctx_start", "ctx_stop", "task_submit", "pe_progress", "pe_get_event",
 	"event_free", "fill", "stale_event_free", "stale_use", "pe_get_events", "event_free_bulk",
+	"task_submit_batch",
 };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
