@@ -50,8 +50,12 @@ def base(dev=SW0, extra=()):
 
 
 def batch(ctx, tasks):
-    # submit_batch(ctx, count byte: 1 + byte % 12 tasks, then src, dst, variant each)
+    # submit_batch(ctx, count byte: 1 + byte % 40 tasks, then src, dst, variant each)
     return [SUBMIT_BATCH, ctx, len(tasks) - 1] + [b for t in tasks for b in t]
+
+
+# submit_batch count bytes that submit nothing (harness.c op_submit_batch)
+BATCH_EMPTY, BATCH_NULL_DESCS_EMPTY, BATCH_NULL_DESCS, BATCH_NULL_ACCEPTED = range(0xfc, 0x100)
 
 
 SEEDS = {
@@ -69,6 +73,15 @@ SEEDS = {
                                                        EVENT_FREE_BULK, 8] + [held(i) for i in range(8)]
                     + [BUF_DESTROY, 1] + batch(0, [(0, 0, COPY), (1, 0, COPY), (0, 0, COPY)])
                     + [PROGRESS, 0, STOP, 0, PROGRESS, 0],
+    # bursts past the call's chunk of 32 from the PE's thread: 40 (32 + 8, both
+    # posted at once), 33 (32 posted, 1 left for the turn); the four argument
+    # variants on the live ctx and on a slot with no ctx; a stop before any
+    # turn flushes all 73 in submission order
+    "submit-batch-chunks": base() + [START, 0, PROGRESS, 0]
+                           + batch(0, [(1, 0, COPY)] * 40) + batch(0, [(1, 0, COPY_PARTIAL)] * 33)
+                           + [b for v in range(BATCH_EMPTY, BATCH_NULL_ACCEPTED + 1)
+                              for b in (SUBMIT_BATCH, 0, v, SUBMIT_BATCH, 1, v)]
+                           + [STOP, 0, PROGRESS, 0, GET_EVENTS, 0, MAX_ROOM, PROGRESS, 0],
     # bursts: two ctxs of one PE (pools of 8 and 3); get_events with max 0, a NULL
     # array, 1, 3, then all the room (more than is ready); free_bulk with NULL
     # entries, an event named twice, stale handles, a NULL array; refill to AGAIN

@@ -520,20 +520,44 @@ static void op_submit(void)
 	expect_rc("doca_task_submit", doca_task_submit(HANDLE(ctx, c), null_desc ? NULL : &desc), want);
 }
 
-/* A burst of 1-12 tasks in one doca_task_submit_batch: the model submits
- * them one by one and the burst must stop where the model first refuses,
- * with that refusal and that many accepted (the burst's contract: each
- * task's handles, then the state once, then the rest, in order). Bursts
- * of 8 or more reach the device at once from the PE's thread; smaller
- * ones wait in the backlog of an inline device (engine/task.c). */
+/* A burst in one doca_task_submit_batch. Its count byte: 1-40 tasks
+ * (more than 32 cross the call's chunk of 32), or one of four argument
+ * variants (an empty burst, NULL descs with and without tasks, a NULL
+ * accepted). The model submits the tasks one by one and the burst must stop
+ * where the model first refuses, with that refusal and that many accepted
+ * (the burst's contract: each task's handles, then the state once, then the
+ * rest, in order). Chunks of 8 or more reach the device at once from the
+ * PE's thread; smaller ones wait in the backlog of an inline device
+ * (engine/task.c). */
 static void op_submit_batch(void)
 {
-	enum { MOST = 12 };
-	struct doca_task_desc descs[MOST];
+	enum { MOST = 40, EMPTY = 0xfc, NULL_DESCS_EMPTY, NULL_DESCS, NULL_ACCEPTED };
+	struct doca_task_desc descs[MOST] = { 0 }; /* the variants pass it unfilled */
 	int c = pick(M_CTX, live_ctx);
-	uint32_t n = 1u + next_byte() % MOST, want_accepted = 0, accepted = MOST + 1u;
+	uint8_t count = next_byte();
+	uint32_t n = count >= EMPTY ? 0 : 1u + count % MOST, want_accepted = 0, accepted = MOST + 1u;
 	doca_error_t want = DOCA_SUCCESS;
 
+	if (count >= EMPTY) {
+		/* nothing submitted: the ctx is looked at only when descs and
+		 * accepted are there; the model's state is not touched */
+		bool bad_args = count == NULL_DESCS || count == NULL_ACCEPTED;
+
+		want = bad_args ? DOCA_ERROR_INVALID_VALUE :
+		       m_ctx_ok(&H.m, c) ? DOCA_SUCCESS : DOCA_ERROR_INVALID_VALUE;
+		if (count == NULL_ACCEPTED) {
+			expect_rc("doca_task_submit_batch", doca_task_submit_batch(HANDLE(ctx, c), descs, 1, NULL),
+				  want);
+			return;
+		}
+		expect_rc("doca_task_submit_batch",
+			  doca_task_submit_batch(HANDLE(ctx, c), count == EMPTY ? descs : NULL,
+						 count == NULL_DESCS ? 1u : 0u, &accepted),
+			  want);
+		if (accepted != 0)
+			diverge("doca_task_submit_batch accepted %u of no task", accepted);
+		return;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		int src = pick(M_BUF, live_buf), dst = pick(M_BUF, live_buf), t = -1;
 		uint32_t type, flags;

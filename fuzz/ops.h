@@ -41,7 +41,7 @@ enum fuzz_op {
 	OP_STALE_USE,        /* kind (ctx/mem/buf destroy, submit with buffers), index, ctx */
 	OP_GET_EVENTS,       /* pe, max variant (0, 1, 3, 8, all the room held, NULL array) */
 	OP_EVENT_FREE_BULK,  /* count (0-8; NULL array variant), then per entry: held index, NULL or stale */
-	OP_SUBMIT_BATCH,     /* ctx, count (1-12), then per task: src buf, dst buf, descriptor variant */
+	OP_SUBMIT_BATCH,     /* ctx, count (1-40; 0xfc-0xff: empty, NULL descs, NULL accepted), then per task: src, dst, variant */
 	OP_COUNT
 };
 
