@@ -77,14 +77,15 @@ struct doca_event *run_backlog_pop(struct ctx_run *run)
 	return ev;
 }
 
-bool run_post_backlog(struct ctx_run *run, uint32_t *posted)
+bool run_post_backlog(struct ctx_run *run, uint32_t *posted, uint32_t max)
 {
-	while (run->backlog_head != NULL) {
+	while (run->backlog_head != NULL && *posted < max) {
 		struct hw_desc descs[32];
 		struct doca_event *evs[32], *ev = run->backlog_head;
+		uint32_t chunk = max - *posted < 32 ? max - *posted : 32;
 		uint32_t n = 0, took;
 
-		for (; ev != NULL && n < sizeof(descs) / sizeof(descs[0]); ev = ev->next) {
+		for (; ev != NULL && n < chunk; ev = ev->next) {
 			evs[n] = ev;
 			descs[n++] = event_desc(ev);
 		}
@@ -98,7 +99,7 @@ bool run_post_backlog(struct ctx_run *run, uint32_t *posted)
 		if (took < n)
 			return false;
 	}
-	return true;
+	return run->backlog_head == NULL;
 }
 
 uint32_t run_poll(struct ctx_run *run, struct hw_cqe *cqes, uint32_t max)

@@ -284,9 +284,10 @@ void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n);
  * its PE's next visit to post (runner guard held; the caller queues the
  * visit). */
 void run_defer(struct ctx_run *run, struct doca_event *const *evs, uint32_t n);
-/* Post the backlog (runner guard held), adding what the device took to
- * *posted; true when none is left (then newer tasks may be posted). */
-bool run_post_backlog(struct ctx_run *run, uint32_t *posted);
+/* Post the backlog (runner guard held) while *posted is below max, adding
+ * what the device took to *posted; true when none is left (then newer
+ * tasks may be posted). */
+bool run_post_backlog(struct ctx_run *run, uint32_t *posted, uint32_t max);
 /* Take the oldest backlog task's event, or NULL (runner guard held). */
 struct doca_event *run_backlog_pop(struct ctx_run *run);
 /* Poll up to max completions of the run's queue pair (runner guard held). */

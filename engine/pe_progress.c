@@ -55,7 +55,7 @@ uint32_t run_feed(struct ctx_run *run, uint32_t max)
 	struct pool_chain released = { 0 };
 	/* the backlog (what the device refused, what a submit left for this
 	 * turn) goes first; while some is left, nothing newer may overtake it */
-	bool clear = run_post_backlog(run, &posted);
+	bool clear = run_post_backlog(run, &posted, max);
 
 	while (clear && posted < max) {
 		uint32_t limit = max - posted < POST_BATCH ? max - posted : POST_BATCH;

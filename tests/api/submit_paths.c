@@ -262,3 +262,22 @@ Test(submit_paths, inline_stop_flushes_the_device_then_the_backlog_in_submission
 	cr_assert_eq(bytes_mismatch(f.dst_bytes, LEN, 0), LEN, "a flushed task copied");
 	fixture_fini(&f);
 }
+
+/* More single submits from the PE's thread than a turn posts (256): the
+ * backlog is posted a turn's share at a time and the context stays in the
+ * ready set until it is empty, so every task completes once, in order. */
+Test(submit_paths, inline_backlog_longer_than_a_turn_completes_in_order_over_several_turns)
+{
+	enum { LONG = 300 };
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0", LEN, 512);
+	doca_pe_progress(f.pe); /* this thread now runs the PE */
+	for (uint64_t i = 0; i < LONG; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+	for (uint64_t want = 0; want < LONG; want++)
+		expect_success_event(f.pe, want, LEN);
+	expect_no_event_for(f.pe, 20);
+	cr_assert_eq(pattern_mismatch(f.dst_bytes, LEN, f.seed), LEN);
+	fixture_fini(&f);
+}
