@@ -49,7 +49,9 @@ static inline bool pool_plain_begin(struct task_pool *p)
 	EXPLORE_POINT(ATOMIC);
 	if (atomic_load_explicit(&p->mode, memory_order_relaxed) == POOL_OWNER)
 		return true;
-	atomic_store_explicit(&p->busy, 0, memory_order_relaxed); /* nothing updated */
+	/* release, as pool_plain_end: nothing was updated, but a switcher that
+	 * sees 0 must not depend on that (free on x86) */
+	atomic_store_explicit(&p->busy, 0, memory_order_release);
 	return false;
 }
 
