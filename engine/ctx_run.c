@@ -77,12 +77,14 @@ struct doca_event *run_backlog_pop(struct ctx_run *run)
 	return ev;
 }
 
+#define BACKLOG_POST_CHUNK 32u /* descriptors built on the stack per device post */
+
 bool run_post_backlog(struct ctx_run *run, uint32_t *posted, uint32_t max)
 {
 	while (run->backlog_head != NULL && *posted < max) {
-		struct hw_desc descs[32];
-		struct doca_event *evs[32], *ev = run->backlog_head;
-		uint32_t chunk = max - *posted < 32 ? max - *posted : 32;
+		struct hw_desc descs[BACKLOG_POST_CHUNK];
+		struct doca_event *evs[BACKLOG_POST_CHUNK], *ev = run->backlog_head;
+		uint32_t chunk = max - *posted < BACKLOG_POST_CHUNK ? max - *posted : BACKLOG_POST_CHUNK;
 		uint32_t n = 0, took;
 
 		for (; ev != NULL && n < chunk; ev = ev->next) {
