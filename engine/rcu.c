@@ -154,21 +154,26 @@ static void reclaimer_reap_locked(void)
 		return;
 	pthread_join(rc.thread, NULL);
 	rc.running = false;
-	rc.up = false;
 	rc.ended = false;
 }
 
 /*
- * Start the reclaimer (rc.lock held, not running) and wait until it runs
- * reclaimer_main. A thread still starting holds memory the C library and
- * the sanitizers allocate for it (pthread_getattr_np's cpuset under ASan)
- * on a stack no leak checker scans yet; the reclaimer starts at an
- * application's last destroys, so without the wait a process that returns
- * from main at once could be checked for leaks in that window.
+ * Start the reclaimer (rc.lock held, not running, the caller's callback
+ * already queued) and wait until it runs reclaimer_main. A thread still
+ * starting holds memory the C library and the sanitizers allocate for it
+ * (pthread_getattr_np's cpuset under ASan) on a stack no leak checker
+ * scans yet; the reclaimer starts at a teardown's first deferred free (a
+ * context's stop), so without the wait a process that returns from main
+ * right after its teardown could be checked for leaks in that window.
+ * The wait lets go of rc.lock: a stop asked meanwhile (the last destroy,
+ * the exit-time drain) finds the queue non-empty, so the new thread runs
+ * our callback before it ends. `up` is reset here, not when the thread is
+ * joined, so a drain that joins it while we wait cannot strand us.
  */
 static void reclaimer_start_locked(void)
 {
 	rc.stop = false;
+	rc.up = false;
 	if (pthread_create(&rc.thread, NULL, reclaimer_main, NULL) != 0) {
 		fprintf(stderr, "doca-core: cannot start the deferred-free thread\n");
 		abort();
@@ -185,11 +190,11 @@ void doca_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head))
 	TSAN_RELEASE(head);
 	pthread_mutex_lock(&rc.lock);
 	reclaimer_reap_locked();
-	if (!rc.running)
-		reclaimer_start_locked();
 	*rc.tail = head;
 	rc.tail = (struct rcu_head **)(void *)&head->next.next;
 	rc.queued++;
+	if (!rc.running)
+		reclaimer_start_locked();
 	pthread_cond_signal(&rc.work);
 	pthread_mutex_unlock(&rc.lock);
 }

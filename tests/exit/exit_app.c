@@ -10,9 +10,10 @@
  *                    last deferred frees: exit 1 if a second thread is
  *                    still there after 30 s) and the library logs nothing
  *   exit_app quick   one polling copy on sw0, full teardown, and return from
- *                    main at once: the reclaimer started by the teardown's
- *                    first deferred free is still young when the process's
- *                    exit-time checks run (tests/exit/lsan_exit_loop.sh)
+ *                    main at once: the reclaimer that the context's stop
+ *                    started (the teardown's first deferred free) is
+ *                    still young when the process's exit-time checks run
+ *                    (tests/exit/lsan_exit_loop.sh)
  *   exit_app forget  one polling copy on sw0, the buffers destroyed, the
  *                    context stopped, and the 1 MiB memory, the device, the
  *                    context and the PE never destroyed
