@@ -4,9 +4,10 @@
  * A turn has two halves. Inside one RCU read-side section it visits the
  * contexts of its ready set (engine/pe_ready.c: only those with work, in
  * FIFO order; a pinned reference on each that has something to deliver),
- * drains their mailboxes in bounded batches, posts to the device or, for a STOPPING context,
- * flushes, and polls completions into a local array. After the section it
- * delivers: event callbacks run (and may stop contexts, which waits for a
+ * drains their mailboxes in bounded batches, posts to the device or, for a
+ * STOPPING context, flushes, and polls completions into a local array (a
+ * device that runs descriptors at once is handed the run's backlog to
+ * execute first). After the section it delivers: event callbacks run (and may stop contexts, which waits for a
  * grace period — impossible inside a read-side section), ready events are
  * queued, stops are finished. A context cannot become IDLE (so cannot be
  * destroyed) while the turn holds one of its events, and the pinned
@@ -163,6 +164,34 @@ static struct doca_event *event_from_cqe(const struct hw_cqe *c, bool *fatal)
 	return ev;
 }
 
+#define EXECUTE_CHUNK 32u /* descriptors built on the stack per execute call */
+
+/* A device that runs descriptors at once (hw_qp.executes_at_once): the
+ * backlog's tasks, oldest first, executed here instead of posted and
+ * polled, as long as none of the run's posts is on the device (so nothing
+ * posted earlier is overtaken) and the turn has room for their events.
+ * What is left (the turn is full) is posted by run_drain as before. */
+static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal)
+{
+	EXPLORE_POINT(ATOMIC);
+	if (atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0)
+		return;
+	while (run->backlog_head != NULL && t->ndone < TURN_EVENTS && !*fatal) {
+		struct hw_desc descs[EXECUTE_CHUNK];
+		struct doca_event *ev = run->backlog_head;
+		uint32_t room = TURN_EVENTS - t->ndone, n = 0;
+
+		for (; ev != NULL && n < EXECUTE_CHUNK && n < room; ev = ev->next)
+			descs[n++] = event_desc(ev);
+		run->backlog_head = ev;
+		if (ev == NULL)
+			run->backlog_tail = NULL;
+		hw_qp_execute(run->qp, descs, n, t->cqes);
+		for (uint32_t j = 0; j < n; j++)
+			t->done[t->ndone++] = event_from_cqe(&t->cqes[j], fatal);
+	}
+}
+
 /* Visit one context of the ready set: drain, post or flush, poll. */
 static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 {
@@ -182,8 +211,10 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	TSAN_ACQUIRE(run);
 	struct hw_qp *qp = run->qp;
 	uint32_t first = t->ndone;
-	bool running = st == DOCA_CTX_STATE_RUNNING && !run->fatal;
+	bool running = st == DOCA_CTX_STATE_RUNNING && !run->fatal, fatal = false;
 
+	if (running && qp->executes_at_once)
+		turn_execute(t, run, &fatal);
 	if (running)
 		run_drain(t, run, true);
 	else if (!run->flush_sent) {
@@ -191,7 +222,6 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 		run->flush_sent = true;
 	}
 	uint32_t n = run_poll(run, t->cqes, TURN_EVENTS - t->ndone);
-	bool fatal = false;
 
 	for (uint32_t j = 0; j < n; j++)
 		t->done[t->ndone++] = event_from_cqe(&t->cqes[j], &fatal);

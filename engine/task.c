@@ -30,7 +30,9 @@
  * which the next turn posts before anything newer, a chunk of up to 32 at
  * a time: the per-task loop then pays one device post per turn, not one
  * per task, and nothing the application can see changes (the same turn
- * runs them, in the same order). A chunk prepared under the guard while
+ * runs them, in the same order). A device that runs descriptors at once
+ * (hw_qp.executes_at_once) gets every chunk that way: the turn hands the
+ * backlog to it to execute, with no post, ring or poll per task. A chunk prepared under the guard while
  * the backlog holds tasks (the device refused some) joins it too, so
  * nothing overtakes them. Either way the chunk queues its context for
  * the next turn as the ready set's consumer, which the guard makes us,
@@ -201,10 +203,11 @@ static void task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct 
 {
 	bool inline_dev = run->qp->runs_in_poll, posted = false, wake = false;
 
-	if (n != 0 && ((inline_dev && n < TASK_DEFER_BELOW) || run->backlog_head != NULL)) {
+	if (n != 0 && ((inline_dev && (n < TASK_DEFER_BELOW || run->qp->executes_at_once)) ||
+		       run->backlog_head != NULL)) {
 		/* only a turn runs an inline device's descriptors, so the turn
-		 * posts a few tasks submitted one by one a chunk at a time; and
-		 * nothing may overtake what waits already */
+		 * posts a few tasks submitted one by one a chunk at a time (or
+		 * executes them all); and nothing may overtake what waits already */
 		run_defer(run, evs, n);
 	} else if (n != 0) {
 		struct hw_desc descs[SUBMIT_CHUNK];

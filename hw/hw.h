@@ -59,6 +59,11 @@ struct hw_qp {
 	 * moves other processes' RMA into its exported memory), so the PE
 	 * visits its context every turn while the context runs, work or not. */
 	bool always_polled;
+	/* Set at qp_create by an inline device whose descriptors run, with
+	 * no delay and no ring of limited size, as soon as poll looks at them:
+	 * the engine may hand a turn's tasks to hw_ops.execute instead of
+	 * posting them and polling their completions. */
+	bool executes_at_once;
 };
 
 enum hw_access {
@@ -164,6 +169,12 @@ struct hw_ops {
 	void (*kick)(struct hw_qp *qp);
 	/* Reap up to max completions (an inline device executes here). */
 	uint32_t (*poll)(struct hw_qp *qp, struct hw_cqe *cqes, uint32_t max);
+	/* Optional, only with hw_qp.executes_at_once: run n descriptors now,
+	 * in order, cqes[i] the completion of descs[i], exactly as a post, a
+	 * doorbell and a poll returning their completions would. The engine
+	 * calls it only while none of the qp's posted descriptors is
+	 * outstanding, so nothing posted earlier is overtaken. */
+	void (*execute)(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n, struct hw_cqe *cqes);
 	/* True if poll would return something without a new post or a wake:
 	 * work poll itself executes (inline), completions already queued, or
 	 * one notify_arm took aside because it arrived before the arm. The
@@ -223,6 +234,10 @@ static inline void hw_qp_kick(struct hw_qp *qp)
 static inline uint32_t hw_qp_poll(struct hw_qp *qp, struct hw_cqe *c, uint32_t max)
 {
 	return qp->ops->poll(qp, c, max);
+}
+static inline void hw_qp_execute(struct hw_qp *qp, const struct hw_desc *d, uint32_t n, struct hw_cqe *c)
+{
+	qp->ops->execute(qp, d, n, c);
 }
 
 #endif /* DOCA_HW_H */

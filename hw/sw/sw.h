@@ -93,11 +93,12 @@ void sw_qp_destroy(struct hw_qp *qp);
 uint32_t sw_qp_post(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n);
 void sw_qp_kick(struct hw_qp *qp);
 uint32_t sw_qp_poll(struct hw_qp *qp, struct hw_cqe *cqes, uint32_t max);
+void sw_qp_execute(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n, struct hw_cqe *cqes);
 bool sw_qp_pending(struct hw_qp *qp);
 void sw_qp_flush(struct hw_qp *qp);
 
 /* Execute (or flush) one descriptor, filling its completion. */
-void sw_execute(struct sw_dev *dev, const struct sw_desc *d, bool flushed, struct hw_cqe *c);
+void sw_execute(struct sw_dev *dev, const struct hw_desc *d, bool flushed, struct hw_cqe *c);
 /* Take the next descriptor whose delay has passed; *now caches the clock. */
 bool sw_qp_take_due(struct sw_qp *qp, struct sw_desc *out, bool *flushed, uint64_t *now);
 uint64_t sw_now_ns(void);

@@ -194,7 +194,7 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 		}
 		if (!sw_qp_take_due(qp, &d, &flushed, now))
 			break;
-		sw_execute(e->dev, &d, flushed, &c);
+		sw_execute(e->dev, &d.d, flushed, &c);
 		(void)sw_ring_put(&qp->cq, &c, sizeof(c)); /* claimed above: cannot fail */
 		n++;
 	}

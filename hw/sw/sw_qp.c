@@ -7,7 +7,9 @@
  * engine thread otherwise); the CQ (engine mode) carries completions from
  * the engine thread back to the PE's thread. Both ends write and read the
  * SQ's descriptors in place (no copy through a local); inline with no
- * delay, poll executes each straight from its slot.
+ * delay, poll executes each straight from its slot. Inline with no delay
+ * and no ring_max, the engine hands a turn's tasks to sw_qp_execute
+ * instead (hw_ops.execute): they never pass through the SQ at all.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,7 @@ doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, stru
 	qp->base.ops = &hw_sw_ops;
 	qp->base.runs_in_poll = dev->nengines == 0;
 	qp->base.signals_completions = dev->nengines > 0;
+	qp->base.executes_at_once = dev->nengines == 0 && dev->params.delay_us == 0 && dev->params.ring_max == 0;
 	qp->dev = dev;
 	qp->wake = attr->wake;
 	qp->wake_arg = attr->wake_arg;
@@ -147,20 +150,20 @@ bool sw_qp_take_due(struct sw_qp *qp, struct sw_desc *out, bool *flushed, uint64
 }
 
 /* The whole copy, succeeded (no fault configured, not flushed). */
-static inline void sw_copy_whole(const struct sw_desc *d, struct hw_cqe *c)
+static inline void sw_copy_whole(const struct hw_desc *d, struct hw_cqe *c)
 {
-	hb_acquire((const void *)(uintptr_t)d->d.cookie); /* the submitter's writes first */
-	memmove(d->d.dst, d->d.src, d->d.len);
+	hb_acquire((const void *)(uintptr_t)d->cookie); /* the submitter's writes first */
+	memmove(d->dst, d->src, d->len);
 	*c = (struct hw_cqe){
-		.cookie = d->d.cookie,
-		.bytes = d->d.len,
+		.cookie = d->cookie,
+		.bytes = d->len,
 		.status = HW_CQE_OK,
 		.error = DOCA_SUCCESS,
 	};
-	hb_release((const void *)(uintptr_t)d->d.cookie); /* then whoever gets the event */
+	hb_release((const void *)(uintptr_t)d->cookie); /* then whoever gets the event */
 }
 
-void sw_execute(struct sw_dev *dev, const struct sw_desc *d, bool flushed, struct hw_cqe *c)
+void sw_execute(struct sw_dev *dev, const struct hw_desc *d, bool flushed, struct hw_cqe *c)
 {
 	const struct sw_params *p = &dev->params;
 
@@ -168,13 +171,13 @@ void sw_execute(struct sw_dev *dev, const struct sw_desc *d, bool flushed, struc
 		sw_copy_whole(d, c);
 		return;
 	}
-	*c = (struct hw_cqe){ .cookie = d->d.cookie };
+	*c = (struct hw_cqe){ .cookie = d->cookie };
 	if (flushed) {
 		c->status = HW_CQE_FLUSHED;
 		c->error = DOCA_ERROR_SHUTDOWN;
 		return;
 	}
-	hb_acquire((const void *)(uintptr_t)d->d.cookie); /* the submitter's writes first */
+	hb_acquire((const void *)(uintptr_t)d->cookie); /* the submitter's writes first */
 	/* the device-wide counter is a shared cache line: touch it only when a
 	 * fault is configured */
 	uint64_t k = atomic_fetch_add_explicit(&dev->executed, 1, memory_order_relaxed) + 1u;
@@ -183,17 +186,29 @@ void sw_execute(struct sw_dev *dev, const struct sw_desc *d, bool flushed, struc
 		c->status = HW_CQE_FAILED;
 		c->error = DOCA_ERROR_IO_FAILED;
 	} else if (p->partial_every != 0 && k % p->partial_every == 0) {
-		c->bytes = d->d.len / 2u;
-		memmove(d->d.dst, d->d.src, c->bytes);
+		c->bytes = d->len / 2u;
+		memmove(d->dst, d->src, c->bytes);
 		c->status = HW_CQE_PARTIAL;
 		c->error = DOCA_ERROR_IO_FAILED;
 	} else {
-		c->bytes = d->d.len;
-		memmove(d->d.dst, d->d.src, c->bytes);
+		c->bytes = d->len;
+		memmove(d->dst, d->src, c->bytes);
 		c->status = HW_CQE_OK;
 		c->error = DOCA_SUCCESS;
 	}
-	hb_release((const void *)(uintptr_t)d->d.cookie); /* then whoever gets the event */
+	hb_release((const void *)(uintptr_t)d->cookie); /* then whoever gets the event */
+}
+
+/* Inline with no delay: execute (or flush) one descriptor at once. */
+static inline void sw_run_now(struct sw_qp *qp, const struct hw_desc *d, bool faults, struct hw_cqe *c)
+{
+	/* acquire: pairs with sw_qp_flush's release. */
+	bool flushed = atomic_load_explicit(&qp->flushing, memory_order_acquire);
+
+	if (!flushed && !faults)
+		sw_copy_whole(d, c);
+	else
+		sw_execute(qp->dev, d, flushed, c);
 }
 
 uint32_t sw_qp_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
@@ -214,13 +229,7 @@ uint32_t sw_qp_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
 		const struct sw_desc *d;
 
 		while (n < max && (d = sw_ring_peek(&qp->sq)) != NULL) {
-			/* acquire: pairs with sw_qp_flush's release. */
-			bool flushed = atomic_load_explicit(&qp->flushing, memory_order_acquire);
-
-			if (!flushed && !faults)
-				sw_copy_whole(d, &cqes[n++]);
-			else
-				sw_execute(qp->dev, d, flushed, &cqes[n++]);
+			sw_run_now(qp, &d->d, faults, &cqes[n++]);
 			sw_ring_release(&qp->sq);
 		}
 		return n;
@@ -230,8 +239,18 @@ uint32_t sw_qp_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
 	bool flushed;
 
 	while (n < max && sw_qp_take_due(qp, &d, &flushed, &now))
-		sw_execute(qp->dev, &d, flushed, &cqes[n++]);
+		sw_execute(qp->dev, &d.d, flushed, &cqes[n++]);
 	return n;
+}
+
+void sw_qp_execute(struct hw_qp *hw, const struct hw_desc *descs, uint32_t n, struct hw_cqe *cqes)
+{
+	struct sw_qp *qp = (struct sw_qp *)hw;
+	const struct sw_params *p = &qp->dev->params;
+	bool faults = (p->fail_every | p->partial_every) != 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		sw_run_now(qp, &descs[i], faults, &cqes[i]);
 }
 
 bool sw_qp_pending(struct hw_qp *hw)
