@@ -29,23 +29,29 @@
  * takes the slow way: a CAS from that word, or the ordinary path). It
  * leaves by popping it. A thread that wants a parked guard (runner_enter
  * only: brief entries give up, their callers have a way
- * around the actor) reads the parked word W, stores revoke = 1, runs the
- * heavy half, then looks for the runner in the owner's list:
+ * around the actor) reads the parked word W, announces itself in revoke
+ * (a count of revokers in flight, with a "wanted" bit), runs the heavy
+ * half, then looks for the runner in the owner's list:
  *  - absent: the owner is outside, and its next entry into W sees revoke
  *    and goes the slow way (the fence pair), so the revoker may CAS the
  *    owner word from W to itself; the owner's slow way is a CAS from W
  *    too, so exactly one of them gets the guard;
- *  - present: the owner is inside: busy, as for a held guard. revoke stays
- *    1, so the owner gives the parked guard up (CAS W → nobody) when it
- *    leaves; the next call finds it free. A brief hold
+ *  - present: the owner is inside: busy, as for a held guard. The
+ *    revoker sets the wanted bit before it withdraws its count, so the
+ *    owner gives the parked guard up (CAS W → nobody) when it leaves; the
+ *    next call finds it free. A brief hold
  *    (runner_enter_brief) is listed with a tag, and the revoker waits for
  *    it to end instead, as runner_enter waits for any brief holder.
- * revoke is cleared only by a thread parking a guard it holds unparked,
- * before it publishes the new parked word. So while W is the owner word
- * nobody clears the revoke a revoker of W stored, and a revoker whose W
- * was replaced meanwhile (even by a parking of the same thread, which
- * clears revoke) fails its CAS, because the generation differs, and looks
- * again. Why the list is the thread's and not a flag of the actor's: an
+ * A revoker withdraws its count only after its CAS; the wanted bit is
+ * cleared only by a thread parking a guard it holds unparked, before it
+ * publishes the new parked word. So from a revoker's announcement to its
+ * CAS revoke is not 0, and the owner enters only the slow way, by a CAS
+ * that replaces the parked word: whenever the owner word is W the owner is
+ * outside, and the revoker's CAS from W is right even if W came round
+ * again (the generation has 16 bits: 65 536 parkings in one revoker's
+ * pause made the same word, and with a flag that parking cleared, the
+ * owner then entered without a trace, found by a review). A revoker whose
+ * W was replaced fails its CAS and looks again. Why the list is the thread's and not a flag of the actor's: an
  * entry that turns out stale (W replaced between its first look and its
  * push) writes only its own list, never a flag a newer owner is using; the
  * same list tells a parked owner that it re-enters from a callback
@@ -54,9 +60,7 @@
  * (release), so each runner still sees everything the previous one
  * wrote; a fast entry follows the same thread's own exit. Limits: parked
  * sections nest RUNNER_NEST_MAX deep (deeper entries take the slow way);
- * the generation has 16 bits, so a revoker that sleeps through 65 536
- * parkings of one actor between its look and its CAS could take a guard
- * whose owner entered unseen; records are recycled when their thread
+ * records are recycled when their thread
  * exits (its parked guards are then revoked, or inherited by the next
  * thread given the record, which is safe: the old thread runs none of
  * them).
@@ -90,7 +94,8 @@
 struct runner {
 	/* NULL, identity, identity | BRIEF, or generation << 48 | identity | PARKED */
 	_Atomic(const void *) owner;
-	_Atomic uint32_t revoke; /* another thread wants the parked guard */
+	/* RUNNER_REVOKE_WANTED | revokers in flight * RUNNER_REVOKER (see top) */
+	_Atomic uint32_t revoke;
 	uint16_t park_gen; /* the last parking's generation (the holder's) */
 #ifdef DOCA_EXPLORE
 	_Atomic unsigned explore_holders; /* the explorer's check: never 2 */
@@ -118,6 +123,8 @@ enum runner_entry {
 
 #define RUNNER_BRIEF_TAG ((uintptr_t)1)
 #define RUNNER_PARKED_TAG ((uintptr_t)2)
+#define RUNNER_REVOKE_WANTED 1u /* revoke: give the parked guard up on leaving */
+#define RUNNER_REVOKER 2u       /* revoke: one revoker between its look and its CAS */
 #define RUNNER_GEN_SHIFT 48 /* records live below 2^48 (runner_thread_first) */
 #define RUNNER_ID_MASK (((uintptr_t)1 << RUNNER_GEN_SHIFT) - 1u)
 
@@ -234,6 +241,24 @@ static inline enum runner_entry runner_enter_parked(struct runner *r, const void
 		       : RUNNER_BUSY;
 }
 
+/* A revoker counts itself in before it looks at the owner's list. */
+static inline void runner_revoke_announce(struct runner *r)
+{
+	EXPLORE_POINT(GUARD);
+	atomic_fetch_add_explicit(&r->revoke, RUNNER_REVOKER, memory_order_relaxed);
+}
+
+/* ... and out after its CAS, @p wanted: the owner was inside, so it gives
+ * the guard up when it leaves. */
+static inline void runner_revoke_withdraw(struct runner *r, bool wanted)
+{
+	if (wanted)
+		atomic_fetch_or_explicit(&r->revoke, RUNNER_REVOKE_WANTED, memory_order_relaxed);
+	/* release: an owner that reads the count gone sees our CAS (the owner
+	 * word is ours then, or was not W) */
+	atomic_fetch_sub_explicit(&r->revoke, RUNNER_REVOKER, memory_order_release);
+}
+
 /* Another thread's parked word (cur): revoke it for me (see top).
  * ENTERED, BUSY (its owner is inside), or NESTED meaning "look again" (the
  * owner word changed under us). */
@@ -244,16 +269,17 @@ static inline enum runner_entry runner_revoke(struct runner *r, const void *cur,
 
 	unsigned spins = 0;
 
-	EXPLORE_POINT(GUARD);
-	atomic_store_explicit(&r->revoke, 1, memory_order_relaxed);
+	runner_revoke_announce(r);
 	asym_fence_heavy(); /* revoke is visible before we read its list (see top) */
 	for (uint32_t i = 0; i < RUNNER_NEST_MAX; i++) {
 		EXPLORE_POINT(GUARD);
 		/* acquire: pairs with the owner's release when it left. */
 		const struct runner *in = atomic_load_explicit(&owner->in[i], memory_order_acquire);
 
-		if (in == r)
+		if (in == r) {
+			runner_revoke_withdraw(r, true);
 			return RUNNER_BUSY;
+		}
 		if (in == runner_entry_of(r, true)) { /* a brief hold: wait for it */
 			EXPLORE_YIELD();
 			if (++spins % 64u == 0)
@@ -262,11 +288,12 @@ static inline enum runner_entry runner_revoke(struct runner *r, const void *cur,
 		}
 	}
 	EXPLORE_POINT(GUARD);
-	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, me, memory_order_acquire,
-						       memory_order_relaxed) &&
-		       runner_in(r)
-		       ? RUNNER_ENTERED
-		       : RUNNER_NESTED;
+	bool won = atomic_compare_exchange_strong_explicit(&r->owner, &cur, me, memory_order_acquire,
+							   memory_order_relaxed) &&
+		   runner_in(r);
+
+	runner_revoke_withdraw(r, false);
+	return won ? RUNNER_ENTERED : RUNNER_NESTED;
 }
 
 /* Take the guard, or report who has it. Waits only while a brief holder
@@ -290,7 +317,7 @@ static inline enum runner_entry runner_enter(struct runner *r)
 		EXPLORE_POINT(GUARD);
 		/* acquire: see the previous runner's writes (its exit released
 		 * them); on failure, the parked word we read comes with its
-		 * parking's clear of revoke, which our store must follow. */
+		 * parking's clear of revoke, which our announcement follows. */
 		if (atomic_compare_exchange_strong_explicit(&r->owner, &cur, me, memory_order_acquire,
 							    memory_order_acquire) &&
 		    runner_in(r))
@@ -371,8 +398,9 @@ static inline void runner_exit_park(struct runner *r)
 	}
 	runner_out(r);
 	r->park_gen++;
-	/* release: whoever reads the clear sees the owner word we replace */
-	atomic_store_explicit(&r->revoke, 0, memory_order_release);
+	/* release: whoever reads the clear sees the owner word we replace
+	 * (revokers in flight stay counted: see top) */
+	atomic_fetch_and_explicit(&r->revoke, ~RUNNER_REVOKE_WANTED, memory_order_release);
 	/* release: this turn's writes, for a revoker's CAS */
 	atomic_store_explicit(&r->owner,
 			      (const void *)((uintptr_t)r->park_gen << RUNNER_GEN_SHIFT |

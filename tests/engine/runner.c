@@ -574,3 +574,39 @@ Test(runner, a_revocation_waits_for_a_brief_hold_of_the_parked_guard)
 	cr_assert(o.parked_for_it);
 	fixture_down(&f);
 }
+
+/* A revoker paused between its look at the owner's list and its CAS while
+ * the owner parks 65 536 times (the 16-bit generation comes round to the
+ * word the revoker read): while the revoker is counted in revoke, the
+ * owner enters only by replacing the parked word, so the revoker's CAS
+ * from that word fails while the owner is inside. (With a revoke flag that
+ * each parking cleared, the owner entered without a trace and the CAS made
+ * a second holder: a review found it.) */
+Test(runner, a_paused_revoker_cannot_take_the_guard_when_the_generation_comes_round)
+{
+	struct runner r = { 0 };
+	const void *other = runner_tagged(&r, 0); /* any word that is not the owner's */
+
+	cr_assert_eq(runner_enter(&r), RUNNER_ENTERED);
+	runner_exit_park(&r);
+	const void *w = atomic_load(&r.owner);
+
+	cr_assert(runner_parked_by(w, runner_self()));
+	runner_revoke_announce(&r); /* looked: the owner was outside */
+	for (uint32_t i = 0; i < 65536u; i++) {
+		runner_unpark_for_others(&r); /* as event mode's arm does */
+		cr_assert_null(atomic_load(&r.owner));
+		cr_assert_eq(runner_enter(&r), RUNNER_ENTERED);
+		runner_exit_park(&r);
+	}
+	cr_assert_eq(atomic_load(&r.owner), w, "the generation came round to the word the revoker read");
+	cr_assert_eq(runner_enter(&r), RUNNER_ENTERED);
+	cr_assert_neq(atomic_load(&r.owner), w, "inside, the owner word is not the parked word");
+	const void *expected = w;
+
+	cr_assert(!atomic_compare_exchange_strong(&r.owner, &expected, other),
+		  "the paused revoker's CAS fails while the owner is inside");
+	runner_exit(&r);
+	runner_revoke_withdraw(&r, false);
+	cr_assert_eq(atomic_load(&r.revoke), 0u, "nothing left counted");
+}
