@@ -115,10 +115,14 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *h)
 	doca_error_t err;
 	struct doca_ctx *ctx = ctx_of(h);
 
-	if (!pe_valid(pe))
-		return HANDLE_REFUSAL(pe, MAGIC_PE);
-	if (ctx == NULL)
-		return HANDLE_REFUSAL(h, MAGIC_CTX);
+	/* The read-side section keeps the memory from the check to the end: a
+	 * concurrent destroy frees it only after a grace period. */
+	doca_rcu_read_lock();
+	if (!pe_valid(pe) || ctx == NULL) {
+		err = !pe_valid(pe) ? HANDLE_REFUSAL(pe, MAGIC_PE) : HANDLE_REFUSAL(h, MAGIC_CTX);
+		doca_rcu_read_unlock();
+		return err;
+	}
 	pthread_mutex_lock(&g_config_lock);
 	if (!pe_valid(pe) || ctx_of(h) != ctx) /* destroyed since the check above */
 		err = DOCA_ERROR_INVALID_VALUE;
@@ -131,6 +135,7 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *h)
 	if (err == DOCA_SUCCESS)
 		ctx->pe = pe;
 	pthread_mutex_unlock(&g_config_lock);
+	doca_rcu_read_unlock();
 	return err;
 }
 
@@ -222,11 +227,18 @@ doca_error_t doca_pe_destroy(struct doca_pe *pe)
 {
 	doca_error_t err = DOCA_SUCCESS;
 
-	if (!pe_valid(pe))
+	/* The read-side section keeps the memory while we look: a concurrent
+	 * destroy that wins frees it only after a grace period. */
+	doca_rcu_read_lock();
+	if (!pe_valid(pe)) {
+		doca_rcu_read_unlock();
 		return HANDLE_REFUSAL(pe, MAGIC_PE);
+	}
 	/* Holding the guard proves no turn is running (and none starts). */
-	if (runner_enter(&pe->runner) != RUNNER_ENTERED)
+	if (runner_enter(&pe->runner) != RUNNER_ENTERED) {
+		doca_rcu_read_unlock();
 		return DOCA_ERROR_IN_USE;
+	}
 	pthread_mutex_lock(&g_config_lock);
 	EXPLORE_POINT(ATOMIC);
 	if (!pe_valid(pe)) /* a concurrent destroy won */
@@ -236,6 +248,7 @@ doca_error_t doca_pe_destroy(struct doca_pe *pe)
 		err = DOCA_ERROR_IN_USE;
 	pthread_mutex_unlock(&g_config_lock);
 	runner_exit(&pe->runner);
+	doca_rcu_read_unlock();
 	if (err != DOCA_SUCCESS)
 		return err;
 	worker_fini(&pe->worker); /* workers stopped before they ran: joined now */

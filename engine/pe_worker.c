@@ -112,10 +112,16 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu)
 {
 	doca_error_t err = DOCA_SUCCESS;
 
-	if (!pe_valid(pe))
-		return HANDLE_REFUSAL(pe, MAGIC_PE);
 	if (!cpu_exists(cpu))
-		return DOCA_ERROR_INVALID_VALUE;
+		return pe_valid(pe) ? DOCA_ERROR_INVALID_VALUE : HANDLE_REFUSAL(pe, MAGIC_PE);
+	/* The read-side section keeps the memory from the check to the claim
+	 * (which a destroy respects) or the recheck's refusal: a destroy that
+	 * won frees it only after a grace period. */
+	doca_rcu_read_lock();
+	if (!pe_valid(pe)) {
+		doca_rcu_read_unlock();
+		return HANDLE_REFUSAL(pe, MAGIC_PE);
+	}
 	/* g_config_lock (before worker_lock, as in doca_pe_destroy) makes the
 	 * members check and the claim one step against doca_ctx_start, which
 	 * checks the claim under it. */
@@ -131,6 +137,7 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu)
 	else
 		atomic_store_explicit(&pe->has_worker, true, memory_order_relaxed);
 	pthread_mutex_unlock(&g_config_lock);
+	doca_rcu_read_unlock();
 	EXPLORE_POINT(ATOMIC);
 	if (err == DOCA_SUCCESS &&
 	    worker_start(&pe->worker, &pe_worker_ops, pe, pe->epfd, cpu, WORKER_SPIN_TURNS) != 0) {
@@ -146,10 +153,19 @@ doca_error_t doca_pe_stop_run(struct doca_pe *pe)
 	bool join_locked = DOCA_REVERTED("worker_lock_join");
 	doca_error_t err = DOCA_SUCCESS;
 
-	if (!pe_valid(pe))
+	/* The read-side section keeps the memory from the check to the claim
+	 * (a destroy refuses a PE with a worker) or the recheck's refusal; it
+	 * ends before the join, which may wait for a callback that waits for a
+	 * grace period. */
+	doca_rcu_read_lock();
+	if (!pe_valid(pe)) {
+		doca_rcu_read_unlock();
 		return HANDLE_REFUSAL(pe, MAGIC_PE);
-	if (worker_is_self(&pe->worker))
+	}
+	if (worker_is_self(&pe->worker)) {
+		doca_rcu_read_unlock();
 		return DOCA_ERROR_NOT_PERMITTED;
+	}
 	pthread_mutex_lock(&worker_lock);
 	EXPLORE_POINT(ATOMIC);
 	if (!pe_valid(pe))
@@ -160,6 +176,7 @@ doca_error_t doca_pe_stop_run(struct doca_pe *pe)
 		err = DOCA_ERROR_IN_PROGRESS;
 	else
 		pe->worker_stopping = true;
+	doca_rcu_read_unlock();
 	if (err == DOCA_SUCCESS && join_locked)
 		worker_stop(&pe->worker);
 	pthread_mutex_unlock(&worker_lock);
