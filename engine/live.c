@@ -4,9 +4,10 @@
  * layer's: "at exit: 1 memory (1048576 bytes) still alive".
  *
  * The counters are relaxed atomics (a report is a snapshot). `total` alone
- * decides "the last object is gone"; the reclaimer ends only with its queue
- * empty, so a create racing with that last destroy costs at most a new
- * reclaimer thread at its own first deferred free.
+ * decides "the last object is gone": its 1 -> 0 and 0 -> 1 transitions
+ * tell the reclaimer (doca_rcu_live_changed), which reads it again under
+ * its lock, so of a create racing with the last destroy the later one to
+ * take that lock decides; the reclaimer ends only with its queue empty.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -21,7 +22,8 @@ void live_created(enum live_kind kind, size_t bytes)
 {
 	atomic_fetch_add_explicit(&live_count[kind], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&live_mem_bytes, bytes, memory_order_relaxed);
-	atomic_fetch_add_explicit(&live_total, 1, memory_order_relaxed);
+	if (atomic_fetch_add_explicit(&live_total, 1, memory_order_relaxed) == 0)
+		doca_rcu_live_changed();
 }
 
 void live_destroyed(enum live_kind kind, size_t bytes)
@@ -29,7 +31,12 @@ void live_destroyed(enum live_kind kind, size_t bytes)
 	atomic_fetch_sub_explicit(&live_count[kind], 1, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&live_mem_bytes, bytes, memory_order_relaxed);
 	if (atomic_fetch_sub_explicit(&live_total, 1, memory_order_acq_rel) == 1)
-		doca_rcu_stop_when_idle();
+		doca_rcu_live_changed();
+}
+
+bool live_none(void)
+{
+	return atomic_load_explicit(&live_total, memory_order_relaxed) == 0;
 }
 
 void live_after_fork_child(void)

@@ -6,6 +6,7 @@
 #ifndef DOCA_ENGINE_LIVE_H
 #define DOCA_ENGINE_LIVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum live_kind { LIVE_DEV, LIVE_CTX, LIVE_MEM, LIVE_BUF, LIVE_PE, LIVE_KINDS };
@@ -19,6 +20,9 @@ void live_created(enum live_kind kind, size_t bytes);
 void live_destroyed(enum live_kind kind, size_t bytes);
 
 /* fork() child: the inherited objects are the parent's (and refused here). */
+/* True while no object of the library lives (engine/rcu.c). Thread
+ * safety: any thread. */
+bool live_none(void);
 void live_after_fork_child(void);
 
 #endif /* DOCA_ENGINE_LIVE_H */

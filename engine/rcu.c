@@ -20,8 +20,8 @@
  * (take every queued callback, one grace period, run them in queue order),
  * and ends once the queue has drained after a stop was asked:
  *
- * - the destroy of the last live object (engine/live.c) asks, and does not
- *   wait: the thread runs what is queued (one grace period, which a thread
+ * - the destroy of the last live object (engine/live.c) asks, until the
+ *   next create takes it back, and does not wait: the thread runs what is queued (one grace period, which a thread
  *   still inside a doca call may hold up) and ends; whoever next needs the
  *   thread (a deferred free, the exit-time destructor) joins it, at once,
  *   since an ended thread takes no lock again. So no library thread
@@ -42,6 +42,7 @@
 #include <stdlib.h>
 
 #include "actors/rcu_reader.h"
+#include "engine/live.h"
 
 DOCA_TLS bool doca_rcu_registered;
 
@@ -172,7 +173,6 @@ static void reclaimer_reap_locked(void)
  */
 static void reclaimer_start_locked(void)
 {
-	rc.stop = false;
 	rc.up = false;
 	if (pthread_create(&rc.thread, NULL, reclaimer_main, NULL) != 0) {
 		fprintf(stderr, "doca-core: cannot start the deferred-free thread\n");
@@ -239,10 +239,13 @@ void doca_rcu_fork_child(void)
 	rc.idle = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 }
 
-void doca_rcu_stop_when_idle(void)
+void doca_rcu_live_changed(void)
 {
 	pthread_mutex_lock(&rc.lock);
-	rc.stop = true;
+	/* the start does not clear it: a thread started by a deferred free
+	 * after the last destroy would otherwise live until the process ends
+	 * (found by a review) */
+	rc.stop = live_none();
 	pthread_cond_signal(&rc.work);
 	pthread_mutex_unlock(&rc.lock);
 }

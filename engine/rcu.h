@@ -80,10 +80,13 @@ void doca_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head));
  * queue) has run. Never inside a read-side section or a callback. */
 void doca_rcu_barrier(void);
 
-/* Let the reclaimer thread end once it has run every queued callback (and
- * every one those queue); returns at once. The next doca_call_rcu joins it
- * and starts another. */
-void doca_rcu_stop_when_idle(void);
+/* The library's last live object was destroyed or its first one created
+ * (engine/live.c): while none lives (live_none, read under the reclaimer's
+ * lock, so the last of racing transitions decides), the reclaimer thread ends once it has run every
+ * queued callback (and every one those queue), and so does any thread a
+ * later deferred free starts (a reference dropped after the last destroy)
+ * until an object is created again. Returns at once. */
+void doca_rcu_live_changed(void);
 
 
 /* fork() (engine/fork.c): prepare leaves no thread of ours inside
