@@ -34,7 +34,8 @@
  * (AGAIN then means the credit was taken by someone), and one that leaves
  * with any other result passes the wake on. Leaving RUNNING wakes all.
  *
- * The fd: DISARMED → ARMED by a request (counted in waiters), ARMED → FIRED
+ * The fd: DISARMED → ARMED by a request (counted in waiters first, the
+ * count taken back if the fd was armed already), ARMED → FIRED
  * by whoever first sees a credit or the stop (one eventfd write per
  * arming), any → DISARMED by a clear (which then empties the eventfd). The
  * one thread that moves the state out of ARMED drops the count.
@@ -48,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "actors/explore_revert.h"
 #include "engine/engine.h"
 
 void ctx_credits_init(struct ctx_credits *c)
@@ -226,15 +228,30 @@ doca_error_t doca_ctx_request_credit_notification(struct doca_ctx *h)
 	doca_rcu_read_lock();
 	ctx = ctx_of(h);
 	err = ctx != NULL ? credits_fd(&ctx->credits, &fd) : HANDLE_REFUSAL(h, MAGIC_CTX);
-	if (err == DOCA_SUCCESS &&
-	    atomic_compare_exchange_strong_explicit(&ctx->credits.fd_state, &disarmed, CREDIT_FD_ARMED,
-						    memory_order_relaxed, memory_order_relaxed)) {
-		atomic_fetch_add_explicit(&ctx->credits.waiters, 1, memory_order_relaxed);
-		/* seq_cst fence: we are counted in waiters before we look for a
-		 * credit (pairs with run_credits_returned's fence). */
-		atomic_thread_fence(memory_order_seq_cst);
-		if (credits_due(ctx))
-			credits_fire_fd(&ctx->credits);
+	if (err == DOCA_SUCCESS) {
+		struct ctx_credits *c = &ctx->credits;
+		/* Counted before ARMED can be seen: the fire that takes the fd out
+		 * of ARMED drops one count, and before the count it would drop a
+		 * blocked submitter's, whose wake then looks at waiters == 0. */
+		bool counted_first = !DOCA_REVERTED("credit_arm_before_count");
+
+		if (counted_first)
+			atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
+		EXPLORE_POINT(WAKE);
+		if (atomic_compare_exchange_strong_explicit(&c->fd_state, &disarmed, CREDIT_FD_ARMED,
+							    memory_order_relaxed, memory_order_relaxed)) {
+			if (!counted_first) {
+				EXPLORE_POINT(WAKE);
+				atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
+			}
+			/* seq_cst fence: we are counted in waiters before we look
+			 * for a credit (pairs with run_credits_returned's fence). */
+			atomic_thread_fence(memory_order_seq_cst);
+			if (credits_due(ctx))
+				credits_fire_fd(c);
+		} else if (counted_first) {
+			atomic_fetch_sub_explicit(&c->waiters, 1, memory_order_relaxed); /* armed already */
+		}
 	}
 	doca_rcu_read_unlock();
 	return err;

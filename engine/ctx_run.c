@@ -261,6 +261,7 @@ static doca_error_t ctx_stop(struct doca_ctx *ctx)
 	st = ctx_state(ctx);
 	pe = ctx->pe;
 	if (st == DOCA_CTX_STATE_RUNNING) {
+		atomic_store_explicit(&ctx->run->stopping, true, memory_order_relaxed); /* published by the state's release */
 		ctx_set_state(ctx, DOCA_CTX_STATE_STOPPING);
 		busy_at_stop = run_outstanding(ctx->run) != 0;
 	}

@@ -248,6 +248,11 @@ struct ctx_run {
 	bool flush_sent;         /* PE thread: hw flush issued for this run's stop */
 	bool fatal;              /* PE thread: the qp reported a fatal completion */
 	_Atomic bool stop_saw_events; /* the PE took events of the STOPPING ctx (ctx_run.c) */
+	/* This run's stop has begun (set with STOPPING, never cleared). A turn
+	 * flushes a run on this, not on the context's state: between its
+	 * state load and its run load a stop, an IDLE and a new start could
+	 * pass, and the old STOPPING then flushed the new run (a review). */
+	_Atomic bool stopping;
 	/* Descriptors posted and not yet polled back: written by the runner
 	 * only (run_post, run_poll), loaded by submitters deciding whether a
 	 * completion will wake the PE anyway (pe_wake_after_push). */

@@ -17,6 +17,7 @@
  */
 #include <stdlib.h>
 
+#include "actors/explore_revert.h"
 #include "engine/engine.h"
 #include "engine/task_pool.h"
 
@@ -211,7 +212,13 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	TSAN_ACQUIRE(run);
 	struct hw_qp *qp = run->qp;
 	uint32_t first = t->ndone;
-	bool running = st == DOCA_CTX_STATE_RUNNING && !run->fatal, fatal = false;
+	/* acquire: with it the STOPPING store before it (ctx_stop). The run's
+	 * own flag: st may be an earlier run's, the stop, IDLE and a restart
+	 * having passed since it was loaded. */
+	bool stopping = DOCA_REVERTED("turn_stop_from_ctx_state")
+				? st == DOCA_CTX_STATE_STOPPING
+				: atomic_load_explicit(&run->stopping, memory_order_acquire);
+	bool running = !stopping && !run->fatal, fatal = false;
 
 	if (running && qp->executes_at_once)
 		turn_execute(t, run, &fatal);
@@ -232,7 +239,7 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	 * backlog and the mailbox wait until the device gave everything back. */
 	if (!running && atomic_load_explicit(&run->on_device, memory_order_relaxed) == 0)
 		run_drain(t, run, false);
-	if (st == DOCA_CTX_STATE_STOPPING && t->ndone != first) /* before their release */
+	if (stopping && t->ndone != first) /* before their release */
 		atomic_store_explicit(&run->stop_saw_events, true, memory_order_relaxed);
 	pe_ready_after_visit(pe, ctx, run_needs_visit(ctx, run));
 	if (t->ndone == first && running && !fatal)

@@ -62,6 +62,10 @@ const struct scenario explore_scenarios[] = {
 	  scenario_runner_handoff },
 	{ "pool_share", "an owner's plain credit updates while a foreign submitter turns the pool shared",
 	  scenario_pool_share },
+	{ "credit_wake", "a blocked submit_wait and a credit notification armed while the credit comes back",
+	  scenario_credit_wake },
+	{ "restart_turn", "a context stopped and started again while another thread runs its PE's turns",
+	  scenario_restart_turn },
 	{ "stale_stop", "a stop on a handle racing its destroy and a new context that reuses its memory",
 	  scenario_stale_stop },
 	{ "event_wake", "two submitters meet an event-mode PE armed, arming and running; events freed at once (engine thread)",
@@ -408,6 +412,8 @@ static const char *const revertible[] = {
 	"push_wake_own_queue", /* a push that queued its context wakes the PE as if another had queued it */
 	"pool_share_no_wait", /* a pool turned shared does not wait for the plain update under way */
 	"ctx_hold_outside_section", /* a handle is checked, then its context held, outside a read-side section */
+	"credit_arm_before_count", /* a credit notification request arms the fd before it is counted in waiters */
+	"turn_stop_from_ctx_state", /* a turn flushes the run it loads when the state it loaded earlier was STOPPING */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an

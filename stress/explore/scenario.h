@@ -40,6 +40,8 @@ void scenario_event_wake(void);
 void scenario_runner_handoff(void);
 void scenario_pool_share(void);
 void scenario_stale_stop(void);
+void scenario_credit_wake(void);
+void scenario_restart_turn(void);
 
 /* End the schedule unless @p call returned one of the @p n codes listed. */
 #define EXPECT_IN(call, n, ...)                                                      \
@@ -69,6 +71,8 @@ struct world {
 void world_open(struct world *w, const char *dev, uint32_t max_tasks, doca_event_cb_t cb);
 /* Submit the copy of slot @p tag; counts it if accepted. */
 doca_error_t world_submit(struct world *w, unsigned tag);
+/* The same with doca_task_submit_wait (blocks for a credit). */
+doca_error_t world_submit_wait(struct world *w, unsigned tag, int timeout_ms);
 /* Check an event (status, bytes, data) and count it for its tag. */
 void world_event(struct world *w, struct doca_event *ev);
 /* Event callback for a world's ctx (user data: the world). */

@@ -44,7 +44,8 @@ void world_open(struct world *w, const char *dev, uint32_t max_tasks, doca_event
 	EXPECT_OK(doca_ctx_start(w->ctx));
 }
 
-doca_error_t world_submit(struct world *w, unsigned tag)
+/* Submit slot @p tag, blocking for a credit when @p wait (timeout_ms). */
+static doca_error_t world_submit_as(struct world *w, unsigned tag, bool wait, int timeout_ms)
 {
 	struct doca_task_desc d = {
 		.type = DOCA_TASK_COPY,
@@ -54,13 +55,23 @@ doca_error_t world_submit(struct world *w, unsigned tag)
 	};
 
 	atomic_fetch_add(&w->accepted[tag], 1);
-	doca_error_t err = doca_task_submit(w->ctx, &d);
+	doca_error_t err = wait ? doca_task_submit_wait(w->ctx, &d, timeout_ms) : doca_task_submit(w->ctx, &d);
 
 	if (err == DOCA_SUCCESS)
 		atomic_fetch_add(&w->accepted_total, 1);
 	else
 		atomic_fetch_sub(&w->accepted[tag], 1);
 	return err;
+}
+
+doca_error_t world_submit(struct world *w, unsigned tag)
+{
+	return world_submit_as(w, tag, false, 0);
+}
+
+doca_error_t world_submit_wait(struct world *w, unsigned tag, int timeout_ms)
+{
+	return world_submit_as(w, tag, true, timeout_ms);
 }
 
 void world_event(struct world *w, struct doca_event *ev)
