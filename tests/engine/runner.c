@@ -584,7 +584,7 @@ Test(runner, a_revocation_waits_for_a_brief_hold_of_the_parked_guard)
  * a second holder: a review found it.) */
 Test(runner, a_paused_revoker_cannot_take_the_guard_when_the_generation_comes_round)
 {
-	struct runner r = { 0 };
+	struct runner r = { .owner = NULL };
 	const void *other = runner_tagged(&r, 0); /* any word that is not the owner's */
 
 	cr_assert_eq(runner_enter(&r), RUNNER_ENTERED);
