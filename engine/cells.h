@@ -9,7 +9,7 @@
 
 /* Cells of one kind are reused only by that kind, so a stale handle finds
  * an object of its own type (or a dead one) behind it. */
-enum cell_kind { CELL_CTX, CELL_MEM, CELL_BUF, CELL_EVENTS, CELL_KINDS };
+enum cell_kind { CELL_CTX, CELL_MEM, CELL_BUF, CELL_EVENTS, CELL_PE, CELL_DEV, CELL_KINDS };
 
 /* A 64-byte aligned cell of at least size bytes: a new one, all zero, or a
  * reused one, zero but for its handle head (an object's generation; an
@@ -17,7 +17,10 @@ enum cell_kind { CELL_CTX, CELL_MEM, CELL_BUF, CELL_EVENTS, CELL_KINDS };
 void *cell_get(enum cell_kind kind, size_t size);
 /* Give a cell of that size back for reuse (never to the allocator). */
 void cell_put(enum cell_kind kind, void *p, size_t size);
-/* fork() child: the lock anew (its holder may not exist there). */
+/* fork(): the lock is held across the copy (prepare, parent), and made
+ * anew in the child. */
+void cells_fork_prepare(void);
+void cells_fork_parent(void);
 void cells_after_fork_child(void);
 
 #endif /* DOCA_ENGINE_CELLS_H */

@@ -109,12 +109,14 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 		return cfg_err_;                                           \
 	} while (0)
 
-doca_error_t doca_ctx_set_dev(struct doca_ctx *h, struct doca_dev *dev)
+doca_error_t doca_ctx_set_dev(struct doca_ctx *h, struct doca_dev *dh)
 {
-	if (!dev_valid(dev))
-		return HANDLE_REFUSAL(dev, MAGIC_DEV);
+	struct doca_dev *dev = dev_of(dh);
+
+	if (dev == NULL)
+		return HANDLE_REFUSAL(dh, MAGIC_DEV);
 	CTX_CONFIGURE(h, {
-		if (!dev_valid(dev)) { /* closed since the check above */
+		if (dev_of(dh) != dev) { /* closed since the check above */
 			cfg_err_ = DOCA_ERROR_INVALID_VALUE;
 		} else if (ctx->dev != NULL) {
 			cfg_err_ = DOCA_ERROR_NOT_PERMITTED;

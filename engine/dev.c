@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/cells.h"
 #include "engine/engine.h"
 #include "engine/refs.h"
 
@@ -243,13 +244,13 @@ doca_error_t doca_dev_open(const char *name, struct doca_dev **dev)
 	if (registry == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 
-	struct doca_dev *d = doca_zalloc(sizeof(*d));
+	struct doca_dev *d = cell_get(CELL_DEV, sizeof(*d));
 
 	if (d == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	err = entry_get_or_open(name, &e);
 	if (err != DOCA_SUCCESS) {
-		doca_free(d);
+		cell_put(CELL_DEV, d, sizeof(*d));
 		return err;
 	}
 	d->entry = e;
@@ -258,29 +259,30 @@ doca_error_t doca_dev_open(const char *name, struct doca_dev **dev)
 	head_store(&d->epoch, g_fork_epoch);
 	head_store(&d->magic, MAGIC_DEV);
 	live_created(LIVE_DEV, 0);
-	*dev = d;
+	*dev = handle_of(d);
 	return DOCA_SUCCESS;
 }
 
 static void dev_free_rcu(struct rcu_head *head)
 {
 	DOCA_RCU_CALLBACK_ENTER(head);
-	doca_free(caa_container_of(head, struct doca_dev, rcu));
+	cell_put(CELL_DEV, caa_container_of(head, struct doca_dev, rcu), sizeof(struct doca_dev));
 }
 
-doca_error_t doca_dev_close(struct doca_dev *dev)
+doca_error_t doca_dev_close(struct doca_dev *h)
 {
 	doca_error_t err;
+	struct doca_dev *dev = dev_of(h);
 
-	if (!dev_valid(dev))
-		return HANDLE_REFUSAL(dev, MAGIC_DEV);
+	if (dev == NULL)
+		return HANDLE_REFUSAL(h, MAGIC_DEV);
 	pthread_mutex_lock(&g_config_lock);
-	if (!dev_valid(dev)) /* a concurrent close won */
+	if (dev_of(h) != dev) /* a concurrent close won */
 		err = DOCA_ERROR_INVALID_VALUE;
 	else
 		err = dev->nr_mems != 0 ? DOCA_ERROR_IN_USE : ctx_unbind_all_locked(dev);
 	if (err == DOCA_SUCCESS)
-		head_store(&dev->magic, MAGIC_DEAD);
+		handle_kill(dev);
 	pthread_mutex_unlock(&g_config_lock);
 	if (err != DOCA_SUCCESS)
 		return err;
@@ -290,10 +292,12 @@ doca_error_t doca_dev_close(struct doca_dev *dev)
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_dev_get_name(const struct doca_dev *dev, const char **name)
+doca_error_t doca_dev_get_name(const struct doca_dev *h, const char **name)
 {
-	if (!dev_valid(dev))
-		return HANDLE_REFUSAL(dev, MAGIC_DEV);
+	const struct doca_dev *dev = dev_of(h);
+
+	if (dev == NULL)
+		return HANDLE_REFUSAL(h, MAGIC_DEV);
 	if (name == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	*name = dev->name;

@@ -529,6 +529,10 @@ void doca_free(void *p);
 
 /* One message through the library's log (engine/log.c, include/doca_log.h). */
 void doca_log(enum doca_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* fork(): the log's lock is held across the copy, made anew in the child. */
+void log_fork_prepare(void);
+void log_fork_parent(void);
+void log_fork_child(void);
 
 /* ---- fork (engine/fork.c) ---- */
 
@@ -569,8 +573,8 @@ static inline void *handle_obj(const void *h, uint32_t magic)
 	return (void *)o;
 }
 
-/* Contexts, memories and buffers live in cells and carry generations;
- * devices and PEs are plain pointers (generation 0). */
+/* Contexts, memories, buffers, devices and PEs live in cells
+ * (engine/cells.c) and carry generations. */
 static inline struct doca_ctx *ctx_of(const struct doca_ctx *h)
 {
 	return handle_obj(h, MAGIC_CTX);
@@ -583,13 +587,13 @@ static inline struct doca_buf *buf_of(const struct doca_buf *h)
 {
 	return handle_obj(h, MAGIC_BUF);
 }
-static inline bool dev_valid(const struct doca_dev *d)
+static inline struct doca_dev *dev_of(const struct doca_dev *h)
 {
-	return handle_obj(d, MAGIC_DEV) != NULL;
+	return handle_obj(h, MAGIC_DEV);
 }
-static inline bool pe_valid(const struct doca_pe *p)
+static inline struct doca_pe *pe_of(const struct doca_pe *h)
 {
-	return handle_obj(p, MAGIC_PE) != NULL;
+	return handle_obj(h, MAGIC_PE);
 }
 
 /* The application's handle for an object's current generation. */
@@ -605,7 +609,12 @@ static inline void handle_kill(void *obj)
 	struct handle_head *o = obj;
 
 	head_store(&o->magic, MAGIC_DEAD);
-	atomic_fetch_add_explicit(&o->gen, 1, memory_order_relaxed);
+	/* the generation stays within the handle's bits, so the cell's next
+	 * object after 2^22 reuses still matches its own handles (handle_obj
+	 * compares the whole word); only the destroy that won writes it */
+	atomic_store_explicit(&o->gen,
+			      (atomic_load_explicit(&o->gen, memory_order_relaxed) + 1u) & HANDLE_GEN_MASK,
+			      memory_order_relaxed);
 }
 
 /* The refusal of a handle that is not valid: BAD_STATE for a live object
@@ -613,6 +622,29 @@ static inline void handle_kill(void *obj)
  * destroyed or outdated one is counted (doca_stale_handle_count). */
 doca_error_t handle_refusal(const void *h, uint32_t magic);
 #define HANDLE_REFUSAL(h, MAGIC) handle_refusal((h), (MAGIC))
+
+/* A worker thread runs the PE and the caller is not it: the calls that
+ * would run the PE themselves refuse (the worker's callbacks may). */
+static inline bool pe_worker_elsewhere(const struct doca_pe *pe)
+{
+	EXPLORE_POINT(ATOMIC);
+	return atomic_load_explicit(&pe->has_worker, memory_order_relaxed) && !worker_is_self(&pe->worker);
+}
+
+/* After runner_enter on pe, looked up from h, returned ENTERED or NESTED:
+ * is h still its handle? A destroy kills the handle while it holds the
+ * guard, so one still current now stays so until we leave; one killed
+ * before we entered must not touch the cell (never freed, but maybe
+ * zeroed or holding a newer PE). False: the guard is left (if we entered
+ * it) and the caller refuses the stale handle. */
+static inline bool pe_entered_current(const struct doca_pe *h, struct doca_pe *pe, enum runner_entry e)
+{
+	if (pe_of(h) == pe)
+		return true;
+	if (e == RUNNER_ENTERED)
+		runner_exit(&pe->runner);
+	return false;
+}
 
 static inline enum doca_ctx_state ctx_state(const struct doca_ctx *ctx)
 {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "actors/explore_revert.h"
+#include "engine/cells.h"
 #include "engine/engine.h"
 
 #define PE_MEMBERS_INITIAL 8u
@@ -79,13 +80,13 @@ doca_error_t doca_pe_create(struct doca_pe **out)
 {
 	if (out == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	struct doca_pe *pe = doca_zalloc(sizeof(*pe));
+	struct doca_pe *pe = cell_get(CELL_PE, sizeof(*pe));
 
 	if (pe == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	pe->members = members_alloc(PE_MEMBERS_INITIAL);
 	if (pe->members == NULL) {
-		doca_free(pe);
+		cell_put(CELL_PE, pe, sizeof(*pe));
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	pe->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -98,7 +99,7 @@ doca_error_t doca_pe_create(struct doca_pe **out)
 		if (pe->evfd >= 0)
 			close(pe->evfd);
 		doca_free(pe->members);
-		doca_free(pe);
+		cell_put(CELL_PE, pe, sizeof(*pe));
 		return DOCA_ERROR_OPERATING_SYSTEM;
 	}
 	ready_set_init(&pe->ready);
@@ -106,25 +107,27 @@ doca_error_t doca_pe_create(struct doca_pe **out)
 	head_store(&pe->epoch, g_fork_epoch);
 	head_store(&pe->magic, MAGIC_PE);
 	live_created(LIVE_PE, 0);
-	*out = pe;
+	*out = handle_of(pe);
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *h)
+doca_error_t doca_pe_connect_ctx(struct doca_pe *ph, struct doca_ctx *h)
 {
 	doca_error_t err;
 	struct doca_ctx *ctx = ctx_of(h);
+	struct doca_pe *pe;
 
-	/* The read-side section keeps the memory from the check to the end: a
-	 * concurrent destroy frees it only after a grace period. */
+	/* The read-side section keeps the objects from the check to the end: a
+	 * concurrent destroy hands their cells on only after a grace period. */
 	doca_rcu_read_lock();
-	if (!pe_valid(pe) || ctx == NULL) {
-		err = !pe_valid(pe) ? HANDLE_REFUSAL(pe, MAGIC_PE) : HANDLE_REFUSAL(h, MAGIC_CTX);
+	pe = pe_of(ph);
+	if (pe == NULL || ctx == NULL) {
+		err = pe == NULL ? HANDLE_REFUSAL(ph, MAGIC_PE) : HANDLE_REFUSAL(h, MAGIC_CTX);
 		doca_rcu_read_unlock();
 		return err;
 	}
 	pthread_mutex_lock(&g_config_lock);
-	if (!pe_valid(pe) || ctx_of(h) != ctx) /* destroyed since the check above */
+	if (pe_of(ph) != pe || ctx_of(h) != ctx) /* destroyed since the check above */
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
 		err = DOCA_ERROR_BAD_STATE;
@@ -159,18 +162,19 @@ static inline uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs
 }
 
 /* Both getters, inlined into each: the single one is compiled for max = 1. */
-static inline __attribute__((always_inline)) uint32_t pe_get(struct doca_pe *pe, struct doca_event **evs,
+static inline __attribute__((always_inline)) uint32_t pe_get(struct doca_pe *ph, struct doca_event **evs,
 							    uint32_t max)
 {
-	if (!pe_valid(pe) || evs == NULL || max == 0)
+	struct doca_pe *pe = pe_of(ph);
+
+	if (pe == NULL || evs == NULL || max == 0)
 		return 0;
-	EXPLORE_POINT(ATOMIC);
 	/* A worker's PE delivers through callbacks: no other thread takes its events. */
-	if (atomic_load_explicit(&pe->has_worker, memory_order_relaxed) && !worker_is_self(&pe->worker))
+	if (pe_worker_elsewhere(pe))
 		return 0;
 	enum runner_entry entry = runner_enter(&pe->runner);
 
-	if (entry == RUNNER_BUSY)
+	if (entry == RUNNER_BUSY || !pe_entered_current(ph, pe, entry))
 		return 0;
 	uint32_t n = pe_take_ready(pe, evs, max);
 
@@ -191,10 +195,12 @@ struct doca_event *doca_pe_get_event(struct doca_pe *pe)
 	return pe_get(pe, &ev, 1) == 1 ? ev : NULL;
 }
 
-doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd)
+doca_error_t doca_pe_get_notification_handle(struct doca_pe *ph, int *fd)
 {
-	if (!pe_valid(pe))
-		return HANDLE_REFUSAL(pe, MAGIC_PE);
+	struct doca_pe *pe = pe_of(ph);
+
+	if (pe == NULL)
+		return HANDLE_REFUSAL(ph, MAGIC_PE);
 	if (fd == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	*fd = pe->epfd;
@@ -220,19 +226,21 @@ static void pe_free_rcu(struct rcu_head *head)
 		pe_close_fds(pe);
 	pe_ready_fini(pe); /* after every signaller's read-side section */
 	doca_free(pe->members);
-	doca_free(pe);
+	cell_put(CELL_PE, pe, sizeof(*pe));
 }
 
-doca_error_t doca_pe_destroy(struct doca_pe *pe)
+doca_error_t doca_pe_destroy(struct doca_pe *ph)
 {
 	doca_error_t err = DOCA_SUCCESS;
+	struct doca_pe *pe;
 
-	/* The read-side section keeps the memory while we look: a concurrent
-	 * destroy that wins frees it only after a grace period. */
+	/* The read-side section keeps the PE while we look: a concurrent
+	 * destroy that wins hands its cell on only after a grace period. */
 	doca_rcu_read_lock();
-	if (!pe_valid(pe)) {
+	pe = pe_of(ph);
+	if (pe == NULL) {
 		doca_rcu_read_unlock();
-		return HANDLE_REFUSAL(pe, MAGIC_PE);
+		return HANDLE_REFUSAL(ph, MAGIC_PE);
 	}
 	/* Holding the guard proves no turn is running (and none starts). */
 	if (runner_enter(&pe->runner) != RUNNER_ENTERED) {
@@ -241,7 +249,7 @@ doca_error_t doca_pe_destroy(struct doca_pe *pe)
 	}
 	pthread_mutex_lock(&g_config_lock);
 	EXPLORE_POINT(ATOMIC);
-	if (!pe_valid(pe)) /* a concurrent destroy won */
+	if (pe_of(ph) != pe) /* a concurrent destroy won */
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (atomic_load_explicit(&pe->members->count, memory_order_relaxed) != 0 ||
 		 !pe_retire_unless_worker(pe))

@@ -296,20 +296,32 @@ void pe_turn_rearm(struct doca_pe *pe)
 		(void)pe_arm_check(pe); /* a channel that cannot arm: request_notification says so */
 }
 
-doca_error_t doca_pe_request_notification(struct doca_pe *pe)
+doca_error_t doca_pe_request_notification(struct doca_pe *ph)
 {
-	if (!pe_valid(pe))
-		return HANDLE_REFUSAL(pe, MAGIC_PE);
+	struct doca_pe *pe = pe_of(ph);
+
+	if (pe == NULL)
+		return HANDLE_REFUSAL(ph, MAGIC_PE);
+	if (pe_worker_elsewhere(pe))
+		return DOCA_ERROR_BAD_STATE;
+	/* inside a section, a current handle's cell holds this PE until we
+	 * leave it (a destroy hands the cell on after a grace period) */
+	doca_rcu_read_lock();
 	EXPLORE_POINT(WAKE);
-	if (!atomic_load_explicit(&pe->notify_used, memory_order_relaxed)) {
+	bool first = pe_of(ph) == pe && !atomic_load_explicit(&pe->notify_used, memory_order_relaxed);
+
+	if (first)
 		atomic_store_explicit(&pe->notify_used, true, memory_order_relaxed);
+	doca_rcu_read_unlock();
+	if (first)
 		doca_synchronize_rcu(); /* every waker that missed it has left (see top) */
-	}
 	/* armed and the pending checks below belong to the runner */
 	enum runner_entry entry = runner_enter(&pe->runner);
 
 	if (entry == RUNNER_BUSY)
 		return DOCA_ERROR_IN_USE;
+	if (!pe_entered_current(ph, pe, entry))
+		return HANDLE_REFUSAL(ph, MAGIC_PE); /* destroyed meanwhile */
 	/* Feed first, while submitters still see the PE unarmed: one that
 	 * sees ARMED while we hold the guard cannot feed for itself and may
 	 * wake us for what we post anyway (see top). */
@@ -325,16 +337,21 @@ doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 	return err;
 }
 
-doca_error_t doca_pe_clear_notification(struct doca_pe *pe)
+doca_error_t doca_pe_clear_notification(struct doca_pe *ph)
 {
 	uint64_t count;
+	struct doca_pe *pe = pe_of(ph);
 
-	if (!pe_valid(pe))
-		return HANDLE_REFUSAL(pe, MAGIC_PE);
+	if (pe == NULL)
+		return HANDLE_REFUSAL(ph, MAGIC_PE);
+	if (pe_worker_elsewhere(pe))
+		return DOCA_ERROR_BAD_STATE;
 	enum runner_entry entry = runner_enter(&pe->runner);
 
 	if (entry == RUNNER_BUSY)
 		return DOCA_ERROR_IN_USE;
+	if (!pe_entered_current(ph, pe, entry))
+		return HANDLE_REFUSAL(ph, MAGIC_PE); /* destroyed meanwhile */
 	EXPLORE_POINT(WAKE);
 	atomic_store_explicit(&pe->armed, PE_DISARMED, memory_order_relaxed);
 	while (read(pe->evfd, &count, sizeof(count)) < 0 && errno == EINTR)

@@ -327,22 +327,27 @@ uint32_t pe_turn(struct doca_pe *pe)
 	return t.ndone;
 }
 
-doca_error_t doca_pe_try_progress(struct doca_pe *pe, uint32_t *events)
+doca_error_t doca_pe_try_progress(struct doca_pe *ph, uint32_t *events)
 {
+	struct doca_pe *pe = pe_of(ph);
+
 	if (events != NULL)
 		*events = 0;
-	if (!pe_valid(pe))
-		return HANDLE_REFUSAL(pe, MAGIC_PE);
+	if (pe == NULL)
+		return HANDLE_REFUSAL(ph, MAGIC_PE);
 	if (events == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	EXPLORE_POINT(ATOMIC);
-	if (atomic_load_explicit(&pe->has_worker, memory_order_relaxed) && !worker_is_self(&pe->worker)) {
+	if (pe_worker_elsewhere(pe)) {
 #ifndef NDEBUG
 		doca_log(DOCA_LOG_WARN, "doca_pe_progress: refused, a worker thread runs this PE");
 #endif
 		return DOCA_ERROR_BAD_STATE;
 	}
-	switch (runner_enter(&pe->runner)) {
+	enum runner_entry entry = runner_enter(&pe->runner);
+
+	if (entry != RUNNER_BUSY && !pe_entered_current(ph, pe, entry))
+		return HANDLE_REFUSAL(ph, MAGIC_PE); /* destroyed while we entered */
+	switch (entry) {
 	case RUNNER_ENTERED:
 		break;
 	case RUNNER_NESTED:

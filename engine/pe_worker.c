@@ -15,6 +15,7 @@
  * yet is not joined at all but abandoned (actors/worker.h), and
  * doca_pe_destroy joins such threads.
  */
+#include <errno.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -49,7 +50,7 @@ static bool worker_prepare_sleep(void *arg)
 
 	if (runner_enter(&pe->runner) != RUNNER_ENTERED)
 		return false;
-	(void)doca_pe_request_notification(pe);
+	(void)doca_pe_request_notification(handle_of(pe));
 	runner_exit(&pe->runner);
 	return true;
 }
@@ -60,7 +61,7 @@ static void worker_after_wake(void *arg)
 
 	if (runner_enter(&pe->runner) != RUNNER_ENTERED)
 		return;
-	(void)doca_pe_clear_notification(pe);
+	(void)doca_pe_clear_notification(handle_of(pe));
 	runner_exit(&pe->runner);
 }
 
@@ -70,15 +71,13 @@ static const struct worker_ops pe_worker_ops = {
 	.after_wake = worker_after_wake,
 };
 
-static bool cpu_exists(int cpu)
+/* A CPU number a cpu_set_t can name. Whether the CPU can take a thread
+ * (online, inside the cgroup's set: not the caller's own affinity, which
+ * may be narrower) only the kernel knows: the worker's creation fails with
+ * EINVAL otherwise (doca_pe_run_on_cpu). */
+static bool cpu_nameable(int cpu)
 {
-	cpu_set_t set;
-
-	if (cpu == -1)
-		return true;
-	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(set), &set) != 0)
-		return false;
-	return cpu < sysconf(_SC_NPROCESSORS_ONLN);
+	return cpu == -1 || (cpu >= 0 && cpu < CPU_SETSIZE);
 }
 
 bool pe_retire_unless_worker(struct doca_pe *pe)
@@ -88,7 +87,7 @@ bool pe_retire_unless_worker(struct doca_pe *pe)
 	pthread_mutex_lock(&worker_lock);
 	none = !atomic_load_explicit(&pe->has_worker, memory_order_relaxed);
 	if (none)
-		head_store(&pe->magic, MAGIC_DEAD);
+		handle_kill(pe);
 	pthread_mutex_unlock(&worker_lock);
 	return none;
 }
@@ -108,19 +107,19 @@ static bool pe_has_callbackless_member(const struct doca_pe *pe)
 	return false;
 }
 
-doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu)
+doca_error_t doca_pe_run_on_cpu(struct doca_pe *ph, int cpu)
 {
 	doca_error_t err = DOCA_SUCCESS;
+	struct doca_pe *pe;
 
-	if (!cpu_exists(cpu))
-		return pe_valid(pe) ? DOCA_ERROR_INVALID_VALUE : HANDLE_REFUSAL(pe, MAGIC_PE);
-	/* The read-side section keeps the memory from the check to the claim
+	/* The read-side section keeps the PE from the check to the claim
 	 * (which a destroy respects) or the recheck's refusal: a destroy that
-	 * won frees it only after a grace period. */
+	 * won hands its cell on only after a grace period. */
 	doca_rcu_read_lock();
-	if (!pe_valid(pe)) {
+	pe = pe_of(ph);
+	if (pe == NULL || !cpu_nameable(cpu)) {
 		doca_rcu_read_unlock();
-		return HANDLE_REFUSAL(pe, MAGIC_PE);
+		return pe == NULL ? HANDLE_REFUSAL(ph, MAGIC_PE) : DOCA_ERROR_INVALID_VALUE;
 	}
 	/* g_config_lock (before worker_lock, as in doca_pe_destroy) makes the
 	 * members check and the claim one step against doca_ctx_start, which
@@ -128,7 +127,7 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu)
 	pthread_mutex_lock(&g_config_lock);
 	pthread_mutex_lock(&worker_lock);
 	EXPLORE_POINT(ATOMIC);
-	if (!pe_valid(pe)) /* destroyed since the check above */
+	if (pe_of(ph) != pe) /* destroyed since the check above */
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (atomic_load_explicit(&pe->has_worker, memory_order_relaxed))
 		err = DOCA_ERROR_BAD_STATE;
@@ -139,28 +138,34 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu)
 	pthread_mutex_unlock(&g_config_lock);
 	doca_rcu_read_unlock();
 	EXPLORE_POINT(ATOMIC);
-	if (err == DOCA_SUCCESS &&
-	    worker_start(&pe->worker, &pe_worker_ops, pe, pe->epfd, cpu, WORKER_SPIN_TURNS) != 0) {
+	int started = err == DOCA_SUCCESS
+			      ? worker_start(&pe->worker, &pe_worker_ops, pe, pe->epfd, cpu, WORKER_SPIN_TURNS)
+			      : 0;
+
+	if (started != 0) {
 		atomic_store_explicit(&pe->has_worker, false, memory_order_relaxed);
-		err = DOCA_ERROR_OPERATING_SYSTEM;
+		/* EINVAL for a pinned thread: no such CPU for this process */
+		err = started == EINVAL && cpu >= 0 ? DOCA_ERROR_INVALID_VALUE : DOCA_ERROR_OPERATING_SYSTEM;
 	}
 	pthread_mutex_unlock(&worker_lock);
 	return err;
 }
 
-doca_error_t doca_pe_stop_run(struct doca_pe *pe)
+doca_error_t doca_pe_stop_run(struct doca_pe *ph)
 {
 	bool join_locked = DOCA_REVERTED("worker_lock_join");
 	doca_error_t err = DOCA_SUCCESS;
+	struct doca_pe *pe;
 
 	/* The read-side section keeps the memory from the check to the claim
 	 * (a destroy refuses a PE with a worker) or the recheck's refusal; it
 	 * ends before the join, which may wait for a callback that waits for a
 	 * grace period. */
 	doca_rcu_read_lock();
-	if (!pe_valid(pe)) {
+	pe = pe_of(ph);
+	if (pe == NULL) {
 		doca_rcu_read_unlock();
-		return HANDLE_REFUSAL(pe, MAGIC_PE);
+		return HANDLE_REFUSAL(ph, MAGIC_PE);
 	}
 	if (worker_is_self(&pe->worker)) {
 		doca_rcu_read_unlock();
@@ -168,7 +173,7 @@ doca_error_t doca_pe_stop_run(struct doca_pe *pe)
 	}
 	pthread_mutex_lock(&worker_lock);
 	EXPLORE_POINT(ATOMIC);
-	if (!pe_valid(pe))
+	if (pe_of(ph) != pe)
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (!atomic_load_explicit(&pe->has_worker, memory_order_relaxed))
 		err = DOCA_ERROR_BAD_STATE;

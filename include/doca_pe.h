@@ -173,6 +173,8 @@ doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd);
  * @param pe The progress engine.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_IN_USE, nothing changed, while another thread runs the PE;
+ *         DOCA_ERROR_BAD_STATE, nothing changed, while a worker thread runs
+ *         it (doca_pe_run_on_cpu: the worker arms and clears the fd itself);
  *         the device's error if it cannot arm its completion channel.
  *
  * Thread safety: the thread running the PE (or a callback of it); a
@@ -185,7 +187,9 @@ doca_error_t doca_pe_request_notification(struct doca_pe *pe);
  * @brief Reset the fd to not readable and disarm it; call after waking.
  * @param pe The progress engine.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
- *         DOCA_ERROR_IN_USE, nothing changed, while another thread runs the PE.
+ *         DOCA_ERROR_IN_USE, nothing changed, while another thread runs the PE;
+ *         DOCA_ERROR_BAD_STATE, nothing changed, while a worker thread runs
+ *         it (clearing would leave the sleeping worker unwoken for good).
  *
  * Thread safety: the thread running the PE (or a callback of it); a
  *         concurrent caller on another thread is refused, as by
@@ -201,7 +205,9 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
  * @param pe The progress engine.
  * @param cpu An online CPU number, or -1 for no pinning.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
- *         or a CPU that does not exist; DOCA_ERROR_BAD_STATE if a worker
+ *         or a CPU no thread of this process may run on (it does not
+ *         exist, is offline, or is outside the process's cpuset; the
+ *         calling thread's own affinity does not matter), nothing changed; DOCA_ERROR_BAD_STATE if a worker
  *         already runs it or is being stopped (doca_pe_stop_run under way);
  *         DOCA_ERROR_NOT_PERMITTED, nothing changed, if a connected context
  *         that is not IDLE has no event callback (its events would reach

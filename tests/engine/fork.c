@@ -217,7 +217,7 @@ static void child_inherited_refused(void *arg)
 	CHILD_CHECK(ctx_state(f->ctx) == DOCA_CTX_STATE_RUNNING);
 	CHILD_CHECK(handle_deref(f->ctx)->magic == MAGIC_CTX && handle_deref(f->src)->magic == MAGIC_BUF &&
 		    handle_deref(f->src_mem)->magic == MAGIC_MEM &&
-		    f->dev->magic == MAGIC_DEV && f->pe->magic == MAGIC_PE);
+		    handle_deref(f->dev)->magic == MAGIC_DEV && handle_deref(f->pe)->magic == MAGIC_PE);
 	CHILD_CHECK(handle_deref(f->ctx)->max_tasks == 16 && handle_deref(f->ctx)->pe == f->pe &&
 		    handle_deref(f->ctx)->dev == f->dev);
 	CHILD_CHECK(bytes_mismatch(f->dst_bytes, f->len, 0) == f->len);

@@ -1,8 +1,8 @@
 /*
- * tests/engine/handles.c — handles carry a generation: a buffer, memory or
- * context handle kept after its destroy is refused (INVALID_VALUE, logged,
- * counted) even once a new object lives at the same address, and the
- * refusal leaves the new object alone.
+ * tests/engine/handles.c — handles carry a generation: a buffer, memory,
+ * context, device or PE handle kept after its destroy is refused
+ * (INVALID_VALUE, logged, counted) even once a new object lives at the same
+ * address, and the refusal leaves the new object alone.
  */
 #include <criterion/criterion.h>
 
@@ -128,4 +128,80 @@ Test(handles, a_wrong_type_handle_is_no_stale_handle)
 	cr_assert_eq(doca_ctx_destroy((struct doca_ctx *)t.mem), DOCA_ERROR_INVALID_VALUE);
 	cr_assert_eq(doca_stale_handle_count(), stale, "a live object of another type");
 	tree_down(&t);
+}
+
+Test(handles, a_stale_pe_handle_cannot_touch_the_pe_in_its_cell)
+{
+	struct doca_pe *old, *cur;
+	int fd = -1, cur_fd = -1;
+
+	cr_assert_eq(doca_pe_create(&old), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_destroy(old), DOCA_SUCCESS);
+	settle();
+	cr_assert_eq(doca_pe_create(&cur), DOCA_SUCCESS);
+	cr_assert_eq(handle_addr(cur), handle_addr(old), "the cell was reused");
+	cr_assert_neq(cur, old, "with a new generation");
+	cr_assert_eq(doca_pe_get_notification_handle(cur, &cur_fd), DOCA_SUCCESS);
+
+	uint64_t stale = doca_stale_handle_count();
+
+	cr_assert_eq(doca_pe_destroy(old), DOCA_ERROR_INVALID_VALUE, "destroyed twice");
+	cr_assert_eq(doca_pe_get_notification_handle(old, &fd), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(fd, -1);
+	cr_assert_eq(doca_pe_get_event(old), NULL);
+	cr_assert_eq(doca_stale_handle_count(), stale + 2);
+	fd = -1;
+	cr_assert_eq(doca_pe_get_notification_handle(cur, &fd), DOCA_SUCCESS, "the new PE is untouched");
+	cr_assert_eq(fd, cur_fd);
+	cr_assert_eq(doca_pe_destroy(cur), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_destroy(cur), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_stale_handle_count(), stale + 3);
+}
+
+Test(handles, a_stale_device_handle_cannot_touch_the_device_in_its_cell)
+{
+	struct doca_dev *old, *cur;
+	struct doca_ctx *ctx;
+	const char *name = NULL;
+
+	cr_assert_eq(doca_dev_open("sw0", &old), DOCA_SUCCESS);
+	cr_assert_eq(doca_dev_close(old), DOCA_SUCCESS);
+	settle();
+	cr_assert_eq(doca_dev_open("sw0:engines=1", &cur), DOCA_SUCCESS);
+	cr_assert_eq(handle_addr(cur), handle_addr(old), "the cell was reused");
+	cr_assert_eq(doca_ctx_create(&ctx), DOCA_SUCCESS);
+
+	uint64_t stale = doca_stale_handle_count();
+
+	cr_assert_eq(doca_dev_close(old), DOCA_ERROR_INVALID_VALUE, "closed twice");
+	cr_assert_eq(doca_dev_get_name(old, &name), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_null(name);
+	cr_assert_eq(doca_ctx_set_dev(ctx, old), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_stale_handle_count(), stale + 3);
+	cr_assert_eq(doca_dev_get_name(cur, &name), DOCA_SUCCESS, "the new device is untouched");
+	cr_assert_str_eq(name, "sw0");
+	cr_assert_eq(doca_ctx_set_dev(ctx, cur), DOCA_SUCCESS, "and the refused bind bound nothing");
+	cr_assert_eq(doca_dev_close(cur), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_destroy(ctx), DOCA_SUCCESS);
+}
+
+/* A cell whose generation reached the last value a handle can carry: its
+ * next object starts again from 0, and its own handles still work. */
+Test(handles, a_cell_reused_past_the_last_generation_still_serves_its_new_object)
+{
+	struct doca_pe *first, *old, *cur;
+	int fd = -1;
+
+	cr_assert_eq(doca_pe_create(&first), DOCA_SUCCESS);
+	atomic_store(&handle_deref(first)->gen, HANDLE_GEN_MASK); /* as after 2^22 - 1 destroys */
+	old = handle_of(handle_deref(first));
+	cr_assert_eq(doca_pe_destroy(old), DOCA_SUCCESS);
+	settle();
+	cr_assert_eq(doca_pe_create(&cur), DOCA_SUCCESS);
+	cr_assert_eq(handle_addr(cur), handle_addr(old), "the cell was reused");
+	cr_assert_eq(handle_gen(cur), 0, "the generation went round");
+	cr_assert_eq(doca_pe_get_notification_handle(cur, &fd), DOCA_SUCCESS);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(doca_pe_destroy(old), DOCA_ERROR_INVALID_VALUE, "the old handle stays stale");
+	cr_assert_eq(doca_pe_destroy(cur), DOCA_SUCCESS);
 }

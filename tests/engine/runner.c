@@ -65,14 +65,14 @@ static void *hold_runner(void *arg)
 {
 	struct holder *h = arg;
 
-	cr_assert_eq(runner_enter(&h->pe->runner), RUNNER_ENTERED);
+	cr_assert_eq(runner_enter(&handle_deref(h->pe)->runner), RUNNER_ENTERED);
 	pthread_mutex_lock(&h->lock);
 	h->phase = 1;
 	pthread_cond_broadcast(&h->cond);
 	while (h->phase != 2)
 		pthread_cond_wait(&h->cond, &h->lock);
 	pthread_mutex_unlock(&h->lock);
-	runner_exit(&h->pe->runner);
+	runner_exit(&handle_deref(h->pe)->runner);
 	return NULL;
 }
 
@@ -232,7 +232,7 @@ Test(runner, notification_arm_and_clear_are_refused_while_another_thread_runs_th
 	pthread_create(&t, NULL, hold_runner, &h);
 	wait_phase(&h, 1);
 	cr_assert_eq(doca_pe_request_notification(f.pe), DOCA_ERROR_IN_USE);
-	cr_assert_eq(atomic_load(&f.pe->armed), PE_DISARMED, "the refused arm armed nothing");
+	cr_assert_eq(atomic_load(&handle_deref(f.pe)->armed), PE_DISARMED, "the refused arm armed nothing");
 	cr_assert(!fd_readable(fd), "the refused arm fired nothing");
 	set_phase(&h, 2);
 	pthread_join(t, NULL);
@@ -245,7 +245,7 @@ Test(runner, notification_arm_and_clear_are_refused_while_another_thread_runs_th
 	wait_phase(&h, 1);
 	cr_assert_eq(doca_pe_clear_notification(f.pe), DOCA_ERROR_IN_USE);
 	cr_assert(fd_readable(fd), "the refused clear drained nothing");
-	cr_assert_eq(atomic_load(&f.pe->armed), PE_FIRED, "the refused clear disarmed nothing");
+	cr_assert_eq(atomic_load(&handle_deref(f.pe)->armed), PE_FIRED, "the refused clear disarmed nothing");
 	set_phase(&h, 2);
 	pthread_join(t, NULL);
 	cr_assert_eq(doca_pe_clear_notification(f.pe), DOCA_SUCCESS);
@@ -298,10 +298,10 @@ Test(runner, a_free_off_the_pe_thread_returns_through_the_mailbox, .init = cr_re
 	uint64_t stale = doca_stale_handle_count();
 
 	cr_assert_not_null(ev);
-	cr_assert_eq(runner_enter_brief(&f.pe->runner), RUNNER_ENTERED);
+	cr_assert_eq(runner_enter_brief(&handle_deref(f.pe)->runner), RUNNER_ENTERED);
 	pthread_create(&t, NULL, free_event, ev);
 	pthread_join(t, NULL);
-	runner_exit(&f.pe->runner);
+	runner_exit(&handle_deref(f.pe)->runner);
 	cr_assert_eq(task_pool_free(&run->pool), run->pool.size - 1, "not back before a turn");
 	cr_assert(!mailbox_idle(&run->mbox), "the credit waits in the mailbox");
 	cr_assert_eq(atomic_load(&handle_deref(f.src)->users), 1, "still pinned until it is back");
@@ -361,10 +361,10 @@ Test(runner, two_threads_destroying_one_pe_destroy_it_once)
 	pthread_t t;
 
 	cr_assert_eq(doca_pe_create(&d.pe), DOCA_SUCCESS);
-	cr_assert_eq(runner_enter_brief(&d.pe->runner), RUNNER_ENTERED);
+	cr_assert_eq(runner_enter_brief(&handle_deref(d.pe)->runner), RUNNER_ENTERED);
 	pthread_create(&t, NULL, destroy_pe_trapped, &d);
 	trap_wait_parked(TRAP_YIELD);
-	runner_exit(&d.pe->runner);
+	runner_exit(&handle_deref(d.pe)->runner);
 	doca_rcu_read_lock();
 	cr_assert_eq(doca_pe_destroy(d.pe), DOCA_SUCCESS);
 	trap_release(TRAP_YIELD);
@@ -378,7 +378,7 @@ Test(runner, two_threads_destroying_one_pe_destroy_it_once)
 
 static const void *owner_word(struct doca_pe *pe)
 {
-	return atomic_load(&pe->runner.owner);
+	return atomic_load(&handle_deref(pe)->runner.owner);
 }
 
 /* Submit one copy, run the turn that completes it, take its event. */
@@ -560,7 +560,7 @@ Test(runner, a_revocation_waits_for_a_brief_hold_of_the_parked_guard)
 	cr_assert_eq(doca_pe_progress(f.pe), 0); /* parks */
 	const void *w = owner_word(f.pe);
 
-	cr_assert_eq(runner_enter_brief(&f.pe->runner), RUNNER_ENTERED);
+	cr_assert_eq(runner_enter_brief(&handle_deref(f.pe)->runner), RUNNER_ENTERED);
 	cr_assert_eq(owner_word(f.pe), w, "a brief hold of a parked guard keeps the word");
 	o.pe = f.pe;
 	atomic_store(&about_to_progress, false);
@@ -568,7 +568,7 @@ Test(runner, a_revocation_waits_for_a_brief_hold_of_the_parked_guard)
 	while (!atomic_load(&about_to_progress))
 		sched_yield();
 	sleep_ms(20); /* most likely inside its wait now; either way it must not be refused */
-	runner_exit(&f.pe->runner);
+	runner_exit(&handle_deref(f.pe)->runner);
 	pthread_join(t, NULL);
 	cr_assert_eq(o.rc, DOCA_SUCCESS, "waited, not refused: %s", doca_error_get_name(o.rc));
 	cr_assert(o.parked_for_it);

@@ -2,6 +2,7 @@
  * callbacks, the stop handshake, misuse refusals, and ~0 CPU when idle. */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -121,10 +122,10 @@ Test(worker, an_idle_worker_costs_almost_no_cpu)
 	submit_one(&r);
 	wait_completed(1);
 	usleep(200000); /* let it spin down and fall asleep */
-	double before = thread_cpu_seconds(r.pe->worker.thread);
+	double before = thread_cpu_seconds(handle_deref(r.pe)->worker.thread);
 
 	sleep(1);
-	double used = thread_cpu_seconds(r.pe->worker.thread) - before;
+	double used = thread_cpu_seconds(handle_deref(r.pe)->worker.thread) - before;
 
 	cr_assert_lt(used, 0.02, "idle worker used %.4f s of CPU in 1 s", used);
 	submit_one(&r);
@@ -153,7 +154,51 @@ Test(worker, a_cpu_that_does_not_exist_is_refused)
 	cr_assert_eq(doca_pe_create(&pe), DOCA_SUCCESS);
 	cr_assert_eq(doca_pe_run_on_cpu(pe, 100000), DOCA_ERROR_INVALID_VALUE);
 	cr_assert_eq(doca_pe_run_on_cpu(pe, -2), DOCA_ERROR_INVALID_VALUE);
+	/* one past the last CPU the machine has: the kernel refuses the pin */
+	cr_assert_eq(doca_pe_run_on_cpu(pe, (int)sysconf(_SC_NPROCESSORS_CONF)), DOCA_ERROR_INVALID_VALUE);
 	cr_assert_eq(doca_pe_run_on_cpu(NULL, 0), DOCA_ERROR_INVALID_VALUE);
 	cr_assert_eq(doca_pe_stop_run(pe), DOCA_ERROR_BAD_STATE);
 	cr_assert_eq(doca_pe_destroy(pe), DOCA_SUCCESS);
+}
+
+/* The caller's own affinity is not the process's: a thread pinned to CPU 0
+ * may hand a PE to a worker on CPU 1. */
+Test(worker, a_pinned_caller_may_start_a_worker_on_another_cpu)
+{
+	struct doca_pe *pe;
+	cpu_set_t mine, only0;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		cr_skip_test("needs two online CPUs");
+	cr_assert_eq(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	if (!CPU_ISSET(0, &mine) || !CPU_ISSET(1, &mine))
+		cr_skip_test("needs CPUs 0 and 1 in this process's set");
+	CPU_ZERO(&only0);
+	CPU_SET(0, &only0);
+	cr_assert_eq(sched_setaffinity(0, sizeof(only0), &only0), 0);
+	cr_assert_eq(doca_pe_create(&pe), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_run_on_cpu(pe, 1), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_stop_run(pe), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_destroy(pe), DOCA_SUCCESS);
+	cr_assert_eq(sched_setaffinity(0, sizeof(mine), &mine), 0);
+}
+
+/* Arming and clearing are the worker's: the application's clear would
+ * leave the sleeping worker unwoken for good (its next task's callback
+ * would never come). Refused, changing nothing. */
+Test(worker, the_application_may_not_arm_or_clear_a_worker_pe)
+{
+	struct rig r;
+
+	rig_up(&r, count_event, "sw0");
+	cr_assert_eq(doca_pe_run_on_cpu(r.pe, -1), DOCA_SUCCESS);
+	usleep(200000); /* let it spin down and fall asleep armed */
+	cr_assert_eq(doca_pe_clear_notification(r.pe), DOCA_ERROR_BAD_STATE);
+	cr_assert_eq(doca_pe_request_notification(r.pe), DOCA_ERROR_BAD_STATE);
+	cr_assert_eq(atomic_load(&handle_deref(r.pe)->armed), PE_ARMED, "the worker's arming stands");
+	submit_one(&r);
+	wait_completed(1);
+	cr_assert_eq(doca_pe_stop_run(r.pe), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_clear_notification(r.pe), DOCA_SUCCESS, "the PE is the application's again");
+	rig_down(&r);
 }
