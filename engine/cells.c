@@ -92,6 +92,17 @@ void cell_put(enum cell_kind kind, void *p, size_t size)
 	pthread_mutex_unlock(&cells_lock);
 }
 
+/* fork(): the free lists are copied whole, never in the middle of a put. */
+void cells_fork_prepare(void)
+{
+	pthread_mutex_lock(&cells_lock);
+}
+
+void cells_fork_parent(void)
+{
+	pthread_mutex_unlock(&cells_lock);
+}
+
 void cells_after_fork_child(void)
 {
 	pthread_mutex_init(&cells_lock, NULL);

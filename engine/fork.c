@@ -15,7 +15,9 @@
  * - every handle records the fork epoch it was made in; the child bumps the
  *   epoch, so the handle checks (engine.h) refuse what came before;
  * - prepare: no thread of ours is inside liburcu's grace-period or
- *   registration code, and the reclaimer's queue is consistent (rcu.c);
+ *   registration code, the reclaimer's queue is consistent (rcu.c), and no
+ *   thread is inside a cell put or a log message (their locks are held
+ *   across the copy);
  * - child: the library's global locks are made anew (whatever state they
  *   guarded belongs to inherited objects, which are refused), the
  *   registry is new, the readers of threads that do not exist in the child
@@ -35,14 +37,21 @@
 
 uint32_t g_fork_epoch;
 
+/* The leaf locks (cells, log) last: a reclaimer callback may need the
+ * cells' lock before the RCU side is quiet, and nothing is taken under
+ * them. */
 static void fork_prepare(void)
 {
 	doca_rcu_fork_prepare();
 	runner_fork_prepare();
+	cells_fork_prepare();
+	log_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	log_fork_parent();
+	cells_fork_parent();
 	runner_fork_parent();
 	doca_rcu_fork_parent();
 }
@@ -50,6 +59,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	g_fork_epoch++;
+	log_fork_child();
 	runner_fork_child();
 	doca_rcu_fork_child();
 	dev_after_fork_child();

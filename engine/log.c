@@ -69,6 +69,24 @@ enum doca_log_level doca_log_get_level(void)
 	return (enum doca_log_level)log_threshold();
 }
 
+/* fork(): no thread of the parent is inside a message or a handler change
+ * while the process is copied (a child that logs would wait for ever on a
+ * lock held by a thread it does not have). */
+void log_fork_prepare(void)
+{
+	pthread_mutex_lock(&log_lock);
+}
+
+void log_fork_parent(void)
+{
+	pthread_mutex_unlock(&log_lock);
+}
+
+void log_fork_child(void)
+{
+	pthread_mutex_init(&log_lock, NULL);
+}
+
 doca_error_t doca_log_set_handler(doca_log_handler_t h, void *user)
 {
 	pthread_mutex_lock(&log_lock);

@@ -42,7 +42,8 @@ enum doca_log_level {
  * @param user The pointer given to doca_log_set_handler.
  *
  * Thread safety: called from any thread of the library or the application,
- *         one call at a time; it must not call doca-core functions.
+ *         one call at a time; it must not call doca-core functions, nor
+ *         fork() (the library holds its log lock across a fork).
  */
 typedef void (*doca_log_handler_t)(enum doca_log_level level, const char *message, void *user);
 

@@ -305,3 +305,57 @@ Test(fork, child_grace_periods_ignore_a_parent_reader)
 	sem_destroy(&h.inside);
 	sem_destroy(&h.leave);
 }
+
+/* ---- a parent thread inside a log message at the fork ---- */
+
+static sem_t log_inside;
+static _Atomic bool log_slow;
+
+/* Holds the log for a moment, as a handler writing to a slow sink would. */
+static void slow_log_handler(enum doca_log_level level, const char *message, void *user)
+{
+	(void)level;
+	(void)message;
+	(void)user;
+	if (atomic_exchange(&log_slow, false)) {
+		sem_post(&log_inside);
+		usleep(200 * 1000);
+	}
+}
+
+static void *log_one_refusal(void *arg)
+{
+	struct doca_dev *dev = NULL;
+
+	(void)arg;
+	(void)doca_dev_open("nosuchdev", &dev); /* refused, with a log line */
+	return NULL;
+}
+
+static void child_logs(void *arg)
+{
+	struct doca_dev *dev = NULL;
+
+	(void)arg;
+	CHILD_CHECK(doca_log_set_handler(NULL, NULL) == DOCA_SUCCESS);
+	CHILD_CHECK(doca_dev_open("nosuchdev2", &dev) == DOCA_ERROR_NOT_FOUND); /* logs too */
+	CHILD_CHECK(dev == NULL);
+}
+
+Test(fork, child_logs_although_a_parent_thread_was_inside_a_message)
+{
+	pthread_t t;
+
+	cr_assert_eq(sem_init(&log_inside, 0, 0), 0);
+	atomic_store(&log_slow, true);
+	cr_assert_eq(doca_log_set_handler(slow_log_handler, NULL), DOCA_SUCCESS);
+	cr_assert_eq(pthread_create(&t, NULL, log_one_refusal, NULL), 0);
+	while (sem_wait(&log_inside) != 0)
+		;
+	/* the thread is inside its message (the handler sleeps) as we fork:
+	 * the child's own messages must not wait for it */
+	in_child(child_logs, NULL, "a log line in the child");
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(doca_log_set_handler(NULL, NULL), DOCA_SUCCESS);
+	sem_destroy(&log_inside);
+}
