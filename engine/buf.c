@@ -21,6 +21,8 @@
  * caller, so there the count is read as it is. The pin and unpin are
  * inline (engine/buf_pin.h): they run twice per task.
  */
+#include <sched.h>
+
 #include "actors/asym_fence.h"
 #include "engine/cells.h"
 #include "engine/engine.h"
@@ -140,22 +142,47 @@ static bool buf_destroy_in_callback(struct doca_buf *buf)
 	return true;
 }
 
+/* The body of doca_buf_destroy, inside a read-side section: a concurrent
+ * destroy that wins hands the cell on (zeroed) only after a grace period,
+ * so buf's links stay readable while we look. */
+static doca_error_t buf_destroy_checked(struct doca_buf *h, struct doca_buf *buf)
+{
+	/* Of two destroys only one closes the count; the other finds it
+	 * closed and waits for the outcome: the winner kills the handle
+	 * (INVALID_VALUE, as once it is dead) or, in use after all, reopens
+	 * the count (look again). Both follow the close within a bounded
+	 * number of steps of the winner's. */
+	for (unsigned spins = 0;; spins++) {
+		if (buf_close(buf)) {
+			handle_kill(buf);
+			buf_destroy_finish(buf);
+			return DOCA_SUCCESS;
+		}
+		if (buf_destroy_in_callback(buf)) {
+			handle_kill(buf);
+			return DOCA_SUCCESS;
+		}
+		if (!users_closed(&buf->users))
+			return DOCA_ERROR_IN_USE;
+		EXPLORE_POINT(ATOMIC);
+		if (buf_of(h) != buf)
+			return DOCA_ERROR_INVALID_VALUE; /* a concurrent destroy won */
+		EXPLORE_YIELD();
+		if (spins % 64u == 63u)
+			sched_yield(); /* the winner may have been preempted */
+	}
+}
+
 doca_error_t doca_buf_destroy(struct doca_buf *h)
 {
+	doca_error_t err;
+
+	doca_rcu_read_lock();
 	struct doca_buf *buf = buf_of(h);
 
-	if (buf == NULL)
-		return HANDLE_REFUSAL(h, MAGIC_BUF);
-	/* Of two destroys only one closes the count: the other is refused
-	 * below (IN_USE) or, once the handle is dead, above. */
-	if (buf_close(buf)) {
-		handle_kill(buf);
-		buf_destroy_finish(buf);
-	} else if (buf_destroy_in_callback(buf)) {
-		handle_kill(buf);
-	} else {
-		return DOCA_ERROR_IN_USE;
-	}
-	live_destroyed(LIVE_BUF, 0);
-	return DOCA_SUCCESS;
+	err = buf == NULL ? HANDLE_REFUSAL(h, MAGIC_BUF) : buf_destroy_checked(h, buf);
+	doca_rcu_read_unlock();
+	if (buf != NULL && err == DOCA_SUCCESS)
+		live_destroyed(LIVE_BUF, 0);
+	return err;
 }

@@ -147,8 +147,8 @@ doca_error_t doca_mem_destroy(struct doca_mem *h)
 
 	if (mem == NULL)
 		return HANDLE_REFUSAL(h, MAGIC_MEM);
-	if (!users_close(&mem->bufs))
-		return DOCA_ERROR_IN_USE;
+	if (!users_close(&mem->bufs)) /* closed already: a concurrent destroy won */
+		return users_closed(&mem->bufs) ? DOCA_ERROR_INVALID_VALUE : DOCA_ERROR_IN_USE;
 	hb_acquire(mem);
 	pthread_mutex_lock(&g_config_lock);
 	struct dev_entry *e = mem->dev->entry;

@@ -34,6 +34,14 @@ static inline void users_leave(_Atomic uint32_t *users)
 	atomic_fetch_sub_explicit(users, 1, memory_order_release);
 }
 
+/* Closed by a destroy (for good, or for the moment of a buffer destroy's
+ * second look, engine/buf.c). */
+static inline bool users_closed(_Atomic uint32_t *users)
+{
+	EXPLORE_POINT(ATOMIC);
+	return (atomic_load_explicit(users, memory_order_relaxed) & REF_DEAD) != 0;
+}
+
 /* Close the count if it is zero; false (and nothing changed) if in use. */
 static inline bool users_close(_Atomic uint32_t *users)
 {

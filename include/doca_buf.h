@@ -57,11 +57,16 @@ doca_error_t doca_buf_get_len(const struct doca_buf *buf, size_t *len);
  *        task can be destroyed by their own callback.
  * @param buf The buffer.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
- *         or a buffer already destroyed; DOCA_ERROR_IN_USE while the event of
- *         another task naming it is not freed (nothing is changed).
+ *         or a buffer already destroyed (also by a concurrent destroy: of two,
+ *         one succeeds and the other gets this); DOCA_ERROR_IN_USE while the
+ *         event of another task naming it is not freed (nothing is changed).
  *
- * Thread safety: any thread; a race with a submission naming it resolves to
- *         one winner (the submission then fails with DOCA_ERROR_INVALID_VALUE).
+ * Thread safety: any thread; a race with a submission naming it has at most
+ *         one winner: the destroy (the submission then fails with
+ *         DOCA_ERROR_INVALID_VALUE) or the submission (the destroy then fails
+ *         with DOCA_ERROR_IN_USE). When the submission pins the buffer
+ *         between the destroy's two looks, both fail that way and nothing
+ *         is changed: retry the destroy once the task's event is freed.
  */
 doca_error_t doca_buf_destroy(struct doca_buf *buf);
 

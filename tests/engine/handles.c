@@ -5,6 +5,8 @@
  * address, and the refusal leaves the new object alone.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include "engine/engine.h"
 
@@ -204,4 +206,92 @@ Test(handles, a_cell_reused_past_the_last_generation_still_serves_its_new_object
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(doca_pe_destroy(old), DOCA_ERROR_INVALID_VALUE, "the old handle stays stale");
 	cr_assert_eq(doca_pe_destroy(cur), DOCA_SUCCESS);
+}
+
+/* ---- two destroys of one handle at once: one wins, the other is told
+ * the object is gone (INVALID_VALUE), never that it is in use ---- */
+
+#define RACES 300
+
+struct destroy_race {
+	_Atomic int go;
+	_Atomic int ready;
+	void *handle;
+	doca_error_t (*destroy)(void *h);
+	doca_error_t result[2];
+};
+
+static doca_error_t destroy_buf(void *h)
+{
+	return doca_buf_destroy(h);
+}
+
+static doca_error_t destroy_mem(void *h)
+{
+	return doca_mem_destroy(h);
+}
+
+static void race_one(struct destroy_race *r, int me)
+{
+	atomic_fetch_add(&r->ready, 1);
+	while (atomic_load(&r->go) == 0)
+		;
+	r->result[me] = r->destroy(r->handle);
+}
+
+static void *race_other(void *arg)
+{
+	race_one(arg, 1);
+	return NULL;
+}
+
+/* Both destroys at once: one wins, the other is refused as stale. */
+static void destroy_twice_at_once(struct destroy_race *r)
+{
+	pthread_t t;
+
+	atomic_store(&r->go, 0);
+	atomic_store(&r->ready, 0);
+	cr_assert_eq(pthread_create(&t, NULL, race_other, r), 0);
+	while (atomic_load(&r->ready) != 1)
+		;
+	atomic_store(&r->go, 1);
+	race_one(r, 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert(r->result[0] == DOCA_SUCCESS || r->result[1] == DOCA_SUCCESS, "one destroy won");
+	cr_assert_eq(r->result[0] == DOCA_SUCCESS ? r->result[1] : r->result[0], DOCA_ERROR_INVALID_VALUE,
+		     "the other was told the object is gone (got %d)",
+		     r->result[0] == DOCA_SUCCESS ? r->result[1] : r->result[0]);
+}
+
+Test(handles, of_two_concurrent_buffer_destroys_one_wins_and_one_is_refused_as_stale)
+{
+	struct tree t;
+	struct destroy_race r = { .destroy = destroy_buf };
+
+	tree_up(&t);
+	for (int i = 0; i < RACES; i++) {
+		struct doca_buf *buf;
+
+		cr_assert_eq(doca_buf_create(t.mem, 0, 64, &buf), DOCA_SUCCESS);
+		r.handle = buf;
+		destroy_twice_at_once(&r);
+	}
+	tree_down(&t);
+}
+
+Test(handles, of_two_concurrent_memory_destroys_one_wins_and_one_is_refused_as_stale)
+{
+	struct tree t;
+	struct destroy_race r = { .destroy = destroy_mem };
+
+	tree_up(&t);
+	for (int i = 0; i < RACES; i++) {
+		struct doca_mem *mem;
+
+		cr_assert_eq(doca_mem_create(t.ctx, 64, ACCESS_RW, &mem), DOCA_SUCCESS);
+		r.handle = mem;
+		destroy_twice_at_once(&r);
+	}
+	tree_down(&t);
 }
