@@ -33,7 +33,9 @@ typedef enum doca_error {
 	DOCA_ERROR_NO_LOCK = 15,               /**< A lock could not be taken. */
 	DOCA_ERROR_NOT_FOUND = 16,             /**< No such object (unknown device name). */
 	DOCA_ERROR_IO_FAILED = 17,             /**< The device failed the operation. */
-	DOCA_ERROR_BAD_STATE = 18,             /**< The object is in the wrong state for this call. */
+	DOCA_ERROR_BAD_STATE = 18,             /**< The object is in the wrong state for this call; also every
+						    call on a live handle a fork() child inherited from its
+						    parent (README "fork"), whatever the call documents. */
 	DOCA_ERROR_UNSUPPORTED_VERSION = 19,   /**< Unsupported version. */
 	DOCA_ERROR_OPERATING_SYSTEM = 20,      /**< An operating-system call failed. */
 	DOCA_ERROR_DRIVER = 21,                /**< The device driver failed. */
