@@ -110,8 +110,11 @@ void dev_entry_put(struct dev_entry *e)
 	EXPLORE_POINT(ATOMIC);
 	(void)cds_lfht_del(registry, &e->node);
 	doca_rcu_read_unlock();
-	pthread_mutex_unlock(&registry_lock);
+	/* closed before an opener of the same string may open it anew (the
+	 * lock serialises openers): a backend device that binds an address
+	 * (fab0:port=N) would find it still taken */
 	e->ops->close(e->hw);
+	pthread_mutex_unlock(&registry_lock);
 	doca_call_rcu(&e->rcu, dev_entry_free_rcu);
 }
 

@@ -5,7 +5,9 @@
  * thing. Without libfabric's tcp;ofi_rxm the program prints "SKIP: ..." and
  * passes. Cases: see the table at the bottom.
  */
+#include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -181,6 +183,35 @@ static void case_open_errors(void)
 		found = found || (strcmp(infos[i].name, "fab0") == 0 &&
 				  strstr(infos[i].caps, "prov=tcp;ofi_rxm") != NULL);
 	CHECK(found, "doca_dev_list does not show fab0 with prov=tcp;ofi_rxm");
+}
+
+/* Two threads open and close the same bound address at once: an open
+ * that finds the last close under way waits for it, and never binds the
+ * address while the closing device still holds it. */
+#define REOPENS 100
+
+static void *reopen_loop(void *arg)
+{
+	const char *name = arg;
+
+	for (int i = 0; i < REOPENS; i++) {
+		struct doca_dev *dev = NULL;
+
+		CHECK_OK(doca_dev_open(name, &dev));
+		CHECK_OK(doca_dev_close(dev));
+	}
+	return NULL;
+}
+
+static void case_reopen(void)
+{
+	char name[64];
+	pthread_t t;
+
+	snprintf(name, sizeof(name), "fab0:port=%u", 20000u + (unsigned)getpid() % 20000u);
+	CHECK(pthread_create(&t, NULL, reopen_loop, name) == 0, "pthread_create");
+	reopen_loop(name);
+	CHECK(pthread_join(t, NULL) == 0, "pthread_join");
 }
 
 /* n buffer pairs: rb[i] over the remote memory, lb[i] over the local one,
@@ -587,6 +618,7 @@ static const struct test_case cases[] = {
 	{ "kill_exporter", case_kill_exporter },
 	{ "destroy_mid_stream", case_destroy_mid_stream },
 	{ "revoke", case_revoke },
+	{ "reopen", case_reopen },
 };
 
 int main(int argc, char **argv)
