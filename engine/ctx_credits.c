@@ -328,7 +328,8 @@ static void deadline_in(struct timespec *t, int ms)
 
 /* The pool was empty: register, then submit or sleep until it is not. */
 static doca_error_t submit_wait_registered(struct doca_ctx *h, struct doca_ctx *ctx,
-					   const struct doca_task_desc *desc, int timeout_ms)
+					   const struct doca_task_desc *desc, uint64_t start,
+					   int timeout_ms)
 {
 	struct ctx_credits *c = &ctx->credits;
 	struct timespec deadline, left;
@@ -343,7 +344,9 @@ static doca_error_t submit_wait_registered(struct doca_ctx *h, struct doca_ctx *
 		/* seq_cst fence: we are counted in waiters (and read seq) before we
 		 * look for a credit (pairs with run_credits_returned's fence). */
 		atomic_thread_fence(memory_order_seq_cst);
-		err = doca_task_submit(h, desc);
+		/* into the run we waited in only: one stopped while we slept,
+		 * even if a new one started since, ends the wait (BAD_STATE) */
+		err = task_submit_in_run(h, desc, start);
 		if (err != DOCA_ERROR_AGAIN)
 			break;
 		if (timeout_ms >= 0 && !time_left(&deadline, &left)) {
@@ -375,11 +378,16 @@ doca_error_t doca_task_submit_wait(struct doca_ctx *h, const struct doca_task_de
 	doca_rcu_read_lock();
 	struct doca_ctx *ctx = ctx_of(h);
 	bool held = ctx != NULL && ctx_ref_get(ctx);
+	uint64_t start = held ? ctx_run_start(ctx) : 0; /* the run that refused us, or a later one */
 
 	doca_rcu_read_unlock();
 	if (!held)
 		return DOCA_ERROR_INVALID_VALUE; /* destroyed meanwhile */
-	err = submit_wait_registered(h, ctx, desc, timeout_ms);
+	if (start == 0) {
+		ctx_ref_put(ctx);
+		return DOCA_ERROR_BAD_STATE; /* stopped meanwhile */
+	}
+	err = submit_wait_registered(h, ctx, desc, start, timeout_ms);
 	ctx_ref_put(ctx);
 	return err;
 }

@@ -149,6 +149,7 @@ static doca_error_t run_create(struct doca_ctx *ctx, struct ctx_run **out)
 	if (run == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	mailbox_init(&run->mbox);
+	run->start = ++ctx->starts;
 	run->ctx = ctx;
 	run->pe = ctx->pe;
 	attr.wake_arg = run;

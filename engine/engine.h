@@ -238,6 +238,7 @@ struct ctx_credits {
  * that run's object, never one being rebuilt. */
 struct ctx_run {
 	struct rcu_head rcu;
+	uint64_t start;          /* which start of its context made it (ctx->starts) */
 	struct doca_ctx *ctx;    /* its context, and that context's PE: fixed */
 	struct doca_pe *pe;      /* for the run's life (signals, engine/pe_ready.c) */
 	struct task_pool pool;
@@ -306,6 +307,7 @@ struct doca_ctx {
 	struct doca_dev *dev;         /* g_config_lock */
 	struct cds_list_head dev_link; /* in dev->ctxs, g_config_lock */
 	struct doca_pe *pe;           /* g_config_lock; fixed while not IDLE */
+	uint64_t starts;              /* g_config_lock: runs made so far */
 	uint32_t nr_mems;             /* g_config_lock */
 	uint32_t max_tasks;
 	union doca_data user_data;
@@ -506,6 +508,19 @@ void pe_wake_fenced(struct doca_pe *pe);
  * move the mailbox to the device ourselves under the brief runner guard
  * (the completion will wake the PE), else wake it. Any thread. */
 void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run);
+/* doca_task_submit (desc not NULL) accepted only into the run that start
+ * number @p start of the context made (its ctx_run.start), BAD_STATE in
+ * any other: a doca_task_submit_wait sleeper never lands in a run started
+ * after the one it waited in (engine/task.c). */
+doca_error_t task_submit_in_run(struct doca_ctx *ctx, const struct doca_task_desc *desc, uint64_t start);
+/* The start number of the context's current run, 0 if it has none
+ * (inside a read-side section). */
+static inline uint64_t ctx_run_start(const struct doca_ctx *ctx)
+{
+	const struct ctx_run *run = rcu_dereference(ctx->run);
+
+	return run != NULL ? run->start : 0;
+}
 /* End of a turn: a PE still armed (its application progresses between
  * arming and sleeping) is armed anew, so the turn's polls cannot make a
  * submitter skip a wake-up it needs (pe_wake_after_push). Runner guard held. */

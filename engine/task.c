@@ -239,16 +239,18 @@ static void task_push(struct ctx_run *run, struct doca_event **evs, uint32_t n)
 }
 
 /* The state check of a chunk, after its first task's handles: RUNNING,
- * the run read once (it cannot be retired while we are in the section),
- * and the guard taken (or not) for the chunk. */
-static doca_error_t task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, bool *guarded)
+ * the run read once (it cannot be retired while we are in the section)
+ * and, when @p start is not 0, the run that start made, and the guard
+ * taken (or not) for the chunk. */
+static inline __attribute__((always_inline)) doca_error_t
+task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, bool *guarded)
 {
 	if (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
 		return DOCA_ERROR_BAD_STATE;
 	if (*run == NULL) {
 		EXPLORE_POINT(ATOMIC);
 		*run = rcu_dereference(ctx->run);
-		if (*run == NULL)
+		if (*run == NULL || (start != 0 && (*run)->start != start))
 			return DOCA_ERROR_BAD_STATE;
 		TSAN_ACQUIRE(*run);
 	}
@@ -277,8 +279,8 @@ static bool task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doc
  * credit is held unused. Returns the tasks accepted; *err says why the
  * next one was refused (DOCA_SUCCESS: none was). */
 static inline __attribute__((always_inline)) uint32_t
-task_chunk(struct doca_ctx *ctx, struct ctx_run **run, const struct doca_task_desc *descs, uint32_t n,
-	   bool *queued, doca_error_t *err)
+task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struct doca_task_desc *descs,
+	   uint32_t n, bool *queued, doca_error_t *err)
 {
 	struct task_pinned tp[SUBMIT_CHUNK];
 	struct doca_event *evs[SUBMIT_CHUNK];
@@ -294,7 +296,7 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, const struct doca_task_de
 			*err = HANDLE_REFUSAL(descs[k].src, MAGIC_BUF);
 		else if (dst == NULL)
 			*err = HANDLE_REFUSAL(descs[k].dst, MAGIC_BUF);
-		else if (!entered && (*err = task_chunk_enter(ctx, run, &guarded)) == DOCA_SUCCESS)
+		else if (!entered && (*err = task_chunk_enter(ctx, run, start, &guarded)) == DOCA_SUCCESS)
 			entered = true;
 		if (*err == DOCA_SUCCESS)
 			*err = task_pin(ctx, *run, &descs[k], src, dst, guarded, k == 0, &tp[k]);
@@ -313,10 +315,11 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, const struct doca_task_de
 	return got;
 }
 
-/* Both entry points, inlined into each: a single task's call is then
- * compiled for n = 1 (no chunk loops left). */
+/* The entry points, inlined into each: a single task's call is then
+ * compiled for n = 1 (no chunk loops left), and a call for any run
+ * (@p start 0) without the run check. */
 static inline __attribute__((always_inline)) doca_error_t
-task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32_t n,
+task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32_t n, uint64_t start,
 		  uint32_t *accepted)
 {
 	doca_error_t err = DOCA_SUCCESS;
@@ -337,7 +340,7 @@ task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32
 	while (err == DOCA_SUCCESS && i < n) {
 		uint32_t m = n - i < SUBMIT_CHUNK ? n - i : SUBMIT_CHUNK;
 
-		i += task_chunk(ctx, &run, &descs[i], m, &queued, &err);
+		i += task_chunk(ctx, &run, start, &descs[i], m, &queued, &err);
 	}
 	if (queued)
 		pe_wake_after_push(ctx, run);
@@ -349,7 +352,7 @@ task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32
 doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_desc *descs,
 				    uint32_t n, uint32_t *accepted)
 {
-	return task_submit_burst(h, descs, n, accepted);
+	return task_submit_burst(h, descs, n, 0, accepted);
 }
 
 doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc *desc)
@@ -358,5 +361,12 @@ doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc 
 
 	if (desc == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	return task_submit_burst(ctx, desc, 1, &accepted);
+	return task_submit_burst(ctx, desc, 1, 0, &accepted);
+}
+
+doca_error_t task_submit_in_run(struct doca_ctx *ctx, const struct doca_task_desc *desc, uint64_t start)
+{
+	uint32_t accepted;
+
+	return task_submit_burst(ctx, desc, 1, start, &accepted);
 }

@@ -118,7 +118,9 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *ctx, const struct doca_task
  *         DOCA_ERROR_TIME_OUT when the pool stayed empty for @p timeout_ms
  *         (the task was not accepted); DOCA_ERROR_BAD_STATE when the context
  *         is not RUNNING, or leaves RUNNING while the call waits (the call
- *         returns promptly then); DOCA_ERROR_NOT_PERMITTED as above;
+ *         returns promptly then; also when a new doca_ctx_start followed
+ *         before the sleeper ran again: a waiting task never lands in a
+ *         later run); DOCA_ERROR_NOT_PERMITTED as above;
  *         otherwise doca_task_submit's error. A refused task changes
  *         nothing and gets no event.
  *

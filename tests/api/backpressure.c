@@ -325,6 +325,42 @@ Test(backpressure, stop_wakes_a_blocked_submitter_with_bad_state)
 	fixture_fini(&f);
 }
 
+/* A sleeper woken by a stop may run only after a new start: its task must
+ * not land in the new run (an embedding found it accepted there in about
+ * three rounds of four). Each round: the pool of 1 is held by an event,
+ * the sleeper blocks, the context stops, goes IDLE and starts again before
+ * the sleeper is joined. */
+#define RESTART_ROUNDS 20
+
+Test(backpressure, a_sleeper_is_refused_when_its_run_stopped_even_if_a_new_one_started)
+{
+	struct api_fixture f;
+
+	cr_assert_eq(SYS_futex, 202, "this test reads x86_64 syscall numbers");
+	fixture_init_started(&f, "sw0", 64, 1);
+	for (int round = 0; round < RESTART_ROUNDS; round++) {
+		struct blocked b = { .f = &f };
+		pthread_t th;
+
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));
+		struct doca_event *ev = wait_event(f.pe); /* held: the pool is empty */
+
+		cr_assert_eq(pthread_create(&th, NULL, blocked_main, &b), 0, "pthread_create");
+		while (atomic_load(&b.tid) == 0)
+			sched_yield();
+		assert_doca(b.first_rc, DOCA_ERROR_AGAIN);
+		wait_until_blocked_in_futex(atomic_load(&b.tid));
+		assert_doca(doca_ctx_stop(f.ctx), DOCA_ERROR_IN_PROGRESS);
+		doca_event_free(ev);
+		progress_until_state(f.pe, f.ctx, DOCA_CTX_STATE_IDLE);
+		assert_ok(doca_ctx_start(f.ctx));
+		cr_assert_eq(pthread_join(th, NULL), 0, "pthread_join");
+		assert_doca(b.rc, DOCA_ERROR_BAD_STATE);
+		expect_no_event_for(f.pe, 5); /* nothing of the refused task in the new run */
+	}
+	fixture_fini(&f);
+}
+
 /* A bulk free returning n credits wakes n blocked submitters, not one:
  * with one wake per return, two of three slept on with credits free until
  * their timeout (found by a review), then found a credit and returned
