@@ -156,7 +156,10 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx);
  * @param ctx The context.
  * @return DOCA_SUCCESS when nothing was in flight or unreaped as the call
  *         began and it flushed nothing: the context is IDLE (reported
- *         RUNNING → IDLE);
+ *         RUNNING → IDLE). An event freed on another thread than the
+ *         PE's counts as unreaped until the PE's next turn takes its
+ *         credit back (doca_event_free), so a stop right after such frees
+ *         may return DOCA_ERROR_IN_PROGRESS: progress the PE until IDLE;
  *         DOCA_ERROR_IN_PROGRESS when it is STOPPING (reported RUNNING →
  *         STOPPING; STOPPING → IDLE follows once every event is freed), also
  *         for a second stop;

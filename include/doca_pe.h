@@ -207,8 +207,11 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
  *         or a CPU no thread of this process may run on (it does not
  *         exist, is offline, or is outside the process's cpuset; the
- *         calling thread's own affinity does not matter), nothing changed; DOCA_ERROR_BAD_STATE if a worker
- *         already runs it or is being stopped (doca_pe_stop_run under way);
+ *         calling thread's own affinity does not matter), nothing changed;
+ *         DOCA_ERROR_BAD_STATE if a worker already runs it or is being
+ *         stopped (doca_pe_stop_run under way), so also from a callback of
+ *         its worker; DOCA_ERROR_NOT_PERMITTED from a callback of a
+ *         doca_pe_progress call on it (the caller runs the PE);
  *         DOCA_ERROR_NOT_PERMITTED, nothing changed, if a connected context
  *         that is not IDLE has no event callback (its events would reach
  *         nobody; doca_ctx_start likewise refuses such a context while a

@@ -202,3 +202,27 @@ Test(worker, the_application_may_not_arm_or_clear_a_worker_pe)
 	cr_assert_eq(doca_pe_clear_notification(r.pe), DOCA_SUCCESS, "the PE is the application's again");
 	rig_down(&r);
 }
+
+static _Atomic int run_on_cpu_result = -1;
+
+static void run_on_cpu_from_callback(struct doca_event *ev, union doca_data ud)
+{
+	(void)ev;
+	atomic_store(&run_on_cpu_result, doca_pe_run_on_cpu(ud.ptr, -1));
+	atomic_fetch_add(&completed, 1);
+}
+
+/* The application's own progress call runs the PE: a worker started from
+ * its callback would run it too. Refused, nothing changed. */
+Test(worker, run_on_cpu_from_a_callback_of_a_progress_call_is_refused)
+{
+	struct rig r;
+
+	rig_up(&r, run_on_cpu_from_callback, "sw0");
+	submit_one(&r);
+	while (atomic_load(&completed) < 1)
+		(void)doca_pe_progress(r.pe);
+	cr_assert_eq(atomic_load(&run_on_cpu_result), DOCA_ERROR_NOT_PERMITTED);
+	cr_assert_eq(doca_pe_stop_run(r.pe), DOCA_ERROR_BAD_STATE, "no worker was started");
+	rig_down(&r);
+}
