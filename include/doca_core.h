@@ -10,9 +10,10 @@
  * Lifecycle: create ctx → open dev, bind → create mem → create buf →
  * connect PE, start ctx → submit → progress + get event + free event →
  * stop ctx → destroy buf → destroy mem → close dev → destroy ctx.
- * Every misuse of that order is an error code, never undefined behaviour
- * (handles that were already destroyed are the exception: using one is
- * undefined behaviour, as for any freed pointer in C).
+ * Every misuse of that order is an error code, never undefined behaviour.
+ * That includes handles already destroyed: handles carry a generation, so
+ * a stale one is refused (DOCA_ERROR_INVALID_VALUE, logged, counted by
+ * doca_stale_handle_count) even once a new object lives at its address.
  *
  * fork(): a child may call exit() and may create and use objects of its
  * own. Every call that takes a handle inherited from the parent returns

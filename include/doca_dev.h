@@ -21,9 +21,14 @@
  *   ones are not counted; when fail and partial select the same descriptor it
  *   fails.
  * - a verbs device name as the NIC reports it (`"mlx5_0"`, `"rxe0"`), when
- *   such a device exists and the verbs module can be loaded.
+ *   such a device exists and the verbs module can be loaded;
+ * - `"fab0[:prov=P,addr=IP,port=N,retry_ms=N]"`: libfabric, for remote
+ *   memory (doca_mem_export / doca_mem_import): defaults prov=tcp;ofi_rxm,
+ *   addr=127.0.0.1, an ephemeral port, retry_ms=3000 (README "Remote
+ *   memory"), when the fabric module can be loaded.
  *
- * Backends other than sw are modules (`libdoca-core-verbs.so` in
+ * Backends other than sw are modules (`libdoca-core-verbs.so` and
+ * `libdoca-core-fabric.so` in
  * `<libdir>/doca-core/`, or in the directory named by the environment
  * variable `DOCA_CORE_MODULE_DIR`), loaded the first time a device is listed
  * or a name sw does not have is opened: a program that only opens sw devices
@@ -93,7 +98,7 @@ doca_error_t doca_dev_get_name(const struct doca_dev *dev, const char **name);
 /** @brief One entry of doca_dev_list. */
 struct doca_dev_info {
 	char name[64];     /**< Name to pass to doca_dev_open. */
-	char backend[16];  /**< "sw" or "verbs". */
+	char backend[16];  /**< "sw", "verbs" or "fabric". */
 	/** Human-readable capabilities, e.g. "copy,inline,engines"; for a backend
 	 *  whose module cannot be loaded, "unavailable: " and the reason (then
 	 *  name and backend are the backend's name). */

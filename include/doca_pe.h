@@ -1,8 +1,8 @@
 /**
  * @file doca_pe.h
  * @brief Progress engines: the progress. A PE is an actor: one thread at a
- *        time runs it (doca_pe_progress, doca_pe_get_event, doca_event_free,
- *        the callbacks); it drains its contexts' mailboxes, posts tasks to
+ *        time runs it (doca_pe_progress, doca_pe_get_event(s), the
+ *        callbacks; doca_event_free from any thread, doca_event.h); it drains its contexts' mailboxes, posts tasks to
  *        the device, polls completion queues and turns completions into events.
  *
  * Polling mode: loop on doca_pe_progress and doca_pe_get_event.

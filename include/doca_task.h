@@ -48,9 +48,11 @@ struct doca_task_desc {
  * thread's tasks reach the device in submission order.
  *
  * Progress: the call never waits for another thread, whatever the others
- * do (a preempted one included): the credit is a compare-and-swap retried
- * only when another submitter took a credit meanwhile, the hand-over to the
- * mailbox one exchange and one store. What a submitter preempted inside
+ * do (a preempted one included), but for one case: the first credit of a
+ * chunk of 32 event slots not used before in the run makes the chunk (the
+ * allocator and a mutex). Otherwise the credit is a compare-and-swap
+ * retried only when another submitter took a credit meanwhile, the
+ * hand-over to the mailbox one exchange and one store. What a submitter preempted inside
  * this call can delay: doca_ctx_stop on the context (it waits for every
  * submitter that saw RUNNING), and, if preempted between the two steps of
  * the hand-over, the PE's view of the tasks queued next to its own in its
@@ -68,7 +70,8 @@ struct doca_task_desc {
  * @param desc The task (copied; reusable at once).
  * @return DOCA_SUCCESS (the task will get exactly one event) or an error above.
  *
- * Thread safety: any thread, concurrently, lock-free (see Progress).
+ * Thread safety: any thread, concurrently, lock-free but for a chunk's
+ *         first use (see Progress).
  */
 doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc *desc);
 
@@ -87,8 +90,8 @@ doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc 
  *         the tasks before it accepted); DOCA_ERROR_INVALID_VALUE for a NULL
  *         ctx or accepted, or NULL descs with n > 0.
  *
- * Thread safety: any thread, concurrently, lock-free (see doca_task_submit's
- *         Progress).
+ * Thread safety: any thread, concurrently, lock-free but for a chunk's
+ *         first use (see doca_task_submit's Progress).
  */
 doca_error_t doca_task_submit_batch(struct doca_ctx *ctx, const struct doca_task_desc *descs, uint32_t n,
 				    uint32_t *accepted);
