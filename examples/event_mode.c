@@ -9,8 +9,9 @@
  * Copies are submitted in batches; a batch is submitted only when the previous
  * one has completed, so the program sleeps at least once per batch. Every
  * destination is checked against its source. It reports the wake-ups and
- * how many of them found no event (none should: the PE wakes for
- * completions, not to move tasks).
+ * how many of them found no event (few should: the PE wakes for
+ * completions, not to move tasks; a clear that races a wake-up can leave
+ * the fd readable once more, which is such a wake-up).
  */
 #include "example_common.h"
 

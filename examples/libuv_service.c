@@ -283,7 +283,8 @@ int main(int argc, char **argv)
 	if (uv_poll_init(&s.loop, &s.pe_poll, fd) != 0)
 		example_fail("uv_poll_init on the PE's fd");
 	s.pe_poll.data = &s;
-	uv_poll_start(&s.pe_poll, UV_READABLE, on_pe_readable);
+	if (uv_poll_start(&s.pe_poll, UV_READABLE, on_pe_readable) != 0)
+		example_fail("uv_poll_start on the PE's fd");
 	EXAMPLE_CHECK(doca_pe_request_notification(s.pe));
 
 	uint64_t t0 = example_now_ns();
@@ -294,7 +295,8 @@ int main(int argc, char **argv)
 	if (uv_run(&s.loop, UV_RUN_DEFAULT) != 0)
 		example_fail("uv_run ended with active handles");
 	for (int i = 0; i < PRODUCERS; i++)
-		uv_thread_join(&s.prod[i].thread);
+		if (uv_thread_join(&s.prod[i].thread) != 0)
+			example_fail("uv_thread_join");
 	double ms = (double)(example_now_ns() - t0) / 1e6;
 
 	/* every count must match */

@@ -191,7 +191,8 @@ int main(int argc, char **argv)
 	progress_until_done(&app);
 	seconds = (double)(example_now_ns() - app.start_ns) / 1e9;
 	for (size_t t = 0; t < threads; t++)
-		pthread_join(subs[t].thread, NULL);
+		if (pthread_join(subs[t].thread, NULL) != 0)
+			example_fail("pthread_join failed");
 
 	report(&app, seconds);
 	teardown(&app);

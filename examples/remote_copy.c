@@ -147,8 +147,9 @@ static void copy(struct side_objs *s, struct doca_buf *src, struct doca_buf *dst
 	}
 	step("%s → event %s, %zu bytes, %.1f us", what, example_status_name(doca_event_get_status(ev)),
 	     doca_event_get_bytes(ev), (double)(example_now_ns() - start) / 1000.0);
-	if (doca_event_get_error(ev) != DOCA_SUCCESS)
-		example_fail("%s: %s", what, doca_error_get_name(doca_event_get_error(ev)));
+	if (doca_event_get_status(ev) != DOCA_EVENT_STATUS_SUCCESS || doca_event_get_error(ev) != DOCA_SUCCESS)
+		example_fail("%s: %s, %s", what, example_status_name(doca_event_get_status(ev)),
+			     doca_error_get_name(doca_event_get_error(ev)));
 	doca_event_free(ev);
 }
 
@@ -244,7 +245,8 @@ int main(int argc, char **argv)
 	step("got the descriptor out of band (a pipe): %.24s...", line);
 	int rc = importer(dev, line);
 
-	(void)!write(to_child[1], "done\n", 5);
+	(void)!write(to_child[1], "done\n", 5); /* a dead exporter shows in its status below */
+	close(to_child[1]);
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		example_fail("the exporter failed");
 	fclose(in);
