@@ -297,6 +297,17 @@ static void wait_until_blocked_in_futex(int tid)
 	}
 }
 
+/* A thread whose first submit found the pool empty, asleep in
+ * doca_task_submit_wait when this returns. */
+static void start_blocked(struct blocked *b, pthread_t *th)
+{
+	cr_assert_eq(pthread_create(th, NULL, blocked_main, b), 0, "pthread_create");
+	while (atomic_load(&b->tid) == 0)
+		sched_yield();
+	assert_doca(b->first_rc, DOCA_ERROR_AGAIN);
+	wait_until_blocked_in_futex(atomic_load(&b->tid));
+}
+
 Test(backpressure, stop_wakes_a_blocked_submitter_with_bad_state)
 {
 	struct api_fixture f;
@@ -306,11 +317,7 @@ Test(backpressure, stop_wakes_a_blocked_submitter_with_bad_state)
 	cr_assert_eq(SYS_futex, 202, "this test reads x86_64 syscall numbers");
 	fixture_init_started(&f, "sw0", 64, 1);
 	assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));
-	cr_assert_eq(pthread_create(&th, NULL, blocked_main, &b), 0, "pthread_create");
-	while (atomic_load(&b.tid) == 0)
-		sched_yield();
-	assert_doca(b.first_rc, DOCA_ERROR_AGAIN);
-	wait_until_blocked_in_futex(atomic_load(&b.tid));
+	start_blocked(&b, &th);
 	assert_doca(doca_ctx_stop(f.ctx), DOCA_ERROR_IN_PROGRESS);
 	cr_assert_eq(pthread_join(th, NULL), 0, "pthread_join");
 	assert_doca(b.rc, DOCA_ERROR_BAD_STATE);
@@ -345,11 +352,7 @@ Test(backpressure, a_sleeper_is_refused_when_its_run_stopped_even_if_a_new_one_s
 		assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));
 		struct doca_event *ev = wait_event(f.pe); /* held: the pool is empty */
 
-		cr_assert_eq(pthread_create(&th, NULL, blocked_main, &b), 0, "pthread_create");
-		while (atomic_load(&b.tid) == 0)
-			sched_yield();
-		assert_doca(b.first_rc, DOCA_ERROR_AGAIN);
-		wait_until_blocked_in_futex(atomic_load(&b.tid));
+		start_blocked(&b, &th);
 		assert_doca(doca_ctx_stop(f.ctx), DOCA_ERROR_IN_PROGRESS);
 		doca_event_free(ev);
 		progress_until_state(f.pe, f.ctx, DOCA_CTX_STATE_IDLE);
