@@ -10,21 +10,23 @@
 
 doca_error_t doca_mem_export(struct doca_mem *h, uint32_t access, const void **desc, size_t *len)
 {
-	struct doca_mem *mem = mem_of(h);
 	doca_error_t err;
 
-	if (mem == NULL)
+	if (mem_of(h) == NULL)
 		return HANDLE_REFUSAL(h, MAGIC_MEM);
 	if (desc == NULL || len == NULL || access == 0 || (access & ~(uint32_t)ACCESS_ALL) != 0)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (mem->remote)
-		return DOCA_ERROR_NOT_SUPPORTED; /* only the owner exports */
-	if ((access & ~mem->access) != 0)
-		return DOCA_ERROR_NOT_PERMITTED; /* never more than the memory allows */
+	/* Under the lock that doca_mem_destroy takes to kill the handle: the
+	 * memory we check is the one we export. */
 	pthread_mutex_lock(&g_config_lock);
-	/* Checked again under the lock that doca_mem_destroy takes. */
-	if (mem_of(h) == NULL)
+	const struct doca_mem *mem = mem_of(h);
+
+	if (mem == NULL)
 		err = DOCA_ERROR_INVALID_VALUE;
+	else if (mem->remote)
+		err = DOCA_ERROR_NOT_SUPPORTED; /* only the owner exports */
+	else if ((access & ~mem->access) != 0)
+		err = DOCA_ERROR_NOT_PERMITTED; /* never more than the memory allows */
 	else
 		err = mem->dev->entry->ops->mem_export(mem->mr, access, desc, len);
 	pthread_mutex_unlock(&g_config_lock);
@@ -40,6 +42,7 @@ doca_error_t doca_mem_import(struct doca_ctx *ctx, const void *desc, size_t len,
 		return HANDLE_REFUSAL(ctx, MAGIC_CTX);
 	if (desc == NULL || len == 0 || remote == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	(void)hw_diag_take(); /* a reason left by an earlier failure is not ours */
 	doca_error_t err = mem_register(ctx, NULL, 0, 0, false, &import, remote);
 
 	if (err == DOCA_ERROR_INVALID_VALUE) {

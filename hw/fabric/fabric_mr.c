@@ -8,6 +8,7 @@
  * import checks every field of the descriptor before it makes anything.
  */
 #include <endian.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,6 +148,18 @@ static bool wire_valid(const struct fab_dev *dev, const struct fab_wire *w)
 			w->prov, dev->params.prov);
 		return false;
 	}
+	/* the address is inserted into the device's address vector as it is:
+	 * only the format the device was opened with (FI_SOCKADDR_IN), or
+	 * rxm's vector refuses every later insert (a review's forged family) */
+	struct sockaddr_in sin;
+
+	_Static_assert(sizeof(sin) <= sizeof(w->addr), "a descriptor holds an IPv4 address");
+	memcpy(&sin, w->addr, sizeof(sin));
+	if (addr_len != sizeof(sin) || sin.sin_family != AF_INET) {
+		hw_diag("descriptor address is not an IPv4 socket address (family %u, %u bytes)",
+			(unsigned)sin.sin_family, addr_len);
+		return false;
+	}
 	if (addr_len == 0 || addr_len != dev->name_len || len == 0 || base > UINT64_MAX - len ||
 	    access == 0 || (access & ~(uint32_t)(HW_ACCESS_READ | HW_ACCESS_WRITE)) != 0 ||
 	    w->reserved != 0 || len > SIZE_MAX / 2) {
@@ -161,8 +174,10 @@ doca_error_t fab_mem_import(struct hw_dev *hw, const void *desc, size_t len, str
 	struct fab_dev *dev = fab_dev_of(hw);
 	struct fab_wire w;
 
-	if (desc == NULL || len != sizeof(w))
+	if (desc == NULL || len != sizeof(w)) {
+		hw_diag("a descriptor of %zu bytes: this library's are %zu", len, sizeof(w));
 		return DOCA_ERROR_INVALID_VALUE;
+	}
 	memcpy(&w, desc, sizeof(w));
 	if (!wire_valid(dev, &w))
 		return DOCA_ERROR_INVALID_VALUE;

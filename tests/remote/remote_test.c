@@ -3,8 +3,10 @@
  * fab0 (public API only). `remote_test CASE` is one test: it starts an
  * exporter child (remote_exporter.c), imports its descriptor and checks one
  * thing. Without libfabric's tcp;ofi_rxm the program prints "SKIP: ..." and
- * passes. Cases: see the table at the bottom.
+ * passes. Cases: see the table at the bottom. One case forges descriptors:
+ * it takes their wire layout from hw/fabric/fabric_internal.h.
  */
+#include <endian.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "hw/fabric/fabric_internal.h"
 #include "remote_peer.h"
 
 #define MiB (1024u * 1024u)
@@ -578,6 +581,83 @@ static void case_revoke(void)
 	peer_quit(&p);
 }
 
+/* The log lines of a test, for the checks that a refusal says why. */
+static char log_last[512];
+static unsigned log_lines;
+
+static void log_keep(enum doca_log_level level, const char *message, void *user)
+{
+	(void)level;
+	(void)user;
+	snprintf(log_last, sizeof(log_last), "%s", message);
+	log_lines++;
+}
+
+/* A descriptor whose address is @p family, its check made again (a forger
+ * who knows the format): it must be refused, and change nothing. */
+static void forge_family(const struct peer *p, uint16_t family, uint8_t *out)
+{
+	struct fab_wire w;
+
+	CHECK(p->desc_len == sizeof(w), "descriptor of %zu bytes", p->desc_len);
+	memcpy(&w, p->desc, sizeof(w));
+	memcpy(w.addr, &family, sizeof(family)); /* sa_family leads every sockaddr */
+	uint64_t h = 0xcbf29ce484222325ull;     /* FNV-1a, as fab_wire_hash */
+	const uint8_t *b = (const uint8_t *)&w;
+
+	for (size_t i = 0; i < offsetof(struct fab_wire, check); i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	w.check = htole64(h);
+	memcpy(out, &w, sizeof(w));
+}
+
+/* Forged and cut descriptors are refused with a log line that says why,
+ * and leave the device as it was: an exporter imported from for the first
+ * time after them still works (a forged address family once broke the
+ * address vector for every later new exporter, found by a review). */
+static void case_forged(void)
+{
+	static const uint16_t families[] = { 0x7777, 1 /* AF_UNIX */, 0 };
+	struct peer p;
+	struct importer im;
+	struct doca_mem *remote, *bogus = NULL;
+	struct doca_buf *rb, *lb;
+	uint8_t forged[sizeof(struct fab_wire)];
+	char ans[32];
+
+	peer_start(&p, exporter_dev(), 4096, "poll", "rw");
+	importer_open(&im, importer_dev(), 4096, 0);
+	CHECK_OK(doca_log_set_handler(log_keep, NULL));
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		forge_family(&p, families[i], forged);
+		log_lines = 0;
+		CHECK_RC(doca_mem_import(im.ctx, forged, sizeof(forged), &bogus), DOCA_ERROR_INVALID_VALUE);
+		CHECK(log_lines == 1 && strstr(log_last, "not an IPv4 socket address") != NULL,
+		      "family %u: %u log lines, last '%s'", families[i], log_lines, log_last);
+	}
+	for (size_t n = p.desc_len - 1; n <= p.desc_len + 1; n += 2) {
+		log_lines = 0;
+		CHECK_RC(doca_mem_import(im.ctx, p.desc, n, &bogus), DOCA_ERROR_INVALID_VALUE);
+		CHECK(log_lines == 1 && strstr(log_last, "bytes: this library's are") != NULL,
+		      "%zu bytes: %u log lines, last '%s'", n, log_lines, log_last);
+	}
+	CHECK(bogus == NULL, "a refused import wrote its out-parameter");
+	CHECK_OK(doca_log_set_handler(NULL, NULL));
+
+	/* the first import from this exporter, after the refusals */
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	CHECK_OK(doca_buf_create(remote, 0, 4096, &rb));
+	CHECK_OK(doca_buf_create(im.local, 0, 4096, &lb));
+	peer_cmd(&p, ans, sizeof(ans), "fill 5");
+	CHECK_OK(importer_copy(&im, rb, lb, 4096));
+	CHECK(bytes_hash(im.bytes, 4096) == pattern_hash(5, 0, 4096), "read after the refusals: wrong bytes");
+	CHECK_OK(doca_buf_destroy(rb));
+	CHECK_OK(doca_buf_destroy(lb));
+	CHECK_OK(doca_mem_destroy(remote));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
 /*
  * ASan builds: libfabric 1.17's tcp;ofi_rxm sometimes keeps a connection
  * object (336 + 40 bytes) that it allocated inside fi_cq_read for a peer
@@ -619,6 +699,7 @@ static const struct test_case cases[] = {
 	{ "destroy_mid_stream", case_destroy_mid_stream },
 	{ "revoke", case_revoke },
 	{ "reopen", case_reopen },
+	{ "forged", case_forged },
 };
 
 int main(int argc, char **argv)
