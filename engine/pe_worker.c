@@ -121,9 +121,11 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *ph, int cpu)
 		doca_rcu_read_unlock();
 		return pe == NULL ? HANDLE_REFUSAL(ph, MAGIC_PE) : DOCA_ERROR_INVALID_VALUE;
 	}
-	if (runner_is_self(&pe->runner)) { /* a callback of our own progress call */
+	if (runner_is_self(&pe->runner)) { /* a callback of our own progress call, or of its worker */
+		err = atomic_load_explicit(&pe->has_worker, memory_order_relaxed) ? DOCA_ERROR_BAD_STATE
+										  : DOCA_ERROR_NOT_PERMITTED;
 		doca_rcu_read_unlock();
-		return DOCA_ERROR_NOT_PERMITTED;
+		return err;
 	}
 	/* g_config_lock (before worker_lock, as in doca_pe_destroy) makes the
 	 * members check and the claim one step against doca_ctx_start, which

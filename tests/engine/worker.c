@@ -212,6 +212,26 @@ static void run_on_cpu_from_callback(struct doca_event *ev, union doca_data ud)
 	atomic_fetch_add(&completed, 1);
 }
 
+/* A callback of the PE's own worker: a worker runs it already (BAD_STATE,
+ * as from any other thread; it answered NOT_PERMITTED, found by a review),
+ * and the worker goes on delivering. */
+Test(worker, run_on_cpu_from_its_workers_callback_is_bad_state)
+{
+	struct rig r;
+
+	rig_up(&r, run_on_cpu_from_callback, "sw0");
+	cr_assert_eq(doca_pe_run_on_cpu(r.pe, -1), DOCA_SUCCESS);
+	submit_one(&r);
+	wait_completed(1);
+	cr_assert_eq(atomic_load(&run_on_cpu_result), DOCA_ERROR_BAD_STATE);
+	submit_one(&r);
+	wait_completed(2);
+	cr_assert_eq(atomic_load(&run_on_cpu_result), DOCA_ERROR_BAD_STATE);
+	cr_assert_eq(doca_pe_stop_run(r.pe), DOCA_SUCCESS, "the one worker stops");
+	cr_assert_eq(doca_pe_stop_run(r.pe), DOCA_ERROR_BAD_STATE, "and no other was started");
+	rig_down(&r);
+}
+
 /* The application's own progress call runs the PE: a worker started from
  * its callback would run it too. Refused, nothing changed. */
 Test(worker, run_on_cpu_from_a_callback_of_a_progress_call_is_refused)
