@@ -24,25 +24,50 @@
 #include <sched.h>
 
 #include "actors/asym_fence.h"
+#include "actors/explore_revert.h"
 #include "engine/cells.h"
 #include "engine/engine.h"
 #include "engine/refs.h"
 
-doca_error_t doca_buf_create(struct doca_mem *h, size_t offset, size_t len, struct doca_buf **out)
+/* The memory behind @p h with one more buffer counted on it (the count
+ * keeps it from then on), or NULL with *err. The read-side section keeps
+ * the cell this memory's from the check to the count: a destroy hands it
+ * on only after a grace period, and a count taken on the cell's next
+ * memory would give that memory a buffer it never had. */
+static struct doca_mem *buf_mem_enter(struct doca_mem *h, size_t offset, size_t len, bool out_ok,
+				      doca_error_t *err)
 {
+	bool section = !DOCA_REVERTED("handle_lookup_outside_section");
+
+	if (section)
+		doca_rcu_read_lock();
 	struct doca_mem *mem = mem_of(h);
 
 	if (mem == NULL)
-		return HANDLE_REFUSAL(h, MAGIC_MEM);
-	if (out == NULL || offset > mem->len || len > mem->len - offset)
-		return DOCA_ERROR_INVALID_VALUE;
+		*err = HANDLE_REFUSAL(h, MAGIC_MEM);
+	else if (!out_ok || offset > mem->len || len > mem->len - offset)
+		*err = DOCA_ERROR_INVALID_VALUE;
+	else if (!users_enter(&mem->bufs))
+		*err = DOCA_ERROR_INVALID_VALUE; /* the memory is being destroyed */
+	else
+		*err = DOCA_SUCCESS;
+	if (section)
+		doca_rcu_read_unlock();
+	return *err == DOCA_SUCCESS ? mem : NULL;
+}
+
+doca_error_t doca_buf_create(struct doca_mem *h, size_t offset, size_t len, struct doca_buf **out)
+{
+	doca_error_t err;
+	struct doca_mem *mem = buf_mem_enter(h, offset, len, out != NULL, &err);
+
+	if (mem == NULL)
+		return err;
 	struct doca_buf *buf = cell_get(CELL_BUF, sizeof(*buf));
 
-	if (buf == NULL)
+	if (buf == NULL) {
+		users_leave(&mem->bufs);
 		return DOCA_ERROR_NO_MEMORY;
-	if (!users_enter(&mem->bufs)) {
-		cell_put(CELL_BUF, buf, sizeof(*buf));
-		return DOCA_ERROR_INVALID_VALUE; /* the memory is being destroyed */
 	}
 	buf->mem = mem;
 	/* A remote memory's addr is NULL: its buffers' data is the offset. */
@@ -57,28 +82,14 @@ doca_error_t doca_buf_create(struct doca_mem *h, size_t offset, size_t len, stru
 
 doca_error_t doca_buf_get_data(const struct doca_buf *h, void **data)
 {
-	const struct doca_buf *buf = buf_of(h);
-
-	if (buf == NULL)
-		return HANDLE_REFUSAL(h, MAGIC_BUF);
-	if (data == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (buf->mem->remote)
-		return DOCA_ERROR_NOT_SUPPORTED; /* another process's memory */
-	*data = buf->data;
-	return DOCA_SUCCESS;
+	/* a remote memory's buffers have no local address: another process's memory */
+	HANDLE_READ(buf_of, MAGIC_BUF, h, data, obj->mem->remote ? DOCA_ERROR_NOT_SUPPORTED : DOCA_SUCCESS,
+		    obj->data);
 }
 
 doca_error_t doca_buf_get_len(const struct doca_buf *h, size_t *len)
 {
-	const struct doca_buf *buf = buf_of(h);
-
-	if (buf == NULL)
-		return HANDLE_REFUSAL(h, MAGIC_BUF);
-	if (len == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*len = buf->len;
-	return DOCA_SUCCESS;
+	HANDLE_READ(buf_of, MAGIC_BUF, h, len, DOCA_SUCCESS, obj->len);
 }
 
 /* Close the buffer to new users, if no task of any thread names it; false

@@ -129,32 +129,20 @@ doca_error_t doca_ctx_set_dev(struct doca_ctx *h, struct doca_dev *dh)
 
 doca_error_t doca_ctx_set_max_tasks(struct doca_ctx *h, uint32_t n)
 {
-	if (n == 0 || n > DOCA_CTX_MAX_TASKS_LIMIT)
-		return DOCA_ERROR_INVALID_VALUE;
-	CTX_CONFIGURE(h, ctx->max_tasks = n);
+	/* the handle first: a stale or inherited one is refused as such (and
+	 * counted) whatever n is; atomic: doca_ctx_get_max_tasks reads it
+	 * without the lock */
+	CTX_CONFIGURE(h, {
+		if (n == 0 || n > DOCA_CTX_MAX_TASKS_LIMIT)
+			cfg_err_ = DOCA_ERROR_INVALID_VALUE;
+		else
+			__atomic_store_n(&ctx->max_tasks, n, __ATOMIC_RELAXED);
+	});
 }
-
-/* A getter's body: the handle checked and *out written from @p value (an
- * expression of ctx) inside one read-side section, so the cell is this
- * context's until the read is done. */
-#define CTX_READ(h, out, value)                                            \
-	do {                                                               \
-		doca_error_t get_err_ = DOCA_SUCCESS;                      \
-		doca_rcu_read_lock();                                      \
-		const struct doca_ctx *ctx = ctx_of(h);                    \
-		if (ctx == NULL)                                           \
-			get_err_ = HANDLE_REFUSAL(h, MAGIC_CTX);           \
-		else if ((out) == NULL)                                    \
-			get_err_ = DOCA_ERROR_INVALID_VALUE;               \
-		else                                                       \
-			*(out) = (value);                                  \
-		doca_rcu_read_unlock();                                    \
-		return get_err_;                                           \
-	} while (0)
 
 doca_error_t doca_ctx_get_max_tasks(const struct doca_ctx *h, uint32_t *n)
 {
-	CTX_READ(h, n, ctx->max_tasks);
+	HANDLE_READ(ctx_of, MAGIC_CTX, h, n, DOCA_SUCCESS, __atomic_load_n(&obj->max_tasks, __ATOMIC_RELAXED));
 }
 
 doca_error_t doca_ctx_set_user_data(struct doca_ctx *h, union doca_data ctx_user_data)
@@ -174,7 +162,7 @@ doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *h, doca_ctx_state_cb
 
 doca_error_t doca_ctx_get_state(const struct doca_ctx *h, enum doca_ctx_state *state)
 {
-	CTX_READ(h, state, ctx_state(ctx));
+	HANDLE_READ(ctx_of, MAGIC_CTX, h, state, DOCA_SUCCESS, ctx_state(obj));
 }
 
 doca_error_t ctx_unbind_all_locked(struct doca_dev *dev)

@@ -190,11 +190,12 @@ doca_error_t doca_ctx_get_credit_notification_handle(struct doca_ctx *h, int *fd
 	doca_error_t err;
 	struct doca_ctx *ctx;
 
-	if (fd == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
 	doca_rcu_read_lock();
 	ctx = ctx_of(h);
-	err = ctx != NULL ? credits_fd(&ctx->credits, fd) : HANDLE_REFUSAL(h, MAGIC_CTX);
+	if (ctx == NULL)
+		err = HANDLE_REFUSAL(h, MAGIC_CTX); /* the handle first, as everywhere */
+	else
+		err = fd != NULL ? credits_fd(&ctx->credits, fd) : DOCA_ERROR_INVALID_VALUE;
 	doca_rcu_read_unlock();
 	return err;
 }

@@ -297,14 +297,7 @@ doca_error_t doca_dev_close(struct doca_dev *h)
 
 doca_error_t doca_dev_get_name(const struct doca_dev *h, const char **name)
 {
-	const struct doca_dev *dev = dev_of(h);
-
-	if (dev == NULL)
-		return HANDLE_REFUSAL(h, MAGIC_DEV);
-	if (name == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*name = dev->name;
-	return DOCA_SUCCESS;
+	HANDLE_READ(dev_of, MAGIC_DEV, h, name, DOCA_SUCCESS, obj->name);
 }
 
 static void info_fill(struct doca_dev_info *info, const char *name, const char *backend,

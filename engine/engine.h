@@ -611,6 +611,28 @@ static inline struct doca_pe *pe_of(const struct doca_pe *h)
 	return handle_obj(h, MAGIC_PE);
 }
 
+/* A getter's body, for any object behind a handle (of: ctx_of, mem_of,
+ * ...; MAGIC its magic): the handle checked, then @p check (an error code,
+ * DOCA_SUCCESS to go on), then *out written from @p value, all inside one
+ * read-side section, so the cell holds this object until the read is done:
+ * a destroy hands it on only after a grace period, and a handle checked
+ * outside a section could read (or return) the cell's next object. Both
+ * expressions name the object `obj`. */
+#define HANDLE_READ(of, MAGIC, h, out, check, value)                        \
+	do {                                                                \
+		doca_error_t get_err_ = DOCA_SUCCESS;                       \
+		doca_rcu_read_lock();                                       \
+		const __typeof__(*of(h)) *obj = of(h);                      \
+		if (obj == NULL)                                            \
+			get_err_ = HANDLE_REFUSAL(h, MAGIC);                \
+		else if ((out) == NULL)                                     \
+			get_err_ = DOCA_ERROR_INVALID_VALUE;                \
+		else if ((get_err_ = (check)) == DOCA_SUCCESS)              \
+			*(out) = (value);                                   \
+		doca_rcu_read_unlock();                                     \
+		return get_err_;                                            \
+	} while (0)
+
 /* The application's handle for an object's current generation. */
 static inline void *handle_of(const void *obj)
 {

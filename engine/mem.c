@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "actors/explore_revert.h"
 #include "engine/cells.h"
 #include "engine/engine.h"
 #include "engine/refs.h"
@@ -107,28 +108,14 @@ doca_error_t doca_mem_create_from(struct doca_ctx *ctx, void *addr, size_t len, 
 
 doca_error_t doca_mem_get_addr(const struct doca_mem *h, void **addr)
 {
-	const struct doca_mem *mem = mem_of(h);
-
-	if (mem == NULL)
-		return HANDLE_REFUSAL(h, MAGIC_MEM);
-	if (addr == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (mem->remote)
-		return DOCA_ERROR_NOT_SUPPORTED; /* another process's memory */
-	*addr = mem->addr;
-	return DOCA_SUCCESS;
+	/* a remote memory has no local address: another process's memory */
+	HANDLE_READ(mem_of, MAGIC_MEM, h, addr, obj->remote ? DOCA_ERROR_NOT_SUPPORTED : DOCA_SUCCESS,
+		    obj->addr);
 }
 
 doca_error_t doca_mem_get_len(const struct doca_mem *h, size_t *len)
 {
-	const struct doca_mem *mem = mem_of(h);
-
-	if (mem == NULL)
-		return HANDLE_REFUSAL(h, MAGIC_MEM);
-	if (len == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*len = mem->len;
-	return DOCA_SUCCESS;
+	HANDLE_READ(mem_of, MAGIC_MEM, h, len, DOCA_SUCCESS, obj->len);
 }
 
 static void mem_free_rcu(struct rcu_head *head)
@@ -141,14 +128,37 @@ static void mem_free_rcu(struct rcu_head *head)
 	cell_put(CELL_MEM, mem, sizeof(*mem));
 }
 
-doca_error_t doca_mem_destroy(struct doca_mem *h)
+/* The memory behind @p h, closed to new buffers by us (so the destroy is
+ * ours), or NULL with *err. The read-side section keeps the cell this
+ * memory's from the check to the close: a destroy that won hands it on
+ * only after a grace period, and a close of the cell's next memory would
+ * destroy that one. */
+static struct doca_mem *mem_close(struct doca_mem *h, doca_error_t *err)
 {
+	bool section = !DOCA_REVERTED("handle_lookup_outside_section");
+
+	if (section)
+		doca_rcu_read_lock();
 	struct doca_mem *mem = mem_of(h);
 
 	if (mem == NULL)
-		return HANDLE_REFUSAL(h, MAGIC_MEM);
-	if (!users_close(&mem->bufs)) /* closed already: a concurrent destroy won */
-		return users_closed(&mem->bufs) ? DOCA_ERROR_INVALID_VALUE : DOCA_ERROR_IN_USE;
+		*err = HANDLE_REFUSAL(h, MAGIC_MEM);
+	else if (!users_close(&mem->bufs)) /* closed already: a concurrent destroy won */
+		*err = users_closed(&mem->bufs) ? DOCA_ERROR_INVALID_VALUE : DOCA_ERROR_IN_USE;
+	else
+		*err = DOCA_SUCCESS;
+	if (section)
+		doca_rcu_read_unlock();
+	return *err == DOCA_SUCCESS ? mem : NULL;
+}
+
+doca_error_t doca_mem_destroy(struct doca_mem *h)
+{
+	doca_error_t err;
+	struct doca_mem *mem = mem_close(h, &err);
+
+	if (mem == NULL)
+		return err;
 	hb_acquire(mem);
 	pthread_mutex_lock(&g_config_lock);
 	struct dev_entry *e = mem->dev->entry;

@@ -167,7 +167,11 @@ static inline __attribute__((always_inline)) uint32_t pe_get(struct doca_pe *ph,
 {
 	struct doca_pe *pe = pe_of(ph);
 
-	if (pe == NULL || evs == NULL || max == 0)
+	if (pe == NULL) {
+		(void)HANDLE_REFUSAL(ph, MAGIC_PE); /* a stale one is logged and counted */
+		return 0;
+	}
+	if (evs == NULL || max == 0)
 		return 0;
 	/* A worker's PE delivers through callbacks: no other thread takes its events. */
 	if (pe_worker_elsewhere(pe))
@@ -197,14 +201,7 @@ struct doca_event *doca_pe_get_event(struct doca_pe *pe)
 
 doca_error_t doca_pe_get_notification_handle(struct doca_pe *ph, int *fd)
 {
-	struct doca_pe *pe = pe_of(ph);
-
-	if (pe == NULL)
-		return HANDLE_REFUSAL(ph, MAGIC_PE);
-	if (fd == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	*fd = pe->epfd;
-	return DOCA_SUCCESS;
+	HANDLE_READ(pe_of, MAGIC_PE, ph, fd, DOCA_SUCCESS, obj->epfd);
 }
 
 static void pe_close_fds(struct doca_pe *pe)

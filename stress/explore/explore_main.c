@@ -68,6 +68,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_restart_turn },
 	{ "stale_stop", "a stop on a handle racing its destroy and a new context that reuses its memory",
 	  scenario_stale_stop },
+	{ "stale_mem_destroy", "two destroys of one memory racing, and a new memory that reuses its cell",
+	  scenario_stale_mem_destroy },
 	{ "event_wake", "two submitters meet an event-mode PE armed, arming and running; events freed at once (engine thread)",
 	  scenario_event_wake },
 	{ "fork_in_flight", "fork with a task on an engine thread and a worker running; the child uses the same device",
@@ -412,6 +414,7 @@ static const char *const revertible[] = {
 	"push_wake_own_queue", /* a push that queued its context wakes the PE as if another had queued it */
 	"pool_share_no_wait", /* a pool turned shared does not wait for the plain update under way */
 	"ctx_hold_outside_section", /* a handle is checked, then its context held, outside a read-side section */
+	"handle_lookup_outside_section", /* a memory's handle is checked, then its count used, outside a section */
 	"credit_arm_before_count", /* a credit notification request arms the fd before it is counted in waiters */
 	"turn_stop_from_ctx_state", /* a turn flushes the run it loads when the state it loaded earlier was STOPPING */
 };

@@ -40,6 +40,7 @@ void scenario_event_wake(void);
 void scenario_runner_handoff(void);
 void scenario_pool_share(void);
 void scenario_stale_stop(void);
+void scenario_stale_mem_destroy(void);
 void scenario_credit_wake(void);
 void scenario_restart_turn(void);
 

@@ -190,6 +190,8 @@ static void child_inherited_refused(void *arg)
 	CHILD_CHECK(doca_ctx_start(f->ctx) == DOCA_ERROR_BAD_STATE);
 	CHILD_CHECK(doca_ctx_destroy(f->ctx) == DOCA_ERROR_BAD_STATE);
 	CHILD_CHECK(doca_ctx_set_max_tasks(f->ctx, 4) == DOCA_ERROR_BAD_STATE);
+	CHILD_CHECK(doca_ctx_set_max_tasks(f->ctx, 0) == DOCA_ERROR_BAD_STATE); /* the handle first */
+	CHILD_CHECK(doca_ctx_get_credit_notification_handle(f->ctx, NULL) == DOCA_ERROR_BAD_STATE);
 	CHILD_CHECK(doca_task_submit(f->ctx, &desc) == DOCA_ERROR_BAD_STATE);
 	CHILD_CHECK(doca_mem_create(f->ctx, 64, DOCA_ACCESS_FLAG_READ, &mem) == DOCA_ERROR_BAD_STATE);
 	CHILD_CHECK(mem == NULL);

@@ -110,9 +110,10 @@ Test(handles, a_stale_context_handle_cannot_touch_the_context_in_its_cell)
 	uint64_t stale = doca_stale_handle_count();
 
 	cr_assert_eq(doca_ctx_set_max_tasks(old, 9), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_ctx_set_max_tasks(old, 0), DOCA_ERROR_INVALID_VALUE, "the handle, then n");
 	cr_assert_eq(doca_ctx_destroy(old), DOCA_ERROR_INVALID_VALUE);
 	cr_assert_eq(doca_ctx_start(old), DOCA_ERROR_INVALID_VALUE);
-	cr_assert_eq(doca_stale_handle_count(), stale + 3);
+	cr_assert_eq(doca_stale_handle_count(), stale + 4);
 	cr_assert_eq(doca_ctx_get_max_tasks(cur, &n), DOCA_SUCCESS);
 	cr_assert_eq(n, 7, "the new context is untouched");
 	cr_assert_eq(doca_ctx_destroy(cur), DOCA_SUCCESS);
@@ -151,13 +152,17 @@ Test(handles, a_stale_pe_handle_cannot_touch_the_pe_in_its_cell)
 	cr_assert_eq(doca_pe_get_notification_handle(old, &fd), DOCA_ERROR_INVALID_VALUE);
 	cr_assert_eq(fd, -1);
 	cr_assert_eq(doca_pe_get_event(old), NULL);
-	cr_assert_eq(doca_stale_handle_count(), stale + 2);
+	struct doca_event *evs[2] = { NULL, NULL };
+
+	cr_assert_eq(doca_pe_get_events(old, evs, 2), 0);
+	cr_assert(evs[0] == NULL && evs[1] == NULL);
+	cr_assert_eq(doca_stale_handle_count(), stale + 4, "every refusal of the stale handle counted");
 	fd = -1;
 	cr_assert_eq(doca_pe_get_notification_handle(cur, &fd), DOCA_SUCCESS, "the new PE is untouched");
 	cr_assert_eq(fd, cur_fd);
 	cr_assert_eq(doca_pe_destroy(cur), DOCA_SUCCESS);
 	cr_assert_eq(doca_pe_destroy(cur), DOCA_ERROR_INVALID_VALUE);
-	cr_assert_eq(doca_stale_handle_count(), stale + 3);
+	cr_assert_eq(doca_stale_handle_count(), stale + 5);
 }
 
 Test(handles, a_stale_device_handle_cannot_touch_the_device_in_its_cell)
