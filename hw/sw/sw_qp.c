@@ -50,7 +50,7 @@ doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, stru
 	uint32_t size = ring_size_for(attr->depth);
 
 	/* ring_max: a ring that cannot grow, as when memory runs out */
-	while (dev->params.ring_max >= 2 && size > dev->params.ring_max)
+	while (dev->params.ring_max != 0 && size > dev->params.ring_max)
 		size >>= 1;
 	struct sw_qp *qp = aligned_alloc(_Alignof(struct sw_qp), sizeof(*qp));
 

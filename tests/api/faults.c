@@ -5,6 +5,7 @@
  */
 #include "common.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #define GUARD_BYTE 0x5A
@@ -394,32 +395,60 @@ Test(faults, two_handles_of_one_open_string_share_the_fault_count)
 
 #define RING_TASKS 40u /* more than the 16 slots a ring of ring_max=16 holds */
 
+static _Atomic unsigned ring_full_lines;
+
+static void count_ring_full(enum doca_log_level level, const char *message, void *user)
+{
+	(void)level;
+	(void)user;
+	if (strstr(message, "the device's queue is full and cannot grow") != NULL)
+		atomic_fetch_add(&ring_full_lines, 1);
+}
+
 /* Submit RING_TASKS tasks without progressing (from the PE's thread, so
  * they go straight to the device, or to an inline device at the next
- * turn): all are accepted although the ring holds 16; then every one
- * completes, in submission order, exactly once. */
-static void ring_max_tasks_wait_in_order(const char *dev_name)
+ * turn): all are accepted although the ring holds fewer (a device with
+ * an engine thread says its queue is full; an inline one's turn posts
+ * only what fits, silently); then every one completes, in submission
+ * order, exactly once. */
+static void ring_max_tasks_wait_in_order(const char *dev_name, bool engine)
 {
 	struct api_fixture f;
 
 	fixture_init_started(&f, dev_name, 64, 64);
+	atomic_store(&ring_full_lines, 0);
+	assert_ok(doca_log_set_handler(count_ring_full, NULL));
 	(void)doca_pe_progress(f.pe); /* this thread runs the PE: submits post directly */
 	for (uint32_t i = 0; i < RING_TASKS; i++)
 		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
 	for (uint32_t i = 0; i < RING_TASKS; i++)
 		expect_outcome(&f, i, 64, OUT_OK);
 	expect_no_event_for(f.pe, 20);
+	assert_ok(doca_log_set_handler(NULL, NULL));
+	if (engine)
+		cr_assert_geq(atomic_load(&ring_full_lines), 1, "the ring held them all: ring_max had no effect");
 	fixture_fini(&f);
 }
 
 Test(faults, ring_max_16_tasks_beyond_wait_in_order_inline)
 {
-	ring_max_tasks_wait_in_order("sw0:ring_max=16");
+	ring_max_tasks_wait_in_order("sw0:ring_max=16", false);
 }
 
 Test(faults, ring_max_16_tasks_beyond_wait_in_order_one_engine)
 {
-	ring_max_tasks_wait_in_order("sw0:engines=1,ring_max=16");
+	ring_max_tasks_wait_in_order("sw0:engines=1,ring_max=16", true);
+}
+
+/* One slot (ring_max=1 left the rings unbounded, found by a review) */
+Test(faults, ring_max_1_tasks_beyond_wait_in_order_inline)
+{
+	ring_max_tasks_wait_in_order("sw0:ring_max=1", false);
+}
+
+Test(faults, ring_max_1_tasks_beyond_wait_in_order_one_engine)
+{
+	ring_max_tasks_wait_in_order("sw0:engines=1,ring_max=1", true);
 }
 
 /* An engine thread whose CQ is full (16 completions, nobody progressing)
