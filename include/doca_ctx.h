@@ -40,8 +40,9 @@ extern "C" {
 /**
  * @brief Called inside doca_pe_progress for each completed task of a context
  *        that has one; the event is freed when the callback returns.
- * The callback may submit tasks, call doca_ctx_stop, and free nothing else;
- * it must not call doca_pe_progress (refused) nor doca_event_free on @p ev.
+ * The callback may submit tasks, call doca_ctx_stop, destroy the buffers
+ * its task names (doca_buf_destroy), and free nothing else; it must not
+ * call doca_pe_progress (refused) nor doca_event_free on @p ev.
  * @param ev The completed task's event.
  * @param ctx_user_data The context's value from doca_ctx_set_user_data.
  */
@@ -74,7 +75,8 @@ doca_error_t doca_ctx_create(struct doca_ctx **ctx);
  * @param ctx The context.
  * @param dev The device to bind.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type handles;
- *         DOCA_ERROR_BAD_STATE if the context is not IDLE (checked first);
+ *         DOCA_ERROR_BAD_STATE if the context is not IDLE (checked after the
+ *         handles, before the rest);
  *         DOCA_ERROR_NOT_PERMITTED if the context already has a device.
  *
  * Thread safety: any thread.

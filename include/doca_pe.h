@@ -76,7 +76,8 @@ doca_error_t doca_pe_create(struct doca_pe **pe);
  * @param pe The progress engine.
  * @param ctx The context to connect.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type handles;
- *         DOCA_ERROR_BAD_STATE if the context is not IDLE (checked first);
+ *         DOCA_ERROR_BAD_STATE if the context is not IDLE (checked after the
+ *         handles, before the rest);
  *         DOCA_ERROR_NOT_PERMITTED if the context is already connected (to
  *         this PE or another); DOCA_ERROR_NO_MEMORY.
  *
@@ -92,7 +93,9 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx);
  * @return The number of events made ready or delivered in this turn; 0 also
  *         when refused: NULL or wrong-type handle, another thread is running
  *         this PE, called from inside one of its callbacks, or the PE is
- *         handed to a worker (each refusal is logged in debug builds);
+ *         handed to a worker (each of these refusals is logged in debug
+ *         builds, a stale handle in every build; NULL and a wrong-type
+ *         handle are not logged);
  *         doca_pe_try_progress tells a refusal from an idle turn.
  *
  * Thread safety: one thread at a time per PE; a concurrent second caller is
@@ -259,7 +262,9 @@ doca_error_t doca_pe_stop_run(struct doca_pe *pe);
  *         (the loser of two concurrent destroys gets it or DOCA_ERROR_IN_USE,
  *         and changes nothing); DOCA_ERROR_IN_USE while a context is
  *         connected (destroying a context disconnects it), a worker runs it
- *         or is being stopped, or another thread is progressing it;
+ *         or is being stopped, another thread is progressing it, or the
+ *         caller is inside one of its callbacks (its own progress call still
+ *         runs it: destroy it after that call returns);
  *         DOCA_ERROR_BAD_STATE for a PE inherited across fork().
  *
  * Thread safety: any thread; waits while a submit holds the PE briefly

@@ -34,8 +34,11 @@ struct doca_task_desc {
  * memory: the access its exporter granted) → DOCA_ERROR_NOT_PERMITTED; dst shorter
  * than src → DOCA_ERROR_INVALID_VALUE (unless DOCA_TASK_FLAG_ALLOW_PARTIAL);
  * task pool empty (too many tasks in flight or events not freed) →
- * DOCA_ERROR_AGAIN; a buffer destroyed concurrently → DOCA_ERROR_INVALID_VALUE.
- * A refused task changes nothing and gets no event.
+ * DOCA_ERROR_AGAIN; the first use of a chunk of 32 event slots could not
+ * allocate it → DOCA_ERROR_NO_MEMORY (the credits are free: a retry may
+ * succeed once memory is back, so a loop that retries only on AGAIN must
+ * treat this as an error); a buffer destroyed concurrently →
+ * DOCA_ERROR_INVALID_VALUE. A refused task changes nothing and gets no event.
  *
  * Where the task goes: while no turn is running and nothing waits in the
  * context's mailbox, straight to the device's submission queue, from the
