@@ -90,7 +90,12 @@ doca_error_t doca_mem_destroy(struct doca_mem *mem);
  * own registration and key, never used before in this process; exporting
  * the same access again returns the same descriptor. Destroying the memory
  * revokes every export (a peer's later access fails); a descriptor of a
- * destroyed memory never reaches another memory.
+ * destroyed memory never reaches another memory. An access under way when
+ * the destroy comes is cut, not finished: no byte moves into or out of the
+ * memory once doca_mem_destroy returns. To cut it the device drops its
+ * peers' connections, so their accesses in flight to the device's other
+ * exports fail too (DOCA_ERROR_CONNECTION_RESET, with no partial result to
+ * rely on); their next ones connect again.
  *
  * Peers' accesses are served by this process's progress engine: the PE of a
  * started context on the same device must run (a worker from

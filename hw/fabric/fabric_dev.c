@@ -95,6 +95,30 @@ doca_error_t fab_ep_make(struct fab_dev *dev, struct fid_domain *domain, struct 
 	return -rc == ENOMEM ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_INVALID_VALUE;
 }
 
+doca_error_t fab_service_renew(struct fab_dev *dev)
+{
+	struct fi_info *info = fi_dupinfo(dev->info);
+	void *name = malloc(dev->name_len);
+
+	if (info == NULL || name == NULL) {
+		fi_freeinfo(info);
+		free(name);
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	/* the same address and port (an ephemeral one too): the descriptors
+	 * of the device's other exports name it */
+	memcpy(name, dev->name, dev->name_len);
+	free(info->src_addr);
+	info->src_addr = name;
+	info->src_addrlen = dev->name_len;
+	if (dev->ep != NULL)
+		fi_close(&dev->ep->fid); /* first: the port must be free to bind again */
+	doca_error_t err = fab_ep_make(dev, dev->sdomain, dev->sav, info, dev->cq, &dev->ep);
+
+	fi_freeinfo(info);
+	return err;
+}
+
 static void dev_free(struct fab_dev *dev)
 {
 	if (dev->ep != NULL)

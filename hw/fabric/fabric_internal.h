@@ -254,6 +254,11 @@ void fab_close(struct hw_dev *dev);
  * which a polling application should not pay. */
 doca_error_t fab_cq_make(struct fab_dev *dev, struct fid_domain *domain, size_t depth,
 			 struct fid_cq **cq);
+/** Close the service endpoint (its connections, and what they were moving)
+ * and make it again on the same address and port; when that fails, none
+ * is left (dev->ep NULL, hw_diag says why) and the next export tries
+ * again. Caller: serve_lock. */
+doca_error_t fab_service_renew(struct fab_dev *dev);
 /** The service CQ's wait fd (taken the first time), -1 if none. Any thread. */
 int fab_dev_wait_fd(struct fab_dev *dev);
 /** An enabled endpoint of `domain` on `info`'s address, bound to cq and av;

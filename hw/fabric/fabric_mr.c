@@ -69,9 +69,22 @@ void fab_mem_deregister(struct hw_mr *hw)
 	struct fab_mr *m = fab_mr_of(hw);
 
 	/* Revoke every export before the region can go back to the allocator:
-	 * a peer's later access finds no key. */
-	for (uint32_t i = 0; i < m->nexports; i++)
-		fi_close(&m->exports[i].mr->fid);
+	 * a peer's later access finds no key. An access already under way is
+	 * not stopped by that (tcp checks the key when an operation starts and
+	 * then moves its bytes over later progress calls; a review saw 33 MB
+	 * land after the destroy, and a READ send what the application wrote
+	 * after it): the service endpoint, whose progress moves them, is
+	 * closed with its connections and made again on the same address,
+	 * under the lock of whoever progresses it. Peers' operations in
+	 * flight on this device's other exports fail too (the connection is
+	 * reset); their next ones connect again. */
+	if (m->nexports != 0) {
+		pthread_mutex_lock(&m->dev->serve_lock);
+		for (uint32_t i = 0; i < m->nexports; i++)
+			fi_close(&m->exports[i].mr->fid);
+		(void)fab_service_renew(m->dev); /* failed: the next export tries again */
+		pthread_mutex_unlock(&m->dev->serve_lock);
+	}
 	if (m->mr != NULL)
 		fi_close(&m->mr->fid);
 	free(m);
@@ -93,6 +106,12 @@ doca_error_t fab_mem_export(struct hw_mr *hw, uint32_t access, const void **desc
 	}
 	if (m->nexports == FAB_EXPORTS_MAX)
 		return DOCA_ERROR_FULL; /* unreachable: three distinct non-empty subsets */
+	pthread_mutex_lock(&dev->serve_lock);
+	doca_error_t made = dev->ep == NULL ? fab_service_renew(dev) : DOCA_SUCCESS;
+
+	pthread_mutex_unlock(&dev->serve_lock);
+	if (made != DOCA_SUCCESS)
+		return made; /* the service endpoint is gone (hw_diag says why) */
 	struct fab_export *x = &m->exports[m->nexports];
 	doca_error_t err = mr_reg(dev, dev->sdomain, hw->addr, hw->len, remote_access(access), &x->mr);
 

@@ -21,6 +21,7 @@ struct exporter {
 	uint8_t *bytes;
 	size_t len;
 	int mode; /* 0 poll, 1 event, 2 worker */
+	uint8_t *own; /* the exporter's own region ("own"), freed at exit */
 };
 
 static void mem_make(struct exporter *x)
@@ -70,6 +71,33 @@ static bool command(struct exporter *x, char *line)
 		CHECK(x->mem == NULL, "create: the memory exists");
 		mem_make(x);
 		printf("OK\n");
+	} else if (strncmp(line, "own", 3) == 0) {
+		CHECK(x->own == NULL && x->mode == 0, "own: once, poll mode");
+		CHECK_OK(doca_mem_destroy(x->mem));
+		x->own = aligned_alloc(4096, (x->len + 4095) & ~(size_t)4095);
+		CHECK(x->own != NULL, "aligned_alloc");
+		memset(x->own, 0, x->len);
+		CHECK_OK(doca_mem_create_from(x->ctx, x->own, x->len,
+					      DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &x->mem));
+		x->bytes = x->own;
+		printf("OK\n");
+	} else if (strncmp(line, "destroy_landing", 15) == 0) {
+		CHECK(x->own != NULL, "destroy_landing: after own");
+		uint64_t end = now_ms() + REMOTE_WAIT_MS;
+		size_t before = 0, after = 0;
+
+		while (x->own[0] == 0 && now_ms() < end)
+			doca_pe_progress(x->pe);
+		for (size_t i = 0; i < x->len; i++)
+			before += x->own[i] != 0;
+		CHECK_OK(doca_mem_destroy(x->mem));
+		x->mem = NULL;
+		memset(x->own, 0, x->len); /* the application's again */
+		for (end = now_ms() + 1000; now_ms() < end;)
+			doca_pe_progress(x->pe); /* the device keeps serving */
+		for (size_t i = 0; i < x->len; i++)
+			after += x->own[i] != 0;
+		printf("LANDED %zu %zu\n", before, after);
 	} else if (strncmp(line, "destroy", 7) == 0) {
 		CHECK_OK(doca_mem_destroy(x->mem));
 		x->mem = NULL;
@@ -155,6 +183,7 @@ int exporter_main(int argc, char **argv)
 	CHECK_OK(doca_dev_close(x.dev));
 	CHECK_OK(doca_ctx_destroy(x.ctx));
 	CHECK_OK(doca_pe_destroy(x.pe));
+	free(x.own);
 	printf("BYE\n");
 	fflush(stdout);
 	return 0;

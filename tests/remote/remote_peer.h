@@ -14,6 +14,11 @@
  *                      a new one of the same size, zero-filled   → OK
  *   destroy            destroy the memory (revokes its exports)  → OK
  *   create             a new zero-filled memory after destroy    → OK
+ *   own                the memory becomes one over the exporter's own
+ *                      zero-filled region (doca_mem_create_from) → OK
+ *   destroy_landing    serve until a peer's bytes land in it, destroy
+ *                      it, zero it, serve 1 s more → LANDED <nonzero
+ *                      bytes at the destroy> <nonzero bytes after>
  *   quit               tear everything down and exit 0           → BYE
  */
 #ifndef DOCA_TESTS_REMOTE_PEER_H

@@ -523,6 +523,69 @@ static void case_destroy_mid_stream(void)
 	stream_and_break(false);
 }
 
+/* Destroying an exported memory while a peer's WRITE into it is landing:
+ * not one byte more lands after doca_mem_destroy returns (the region is
+ * the application's again), the WRITE fails, and the device serves a new
+ * export. The service endpoint moved the rest of the write on after the
+ * destroy (33 MB of 32 MiB, and a READ sent what the application wrote
+ * after it: found by a review). */
+static void case_destroy_landing(void)
+{
+	const size_t size = 32u * MiB;
+	struct peer p;
+	struct importer im;
+	struct doca_mem *remote, *fresh;
+	struct doca_buf *rb, *fb, *lb;
+	char ans[2048];
+	size_t before, after;
+
+	peer_start(&p, exporter_dev(), size, "poll", "w");
+	peer_cmd(&p, ans, sizeof(ans), "own");
+	CHECK(strcmp(ans, "OK") == 0, "own: %s", ans);
+	peer_cmd(&p, ans, sizeof(ans), "export w");
+	peer_take_desc(&p, ans);
+	importer_open(&im, importer_dev(), size, 0);
+	memset(im.bytes, 0xAB, size);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	CHECK_OK(doca_buf_create(remote, 0, size, &rb));
+	CHECK_OK(doca_buf_create(im.local, 0, size, &lb));
+	struct doca_task_desc wr = { .type = DOCA_TASK_COPY, .src = lb, .dst = rb };
+
+	CHECK_OK(doca_task_submit(im.ctx, &wr));
+	fprintf(p.to, "destroy_landing\n"); /* answered after our write's first bytes */
+	fflush(p.to);
+	struct doca_event *ev = importer_wait_event(&im);
+	doca_error_t e = doca_event_get_error(ev);
+
+	doca_event_free(ev);
+	CHECK(fgets(ans, sizeof(ans), p.from) != NULL, "the exporter's answer");
+	CHECK(sscanf(ans, "LANDED %zu %zu", &before, &after) == 2, "answer: %s", ans);
+	CHECK(before > 0 && before < size, "the destroy came while the write landed: %zu of %zu bytes", before, size);
+	CHECK(after == 0, "%zu bytes landed after doca_mem_destroy returned", after);
+	CHECK(e == DOCA_ERROR_CONNECTION_RESET || e == DOCA_ERROR_NOT_PERMITTED,
+	      "a write cut by the destroy: %s", doca_error_get_name(e));
+
+	/* the device serves a new export (its endpoint made again on its port) */
+	peer_cmd(&p, ans, sizeof(ans), "create");
+	CHECK(strcmp(ans, "OK") == 0, "create: %s", ans);
+	peer_cmd(&p, ans, sizeof(ans), "export w");
+	peer_take_desc(&p, ans);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &fresh));
+	CHECK_OK(doca_buf_create(fresh, 0, 4096, &fb));
+	CHECK_OK(doca_buf_destroy(lb));
+	CHECK_OK(doca_buf_create(im.local, 0, 4096, &lb));
+	pattern_fill(im.bytes, 4096, 13, 0);
+	CHECK_OK(importer_copy(&im, lb, fb, 4096));
+	CHECK(peer_sum(&p, 0, 4096) == pattern_hash(13, 0, 4096), "the new export after the destroy");
+	CHECK_OK(doca_buf_destroy(rb));
+	CHECK_OK(doca_buf_destroy(fb));
+	CHECK_OK(doca_buf_destroy(lb));
+	CHECK_OK(doca_mem_destroy(remote));
+	CHECK_OK(doca_mem_destroy(fresh));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
 /* Destroying an exported memory revokes it: the old descriptor's tasks
  * fail, and never reach the memory made after it (zero-filled, checked
  * unchanged); the new export works. */
@@ -700,6 +763,7 @@ static const struct test_case cases[] = {
 	{ "revoke", case_revoke },
 	{ "reopen", case_reopen },
 	{ "forged", case_forged },
+	{ "destroy_landing", case_destroy_landing },
 };
 
 int main(int argc, char **argv)
