@@ -4,7 +4,11 @@
  * The contract (README, "fork"): a child may call exit(); it may create its
  * own objects and use them normally — a fresh device registry, fresh engine
  * and worker threads; every object inherited from the parent is refused
- * with DOCA_ERROR_BAD_STATE. The parent is unaffected.
+ * with DOCA_ERROR_BAD_STATE. The parent is unaffected, but for what the
+ * child's copies of its fds keep: while the child lives, a fab0 device's
+ * port stays bound (the parent cannot open it again after a close) and
+ * peers can still connect to it (their accesses then fail only after
+ * retry_ms). The library cannot close those copies: they are libfabric's.
  *
  * Why refuse rather than share: an inherited object names threads that do
  * not exist in the child (sw engine threads, PE workers, the reclaimer),
