@@ -119,9 +119,14 @@ static doca_error_t qp_watch(struct fab_qp *qp)
 
 	if (dev_fd < 0 || fi_control(&qp->cq->fid, FI_GETWAIT, &fd) != 0)
 		return DOCA_ERROR_NOT_SUPPORTED; /* the provider gives no wait fd */
-	if (epoll_ctl(qp->epfd, EPOLL_CTL_ADD, fd, &ev) != 0 ||
-	    epoll_ctl(qp->epfd, EPOLL_CTL_ADD, dev_fd, &ev) != 0)
+	if (epoll_ctl(qp->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
 		return DOCA_ERROR_OPERATING_SYSTEM;
+	if (epoll_ctl(qp->epfd, EPOLL_CTL_ADD, dev_fd, &ev) != 0) {
+		/* as it was: the next arm adds both again (else every later
+		 * add of the first would fail with EEXIST) */
+		(void)epoll_ctl(qp->epfd, EPOLL_CTL_DEL, fd, NULL);
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	}
 	qp->watching = true;
 	return DOCA_SUCCESS;
 }
