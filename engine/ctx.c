@@ -129,15 +129,14 @@ doca_error_t doca_ctx_set_dev(struct doca_ctx *h, struct doca_dev *dh)
 
 doca_error_t doca_ctx_set_max_tasks(struct doca_ctx *h, uint32_t n)
 {
-	/* the handle first: a stale or inherited one is refused as such (and
-	 * counted) whatever n is; atomic: doca_ctx_get_max_tasks reads it
-	 * without the lock */
-	CTX_CONFIGURE(h, {
-		if (n == 0 || n > DOCA_CTX_MAX_TASKS_LIMIT)
-			cfg_err_ = DOCA_ERROR_INVALID_VALUE;
-		else
-			__atomic_store_n(&ctx->max_tasks, n, __ATOMIC_RELAXED);
-	});
+	/* the handle first (a stale or inherited one is refused as such and
+	 * counted, whatever n is), then n, then the state */
+	if (ctx_of(h) == NULL)
+		return HANDLE_REFUSAL(h, MAGIC_CTX);
+	if (n == 0 || n > DOCA_CTX_MAX_TASKS_LIMIT)
+		return DOCA_ERROR_INVALID_VALUE;
+	/* atomic: doca_ctx_get_max_tasks reads it without the lock */
+	CTX_CONFIGURE(h, __atomic_store_n(&ctx->max_tasks, n, __ATOMIC_RELAXED));
 }
 
 doca_error_t doca_ctx_get_max_tasks(const struct doca_ctx *h, uint32_t *n)

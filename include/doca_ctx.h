@@ -89,7 +89,8 @@ doca_error_t doca_ctx_set_dev(struct doca_ctx *ctx, struct doca_dev *dev);
  * @param ctx The context.
  * @param n 1 .. DOCA_CTX_MAX_TASKS_LIMIT.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
- *         or n out of range; DOCA_ERROR_BAD_STATE if the context is not IDLE.
+ *         or n out of range (checked in that order, before the state);
+ *         DOCA_ERROR_BAD_STATE if the context is not IDLE.
  *
  * Thread safety: any thread.
  */
