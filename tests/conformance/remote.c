@@ -22,6 +22,19 @@ struct remote_pair {
 	struct doca_mem *rdst; /* the fixture's dst_mem, WRITE */
 };
 
+/* Whether doca_dev_list gives the device under test the "export" capability */
+static bool conf_dev_exports(void)
+{
+	struct doca_dev_info infos[32];
+	size_t count = 0, name_len = strcspn(conf_dev(), ":");
+
+	assert_ok(doca_dev_list(infos, 32, &count));
+	for (size_t i = 0; i < count && i < 32; i++)
+		if (strlen(infos[i].name) == name_len && strncmp(infos[i].name, conf_dev(), name_len) == 0)
+			return strstr(infos[i].caps, "export") != NULL;
+	return false;
+}
+
 /* False when the device has no remote memory: then both calls said
  * NOT_SUPPORTED, nothing was made, and the fixture is torn down. */
 static bool remote_pair_init(struct remote_pair *r, struct api_fixture *f, size_t len, uint32_t max_tasks)
@@ -37,6 +50,7 @@ static bool remote_pair_init(struct remote_pair *r, struct api_fixture *f, size_
 	if (err == DOCA_ERROR_NOT_SUPPORTED) {
 		static const uint8_t junk[64];
 
+		cr_assert(!conf_dev_exports(), "%s lists \"export\" but refuses it", conf_dev());
 		assert_doca(doca_mem_import(f->ctx, junk, sizeof(junk), &none), DOCA_ERROR_NOT_SUPPORTED);
 		cr_assert_null(none);
 		fixture_fini(f); /* closes the device: no memory was left behind */
