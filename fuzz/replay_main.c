@@ -2,7 +2,8 @@
  * fuzz/replay_main.c — runs the fuzzer's inputs without libFuzzer (any
  * compiler): each argument is a file or a directory of files, each file is
  * fed once to LLVMFuzzerTestOneInput. Exits non-zero if an argument cannot
- * be read; a divergence abort()s, as under libFuzzer.
+ * be read or there was no input at all (an empty corpus proves nothing); a
+ * divergence abort()s, as under libFuzzer.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -94,6 +95,10 @@ int main(int argc, char **argv)
 			rc |= replay_file(argv[i]);
 			count++;
 		}
+	}
+	if (count == 0) {
+		fprintf(stderr, "fuzz_replay: no input to replay\n");
+		return 1;
 	}
 	printf("fuzz_replay: %d inputs replayed, no divergence\n", count);
 	return rc;

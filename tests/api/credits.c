@@ -31,6 +31,23 @@ Test(credits, default_max_tasks_is_1024_and_limits_are_enforced)
 	assert_ok(doca_ctx_destroy(ctx));
 }
 
+/* n is checked before the state: a RUNNING context refuses n = 0 as
+ * INVALID_VALUE (the fuzzer's model found BAD_STATE here), a good n as
+ * BAD_STATE, and neither changes the pool. */
+Test(credits, set_max_tasks_on_a_running_ctx_checks_n_first)
+{
+	struct api_fixture f;
+	uint32_t n = 0;
+
+	fixture_init_started(&f, "sw0", 64, 8);
+	assert_doca(doca_ctx_set_max_tasks(f.ctx, 0), DOCA_ERROR_INVALID_VALUE);
+	assert_doca(doca_ctx_set_max_tasks(f.ctx, DOCA_CTX_MAX_TASKS_LIMIT + 1), DOCA_ERROR_INVALID_VALUE);
+	assert_doca(doca_ctx_set_max_tasks(f.ctx, 16), DOCA_ERROR_BAD_STATE);
+	assert_ok(doca_ctx_get_max_tasks(f.ctx, &n));
+	cr_assert_eq(n, 8, "a refused set changed max_tasks to %u", n);
+	fixture_fini(&f);
+}
+
 /* Exactly max_tasks accepted, then AGAIN; one event per accepted task, none for refused ones. */
 static void exact_pool_size(const char *dev_name, uint32_t setting)
 {
