@@ -78,6 +78,17 @@ static void expect_rc(const char *call, doca_error_t got, doca_error_t want)
 			doca_error_get_name(want));
 }
 
+/* A create or open: the code the model expects, and a handle in the
+ * (free, so NULL) slot exactly when it succeeded: a refusal returns none. */
+static void expect_made(const char *call, doca_error_t got, doca_error_t want, const void *slot)
+{
+	expect_rc(call, got, want);
+	if (got != DOCA_SUCCESS && slot != NULL)
+		diverge("%s refused (%s) but wrote a handle", call, doca_error_get_name(got));
+	if (got == DOCA_SUCCESS && slot == NULL)
+		diverge("%s succeeded but wrote no handle", call);
+}
+
 /* Unknown device names are logged (doca_dev.h); keep the fuzzer's output readable. */
 static void quiet(bool on)
 {
@@ -223,7 +234,9 @@ static void op_ctx_create(void)
 		return;
 	doca_error_t want = m_ctx_create(&H.m, null_out ? ARG_NULL : slot);
 
-	expect_rc("doca_ctx_create", doca_ctx_create(null_out ? NULL : &H.ctx[slot]), want);
+	doca_error_t rc = doca_ctx_create(null_out ? NULL : &H.ctx[slot]);
+
+	expect_made("doca_ctx_create", rc, want, H.ctx[slot]);
 }
 
 static void op_ctx_destroy(void)
@@ -287,7 +300,7 @@ static void op_dev_open(void)
 	doca_error_t rc = doca_dev_open(m_devstrs[str].str, null_out ? NULL : &H.dev[slot]);
 
 	quiet(false);
-	expect_rc("doca_dev_open", rc, want);
+	expect_made("doca_dev_open", rc, want, H.dev[slot]);
 }
 
 /*
@@ -323,8 +336,12 @@ static void mem_created(int slot, doca_error_t want, doca_error_t rc, const char
 {
 	void *addr = NULL;
 
-	expect_rc(call, rc, want);
-	if (want != DOCA_SUCCESS || slot < 0)
+	if (slot < 0) {
+		expect_rc(call, rc, want);
+		return;
+	}
+	expect_made(call, rc, want, H.mem[slot]);
+	if (want != DOCA_SUCCESS)
 		return;
 	expect_rc("doca_mem_get_addr", doca_mem_get_addr(H.mem[slot], &addr), DOCA_SUCCESS);
 	if (expect_addr != NULL && addr != expect_addr)
@@ -409,7 +426,9 @@ static void op_buf_create(void)
 		return;
 	doca_error_t want = m_buf_create(&H.m, slot, mem, off, len);
 
-	expect_rc("doca_buf_create", doca_buf_create(HANDLE(mem, mem), off, len, &H.buf[slot]), want);
+	doca_error_t rc = doca_buf_create(HANDLE(mem, mem), off, len, &H.buf[slot]);
+
+	expect_made("doca_buf_create", rc, want, H.buf[slot]);
 }
 
 static void op_buf_destroy(void)
@@ -430,7 +449,10 @@ static void op_pe_create(void)
 
 	if (slot < 0)
 		return;
-	expect_rc("doca_pe_create", doca_pe_create(&H.pe[slot]), m_pe_create(&H.m, slot));
+	doca_error_t want = m_pe_create(&H.m, slot);
+	doca_error_t rc = doca_pe_create(&H.pe[slot]);
+
+	expect_made("doca_pe_create", rc, want, H.pe[slot]);
 }
 
 static void op_pe_connect(void)

@@ -130,7 +130,13 @@ Test(bad_inputs, null_handles_are_invalid_value_for_every_function)
 	cr_assert_null(doca_event_get_ctx(NULL), "ctx of NULL");
 	doca_event_free(NULL);
 
-	/* Refused calls returned no object. */
+	/* Refused calls returned no object and wrote no output. */
+	cr_assert_eq(len, 77, "a refused getter wrote len %zu", len);
+	cr_assert_eq(n, 77, "a refused getter wrote n %u", n);
+	cr_assert_eq(fd, -77, "a refused getter wrote fd %d", fd);
+	cr_assert_null(name, "a refused getter wrote a name");
+	cr_assert_null(addr, "a refused getter wrote an address");
+	cr_assert_eq(st, DOCA_CTX_STATE_STOPPING, "a refused getter wrote state %d", (int)st);
 	cr_assert_null(dev_out, "doca_dev_open returned a handle on failure");
 	cr_assert_null(mem_out, "doca_mem_create returned a memory on failure");
 	cr_assert_null(buf_out, "doca_buf_create returned a buffer on failure");
