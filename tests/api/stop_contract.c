@@ -201,6 +201,7 @@ struct producers {
 	atomic_bool done;
 	_Atomic uint32_t active; /* producers between reading `go` and leaving submit */
 	_Atomic uint64_t accepted;
+	_Atomic int unexpected_rc; /* the first refusal other than BAD_STATE / AGAIN */
 	uint64_t quiet_submitted; /* tasks the quiet cycles submitted */
 };
 
@@ -210,9 +211,14 @@ static void *producer_main(void *arg)
 
 	while (!atomic_load(&p->done)) {
 		atomic_fetch_add(&p->active, 1);
-		if (atomic_load(&p->go) &&
-		    submit_copy(p->f->ctx, p->f->src, p->f->dst, 3, 0) == DOCA_SUCCESS)
-			atomic_fetch_add(&p->accepted, 1);
+		if (atomic_load(&p->go)) {
+			doca_error_t rc = submit_copy(p->f->ctx, p->f->src, p->f->dst, 3, 0);
+
+			if (rc == DOCA_SUCCESS)
+				atomic_fetch_add(&p->accepted, 1);
+			else if (rc != DOCA_ERROR_BAD_STATE && rc != DOCA_ERROR_AGAIN)
+				atomic_store(&p->unexpected_rc, (int)rc);
+		}
 		atomic_fetch_sub(&p->active, 1);
 		sched_yield();
 	}
@@ -307,6 +313,8 @@ Test(stop_contract, thousands_of_worker_mode_stops, .timeout = 240)
 	for (int i = 0; i < PRODUCERS; i++)
 		pthread_join(threads[i], NULL);
 	assert_ok(doca_pe_stop_run(f.pe));
+	cr_assert_eq(atomic_load(&p.unexpected_rc), DOCA_SUCCESS, "a submit was refused with %s",
+		     doca_error_get_name((doca_error_t)atomic_load(&p.unexpected_rc)));
 	/* every accepted task got exactly one event, and none failed otherwise */
 	cr_assert_eq(atomic_load(&env.events), atomic_load(&p.accepted) + p.quiet_submitted,
 		     "events %u, accepted %llu + %llu", atomic_load(&env.events),
