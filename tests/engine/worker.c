@@ -82,6 +82,15 @@ static void wait_completed(int n)
 	cr_assert_eq(atomic_load(&completed), n);
 }
 
+/* The worker has spun down and armed the PE to sleep (a loaded machine
+ * may take long: wait for it rather than for a fixed time). */
+static void wait_armed(struct rig *r)
+{
+	for (int i = 0; i < 10000 && atomic_load(&handle_deref(r->pe)->armed) != PE_ARMED; i++)
+		usleep(1000);
+	cr_assert_eq(atomic_load(&handle_deref(r->pe)->armed), PE_ARMED, "the worker never went to sleep");
+}
+
 static double thread_cpu_seconds(pthread_t t)
 {
 	clockid_t clock;
@@ -121,7 +130,7 @@ Test(worker, an_idle_worker_costs_almost_no_cpu)
 	cr_assert_eq(doca_pe_run_on_cpu(r.pe, -1), DOCA_SUCCESS);
 	submit_one(&r);
 	wait_completed(1);
-	usleep(200000); /* let it spin down and fall asleep */
+	wait_armed(&r);
 	double before = thread_cpu_seconds(handle_deref(r.pe)->worker.thread);
 
 	sleep(1);
@@ -192,7 +201,7 @@ Test(worker, the_application_may_not_arm_or_clear_a_worker_pe)
 
 	rig_up(&r, count_event, "sw0");
 	cr_assert_eq(doca_pe_run_on_cpu(r.pe, -1), DOCA_SUCCESS);
-	usleep(200000); /* let it spin down and fall asleep armed */
+	wait_armed(&r);
 	cr_assert_eq(doca_pe_clear_notification(r.pe), DOCA_ERROR_BAD_STATE);
 	cr_assert_eq(doca_pe_request_notification(r.pe), DOCA_ERROR_BAD_STATE);
 	cr_assert_eq(atomic_load(&handle_deref(r.pe)->armed), PE_ARMED, "the worker's arming stands");
