@@ -75,8 +75,8 @@ VT_TEST(verbs_qp, create_connects_rc_qp_to_itself_on_infiniband)
 	cr_assert_eq(fake_verbs_calls(FAKE_QUERY_GID), 0, "no GID on InfiniBand");
 
 	cr_assert_eq(rts->qp_state, IBV_QPS_RTS);
-	cr_assert_geq(rts->retry_cnt, 1);
-	cr_assert_geq(rts->timeout, 1);
+	cr_assert_eq(rts->retry_cnt, 7, "the most retries a QP may have");
+	cr_assert_eq(rts->timeout, 14, "4.096 us * 2^14: a 67 ms ACK timeout");
 
 	cr_assert_eq(f->init.qp_type, IBV_QPT_RC);
 	cr_assert_eq(f->init.sq_sig_all, 1, "every WR signalled");
@@ -112,7 +112,7 @@ VT_TEST(verbs_qp, create_on_roce_addresses_its_own_gid_index_0)
 	cr_assert_eq(rtr->ah_attr.is_global, 1, "RoCE needs a GRH");
 	cr_assert_eq(rtr->ah_attr.grh.sgid_index, 0);
 	cr_assert_arr_eq(rtr->ah_attr.grh.dgid.raw, cfg.gid.raw, 16, "its own GID");
-	cr_assert_geq(rtr->ah_attr.grh.hop_limit, 1);
+	cr_assert_eq(rtr->ah_attr.grh.hop_limit, 1, "a loopback QP: one hop");
 	hw_verbs_ops.qp_destroy(qp);
 	hw_verbs_ops.close(dev);
 }
