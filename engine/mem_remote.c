@@ -5,6 +5,7 @@
  * the device (hw_ops.mem_export / mem_import; fab0 has them, sw0 does not).
  */
 #include "engine/engine.h"
+#include "engine/refs.h"
 
 #define ACCESS_ALL (DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE)
 
@@ -21,7 +22,8 @@ doca_error_t doca_mem_export(struct doca_mem *h, uint32_t access, const void **d
 	pthread_mutex_lock(&g_config_lock);
 	const struct doca_mem *mem = mem_of(h);
 
-	if (mem == NULL)
+	/* closed: a destroy has won and will free what we would hand out */
+	if (mem == NULL || users_closed((_Atomic uint32_t *)&mem->bufs))
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (mem->remote)
 		err = DOCA_ERROR_NOT_SUPPORTED; /* only the owner exports */
