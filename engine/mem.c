@@ -163,7 +163,12 @@ doca_error_t doca_mem_destroy(struct doca_mem *h)
 	pthread_mutex_lock(&g_config_lock);
 	struct dev_entry *e = mem->dev->entry;
 
+	(void)hw_diag_take(); /* a reason left by an earlier failure is not ours */
 	e->ops->mem_deregister(mem->mr);
+	const char *why = hw_diag_take(); /* fab0: its service endpoint not remade */
+
+	if (why[0] != '\0')
+		doca_log(DOCA_LOG_WARN, "doca_mem_destroy: %s (tried again every retry_ms)", why);
 	mem->dev->nr_mems--;
 	mem->ctx->nr_mems--;
 	handle_kill(mem);

@@ -95,7 +95,12 @@ doca_error_t doca_mem_destroy(struct doca_mem *mem);
  * memory once doca_mem_destroy returns. To cut it the device drops its
  * peers' connections, so their accesses in flight to the device's other
  * exports fail too (DOCA_ERROR_CONNECTION_RESET, with no partial result to
- * rely on); their next ones connect again.
+ * rely on); their next ones connect again. fab0 drops them by closing its
+ * service endpoint and making it again on the same address and port; where
+ * that fails (the port taken meanwhile, e.g. by a forked child's copy of
+ * the fd, or no memory) the destroy still succeeds and logs a warning, the
+ * device's other exports are unreachable, and the PE tries again every
+ * retry_ms (as does the next export).
  *
  * Peers' accesses are served by this process's progress engine: the PE of a
  * started context on the same device must run (a worker from

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -53,16 +54,61 @@ doca_error_t fab_cq_make(struct fab_dev *dev, struct fid_domain *domain, size_t 
 	return -rc == ENOMEM ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_DRIVER;
 }
 
-int fab_dev_wait_fd(struct fab_dev *dev)
+/* Add the service CQ's wait fd (taken now if need be) to one epoll set:
+ * NOT_SUPPORTED if the provider gives none. Caller: serve_lock. */
+static doca_error_t dev_cq_add(struct fab_dev *dev, int epfd)
 {
+	struct epoll_event ev = { .events = EPOLLIN };
 	int fd;
 
-	pthread_mutex_lock(&dev->serve_lock);
-	if (dev->cq_fd < 0 && fi_control(&dev->cq->fid, FI_GETWAIT, &fd) == 0)
+	if (dev->cq == NULL)
+		return DOCA_SUCCESS; /* a failed renew left none: the next one adds its */
+	if (dev->cq_fd < 0) {
+		if (fi_control(&dev->cq->fid, FI_GETWAIT, &fd) != 0)
+			return DOCA_ERROR_NOT_SUPPORTED;
 		dev->cq_fd = fd;
-	fd = dev->cq_fd;
+	}
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, dev->cq_fd, &ev) == 0 ? DOCA_SUCCESS
+								    : DOCA_ERROR_OPERATING_SYSTEM;
+}
+
+doca_error_t fab_dev_watch(struct fab_dev *dev, struct fab_qp *qp)
+{
+	pthread_mutex_lock(&dev->serve_lock);
+	doca_error_t err = dev_cq_add(dev, qp->epfd);
+
+	if (err == DOCA_SUCCESS) {
+		qp->next_watcher = dev->watchers;
+		dev->watchers = qp;
+	}
 	pthread_mutex_unlock(&dev->serve_lock);
-	return fd;
+	return err;
+}
+
+void fab_dev_unwatch(struct fab_dev *dev, struct fab_qp *qp)
+{
+	pthread_mutex_lock(&dev->serve_lock);
+	for (struct fab_qp **pp = &dev->watchers; *pp != NULL; pp = &(*pp)->next_watcher) {
+		if (*pp == qp) {
+			*pp = qp->next_watcher;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&dev->serve_lock);
+}
+
+int fab_dev_trywait(struct fab_dev *dev)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&dev->serve_lock);
+	if (dev->cq != NULL) {
+		struct fid *fid = &dev->cq->fid;
+
+		rc = fi_trywait(dev->fabric, &fid, 1);
+	}
+	pthread_mutex_unlock(&dev->serve_lock);
+	return rc;
 }
 
 doca_error_t fab_ep_make(struct fab_dev *dev, struct fid_domain *domain, struct fid_av *av,
@@ -95,36 +141,61 @@ doca_error_t fab_ep_make(struct fab_dev *dev, struct fid_domain *domain, struct 
 	return -rc == ENOMEM ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_INVALID_VALUE;
 }
 
+/* The service endpoint and its CQ closed (the CQ too: libfabric 1.17's
+ * keeps a closed endpoint on its list, and the next fi_trywait read it
+ * after its free). Caller: serve_lock. */
+static void service_close(struct fab_dev *dev)
+{
+	if (dev->ep != NULL)
+		fi_close(&dev->ep->fid);
+	dev->ep = NULL;
+	dev->cq_fd = -1; /* closed with the CQ: it leaves every epoll set */
+	if (dev->cq != NULL)
+		fi_close(&dev->cq->fid);
+	dev->cq = NULL;
+}
+
 doca_error_t fab_service_renew(struct fab_dev *dev)
 {
+	/* the cut first, before anything that can fail: the port must be free
+	 * to bind again, and no access under way may move on */
+	service_close(dev);
 	struct fi_info *info = fi_dupinfo(dev->info);
 	void *name = malloc(dev->name_len);
+	doca_error_t err = DOCA_ERROR_NO_MEMORY;
 
-	if (info == NULL || name == NULL) {
-		fi_freeinfo(info);
-		free(name);
-		return DOCA_ERROR_NO_MEMORY;
+	if (info != NULL && name != NULL) {
+		/* the same address and port (an ephemeral one too): the
+		 * descriptors of the device's other exports name it */
+		memcpy(name, dev->name, dev->name_len);
+		free(info->src_addr);
+		info->src_addr = name;
+		info->src_addrlen = dev->name_len;
+		name = NULL;
+		err = fab_cq_make(dev, dev->sdomain, 64, &dev->cq);
+		if (err == DOCA_SUCCESS)
+			err = fab_ep_make(dev, dev->sdomain, dev->sav, info, dev->cq, &dev->ep);
+		/* the sleepers' sets get the new CQ (a sleeping PE wakes for
+		 * peers on it without being told) */
+		for (struct fab_qp *w = dev->watchers; err == DOCA_SUCCESS && w != NULL; w = w->next_watcher)
+			err = dev_cq_add(dev, w->epfd);
+		if (err == DOCA_ERROR_NOT_SUPPORTED || err == DOCA_ERROR_OPERATING_SYSTEM)
+			hw_diag("the service endpoint's new CQ: %s",
+				err == DOCA_ERROR_NOT_SUPPORTED ? "the provider gives no wait fd"
+								: "epoll_ctl failed for a sleeping PE's set");
 	}
-	/* the same address and port (an ephemeral one too): the descriptors
-	 * of the device's other exports name it */
-	memcpy(name, dev->name, dev->name_len);
-	free(info->src_addr);
-	info->src_addr = name;
-	info->src_addrlen = dev->name_len;
-	if (dev->ep != NULL)
-		fi_close(&dev->ep->fid); /* first: the port must be free to bind again */
-	doca_error_t err = fab_ep_make(dev, dev->sdomain, dev->sav, info, dev->cq, &dev->ep);
-
 	fi_freeinfo(info);
+	free(name);
+	if (err != DOCA_SUCCESS) {
+		service_close(dev);
+		dev->renew_after_ns = fab_now_ns() + (uint64_t)dev->params.retry_ms * 1000000u;
+	}
 	return err;
 }
 
 static void dev_free(struct fab_dev *dev)
 {
-	if (dev->ep != NULL)
-		fi_close(&dev->ep->fid);
-	if (dev->cq != NULL)
-		fi_close(&dev->cq->fid);
+	service_close(dev);
 	if (dev->av != NULL)
 		fi_close(&dev->av->fid);
 	if (dev->domain != NULL)

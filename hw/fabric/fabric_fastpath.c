@@ -215,7 +215,11 @@ static void serve(struct fab_dev *dev)
 		return;
 	if (pthread_mutex_trylock(&dev->serve_lock) != 0)
 		return; /* another queue pair's PE is at it */
-	for (;;) {
+	/* a renew failed (the port taken, memory short): try again each
+	 * retry_ms, so the other exports come back without a new export */
+	if (dev->ep == NULL && fab_now_ns() >= dev->renew_after_ns)
+		(void)fab_service_renew(dev);
+	while (dev->cq != NULL) {
 		ssize_t rc = fi_cq_read(dev->cq, ents, CQ_BATCH);
 
 		if (rc == -FI_EAVAIL)

@@ -117,9 +117,13 @@ struct fab_dev {
 	struct fid_domain *sdomain; /* the service endpoint and the exports */
 	struct fid_av *sav;         /* the service endpoint's (unused: it initiates nothing) */
 	struct fid_ep *ep;          /* the service endpoint */
-	struct fid_cq *cq;          /* its CQ */
-	int cq_fd;                  /* its wait fd once taken (fab_dev_wait_fd), or -1 */
-	pthread_mutex_t serve_lock; /* whoever drains cq or takes cq_fd */
+	struct fid_cq *cq;          /* its CQ (NULL after a failed renew) */
+	int cq_fd;                  /* its wait fd once taken (fab_dev_watch), or -1 */
+	/* the queue pairs whose epoll sets hold cq_fd: a renew puts its new
+	 * CQ's fd in them (serve_lock) */
+	struct fab_qp *watchers;
+	uint64_t renew_after_ns;    /* a failed renew: serve tries again then */
+	pthread_mutex_t serve_lock; /* whoever drains, remakes or arms cq or ep, or takes cq_fd */
 	pthread_mutex_t peer_lock;  /* peers, and replacing a peer's AV entry */
 	struct fab_peer *peers;
 	uint8_t name[FAB_ADDR_MAX]; /* fi_getname of ep */
@@ -190,6 +194,7 @@ struct fab_qp {
 	struct fid_cq *cq;
 	int epfd;      /* epoll set: cq's wait fd and the device's, added at the first arm */
 	bool watching; /* they are in it */
+	struct fab_qp *next_watcher; /* dev->watchers (serve_lock) */
 	void (*wake)(void *arg);
 	void *wake_arg;
 
@@ -255,12 +260,20 @@ void fab_close(struct hw_dev *dev);
 doca_error_t fab_cq_make(struct fab_dev *dev, struct fid_domain *domain, size_t depth,
 			 struct fid_cq **cq);
 /** Close the service endpoint (its connections, and what they were moving)
- * and make it again on the same address and port; when that fails, none
- * is left (dev->ep NULL, hw_diag says why) and the next export tries
- * again. Caller: serve_lock. */
+ * and its CQ, and make both again on the same address and port; when that
+ * fails, none is left (dev->ep and dev->cq NULL, hw_diag says why) and the
+ * next export, or a serve after retry_ms, tries again. Caller: serve_lock. */
 doca_error_t fab_service_renew(struct fab_dev *dev);
-/** The service CQ's wait fd (taken the first time), -1 if none. Any thread. */
-int fab_dev_wait_fd(struct fab_dev *dev);
+/** Add the service CQ's wait fd (taken the first time) to qp's epoll set
+ * and list qp, so that a renew adds its new CQ's there too:
+ * DOCA_ERROR_NOT_SUPPORTED when the provider gives no wait fd,
+ * DOCA_ERROR_OPERATING_SYSTEM when epoll_ctl fails. Any thread. */
+doca_error_t fab_dev_watch(struct fab_dev *dev, struct fab_qp *qp);
+/** Unlist qp (before its epoll set is closed). Any thread. */
+void fab_dev_unwatch(struct fab_dev *dev, struct fab_qp *qp);
+/** fi_trywait on the service CQ, under serve_lock (a renew may replace it):
+ * 0, or -FI_EAGAIN when there is something to read now. */
+int fab_dev_trywait(struct fab_dev *dev);
 /** An enabled endpoint of `domain` on `info`'s address, bound to cq and av;
  * hw_diag says why not (DOCA_ERROR_INVALID_VALUE: the address). */
 doca_error_t fab_ep_make(struct fab_dev *dev, struct fid_domain *domain, struct fid_av *av,

@@ -16,6 +16,8 @@
 
 static void qp_free(struct fab_qp *qp)
 {
+	if (qp->watching)
+		fab_dev_unwatch(qp->dev, qp);
 	if (qp->ep != NULL)
 		fi_close(&qp->ep->fid);
 	if (qp->info != NULL)
@@ -111,21 +113,24 @@ int fab_notify_fd(struct hw_qp *hw)
 	return fab_qp_of(hw)->epfd;
 }
 
-/* Put both CQs' wait fds into the queue pair's epoll set (first arm). */
+/* Put both CQs' wait fds into the queue pair's epoll set (first arm); the
+ * device lists us, to add a renewed service CQ's too. */
 static doca_error_t qp_watch(struct fab_qp *qp)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	int fd, dev_fd = fab_dev_wait_fd(qp->dev);
+	int fd;
 
-	if (dev_fd < 0 || fi_control(&qp->cq->fid, FI_GETWAIT, &fd) != 0)
+	if (fi_control(&qp->cq->fid, FI_GETWAIT, &fd) != 0)
 		return DOCA_ERROR_NOT_SUPPORTED; /* the provider gives no wait fd */
 	if (epoll_ctl(qp->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
 		return DOCA_ERROR_OPERATING_SYSTEM;
-	if (epoll_ctl(qp->epfd, EPOLL_CTL_ADD, dev_fd, &ev) != 0) {
+	doca_error_t err = fab_dev_watch(qp->dev, qp);
+
+	if (err != DOCA_SUCCESS) {
 		/* as it was: the next arm adds both again (else every later
 		 * add of the first would fail with EEXIST) */
 		(void)epoll_ctl(qp->epfd, EPOLL_CTL_DEL, fd, NULL);
-		return DOCA_ERROR_OPERATING_SYSTEM;
+		return err;
 	}
 	qp->watching = true;
 	return DOCA_SUCCESS;
@@ -134,7 +139,7 @@ static doca_error_t qp_watch(struct fab_qp *qp)
 doca_error_t fab_notify_arm(struct hw_qp *hw)
 {
 	struct fab_qp *qp = fab_qp_of(hw);
-	struct fid *fids[2] = { &qp->cq->fid, &qp->dev->cq->fid };
+	struct fid *fid = &qp->cq->fid;
 
 	if (!qp->watching) {
 		doca_error_t err = qp_watch(qp);
@@ -143,7 +148,7 @@ doca_error_t fab_notify_arm(struct hw_qp *hw)
 			return err;
 	}
 	/* -FI_EAGAIN: something is there to read now, the fds may not say so. */
-	if (fi_trywait(qp->dev->fabric, fids, 2) != 0)
+	if (fi_trywait(qp->dev->fabric, &fid, 1) != 0 || fab_dev_trywait(qp->dev) != 0)
 		qp->must_poll = true;
 	return DOCA_SUCCESS;
 }

@@ -589,7 +589,7 @@ static void case_destroy_landing(void)
 /* Destroying an exported memory revokes it: the old descriptor's tasks
  * fail, and never reach the memory made after it (zero-filled, checked
  * unchanged); the new export works. */
-static void case_revoke(void)
+static void revoke_in(const char *mode)
 {
 	enum { CHUNK = 4096 };
 	struct peer p;
@@ -600,7 +600,7 @@ static void case_revoke(void)
 	size_t old_len;
 	char ans[2048];
 
-	peer_start(&p, exporter_dev(), CHUNK, "poll", "rw");
+	peer_start(&p, exporter_dev(), CHUNK, mode, "rw");
 	importer_open(&im, importer_dev(), CHUNK, 0);
 	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &old));
 	memcpy(old_desc, p.desc, p.desc_len);
@@ -642,6 +642,25 @@ static void case_revoke(void)
 	CHECK_OK(doca_mem_destroy(fresh));
 	importer_close(&im);
 	peer_quit(&p);
+}
+
+static void case_revoke(void)
+{
+	revoke_in("poll");
+}
+
+/* The same with the exporter asleep in event mode, and on a worker: the
+ * service endpoint's remake must leave what they sleep on working (the
+ * first remake left the CQ bound to the closed endpoint, and the next
+ * arm read freed memory; found by a review). */
+static void case_revoke_event(void)
+{
+	revoke_in("event");
+}
+
+static void case_revoke_worker(void)
+{
+	revoke_in("worker");
 }
 
 /* The log lines of a test, for the checks that a refusal says why. */
@@ -761,6 +780,8 @@ static const struct test_case cases[] = {
 	{ "kill_exporter", case_kill_exporter },
 	{ "destroy_mid_stream", case_destroy_mid_stream },
 	{ "revoke", case_revoke },
+	{ "revoke_event", case_revoke_event },
+	{ "revoke_worker", case_revoke_worker },
 	{ "reopen", case_reopen },
 	{ "forged", case_forged },
 	{ "destroy_landing", case_destroy_landing },
