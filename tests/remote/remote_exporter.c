@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "remote_peer.h"
@@ -22,7 +23,46 @@ struct exporter {
 	size_t len;
 	int mode; /* 0 poll, 1 event, 2 worker */
 	uint8_t *own; /* the exporter's own region ("own"), freed at exit */
+	pid_t child;  /* "fork_destroy": reaped at exit */
 };
+
+static unsigned destroy_warnings;
+
+static void count_destroy_warning(enum doca_log_level level, const char *message, void *user)
+{
+	(void)user;
+	if (level == DOCA_LOG_WARN && strstr(message, "doca_mem_destroy") != NULL)
+		destroy_warnings++;
+}
+
+/* A second memory exported, then destroyed while a forked child (that
+ * sleeps @p ms, then exits) holds copies of the fds: the service
+ * endpoint cannot be made again on its port. Says how many warnings the
+ * destroy logged. */
+static void fork_destroy(struct exporter *x, unsigned long long ms)
+{
+	struct doca_mem *b;
+	const void *desc;
+	size_t len;
+	enum doca_log_level level = doca_log_get_level();
+
+	CHECK_OK(doca_mem_create(x->ctx, 4096, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &b));
+	CHECK_OK(doca_mem_export(b, DOCA_ACCESS_FLAG_WRITE, &desc, &len));
+	fflush(stdout);
+	x->child = fork();
+	CHECK(x->child >= 0, "fork: %s", strerror(errno));
+	if (x->child == 0) {
+		usleep((useconds_t)(ms * 1000));
+		_exit(0);
+	}
+	destroy_warnings = 0;
+	CHECK_OK(doca_log_set_level(DOCA_LOG_WARN));
+	CHECK_OK(doca_log_set_handler(count_destroy_warning, NULL));
+	CHECK_OK(doca_mem_destroy(b));
+	CHECK_OK(doca_log_set_handler(NULL, NULL));
+	CHECK_OK(doca_log_set_level(level));
+	printf("WARNED %u\n", destroy_warnings);
+}
 
 static void mem_make(struct exporter *x)
 {
@@ -102,6 +142,9 @@ static bool command(struct exporter *x, char *line)
 		CHECK_OK(doca_mem_destroy(x->mem));
 		x->mem = NULL;
 		printf("OK\n");
+	} else if (sscanf(line, "fork_destroy %llu", &a) == 1) {
+		CHECK(x->child == 0, "fork_destroy: once");
+		fork_destroy(x, a);
 	} else if (strncmp(line, "quit", 4) == 0) {
 		return false;
 	} else {
@@ -184,6 +227,8 @@ int exporter_main(int argc, char **argv)
 	CHECK_OK(doca_ctx_destroy(x.ctx));
 	CHECK_OK(doca_pe_destroy(x.pe));
 	free(x.own);
+	if (x.child > 0)
+		CHECK(waitpid(x.child, NULL, 0) == x.child, "waitpid");
 	printf("BYE\n");
 	fflush(stdout);
 	return 0;

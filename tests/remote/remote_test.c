@@ -663,6 +663,46 @@ static void case_revoke_worker(void)
 	revoke_in("worker");
 }
 
+/* A memory's destroy that cannot remake the service endpoint (a forked
+ * child holds the port): the destroy logs it, and once the child has gone
+ * the exporter's PE makes it again by itself within retry_ms, so the other
+ * export works again with no new export (the first renew fix left it gone
+ * for good). */
+static void case_renew_blocked(void)
+{
+	enum { CHUNK = 4096, CHILD_MS = 1000 };
+	struct peer p;
+	struct importer im;
+	struct doca_mem *remote;
+	struct doca_buf *rb, *lb;
+	char ans[2048];
+	doca_error_t e = DOCA_ERROR_CONNECTION_RESET;
+
+	peer_start(&p, exporter_dev(), CHUNK, "poll", "rw");
+	importer_open(&im, importer_dev(), CHUNK, 0);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	CHECK_OK(doca_buf_create(remote, 0, CHUNK, &rb));
+	CHECK_OK(doca_buf_create(im.local, 0, CHUNK, &lb));
+	pattern_fill(im.bytes, CHUNK, 21, 0);
+	CHECK_OK(importer_copy(&im, lb, rb, CHUNK));
+	peer_cmd(&p, ans, sizeof(ans), "fork_destroy %d", CHILD_MS);
+	CHECK(strcmp(ans, "WARNED 1") == 0, "fork_destroy: %s", ans);
+	usleep((CHILD_MS + 500) * 1000); /* the child has gone; its copy of the port too */
+	pattern_fill(im.bytes, CHUNK, 22, 0);
+	for (uint64_t end = now_ms() + REMOTE_WAIT_MS; e != DOCA_SUCCESS && now_ms() < end;) {
+		e = importer_copy(&im, lb, rb, CHUNK);
+		CHECK(e == DOCA_SUCCESS || e == DOCA_ERROR_CONNECTION_RESET, "write after the renew: %s",
+		      doca_error_get_name(e));
+	}
+	CHECK(e == DOCA_SUCCESS, "the service endpoint never came back");
+	CHECK(peer_sum(&p, 0, CHUNK) == pattern_hash(22, 0, CHUNK), "the write after the renew landed");
+	CHECK_OK(doca_buf_destroy(rb));
+	CHECK_OK(doca_buf_destroy(lb));
+	CHECK_OK(doca_mem_destroy(remote));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
 /* The log lines of a test, for the checks that a refusal says why. */
 static char log_last[512];
 static unsigned log_lines;
@@ -782,6 +822,7 @@ static const struct test_case cases[] = {
 	{ "revoke", case_revoke },
 	{ "revoke_event", case_revoke_event },
 	{ "revoke_worker", case_revoke_worker },
+	{ "renew_blocked", case_renew_blocked },
 	{ "reopen", case_reopen },
 	{ "forged", case_forged },
 	{ "destroy_landing", case_destroy_landing },
