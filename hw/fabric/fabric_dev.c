@@ -155,6 +155,14 @@ static void service_close(struct fab_dev *dev)
 	dev->cq = NULL;
 }
 
+/* The service CQ, and the endpoint on info's address bound to it. */
+static doca_error_t service_make(struct fab_dev *dev, struct fi_info *info)
+{
+	doca_error_t err = fab_cq_make(dev, dev->sdomain, 64, &dev->cq);
+
+	return err != DOCA_SUCCESS ? err : fab_ep_make(dev, dev->sdomain, dev->sav, info, dev->cq, &dev->ep);
+}
+
 doca_error_t fab_service_renew(struct fab_dev *dev)
 {
 	/* the cut first, before anything that can fail: the port must be free
@@ -172,9 +180,7 @@ doca_error_t fab_service_renew(struct fab_dev *dev)
 		info->src_addr = name;
 		info->src_addrlen = dev->name_len;
 		name = NULL;
-		err = fab_cq_make(dev, dev->sdomain, 64, &dev->cq);
-		if (err == DOCA_SUCCESS)
-			err = fab_ep_make(dev, dev->sdomain, dev->sav, info, dev->cq, &dev->ep);
+		err = service_make(dev, info);
 		/* the sleepers' sets get the new CQ (a sleeping PE wakes for
 		 * peers on it without being told) */
 		for (struct fab_qp *w = dev->watchers; err == DOCA_SUCCESS && w != NULL; w = w->next_watcher)
@@ -296,9 +302,7 @@ doca_error_t fab_open(const char *name, const char *params, struct hw_dev **out)
 	atomic_init(&dev->next_gen, 1);
 	err = dev_domain(dev);
 	if (err == DOCA_SUCCESS)
-		err = fab_cq_make(dev, dev->sdomain, 64, &dev->cq);
-	if (err == DOCA_SUCCESS)
-		err = fab_ep_make(dev, dev->sdomain, dev->sav, dev->info, dev->cq, &dev->ep);
+		err = service_make(dev, dev->info);
 	dev->name_len = sizeof(dev->name);
 	if (err == DOCA_SUCCESS && (rc = fi_getname(&dev->ep->fid, dev->name, &dev->name_len)) != 0) {
 		hw_diag("fi_getname: %s", fi_strerror(-rc));
