@@ -99,20 +99,28 @@ static void dev_entry_free_rcu(struct rcu_head *head)
 
 void dev_entry_put(struct dev_entry *e)
 {
-	EXPLORE_POINT(ATOMIC);
 	hb_release(&e->refs);
-	/* acq_rel: the last dropper sees every other holder's writes. */
-	if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
+	if (ref_put_unless_one(&e->refs))
 		return;
-	hb_acquire(&e->refs);
+	/* The last reference is dropped under the lock that serialises
+	 * openers, together with the entry's removal and the backend's close:
+	 * an opener that looks again under the lock either took its reference
+	 * before this drop or finds no entry and the backend closed (a backend
+	 * that binds an address, fab0:port=N, must find it free). Dropped
+	 * outside the lock, an opener could find the dying entry, pass it by
+	 * and open a second backend while the first still held the address. */
 	pthread_mutex_lock(&registry_lock);
+	EXPLORE_POINT(ATOMIC);
+	/* acq_rel: the last dropper sees every other holder's writes. */
+	if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1) {
+		pthread_mutex_unlock(&registry_lock); /* a lookup took one meanwhile */
+		return;
+	}
+	hb_acquire(&e->refs);
 	doca_rcu_read_lock();
 	EXPLORE_POINT(ATOMIC);
 	(void)cds_lfht_del(registry, &e->node);
 	doca_rcu_read_unlock();
-	/* closed before an opener of the same string may open it anew (the
-	 * lock serialises openers): a backend device that binds an address
-	 * (fab0:port=N) would find it still taken */
 	e->ops->close(e->hw);
 	pthread_mutex_unlock(&registry_lock);
 	doca_call_rcu(&e->rcu, dev_entry_free_rcu);

@@ -70,4 +70,22 @@ static inline bool ref_get_unless_zero(_Atomic uint32_t *refs)
 	return false;
 }
 
+/* Drop a reference that is not the last one; false (and nothing changed)
+ * if it is the last: the caller drops that one where the object's removal
+ * is serialised. */
+static inline bool ref_put_unless_one(_Atomic uint32_t *refs)
+{
+	EXPLORE_POINT(ATOMIC);
+	uint32_t r = atomic_load_explicit(refs, memory_order_relaxed);
+
+	while (r > 1) {
+		EXPLORE_POINT(ATOMIC);
+		/* release: the last dropper sees this holder's writes. */
+		if (atomic_compare_exchange_weak_explicit(refs, &r, r - 1, memory_order_release,
+							  memory_order_relaxed))
+			return true;
+	}
+	return false;
+}
+
 #endif /* DOCA_ENGINE_REFS_H */
