@@ -100,7 +100,8 @@ doca_error_t doca_mem_destroy(struct doca_mem *mem);
  * that fails (the port taken meanwhile, e.g. by a forked child's copy of
  * the fd, or no memory) the destroy still succeeds and logs a warning, the
  * device's other exports are unreachable, and the PE tries again every
- * retry_ms (as does the next export).
+ * retry_ms (as does the next export, which until then is refused with
+ * DOCA_ERROR_AGAIN).
  *
  * Peers' accesses are served by this process's progress engine: the PE of a
  * started context on the same device must run (a worker from
@@ -118,8 +119,11 @@ doca_error_t doca_mem_destroy(struct doca_mem *mem);
  *         handles and pointers, empty or unknown access flags;
  *         DOCA_ERROR_NOT_PERMITTED when @p access is not a subset of the
  *         memory's flags; DOCA_ERROR_NOT_SUPPORTED for a remote memory or a
- *         device that cannot export (sw0); DOCA_ERROR_NO_MEMORY; the device's
- *         registration error. A refused call exports nothing.
+ *         device that cannot export (sw0); DOCA_ERROR_AGAIN while the
+ *         device cannot serve peers for the moment (fab0's service endpoint
+ *         not yet made again after a destroy, above: retry later);
+ *         DOCA_ERROR_NO_MEMORY; the device's registration error. A refused
+ *         call exports nothing.
  *
  * Thread safety: any thread; races with doca_mem_destroy of the same memory
  *         resolve to one winner.

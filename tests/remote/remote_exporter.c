@@ -61,7 +61,17 @@ static void fork_destroy(struct exporter *x, unsigned long long ms)
 	CHECK_OK(doca_mem_destroy(b));
 	CHECK_OK(doca_log_set_handler(NULL, NULL));
 	CHECK_OK(doca_log_set_level(level));
-	printf("WARNED %u\n", destroy_warnings);
+	/* the child holds the port still: a new export is refused for now,
+	 * and writes nothing */
+	const void *c_desc = &level;
+	size_t c_len = 77;
+	doca_error_t c_err;
+
+	CHECK_OK(doca_mem_create(x->ctx, 4096, DOCA_ACCESS_FLAG_READ, &b));
+	c_err = doca_mem_export(b, DOCA_ACCESS_FLAG_READ, &c_desc, &c_len);
+	CHECK(c_desc == (const void *)&level && c_len == 77, "a refused export wrote its out-parameters");
+	CHECK_OK(doca_mem_destroy(b));
+	printf("WARNED %u EXPORT %s\n", destroy_warnings, doca_error_get_name(c_err));
 }
 
 static void mem_make(struct exporter *x)
