@@ -174,7 +174,15 @@ static doca_error_t run_create(struct doca_ctx *ctx, struct ctx_run **out)
 static void run_free_rcu(struct rcu_head *head)
 {
 	DOCA_RCU_CALLBACK_ENTER(head);
-	run_free(caa_container_of(head, struct ctx_run, rcu));
+	struct ctx_run *run = caa_container_of(head, struct ctx_run, rcu);
+	struct dev_entry *e = run->entry;
+
+	run_free(run);
+	/* Counted down after the put: a close that reads 0 either made the
+	 * last put itself or finds the backend closed. (The entry is freed by
+	 * a callback that put queued only now, a grace period later.)
+	 * release: pairs with doca_dev_close's acquire. */
+	atomic_fetch_sub_explicit(&e->retiring, 1, memory_order_release);
 }
 
 /* Unpublish the run; free it once no submitter or PE turn can still use it
@@ -186,6 +194,8 @@ static void run_retire_locked(struct doca_ctx *ctx)
 	EXPLORE_POINT(ATOMIC);
 	rcu_assign_pointer(ctx->run, NULL);
 	pe_unwatch_qp(ctx->pe, run->qp);
+	/* counted until its free: a close of the device waits for that */
+	atomic_fetch_add_explicit(&run->entry->retiring, 1, memory_order_relaxed);
 	doca_call_rcu(&run->rcu, run_free_rcu);
 }
 

@@ -283,6 +283,7 @@ static void dev_free_rcu(struct rcu_head *head)
 doca_error_t doca_dev_close(struct doca_dev *h)
 {
 	doca_error_t err;
+	bool retiring = false;
 	struct doca_dev *dev = dev_of(h);
 
 	if (dev == NULL)
@@ -292,14 +293,27 @@ doca_error_t doca_dev_close(struct doca_dev *h)
 		err = DOCA_ERROR_INVALID_VALUE;
 	else
 		err = dev->nr_mems != 0 ? DOCA_ERROR_IN_USE : ctx_unbind_all_locked(dev);
-	if (err == DOCA_SUCCESS)
+	if (err == DOCA_SUCCESS) {
 		handle_kill(dev);
+		/* (runs retire under this lock: every one of our contexts' is counted) */
+		/* acquire: a run counted down has made its put (ctx_run.c) */
+		retiring = dev->entry->hw->holds_address &&
+			   atomic_load_explicit(&dev->entry->retiring, memory_order_acquire) != 0;
+	}
 	pthread_mutex_unlock(&g_config_lock);
 	if (err != DOCA_SUCCESS)
 		return err;
 	dev_entry_put(dev->entry);
 	doca_call_rcu(&dev->rcu, dev_free_rcu);
 	live_destroyed(LIVE_DEV, 0);
+	/* A stopped context's queue pair holds the device until its run is
+	 * freed, a grace period after the stop. For a device bound to an
+	 * address, wait for that, so that a close of the last handle has
+	 * closed the backend device when it returns (a fab0:port=N bound again
+	 * at once, by us or another process, would find the port still taken).
+	 * Other devices' closes never wait, as no destroy does. */
+	if (retiring)
+		doca_rcu_barrier();
 	return DOCA_SUCCESS;
 }
 

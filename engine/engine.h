@@ -64,6 +64,7 @@ struct dev_entry {
 	const struct hw_ops *ops;
 	struct hw_dev *hw;
 	_Atomic uint32_t refs; /* handles + queue pairs + memory registrations */
+	_Atomic uint32_t retiring; /* runs retired whose queue pair waits for a grace period */
 	char key[256];         /* the full open string */
 };
 

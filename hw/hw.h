@@ -32,6 +32,9 @@ struct hw_ops;
 /** A backend device; backends embed it first and downcast (container_of). */
 struct hw_dev {
 	const struct hw_ops *ops;
+	/* bound to an address another open may want (fab0:port=N): the last
+	 * handle's close waits until the device is closed (engine/dev.c) */
+	bool holds_address;
 };
 
 /** A memory registration; backends embed it first. A remote memory (one

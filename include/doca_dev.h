@@ -75,6 +75,15 @@ doca_error_t doca_dev_open(const char *name, struct doca_dev **dev);
 
 /**
  * @brief Close a device handle. Contexts bound to it (all IDLE) are unbound.
+ *
+ * Closing the last handle of an open string closes the backend device
+ * (its engine threads end, a fab0 port is unbound) once nothing else of
+ * it is left: a context stopped shortly before holds it through its queue
+ * pair until a grace period has passed. For a device bound to a fixed
+ * address (fab0:port=N) the close waits for that (about a millisecond),
+ * so the port can be bound again as soon as it returns; other closes
+ * never wait.
+ *
  * @param dev The handle from doca_dev_open.
  * @return DOCA_SUCCESS;
  *         DOCA_ERROR_INVALID_VALUE for NULL or a handle of another type;

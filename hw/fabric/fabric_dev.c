@@ -277,6 +277,7 @@ doca_error_t fab_open(const char *name, const char *params, struct hw_dev **out)
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	snprintf(port, sizeof(port), "%u", (unsigned)dev->params.port);
+	dev->hw.holds_address = dev->params.port != 0; /* (an ephemeral port nobody names) */
 	int rc = fi_getinfo(FAB_FI_VERSION, dev->params.addr, port, FI_SOURCE, hints, &dev->info);
 
 	fi_freeinfo(hints);
