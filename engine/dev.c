@@ -308,12 +308,13 @@ doca_error_t doca_dev_close(struct doca_dev *h)
 	live_destroyed(LIVE_DEV, 0);
 	/* A stopped context's queue pair holds the device until its run is
 	 * freed, a grace period after the stop. For a device bound to an
-	 * address, wait for that, so that a close of the last handle has
-	 * closed the backend device when it returns (a fab0:port=N bound again
-	 * at once, by us or another process, would find the port still taken).
-	 * Other devices' closes never wait, as no destroy does. */
+	 * address, wait for that (for the frees queued before this point), so
+	 * that a close of the last handle has closed the backend device when
+	 * it returns (a fab0:port=N bound again at once, by us or another
+	 * process, would find the port still taken). Other devices' closes
+	 * never wait, as no destroy does. */
 	if (retiring)
-		doca_rcu_barrier();
+		doca_rcu_wait_queued();
 	return DOCA_SUCCESS;
 }
 

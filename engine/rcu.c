@@ -207,6 +207,18 @@ void doca_rcu_barrier(void)
 	pthread_mutex_unlock(&rc.lock);
 }
 
+void doca_rcu_wait_queued(void)
+{
+	pthread_mutex_lock(&rc.lock);
+	/* batches run in queue order and each adds its count to done when it
+	 * has run: done reaching target means every earlier callback ran */
+	unsigned long long target = rc.queued;
+
+	while (rc.done < target)
+		pthread_cond_wait(&rc.idle, &rc.lock);
+	pthread_mutex_unlock(&rc.lock);
+}
+
 void doca_rcu_fork_prepare(void)
 {
 	reader_fork_prepare();

@@ -80,6 +80,12 @@ void doca_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head));
  * queue) has run. Never inside a read-side section or a callback. */
 void doca_rcu_barrier(void);
 
+/* Wait until every callback queued before the call has run (not those
+ * queued meanwhile, or by them: frees queued by other threads all along
+ * never hold it up). Never inside a read-side section or a callback.
+ * (The explorer does not model it: only a fab0 close calls it.) */
+void doca_rcu_wait_queued(void);
+
 /* The library's last live object was destroyed or its first one created
  * (engine/live.c): while none lives (live_none, read under the reclaimer's
  * lock, so the last of racing transitions decides), the reclaimer thread ends once it has run every

@@ -41,7 +41,9 @@
  * underlying device lives while any handle, memory registration or queue
  * pair uses it; queue pairs of stopped contexts are released after an RCU
  * grace period, so an open right after the last close may still share the
- * old device (its fault-injection counter then goes on from where it was).
+ * old device (its fault-injection counter then goes on from where it was)
+ * — except for a device bound to a fixed address (fab0:port=N), whose
+ * close waits for them (doca_dev_close).
  */
 #ifndef DOCA_DEV_H
 #define DOCA_DEV_H
@@ -80,8 +82,9 @@ doca_error_t doca_dev_open(const char *name, struct doca_dev **dev);
  * (its engine threads end, a fab0 port is unbound) once nothing else of
  * it is left: a context stopped shortly before holds it through its queue
  * pair until a grace period has passed. For a device bound to a fixed
- * address (fab0:port=N) the close waits for that (about a millisecond),
- * so the port can be bound again as soon as it returns; other closes
+ * address (fab0:port=N), a close waits for that (milliseconds: a grace
+ * period and the deferred frees queued before the call), so after the
+ * last handle's close the port can be bound again at once; other closes
  * never wait.
  *
  * @param dev The handle from doca_dev_open.

@@ -121,7 +121,8 @@ doca_error_t doca_mem_destroy(struct doca_mem *mem);
  *         memory's flags; DOCA_ERROR_NOT_SUPPORTED for a remote memory or a
  *         device that cannot export (sw0); DOCA_ERROR_AGAIN while the
  *         device cannot serve peers for the moment (fab0's service endpoint
- *         not yet made again after a destroy, above: retry later);
+ *         cannot be bound to its address again after a destroy, above:
+ *         retry later);
  *         DOCA_ERROR_NO_MEMORY; the device's registration error. A refused
  *         call exports nothing.
  *

@@ -110,8 +110,10 @@ doca_error_t fab_mem_export(struct hw_mr *hw, uint32_t access, const void **desc
 	doca_error_t made = dev->ep == NULL ? fab_service_renew(dev) : DOCA_SUCCESS;
 
 	pthread_mutex_unlock(&dev->serve_lock);
-	if (made != DOCA_SUCCESS) /* the service endpoint is gone for now (hw_diag says why) */
-		return made == DOCA_ERROR_NO_MEMORY ? made : DOCA_ERROR_AGAIN;
+	/* the service endpoint is gone: its address cannot be bound for now
+	 * (INVALID_VALUE from fab_ep_make) or another error (hw_diag says why) */
+	if (made != DOCA_SUCCESS)
+		return made == DOCA_ERROR_INVALID_VALUE ? DOCA_ERROR_AGAIN : made;
 	struct fab_export *x = &m->exports[m->nexports];
 	doca_error_t err = mr_reg(dev, dev->sdomain, hw->addr, hw->len, remote_access(access), &x->mr);
 

@@ -2,9 +2,9 @@
  * stress/explore/explore_rcu.c — RCU as the scheduler sees it. liburcu's
  * synchronize_rcu spins and futex-waits on its readers, and its call_rcu
  * thread runs callbacks whenever it likes: neither can run under a
- * scheduler that must know who waits for whom. So the engine's grace
+ * scheduler that must know who waits for whom. So the engine's two grace
  * period calls are wrapped (-Wl,--wrap=doca_synchronize_rcu,
- * --wrap=doca_call_rcu, --wrap=doca_rcu_barrier) and modelled here:
+ * --wrap=doca_call_rcu) and modelled here:
  *
  * - a reader is a thread between its RCU_LOCK and RCU_UNLOCK hook points
  *   (the scheduler keeps its nesting and counts the sections it has left);
@@ -170,17 +170,4 @@ void explore_rcu_barrier(void)
 	explore_libc_point("rcu_barrier", __builtin_return_address(0), false);
 	while (!explore_barrier_done())
 		explore_block(BLOCK_BARRIER, NULL, false);
-}
-
-/* The library's own barrier (doca_dev_close's wait for a stopped
- * context's queue pair): the model's, in a controlled thread. */
-void __real_doca_rcu_barrier(void);
-void __wrap_doca_rcu_barrier(void);
-
-void __wrap_doca_rcu_barrier(void)
-{
-	if (explore_self() == NULL)
-		__real_doca_rcu_barrier();
-	else
-		explore_rcu_barrier();
 }
