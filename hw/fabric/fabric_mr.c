@@ -107,8 +107,11 @@ doca_error_t fab_mem_export(struct hw_mr *hw, uint32_t access, const void **desc
 	if (m->nexports == FAB_EXPORTS_MAX)
 		return DOCA_ERROR_FULL; /* unreachable: three distinct non-empty subsets */
 	pthread_mutex_lock(&dev->serve_lock);
+	uint64_t due = dev->renew_after_ns;
 	doca_error_t made = dev->ep == NULL ? fab_service_renew(dev) : DOCA_SUCCESS;
 
+	if (made != DOCA_SUCCESS)
+		dev->renew_after_ns = due; /* a refused export leaves the PE's retries as they were */
 	pthread_mutex_unlock(&dev->serve_lock);
 	/* the service endpoint is gone: its address cannot be bound for now
 	 * (INVALID_VALUE from fab_ep_make) or another error (hw_diag says why) */
