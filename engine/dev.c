@@ -295,8 +295,8 @@ doca_error_t doca_dev_close(struct doca_dev *h)
 		err = dev->nr_mems != 0 ? DOCA_ERROR_IN_USE : ctx_unbind_all_locked(dev);
 	if (err == DOCA_SUCCESS) {
 		handle_kill(dev);
-		/* (runs retire under this lock: every one of our contexts' is counted) */
-		/* acquire: a run counted down has made its put (ctx_run.c) */
+		/* runs retire under this lock, so each of our contexts' is
+		 * counted; acquire: one counted down has made its put (ctx_run.c) */
 		retiring = dev->entry->hw->holds_address &&
 			   atomic_load_explicit(&dev->entry->retiring, memory_order_acquire) != 0;
 	}

@@ -32,8 +32,8 @@ struct hw_ops;
 /** A backend device; backends embed it first and downcast (container_of). */
 struct hw_dev {
 	const struct hw_ops *ops;
-	/* bound to an address another open may want (fab0:port=N): the last
-	 * handle's close waits until the device is closed (engine/dev.c) */
+	/* bound to an address another open may want (fab0:port=N): a close
+	 * waits for stopped contexts' queue pairs to let go (engine/dev.c) */
 	bool holds_address;
 };
 

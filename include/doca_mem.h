@@ -100,8 +100,8 @@ doca_error_t doca_mem_destroy(struct doca_mem *mem);
  * that fails (the port taken meanwhile, e.g. by a forked child's copy of
  * the fd, or no memory) the destroy still succeeds and logs a warning, the
  * device's other exports are unreachable, and the PE tries again every
- * retry_ms (as does the next export, which until then is refused with
- * DOCA_ERROR_AGAIN).
+ * retry_ms (as does the next export, refused with DOCA_ERROR_AGAIN while
+ * the port is still taken).
  *
  * Peers' accesses are served by this process's progress engine: the PE of a
  * started context on the same device must run (a worker from
