@@ -11,8 +11,11 @@
  * object that holds the library (dladdr: $libdir/doca-core/ when installed),
  * then in the install directory, DOCA_CORE_MODULE_INSTALL_DIR.
  *
- * The hw interface is internal and changes between versions: a module is
- * loaded only by the doca-core version it was built from.
+ * The hw interface is internal and changes between versions, and within
+ * one while it is developed: a module is loaded only by a library of the
+ * same DOCA_CORE_HW_ABI, the version and a digest of the headers they
+ * share ("0.1.0+hw.1a2b..."; meson.build), so a stale module whose structs
+ * differ is refused by name, never misread.
  */
 #ifndef DOCA_HW_MODULE_H
 #define DOCA_HW_MODULE_H
@@ -36,7 +39,7 @@ struct hw_module_host {
 
 /** The symbol a module exports (HW_MODULE_SYMBOL). */
 struct hw_module {
-	const char *version;      /* the DOCA_CORE_VERSION it was built from */
+	const char *version;      /* the DOCA_CORE_HW_ABI it was built from */
 	const struct hw_ops *ops; /* its backend; ops->name is the module's name */
 	/* Called once by the loader, before any op. */
 	void (*attach)(const struct hw_module_host *host);

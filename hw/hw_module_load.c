@@ -76,9 +76,9 @@ static const struct hw_ops *module_open(const struct hw_module_slot *slot, const
 	mod = dlsym(handle, HW_MODULE_SYMBOL);
 	if (mod == NULL)
 		snprintf(why, len, "%s exports no %s", file, HW_MODULE_SYMBOL);
-	else if (strcmp(mod->version, DOCA_CORE_VERSION) != 0)
+	else if (strcmp(mod->version, DOCA_CORE_HW_ABI) != 0)
 		snprintf(why, len, "%s was built for doca-core %s, this library is %s", file,
-			 mod->version, DOCA_CORE_VERSION);
+			 mod->version, DOCA_CORE_HW_ABI);
 	else if (strcmp(mod->ops->name, slot->name) != 0)
 		snprintf(why, len, "%s holds backend '%s', not '%s'", file, mod->ops->name,
 			 slot->name);

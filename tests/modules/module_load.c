@@ -196,7 +196,24 @@ Test(modules, a_module_of_another_version_is_refused)
 	cr_assert_eq(count, 1 + MODULES);
 	cr_assert_str_eq(infos[1].caps, "unavailable: " VERBS_MODULE
 					" was built for doca-core 0.0.0-test, this library is "
-					DOCA_CORE_VERSION);
+					DOCA_CORE_HW_ABI);
 	expect_fabric_unavailable(infos, count, TEST_MODULE_DIR);
 	cr_assert(!mapped(TEST_MODULE_DIR "/" VERBS_MODULE), "a refused module stays mapped");
+}
+
+Test(modules, a_module_of_this_version_built_from_other_hw_headers_is_refused)
+{
+	struct doca_dev_info infos[4];
+	size_t count = 0;
+
+	/* The tag names this version, so only the digest tells them apart. */
+	cr_assert_eq(strncmp(TEST_OTHER_HW_TAG, DOCA_CORE_HW_ABI, strlen(DOCA_CORE_VERSION "+hw.")), 0);
+	cr_assert_str_neq(TEST_OTHER_HW_TAG, DOCA_CORE_HW_ABI);
+	cr_assert_eq(setenv("DOCA_CORE_MODULE_DIR", TEST_OTHER_HW_MODULE_DIR, 1), 0);
+	assert_ok(doca_dev_list(infos, 4, &count));
+	cr_assert_eq(count, 1 + MODULES);
+	cr_assert_str_eq(infos[1].caps, "unavailable: " VERBS_MODULE " was built for doca-core " TEST_OTHER_HW_TAG
+					", this library is " DOCA_CORE_HW_ABI);
+	expect_fabric_unavailable(infos, count, TEST_OTHER_HW_MODULE_DIR);
+	cr_assert(!mapped(TEST_OTHER_HW_MODULE_DIR "/" VERBS_MODULE), "a refused module stays mapped");
 }
