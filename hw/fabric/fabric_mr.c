@@ -29,6 +29,23 @@ static uint64_t remote_access(uint32_t hw)
 	       ((hw & HW_ACCESS_WRITE) ? FI_REMOTE_WRITE : 0);
 }
 
+/* The address is a struct sockaddr_in as fi_getname wrote it: port and
+ * address in network order, but the family in the host's. The wire carries
+ * the family little-endian, like every other field, so a descriptor means
+ * the same on a host of the other byte order: @p to_wire converts the
+ * host's to the wire's, else back. (A no-op on little-endian hosts.) */
+static void wire_family_swap(struct fab_wire *w, bool to_wire)
+{
+	uint16_t family;
+
+	_Static_assert(offsetof(struct sockaddr_in, sin_family) == 0 &&
+			       sizeof(((struct sockaddr_in *)0)->sin_family) == sizeof(family),
+		       "the family is the address's first two bytes");
+	memcpy(&family, w->addr, sizeof(family));
+	family = to_wire ? htole16(family) : le16toh(family);
+	memcpy(w->addr, &family, sizeof(family));
+}
+
 /* Keys come from one counter for both domains: never reused in the process. */
 static doca_error_t mr_reg(struct fab_dev *dev, struct fid_domain *domain, void *addr, size_t len,
 			   uint64_t access, struct fid_mr **mr)
@@ -132,6 +149,7 @@ doca_error_t fab_mem_export(struct hw_mr *hw, uint32_t access, const void **desc
 	memcpy(w->prov, dev->params.prov, strlen(dev->params.prov)); /* < FAB_PROV_MAX, zero-padded */
 	w->addr_len = htole32((uint32_t)dev->name_len);
 	memcpy(w->addr, dev->name, dev->name_len);
+	wire_family_swap(w, true);
 	w->base = htole64(dev->virt_addr ? (uint64_t)(uintptr_t)hw->addr : 0);
 	w->len = htole64((uint64_t)hw->len);
 	w->key = htole64(fi_mr_key(x->mr));
@@ -179,6 +197,7 @@ static bool wire_valid(const struct fab_dev *dev, const struct fab_wire *w)
 
 	_Static_assert(sizeof(sin) <= sizeof(w->addr), "a descriptor holds an IPv4 address");
 	memcpy(&sin, w->addr, sizeof(sin));
+	sin.sin_family = le16toh(sin.sin_family); /* little-endian on the wire (wire_family_swap) */
 	if (addr_len != sizeof(sin) || sin.sin_family != AF_INET) {
 		hw_diag("descriptor address is not an IPv4 socket address (family %u, %u bytes)",
 			(unsigned)sin.sin_family, addr_len);
@@ -205,6 +224,7 @@ doca_error_t fab_mem_import(struct hw_dev *hw, const void *desc, size_t len, str
 	memcpy(&w, desc, sizeof(w));
 	if (!wire_valid(dev, &w))
 		return DOCA_ERROR_INVALID_VALUE;
+	wire_family_swap(&w, false); /* the address as this host's fi_av_insert reads it */
 	struct fab_peer *peer = fab_peer_get(dev, w.addr, le32toh(w.addr_len));
 
 	if (peer == NULL) {
