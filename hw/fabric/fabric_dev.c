@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "hw/fabric/fabric_internal.h"
@@ -252,7 +251,6 @@ static doca_error_t dev_domain(struct fab_dev *dev)
 doca_error_t fab_open(const char *name, const char *params, struct hw_dev **out)
 {
 	char port[8];
-	uint64_t start;
 	doca_error_t err;
 
 	if (strcmp(name, FAB_DEVICE_NAME) != 0)
@@ -295,11 +293,11 @@ doca_error_t fab_open(const char *name, const char *params, struct hw_dev **out)
 	dev->prov_key = (mr_mode & FI_MR_PROV_KEY) != 0;
 	dev->mr_local = (mr_mode & FI_MR_LOCAL) != 0;
 	dev->max_msg = dev->info->ep_attr->max_msg_size;
-	/* A random start: a peer holding a descriptor of an earlier process on
-	 * this address and port does not meet this one's keys. */
-	if (getrandom(&start, sizeof(start), 0) != (ssize_t)sizeof(start))
-		start = fab_now_ns() ^ ((uint64_t)getpid() << 32);
-	atomic_init(&dev->next_key, start >> 1); /* never wraps in this process */
+	size_t key_size = dev->info->domain_attr->mr_key_size;
+
+	/* requested keys are random (fabric_mr.c), as wide as the domain's */
+	dev->key_mask = key_size == 0 || key_size >= sizeof(uint64_t) ? UINT64_MAX
+									: ((uint64_t)1 << (8 * key_size)) - 1u;
 	atomic_init(&dev->next_gen, 1);
 	err = dev_domain(dev);
 	if (err == DOCA_SUCCESS)

@@ -132,7 +132,7 @@ struct fab_dev {
 	bool prov_key;   /* FI_MR_PROV_KEY: the provider picks keys */
 	bool mr_local;   /* FI_MR_LOCAL: local buffers need their descriptor */
 	uint64_t max_msg;
-	_Atomic uint64_t next_key; /* requested keys: random start, never reused */
+	uint64_t key_mask; /* the bits of a requested key the domain keeps (mr_key_size) */
 	_Atomic uint64_t next_gen; /* registration numbers */
 	/* Set by the first export: until then nothing can reach the service
 	 * endpoint and polls skip draining its CQ (a provider progress call, a

@@ -8,9 +8,11 @@
  * import checks every field of the descriptor before it makes anything.
  */
 #include <endian.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "hw/fabric/fabric_internal.h"
 
@@ -46,13 +48,30 @@ static void wire_family_swap(struct fab_wire *w, bool to_wire)
 	memcpy(w->addr, &family, sizeof(family));
 }
 
-/* Keys come from one counter for both domains: never reused in the process. */
+/* A key we request (the provider does not pick them) is random: the key
+ * is all that stands between a peer and an export it was not given (a
+ * forger re-hashes a descriptor with another key and access; with keys
+ * from a counter, a READ descriptor's key + 1 wrote the memory through its
+ * WRITE export, found by a review). 64 random bits are never met again in
+ * practice, so a descriptor of an earlier registration does not reach a
+ * later one either; a key the domain holds already is drawn again. */
+#define MR_KEY_TRIES 8
+
 static doca_error_t mr_reg(struct fab_dev *dev, struct fid_domain *domain, void *addr, size_t len,
 			   uint64_t access, struct fid_mr **mr)
 {
-	uint64_t key = dev->prov_key ? 0 : atomic_fetch_add(&dev->next_key, 1);
-	int rc = fi_mr_reg(domain, addr, len, access, 0, key, 0, mr, NULL);
+	int rc = -FI_ENOKEY;
 
+	for (int i = 0; i < MR_KEY_TRIES && rc == -FI_ENOKEY; i++) {
+		uint64_t key = 0;
+
+		if (!dev->prov_key && getrandom(&key, sizeof(key), 0) != (ssize_t)sizeof(key)) {
+			hw_diag("getrandom: %s: no key to register memory with", strerror(errno));
+			*mr = NULL;
+			return DOCA_ERROR_OPERATING_SYSTEM;
+		}
+		rc = fi_mr_reg(domain, addr, len, access, 0, key & dev->key_mask, 0, mr, NULL);
+	}
 	if (rc != 0) {
 		*mr = NULL;
 		return fab_errno_to_doca(-rc, 0);

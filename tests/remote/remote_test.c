@@ -812,6 +812,62 @@ static void case_forged(void)
 	peer_quit(&p);
 }
 
+/* A descriptor of @p p with its key moved by @p delta and access WRITE,
+ * its check made again (a forger who knows the format). */
+static void forge_key(const struct peer *p, int64_t delta, uint8_t *out)
+{
+	struct fab_wire w;
+
+	memcpy(&w, p->desc, sizeof(w));
+	w.key = htole64(le64toh(w.key) + (uint64_t)delta);
+	w.access = htole32(DOCA_ACCESS_FLAG_WRITE);
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a, as fab_wire_hash */
+	const uint8_t *b = (const uint8_t *)&w;
+
+	for (size_t i = 0; i < offsetof(struct fab_wire, check); i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	w.check = htole64(h);
+	memcpy(out, &w, sizeof(w));
+}
+
+/* A peer given a READ descriptor cannot reach the WRITE export of the same
+ * memory (or of the one made next) by guessing its key from its own: keys
+ * are random, not a counter (a review wrote 4096 bytes with key + 1). */
+static void case_keys(void)
+{
+	struct peer p;
+	struct importer im;
+	uint8_t forged[sizeof(struct fab_wire)];
+	char ans[2048];
+
+	peer_start(&p, exporter_dev(), 4096, "poll", "r");
+	peer_cmd(&p, ans, sizeof(ans), "fill 7");
+	peer_cmd(&p, ans, sizeof(ans), "export w"); /* made, never handed to us */
+	CHECK(strncmp(ans, "DESC ", 5) == 0, "export w: %s", ans);
+	importer_open(&im, importer_dev(), 4096, 0);
+	memset(im.bytes, 0x66, 4096);
+	struct doca_buf *lb;
+
+	CHECK_OK(doca_buf_create(im.local, 0, 4096, &lb));
+	for (int64_t delta = -4; delta <= 4; delta++) {
+		struct doca_mem *guess;
+		struct doca_buf *gb;
+
+		if (delta == 0)
+			continue;
+		forge_key(&p, delta, forged);
+		CHECK_OK(doca_mem_import(im.ctx, forged, sizeof(forged), &guess));
+		CHECK_OK(doca_buf_create(guess, 0, 4096, &gb));
+		CHECK_RC(importer_copy(&im, lb, gb, 4096), DOCA_ERROR_NOT_PERMITTED);
+		CHECK_OK(doca_buf_destroy(gb));
+		CHECK_OK(doca_mem_destroy(guess));
+	}
+	CHECK(peer_sum(&p, 0, 4096) == pattern_hash(7, 0, 4096), "a guessed key wrote the exporter's memory");
+	CHECK_OK(doca_buf_destroy(lb));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
 /*
  * ASan builds: libfabric 1.17's tcp;ofi_rxm sometimes keeps a connection
  * object (336 + 40 bytes) that it allocated inside fi_cq_read for a peer
@@ -858,6 +914,7 @@ static const struct test_case cases[] = {
 	{ "reopen", case_reopen },
 	{ "close_frees_port", case_close_frees_port },
 	{ "forged", case_forged },
+	{ "keys", case_keys },
 	{ "destroy_landing", case_destroy_landing },
 };
 
