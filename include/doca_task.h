@@ -66,8 +66,9 @@ struct doca_task_desc {
  * a doorbell; calls on the PE from other threads wait for it (doca_pe.h).
  *
  * Source and destination may overlap (even be the same buffer): the result is
- * that of memmove on the software device. On verbs devices overlapping copies
- * are undefined (RDMA WRITE ordering), so portable code keeps them apart.
+ * that of memmove on the software device and for a copy between two local
+ * memories on fab0. On verbs devices overlapping copies are undefined (RDMA
+ * WRITE ordering), so portable code keeps them apart.
  *
  * @param ctx The context to run the task.
  * @param desc The task (copied; reusable at once).

@@ -6,7 +6,7 @@
  * is fi_writemsg with FI_DELIVERY_COMPLETE passed in the call's flags (a
  * tx attribute default is not enough: libfabric 1.17's tcp ignores it), so
  * the completion means the bytes are in the peer's memory. A copy between
- * two local memories is a memcpy made at doorbell, its completion queued.
+ * two local memories is a memmove made at doorbell, its completion queued.
  * The provider may refuse an operation with -FI_EAGAIN (connecting; or a
  * dead peer, for as long as it likes): it stays first in line and is
  * retried by every poll until its deadline (retry_ms), then fails with
@@ -106,7 +106,7 @@ static void issue(struct fab_qp *qp)
 		if (qp->flushed) {
 			done_push(qp, d->cookie, 0, HW_CQE_FLUSHED, DOCA_ERROR_SHUTDOWN);
 		} else if (!src->remote && !dst->remote) {
-			memcpy(d->dst, d->src, d->len);
+			memmove(d->dst, d->src, d->len); /* the ranges may overlap, as on sw0 */
 			done_push(qp, d->cookie, d->len, HW_CQE_OK, DOCA_SUCCESS);
 		} else if (src->remote && dst->remote) { /* the engine refuses it first */
 			done_push(qp, d->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_NOT_SUPPORTED);
@@ -195,6 +195,9 @@ static uint32_t cq_take(struct fab_qp *qp, struct hw_cqe *cqes, uint32_t max)
 		/* Any failed RMA: 1.17's tcp target closes the connection after
 		 * refusing a key, and rxm keeps the closed one. */
 		qp->ep_broken = true;
+		if (slot == NULL)
+			continue; /* the endpoint's own error (rxm writes one with no
+				   * operation): its operations end by their deadline */
 		cqes[n++] = (struct hw_cqe){ .cookie = slot->cookie, .status = HW_CQE_FAILED,
 					     .error = fab_errno_to_doca(e.err, e.prov_errno) };
 		qp->free_slots[qp->nfree++] = slot;

@@ -3,6 +3,7 @@
  * its test files (see conformance.h).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "tests/conformance/conformance.h"
 
@@ -12,6 +13,20 @@ const char *conf_dev(void)
 
 	cr_assert(dev && *dev, CONF_DEV_ENV " is not set: run through main (--dev NAME)");
 	return dev;
+}
+
+void conf_dev_info(struct doca_dev_info *out)
+{
+	struct doca_dev_info infos[32];
+	size_t count = 0, name_len = strcspn(conf_dev(), ":");
+
+	assert_ok(doca_dev_list(infos, 32, &count));
+	for (size_t i = 0; i < count && i < 32; i++)
+		if (strlen(infos[i].name) == name_len && strncmp(infos[i].name, conf_dev(), name_len) == 0) {
+			*out = infos[i];
+			return;
+		}
+	cr_assert_fail("device \"%s\" is not in doca_dev_list", conf_dev());
 }
 
 void conf_submit_ok(struct doca_ctx *ctx, struct doca_buf *src, struct doca_buf *dst, uint64_t user)

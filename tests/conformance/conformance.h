@@ -17,6 +17,10 @@
 /** The open string of the device under test (the test fails if unset). */
 const char *conf_dev(void);
 
+/** The doca_dev_list entry of the device under test ("sw0:engines=1" is
+ * device "sw0"); the test fails if it is not listed. */
+void conf_dev_info(struct doca_dev_info *out);
+
 /** Submit a copy of @p src into @p dst and assert it is accepted. */
 void conf_submit_ok(struct doca_ctx *ctx, struct doca_buf *src, struct doca_buf *dst, uint64_t user);
 

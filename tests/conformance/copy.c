@@ -132,3 +132,42 @@ Test(conf_copy, access_flags_are_enforced)
 	assert_ok(doca_mem_destroy(rw));
 	fixture_fini(&f);
 }
+
+/* Overlapping windows of one memory copy as memmove does, forwards and
+ * backwards, on the devices that promise it (doca_task.h: the software
+ * device, and fab0 between local memories); undefined on verbs. */
+Test(conf_copy, overlapping_windows_copy_like_memmove)
+{
+	struct api_fixture f;
+	struct doca_dev_info info;
+	struct doca_mem *rw;
+	struct doca_buf *lo, *hi;
+	uint8_t expect[3000];
+	void *addr;
+
+	conf_dev_info(&info);
+	if (strcmp(info.backend, "verbs") == 0)
+		cr_skip_test("overlapping copies are undefined on verbs (doca_task.h)");
+	fixture_init_started(&f, conf_dev(), 64, 0);
+	assert_ok(doca_mem_create(f.ctx, 3000, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &rw));
+	assert_ok(doca_mem_get_addr(rw, &addr));
+	assert_ok(doca_buf_create(rw, 0, 2000, &lo));
+	assert_ok(doca_buf_create(rw, 500, 2000, &hi));
+	for (int backwards = 0; backwards < 2; backwards++) {
+		fill_pattern(addr, 3000, (uint32_t)(40 + backwards));
+		memcpy(expect, addr, 3000);
+		if (backwards)
+			memmove(expect, expect + 500, 2000);
+		else
+			memmove(expect + 500, expect, 2000);
+		conf_submit_ok(f.ctx, backwards ? hi : lo, backwards ? lo : hi, (uint64_t)backwards);
+		expect_success_event(f.pe, (uint64_t)backwards, 2000);
+		cr_assert_eq(memcmp(addr, expect, 3000), 0, "%s overlapping copy is not memmove",
+			     backwards ? "backward" : "forward");
+	}
+	assert_ok(doca_buf_destroy(lo));
+	assert_ok(doca_buf_destroy(hi));
+	assert_ok(doca_mem_destroy(rw));
+	fixture_fini(&f);
+}
+

@@ -25,14 +25,10 @@ struct remote_pair {
 /* Whether doca_dev_list gives the device under test the "export" capability */
 static bool conf_dev_exports(void)
 {
-	struct doca_dev_info infos[32];
-	size_t count = 0, name_len = strcspn(conf_dev(), ":");
+	struct doca_dev_info info;
 
-	assert_ok(doca_dev_list(infos, 32, &count));
-	for (size_t i = 0; i < count && i < 32; i++)
-		if (strlen(infos[i].name) == name_len && strncmp(infos[i].name, conf_dev(), name_len) == 0)
-			return strstr(infos[i].caps, "export") != NULL;
-	return false;
+	conf_dev_info(&info);
+	return strstr(info.caps, "export") != NULL;
 }
 
 /* False when the device has no remote memory: then both calls said
