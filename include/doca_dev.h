@@ -24,8 +24,10 @@
  *   such a device exists and the verbs module can be loaded;
  * - `"fab0[:prov=P,addr=IP,port=N,retry_ms=N]"`: libfabric, for remote
  *   memory (doca_mem_export / doca_mem_import): defaults prov=tcp;ofi_rxm,
- *   addr=127.0.0.1, an ephemeral port, retry_ms=3000 (README "Remote
- *   memory"), when the fabric module can be loaded.
+ *   addr=127.0.0.1, an ephemeral port, retry_ms=3000 (how long an
+ *   operation may be refused, or in flight, before it fails with
+ *   DOCA_ERROR_CONNECTION_RESET; README "Remote memory"), when the fabric
+ *   module can be loaded.
  *
  * Backends other than sw are modules (`libdoca-core-verbs.so` and
  * `libdoca-core-fabric.so` in

@@ -11,7 +11,19 @@
  * dead peer, for as long as it likes): it stays first in line and is
  * retried by every poll until its deadline (retry_ms), then fails with
  * DOCA_ERROR_CONNECTION_RESET, so no task waits forever for a peer.
+ *
+ * An operation the provider accepted has a deadline too, retry_ms after
+ * it was accepted: a peer that stops serving with the connection up (its
+ * PE stopped, or never runs) never completes it, and neither TCP nor the
+ * provider would say so. The poll that finds one past its deadline
+ * replaces the endpoint and its CQ (fab_qp_remake), which drops every
+ * operation the old one held (none touches our memory after the close),
+ * fails each with CONNECTION_RESET, and holds the late one's peer down as
+ * for a refusal. The queue pair's timer wakes a PE asleep in event mode
+ * for it.
  */
+#include <sys/timerfd.h>
+
 #include <string.h>
 
 #include "hw/fabric/fabric_internal.h"
@@ -78,6 +90,51 @@ static bool peer_held_down(struct fab_peer *peer)
 	return until != 0 && fab_now_ns() < until;
 }
 
+/* The provider took @p slot's operation, due by @p deadline. */
+static void slot_accepted(struct fab_qp *qp, struct fab_slot *slot, struct fab_peer *peer,
+			  uint64_t deadline)
+{
+	slot->deadline_ns = deadline;
+	slot->peer = peer;
+	slot->in_flight = true;
+	if (qp->nfree == qp->mask) /* the only one: every other deadline went */
+		qp->next_expiry_ns = deadline;
+	/* A PE asleep in event mode (it armed once: watching) wakes for it
+	 * even if this was posted while it slept; a timer set earlier rings
+	 * first, and the arm after it sets the next. */
+	if (qp->watching && qp->timer_at_ns == 0)
+		fab_qp_timer_set(qp, deadline);
+}
+
+/* If an operation in flight is past its deadline: replace the endpoint
+ * and fail everything it held (see the top). */
+static void expire_stalled(struct fab_qp *qp)
+{
+	uint64_t now = fab_now_ns(), first = UINT64_MAX;
+
+	if (now < qp->next_expiry_ns)
+		return;
+	for (uint32_t i = 0; i <= qp->mask; i++)
+		if (qp->slots[i].in_flight && qp->slots[i].deadline_ns < first)
+			first = qp->slots[i].deadline_ns;
+	qp->next_expiry_ns = first;
+	if (first > now || !fab_qp_remake(qp))
+		return; /* (no memory for a new CQ: the next poll tries again) */
+	uint64_t retry = (uint64_t)qp->dev->params.retry_ms * 1000000ull;
+
+	for (uint32_t i = 0; i <= qp->mask; i++) {
+		struct fab_slot *slot = &qp->slots[i];
+
+		if (!slot->in_flight)
+			continue;
+		if (slot->deadline_ns <= now) /* its peer is held down, as for a refusal */
+			atomic_store_explicit(&slot->peer->dead_until_ns, now + retry, memory_order_relaxed);
+		slot->in_flight = false;
+		done_push(qp, slot->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_CONNECTION_RESET);
+		qp->free_slots[qp->nfree++] = slot;
+	}
+	qp->next_expiry_ns = 0;
+}
 
 /* A flush completes what waits here only after the operations the
  * provider holds, which are older: a stop's events come in submission
@@ -94,7 +151,7 @@ static void issue(struct fab_qp *qp)
 	if (qp->ep_broken && !qp->flushed) {
 		if (qp->nfree != qp->mask + 1)
 			return; /* poll reaps the endpoint's last operations first */
-		fab_qp_remake_ep(qp);
+		(void)fab_qp_remake(qp); /* failed: the next issue tries again */
 	}
 	if (flush_waits(qp))
 		return; /* poll reaps the provider's operations first: they are older */
@@ -112,7 +169,9 @@ static void issue(struct fab_qp *qp)
 			done_push(qp, d->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_NOT_SUPPORTED);
 		} else if (d->len > qp->dev->max_msg) {
 			done_push(qp, d->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_TOO_BIG);
-		} else if (peer_held_down((src->remote ? src : dst)->peer)) {
+		} else if (qp->ep == NULL || peer_held_down((src->remote ? src : dst)->peer)) {
+			/* (no endpoint: a stalled one was closed and no new one
+			 * could be made yet) */
 			done_push(qp, d->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_CONNECTION_RESET);
 		} else {
 			struct fab_peer *peer = (src->remote ? src : dst)->peer;
@@ -121,13 +180,14 @@ static void issue(struct fab_qp *qp)
 			slot->cookie = d->cookie;
 			slot->len = d->len;
 			ssize_t rc = rma_issue(qp, d, slot);
+			uint64_t now = fab_now_ns();
+			uint64_t retry = (uint64_t)qp->dev->params.retry_ms * 1000000ull;
 
-			if (rc != 0)
+			if (rc == 0)
+				slot_accepted(qp, slot, peer, now + retry);
+			else
 				qp->free_slots[qp->nfree++] = slot;
 			if (rc == -FI_EAGAIN) {
-				uint64_t now = fab_now_ns();
-				uint64_t retry = (uint64_t)qp->dev->params.retry_ms * 1000000ull;
-
 				if (p->deadline_ns == 0)
 					p->deadline_ns = now + retry;
 				if (now < p->deadline_ns)
@@ -178,6 +238,7 @@ static uint32_t cq_take(struct fab_qp *qp, struct hw_cqe *cqes, uint32_t max)
 			for (ssize_t i = 0; i < rc; i++) {
 				struct fab_slot *slot = ents[i].op_context;
 
+				slot->in_flight = false;
 				cqes[n++] = (struct hw_cqe){ .cookie = slot->cookie, .bytes = slot->len,
 							     .status = HW_CQE_OK };
 				qp->free_slots[qp->nfree++] = slot;
@@ -198,6 +259,7 @@ static uint32_t cq_take(struct fab_qp *qp, struct hw_cqe *cqes, uint32_t max)
 		if (slot == NULL)
 			continue; /* the endpoint's own error (rxm writes one with no
 				   * operation): its operations end by their deadline */
+		slot->in_flight = false;
 		cqes[n++] = (struct hw_cqe){ .cookie = slot->cookie, .status = HW_CQE_FAILED,
 					     .error = fab_errno_to_doca(e.err, e.prov_errno) };
 		qp->free_slots[qp->nfree++] = slot;
@@ -243,6 +305,10 @@ uint32_t fab_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
 	 * a provider progress call, a system call with tcp). */
 	if (n < max && qp->nfree != qp->mask + 1)
 		n += cq_take(qp, cqes + n, max - n);
+	if (qp->nfree != qp->mask + 1) {
+		expire_stalled(qp);
+		n += done_take(qp, cqes + n, max - n);
+	}
 	serve(qp->dev);
 	if (qp->pend_head != qp->pend_rung) {
 		issue(qp);

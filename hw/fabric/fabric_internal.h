@@ -169,6 +169,9 @@ struct fab_slot {
 	struct fi_context2 fctx; /* first: the completion's op_context */
 	uint64_t cookie;
 	uint64_t len;
+	uint64_t deadline_ns;   /* accepted + retry_ms: failed if not complete by then */
+	struct fab_peer *peer;
+	bool in_flight;         /* the provider holds it */
 };
 
 /** A descriptor not yet accepted by the provider. */
@@ -206,6 +209,13 @@ struct fab_qp {
 	struct fab_slot *slots;
 	struct fab_slot **free_slots; /* a stack */
 	uint32_t nfree;
+	/* no slot in flight has an earlier deadline (a bound, not exact) */
+	uint64_t next_expiry_ns;
+	/* in the epoll set with the CQs: armed for next_expiry_ns while
+	 * operations are in flight, so a PE asleep in event mode wakes to
+	 * fail a stalled one */
+	int timer_fd;
+	uint64_t timer_at_ns; /* what it is set to (0: disarmed) */
 
 	bool flushed;
 	bool must_poll; /* fi_trywait said an event is waiting */
@@ -280,7 +290,13 @@ doca_error_t fab_ep_make(struct fab_dev *dev, struct fid_domain *domain, struct 
 			 struct fi_info *info, struct fid_cq *cq, struct fid_ep **ep);
 /** Replace a queue pair's endpoint (nothing of it in flight): after a
  * connection error, so its next operations connect anew. */
-void fab_qp_remake_ep(struct fab_qp *qp);
+/** A new CQ and endpoint for @p qp, the old ones closed with what they
+ * held (ep NULL, ep_broken kept, if no endpoint could be made); false,
+ * nothing changed, if the CQ could not be made. */
+bool fab_qp_remake(struct fab_qp *qp);
+/** Set the queue pair's timer to ring at @p at_ns (fab_now_ns time; 0
+ * disarms it). */
+void fab_qp_timer_set(struct fab_qp *qp, uint64_t at_ns);
 doca_error_t fab_mem_register(struct hw_dev *dev, void *addr, size_t len, uint32_t access,
 			      struct hw_mr **mr);
 void fab_mem_deregister(struct hw_mr *mr);

@@ -100,7 +100,7 @@ static bool parse_pair(const char *key, size_t klen, const char *val, size_t vle
 	}
 	if (KEY_IS("retry_ms")) {
 		if (!hw_parse_u32(val, vlen, 600000, &v) || v == 0) {
-			hw_diag("retry_ms: 1..600000 (how long a refused operation is retried)");
+			hw_diag("retry_ms: 1..600000 (how long an operation may be refused or in flight)");
 			return false;
 		}
 		p->retry_ms = v;

@@ -152,6 +152,9 @@ static bool command(struct exporter *x, char *line)
 		CHECK_OK(doca_mem_destroy(x->mem));
 		x->mem = NULL;
 		printf("OK\n");
+	} else if (sscanf(line, "pause %llu", &a) == 1) {
+		usleep((useconds_t)(a * 1000)); /* serving nothing: a stalled peer */
+		printf("OK\n");
 	} else if (sscanf(line, "fork_destroy %llu", &a) == 1) {
 		CHECK(x->child == 0, "fork_destroy: once");
 		fork_destroy(x, a);

@@ -812,6 +812,112 @@ static void case_forged(void)
 	peer_quit(&p);
 }
 
+/* Wait (progressing, or asleep on the notification fd when @p event_mode)
+ * for one event; returns it. */
+static struct doca_event *wait_event_mode(struct importer *im, bool event_mode)
+{
+	struct epoll_event ee = { .events = EPOLLIN }, out;
+	int fd, epfd = epoll_create1(0);
+	uint64_t end = now_ms() + REMOTE_WAIT_MS;
+	struct doca_event *ev;
+
+	CHECK(epfd >= 0, "epoll_create1");
+	CHECK_OK(doca_pe_get_notification_handle(im->pe, &fd));
+	CHECK(epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ee) == 0, "epoll_ctl");
+	while (doca_pe_progress(im->pe), (ev = doca_pe_get_event(im->pe)) == NULL) {
+		CHECK(now_ms() < end, "no event within %d ms", REMOTE_WAIT_MS);
+		if (!event_mode)
+			continue;
+		CHECK_OK(doca_pe_request_notification(im->pe));
+		(void)epoll_wait(epfd, &out, 1, REMOTE_WAIT_MS);
+		CHECK_OK(doca_pe_clear_notification(im->pe));
+	}
+	close(epfd);
+	return ev;
+}
+
+/* An exporter that stops serving once the connection is up (its PE does
+ * not run for STALL_MS): a READ it accepted fails with CONNECTION_RESET
+ * after the importer's retry_ms, in polling and in event mode (a review
+ * found it waiting forever, and the stop with it); once the exporter
+ * serves again the context works; a stop with such a READ in flight ends. */
+#define STALL_RETRY_MS 500
+#define STALL_MS 6000
+
+static void stalled(bool event_mode)
+{
+	struct peer p;
+	struct importer im;
+	struct doca_mem *remote;
+	struct doca_buf *rb, *lb;
+	struct doca_event *ev;
+	char dev[256], ans[64];
+	const char *base = importer_dev();
+
+	snprintf(dev, sizeof(dev), "%s%cretry_ms=%d", base, strchr(base, ':') ? ',' : ':', STALL_RETRY_MS);
+	peer_start(&p, exporter_dev(), 4096, "poll", "r");
+	peer_cmd(&p, ans, sizeof(ans), "fill 3");
+	importer_open(&im, dev, 4096, 0);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	CHECK_OK(doca_buf_create(remote, 0, 4096, &rb));
+	CHECK_OK(doca_buf_create(im.local, 0, 4096, &lb));
+	CHECK_OK(importer_copy(&im, rb, lb, 4096)); /* connected */
+
+	for (int round = 0; round < 2; round++) {
+		fprintf(p.to, "pause %d\n", STALL_MS);
+		fflush(p.to);
+		usleep(100 * 1000); /* the exporter reads it and stops serving */
+		memset(im.bytes, 0, 4096);
+		uint64_t t0 = now_ms();
+		struct doca_task_desc rd = { .type = DOCA_TASK_COPY, .src = rb, .dst = lb };
+
+		CHECK_OK(doca_task_submit(im.ctx, &rd));
+		if (round == 0) {
+			ev = wait_event_mode(&im, event_mode);
+		} else { /* a stop while it is in flight */
+			CHECK_RC(doca_ctx_stop(im.ctx), DOCA_ERROR_IN_PROGRESS);
+			ev = wait_event_mode(&im, event_mode);
+		}
+		uint64_t took = now_ms() - t0;
+
+		CHECK_RC(doca_event_get_error(ev), DOCA_ERROR_CONNECTION_RESET);
+		CHECK(took >= STALL_RETRY_MS - 50 && took < STALL_MS - 1000,
+		      "round %d: failed after %llu ms (retry_ms %d, stall %d ms)", round,
+		      (unsigned long long)took, STALL_RETRY_MS, STALL_MS);
+		doca_event_free(ev);
+		CHECK(fgets(ans, sizeof(ans), p.from) != NULL && strcmp(ans, "OK\n") == 0, "pause: %s", ans);
+		if (round == 0) {
+			/* serving again; the peer is held down for retry_ms more */
+			usleep((STALL_RETRY_MS + 100) * 1000);
+			CHECK_OK(importer_copy(&im, rb, lb, 4096));
+			CHECK(bytes_hash(im.bytes, 4096) == pattern_hash(3, 0, 4096), "the read after the stall");
+		}
+	}
+	uint64_t end = now_ms() + REMOTE_WAIT_MS;
+	enum doca_ctx_state st;
+
+	do {
+		doca_pe_progress(im.pe);
+		CHECK_OK(doca_ctx_get_state(im.ctx, &st));
+		CHECK(now_ms() < end, "the stop did not end");
+	} while (st != DOCA_CTX_STATE_IDLE);
+	CHECK_OK(doca_buf_destroy(rb));
+	CHECK_OK(doca_buf_destroy(lb));
+	CHECK_OK(doca_mem_destroy(remote));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
+static void case_stalled_poll(void)
+{
+	stalled(false);
+}
+
+static void case_stalled_event(void)
+{
+	stalled(true);
+}
+
 /* A descriptor of @p p with its key moved by @p delta and access WRITE,
  * its check made again (a forger who knows the format). */
 static void forge_key(const struct peer *p, int64_t delta, uint8_t *out)
@@ -915,6 +1021,8 @@ static const struct test_case cases[] = {
 	{ "close_frees_port", case_close_frees_port },
 	{ "forged", case_forged },
 	{ "keys", case_keys },
+	{ "stalled_poll", case_stalled_poll },
+	{ "stalled_event", case_stalled_event },
 	{ "destroy_landing", case_destroy_landing },
 };
 
