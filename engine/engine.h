@@ -330,8 +330,11 @@ struct doca_ctx {
 	struct rcu_head rcu;
 };
 
-/* Report a transition to the state callback (never under g_config_lock). */
+/* Report a transition to the state callback (never under g_config_lock;
+ * under the ctx's report_lock). */
 void ctx_report(struct doca_ctx *ctx, enum doca_ctx_state prev, enum doca_ctx_state next);
+/* Is the calling thread inside a state callback (of any context)? */
+bool ctx_in_state_callback(void);
 /* STOPPING → IDLE on the PE thread when every event is freed; returns true if done. */
 bool ctx_try_finalize(struct doca_ctx *ctx);
 /* Stop requested by the engine itself (fatal device error). */

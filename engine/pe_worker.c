@@ -128,8 +128,14 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *ph, int cpu)
 		return err;
 	}
 	/* g_config_lock (before worker_lock, as in doca_pe_destroy) makes the
-	 * members check and the claim one step against doca_ctx_start, which
-	 * checks the claim under it. */
+	 * members check, the start and the claim one step against
+	 * doca_ctx_start, which checks the claim under it; worker_lock, against
+	 * doca_pe_destroy and other starts and stops. The claim (has_worker)
+	 * is made only once the worker exists: a start that fails showed
+	 * nothing to other threads (a review saw their progress and starts
+	 * refused while a start bound to fail was under way). Holding both
+	 * across worker_start waits for nobody: it does not wait for the new
+	 * thread, which may take them only later. */
 	pthread_mutex_lock(&g_config_lock);
 	pthread_mutex_lock(&worker_lock);
 	EXPLORE_POINT(ATOMIC);
@@ -139,21 +145,18 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *ph, int cpu)
 		err = DOCA_ERROR_BAD_STATE;
 	else if (pe_has_callbackless_member(pe))
 		err = DOCA_ERROR_NOT_PERMITTED;
-	else
-		atomic_store_explicit(&pe->has_worker, true, memory_order_relaxed);
-	pthread_mutex_unlock(&g_config_lock);
 	doca_rcu_read_unlock();
 	EXPLORE_POINT(ATOMIC);
 	int started = err == DOCA_SUCCESS
 			      ? worker_start(&pe->worker, &pe_worker_ops, pe, pe->epfd, cpu, WORKER_SPIN_TURNS)
 			      : 0;
 
-	if (started != 0) {
-		atomic_store_explicit(&pe->has_worker, false, memory_order_relaxed);
-		/* EINVAL for a pinned thread: no such CPU for this process */
+	if (started != 0) /* EINVAL for a pinned thread: no such CPU for this process */
 		err = started == EINVAL && cpu >= 0 ? DOCA_ERROR_INVALID_VALUE : DOCA_ERROR_OPERATING_SYSTEM;
-	}
+	else if (err == DOCA_SUCCESS)
+		atomic_store_explicit(&pe->has_worker, true, memory_order_relaxed);
 	pthread_mutex_unlock(&worker_lock);
+	pthread_mutex_unlock(&g_config_lock);
 	return err;
 }
 
@@ -173,7 +176,10 @@ doca_error_t doca_pe_stop_run(struct doca_pe *ph)
 		doca_rcu_read_unlock();
 		return HANDLE_REFUSAL(ph, MAGIC_PE);
 	}
-	if (worker_is_self(&pe->worker)) {
+	/* Nor from a state callback: its thread holds the context's report
+	 * lock, which a worker's event callback stopping that context waits
+	 * for, so the join would wait for ever (a review's deadlock). */
+	if (worker_is_self(&pe->worker) || ctx_in_state_callback()) {
 		doca_rcu_read_unlock();
 		return DOCA_ERROR_NOT_PERMITTED;
 	}

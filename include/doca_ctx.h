@@ -52,7 +52,10 @@ typedef void (*doca_event_cb_t)(struct doca_event *ev, union doca_data ctx_user_
  * @brief Called after each state transition, with the context already in @p next.
  * From the callback reporting RUNNING the application may submit; from the
  * one reporting IDLE it may destroy the context's buffers and memories, close
- * its device and destroy the context itself.
+ * its device and destroy the context itself. It must not stop a PE's worker:
+ * doca_pe_stop_run refuses there (DOCA_ERROR_NOT_PERMITTED), as the worker
+ * could be waiting, in an event callback's doca_ctx_stop, for this report
+ * to end.
  * @param ctx The context.
  * @param ctx_user_data The context's value from doca_ctx_set_user_data.
  * @param prev The state before the transition.

@@ -219,7 +219,8 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
  *         that is not IDLE has no event callback (its events would reach
  *         nobody; doca_ctx_start likewise refuses such a context while a
  *         worker runs its PE); DOCA_ERROR_OPERATING_SYSTEM if the thread
- *         cannot start.
+ *         cannot start. A start that fails is never seen by other threads:
+ *         their calls on the PE meanwhile behave as without a worker.
  *
  * Thread safety: any thread except the PE's own callbacks; a callback of
  *         another PE's worker may call it.
@@ -243,10 +244,12 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu);
  *         DOCA_ERROR_IN_PROGRESS, at once and changing nothing, while another
  *         thread's doca_pe_stop_run of this PE is under way (the worker has
  *         stopped when that call returns);
- *         DOCA_ERROR_NOT_PERMITTED when called from the worker itself (a callback).
+ *         DOCA_ERROR_NOT_PERMITTED when called from the worker itself (a callback)
+ *         or from any context's state callback (doca_ctx_state_cb_t: its
+ *         thread holds a lock the worker may be waiting for).
  *
- * Thread safety: any thread except the PE's own callbacks; a callback of
- *         another PE's worker may call it.
+ * Thread safety: any thread except the PE's own callbacks and state
+ *         callbacks; an event callback of another PE's worker may call it.
  */
 doca_error_t doca_pe_stop_run(struct doca_pe *pe);
 

@@ -170,6 +170,112 @@ Test(worker, a_cpu_that_does_not_exist_is_refused)
 	cr_assert_eq(doca_pe_destroy(pe), DOCA_SUCCESS);
 }
 
+/* A start bound to fail (a CPU the kernel refuses) shows nothing to other
+ * threads while it is under way: their calls on the PE behave as without
+ * a worker (a review counted 2 % of them refused as if one ran it). */
+struct failing_starts {
+	struct doca_pe *pe;
+	_Atomic int done;
+	int refused_otherwise; /* results other than INVALID_VALUE */
+};
+
+static void *start_on_a_cpu_the_kernel_refuses(void *arg)
+{
+	struct failing_starts *f = arg;
+
+	for (int i = 0; i < 3000; i++)
+		if (doca_pe_run_on_cpu(f->pe, CPU_SETSIZE - 1) != DOCA_ERROR_INVALID_VALUE)
+			f->refused_otherwise++;
+	atomic_store(&f->done, 1);
+	return NULL;
+}
+
+Test(worker, a_failing_start_is_not_seen_by_other_threads)
+{
+	struct failing_starts f = { 0 };
+	pthread_t th;
+	unsigned long calls = 0, refused = 0;
+	uint32_t n;
+
+	if (sysconf(_SC_NPROCESSORS_CONF) >= CPU_SETSIZE)
+		cr_skip_test("CPU %d exists here", CPU_SETSIZE - 1);
+	cr_assert_eq(doca_pe_create(&f.pe), DOCA_SUCCESS);
+	cr_assert_eq(pthread_create(&th, NULL, start_on_a_cpu_the_kernel_refuses, &f), 0);
+	while (!atomic_load(&f.done)) {
+		calls++;
+		if (doca_pe_try_progress(f.pe, &n) != DOCA_SUCCESS)
+			refused++;
+	}
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(f.refused_otherwise, 0, "a start on CPU %d did not fail with INVALID_VALUE",
+		     CPU_SETSIZE - 1);
+	cr_assert_eq(refused, 0, "%lu of %lu progress calls refused during failing starts", refused, calls);
+	cr_assert_eq(doca_pe_stop_run(f.pe), DOCA_ERROR_BAD_STATE);
+	cr_assert_eq(doca_pe_destroy(f.pe), DOCA_SUCCESS);
+}
+
+/* A worker's event callback stops its context while the application's
+ * doca_ctx_stop reports STOPPING and its state callback would stop the
+ * worker: the join would wait for the worker, the worker for the report
+ * (a review's deadlock). doca_pe_stop_run refuses in a state callback;
+ * the stop then completes and the worker stops outside it. */
+static _Atomic int stopping_cb_calls, idle_reports, state_cb_stop_run = -1;
+static struct rig *deadlock_rig;
+
+static void stop_ctx_from_worker(struct doca_event *ev, union doca_data ud)
+{
+	(void)ev;
+	(void)ud;
+	if (atomic_fetch_add(&stopping_cb_calls, 1) == 0) {
+		usleep(100 * 1000); /* the application's stop reports meanwhile */
+		doca_error_t err = doca_ctx_stop(deadlock_rig->ctx);
+
+		cr_assert(err == DOCA_ERROR_IN_PROGRESS, "the worker's stop: %s", doca_error_get_name(err));
+	}
+	atomic_fetch_add(&completed, 1);
+}
+
+static void stop_worker_from_state_cb(struct doca_ctx *ctx, union doca_data ud, enum doca_ctx_state prev,
+				      enum doca_ctx_state next)
+{
+	(void)ctx;
+	(void)ud;
+	(void)prev;
+	if (next == DOCA_CTX_STATE_STOPPING)
+		atomic_store(&state_cb_stop_run, doca_pe_stop_run(deadlock_rig->pe));
+	if (next == DOCA_CTX_STATE_IDLE)
+		atomic_fetch_add(&idle_reports, 1);
+}
+
+Test(worker, stop_run_from_a_state_callback_is_refused_not_a_deadlock, .timeout = 30)
+{
+	struct rig r;
+	struct doca_task_desc desc;
+	enum doca_ctx_state st;
+
+	rig_up(&r, stop_ctx_from_worker, "sw0");
+	deadlock_rig = &r;
+	cr_assert_eq(doca_ctx_stop(r.ctx), DOCA_SUCCESS); /* the state callback is set while IDLE */
+	cr_assert_eq(doca_ctx_set_state_changed_cb(r.ctx, stop_worker_from_state_cb), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_start(r.ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_run_on_cpu(r.pe, -1), DOCA_SUCCESS);
+	desc = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = r.src, .dst = r.dst };
+	cr_assert_eq(doca_task_submit(r.ctx, &desc), DOCA_SUCCESS);
+	while (atomic_load(&stopping_cb_calls) == 0)
+		usleep(1000);
+	cr_assert_eq(doca_ctx_stop(r.ctx), DOCA_ERROR_IN_PROGRESS);
+	cr_assert_eq(atomic_load(&state_cb_stop_run), DOCA_ERROR_NOT_PERMITTED);
+	for (int i = 0; i < 10000 && atomic_load(&idle_reports) == 0; i++)
+		usleep(1000);
+	cr_assert_eq(doca_ctx_get_state(r.ctx, &st), DOCA_SUCCESS);
+	cr_assert_eq(st, DOCA_CTX_STATE_IDLE, "the worker finished the stop");
+	cr_assert_eq(atomic_load(&completed), 1);
+	cr_assert_eq(doca_pe_stop_run(r.pe), DOCA_SUCCESS, "outside the callback the worker stops");
+	cr_assert_eq(doca_ctx_set_state_changed_cb(r.ctx, NULL), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_start(r.ctx), DOCA_SUCCESS); /* rig_down stops it */
+	rig_down(&r);
+}
+
 /* The caller's own affinity is not the process's: a thread pinned to CPU 0
  * may hand a PE to a worker on CPU 1. */
 Test(worker, a_pinned_caller_may_start_a_worker_on_another_cpu)
