@@ -63,7 +63,9 @@ extern "C" {
  * @param[out] dev The new handle.
  * @return DOCA_SUCCESS;
  *         DOCA_ERROR_INVALID_VALUE for NULL arguments, an empty or over-long
- *         string, an unknown option, a malformed or out-of-range value;
+ *         string, an unknown option, a malformed or out-of-range value
+ *         (also a `cpus` CPU that is offline or outside the process's
+ *         cpuset: the kernel refuses the engine thread's pin);
  *         DOCA_ERROR_NOT_FOUND when no loaded backend has a device of that name
  *         (the log then lists the devices that exist and the backends whose
  *         module cannot be loaded, with the reason);

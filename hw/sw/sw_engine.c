@@ -360,7 +360,13 @@ doca_error_t sw_engines_start(struct sw_dev *dev)
 			pthread_mutex_destroy(&e->lock);
 			dev->nengines = i;
 			sw_engines_stop(dev);
-			return DOCA_ERROR_OPERATING_SYSTEM;
+			if (err != EINVAL || dev->params.ncpus == 0)
+				return DOCA_ERROR_OPERATING_SYSTEM;
+			/* the kernel refused the pin: offline, or outside the
+			 * process's cpuset (as doca_pe_run_on_cpu reports it) */
+			hw_diag("cpus: engine %u's CPU cannot take a thread of this process (offline, or "
+				"outside its cpuset)", i);
+			return DOCA_ERROR_INVALID_VALUE;
 		}
 	}
 	dev->nengines = n;

@@ -12,13 +12,16 @@
 #include "hw/sw/sw.h"
 #include "hw/hw_parse.h"
 
-/* One cpus item: "A" or "A-B". */
+/* One cpus item: "A" or "A-B", each a CPU this machine has (configured:
+ * online ones need not be numbered 0..N-1). Whether one may take a thread
+ * (online, inside the process's cpuset) only the kernel knows: the engine
+ * thread's creation refuses it (sw_engines_start). */
 static bool parse_cpu_item(const char *s, size_t len, struct sw_params *p)
 {
-	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
 	const char *dash = memchr(s, '-', len);
 	uint32_t lo, hi;
-	uint32_t max = online > 0 && online <= CPU_SETSIZE ? (uint32_t)online - 1u : 0u;
+	uint32_t max = conf > 0 && conf <= CPU_SETSIZE ? (uint32_t)conf - 1u : 0u;
 
 	if (dash == NULL) {
 		if (!hw_parse_u32(s, len, max, &lo))
@@ -37,7 +40,7 @@ static bool parse_cpu_item(const char *s, size_t len, struct sw_params *p)
 	}
 	return true;
 bad:
-	hw_diag("cpus: '%.*s' is not an online CPU or a range A-B of them (online: 0-%u)", (int)len, s, max);
+	hw_diag("cpus: '%.*s' is not a CPU or a range A-B of them (this machine's: 0-%u)", (int)len, s, max);
 	return false;
 }
 

@@ -63,7 +63,7 @@ Test(sw_params, malformed_strings_are_refused_with_the_reason)
 		{ "engines=1,", "'' is not KEY=VALUE; keys: " SW_PARAM_KEYS },
 		{ "engines=1,engines=2", "'engines' is given twice" },
 		{ "cpus=0", "'cpus' pins engine threads: it needs engines=N (N >= 1)" },
-		{ "engines=1,cpus=100000", "100000" }, /* a cpus item: the reason names the online range */
+		{ "engines=1,cpus=100000", "100000" }, /* a cpus item: the reason names the machine's CPUs */
 		{ "engines=1,cpus=1-0", "1-0" },
 		{ "engines=1,cpus=0,cpus=0", "'cpus' is given twice" },
 		{ "engines=1,7", "'7' is not KEY=VALUE; keys: " SW_PARAM_KEYS },
@@ -77,8 +77,8 @@ Test(sw_params, malformed_strings_are_refused_with_the_reason)
 			     bad[i].text);
 		if (strchr(bad[i].why, ' ') == NULL) /* a cpus item */
 			snprintf(want, sizeof(want),
-				 "cpus: '%s' is not an online CPU or a range A-B of them (online: 0-%ld)", bad[i].why,
-				 sysconf(_SC_NPROCESSORS_ONLN) - 1);
+				 "cpus: '%s' is not a CPU or a range A-B of them (this machine's: 0-%ld)",
+				 bad[i].why, sysconf(_SC_NPROCESSORS_CONF) - 1);
 		else
 			snprintf(want, sizeof(want), "%s", bad[i].why);
 		cr_expect_str_eq(hw_diag_take(), want, "\"%s\"", bad[i].text);
