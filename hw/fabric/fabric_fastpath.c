@@ -22,8 +22,6 @@
  * for a refusal. The queue pair's timer wakes a PE asleep in event mode
  * for it.
  */
-#include <sys/timerfd.h>
-
 #include <string.h>
 
 #include "hw/fabric/fabric_internal.h"

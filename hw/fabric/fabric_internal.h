@@ -288,11 +288,11 @@ int fab_dev_trywait(struct fab_dev *dev);
  * hw_diag says why not (DOCA_ERROR_INVALID_VALUE: the address). */
 doca_error_t fab_ep_make(struct fab_dev *dev, struct fid_domain *domain, struct fid_av *av,
 			 struct fi_info *info, struct fid_cq *cq, struct fid_ep **ep);
-/** Replace a queue pair's endpoint (nothing of it in flight): after a
- * connection error, so its next operations connect anew. */
 /** A new CQ and endpoint for @p qp, the old ones closed with what they
- * held (ep NULL, ep_broken kept, if no endpoint could be made); false,
- * nothing changed, if the CQ could not be made. */
+ * held: after a connection error (nothing in flight), so its next
+ * operations connect anew, or to drop a stalled operation. ep NULL,
+ * ep_broken kept, if no endpoint could be made; false, nothing changed, if
+ * the CQ could not be made. */
 bool fab_qp_remake(struct fab_qp *qp);
 /** Set the queue pair's timer to ring at @p at_ns (fab_now_ns time; 0
  * disarms it). */
