@@ -89,7 +89,8 @@ doca_error_t doca_dev_open(const char *name, struct doca_dev **dev);
  * address (fab0:port=N), a close waits for that (milliseconds: a grace
  * period and the deferred frees queued before the call), so after the
  * last handle's close the port can be bound again at once; other closes
- * never wait.
+ * never wait for that (closing a fab0 device's libfabric objects takes
+ * tens of milliseconds by itself).
  *
  * @param dev The handle from doca_dev_open.
  * @return DOCA_SUCCESS;

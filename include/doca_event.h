@@ -85,8 +85,10 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev);
  *        ignored. Never refused for an event the application holds, from
  *        any thread: on the thread running the PE (the one whose
  *        doca_pe_progress ran last: it keeps the PE's runner guard between
- *        calls) the credit is back at once; from another thread it returns
- *        through a lock-free path the PE drains on its next turn (the PE is
+ *        calls) the credit and the buffers are back at once; from another
+ *        thread both return through a lock-free path the PE drains on its
+ *        next turn, so until then doca_buf_destroy of its buffers still
+ *        returns DOCA_ERROR_IN_USE (the PE is
  *        woken if it sleeps) — or, if that thread is preempted in the middle
  *        of its own next push into the same context's mailbox, or another
  *        thread is preempted in the middle of marking the same context ready
