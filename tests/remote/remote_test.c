@@ -740,6 +740,19 @@ static void log_keep(enum doca_log_level level, const char *message, void *user)
 	log_lines++;
 }
 
+/* A changed descriptor's check made again, as a forger who knows the
+ * format would (FNV-1a, as fab_wire_hash), into @p out. */
+static void forge_seal(struct fab_wire *w, uint8_t *out)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	const uint8_t *b = (const uint8_t *)w;
+
+	for (size_t i = 0; i < offsetof(struct fab_wire, check); i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	w->check = htole64(h);
+	memcpy(out, w, sizeof(*w));
+}
+
 /* A descriptor whose address is @p family, its check made again (a forger
  * who knows the format): it must be refused, and change nothing. */
 static void forge_family(const struct peer *p, uint16_t family, uint8_t *out)
@@ -749,13 +762,7 @@ static void forge_family(const struct peer *p, uint16_t family, uint8_t *out)
 	CHECK(p->desc_len == sizeof(w), "descriptor of %zu bytes", p->desc_len);
 	memcpy(&w, p->desc, sizeof(w));
 	memcpy(w.addr, &family, sizeof(family)); /* sa_family leads every sockaddr */
-	uint64_t h = 0xcbf29ce484222325ull;     /* FNV-1a, as fab_wire_hash */
-	const uint8_t *b = (const uint8_t *)&w;
-
-	for (size_t i = 0; i < offsetof(struct fab_wire, check); i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	w.check = htole64(h);
-	memcpy(out, &w, sizeof(w));
+	forge_seal(&w, out);
 }
 
 /* Forged and cut descriptors are refused with a log line that says why,
@@ -927,13 +934,7 @@ static void forge_key(const struct peer *p, int64_t delta, uint8_t *out)
 	memcpy(&w, p->desc, sizeof(w));
 	w.key = htole64(le64toh(w.key) + (uint64_t)delta);
 	w.access = htole32(DOCA_ACCESS_FLAG_WRITE);
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a, as fab_wire_hash */
-	const uint8_t *b = (const uint8_t *)&w;
-
-	for (size_t i = 0; i < offsetof(struct fab_wire, check); i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	w.check = htole64(h);
-	memcpy(out, &w, sizeof(w));
+	forge_seal(&w, out);
 }
 
 /* A peer given a READ descriptor cannot reach the WRITE export of the same
