@@ -43,6 +43,20 @@ Test(sw_params, a_cpu_list_takes_ranges_and_items)
 	cr_assert_eq(p.cpus[1], 0);
 }
 
+Test(sw_params, leading_zeros_are_read_as_the_number_they_pad)
+{
+	struct sw_params p;
+
+	cr_assert_eq(sw_params_parse("engines=0000000000000000002,fail_every=0000000000001,delay_us=00,cpus=00-000",
+				     &p),
+		     DOCA_SUCCESS);
+	cr_assert_eq(p.engines, 2);
+	cr_assert_eq(p.fail_every, 1);
+	cr_assert_eq(p.delay_us, 0);
+	cr_assert_eq(p.ncpus, 1);
+	cr_assert_eq(p.cpus[0], 0);
+}
+
 Test(sw_params, malformed_strings_are_refused_with_the_reason)
 {
 	static const struct {
@@ -56,6 +70,9 @@ Test(sw_params, malformed_strings_are_refused_with_the_reason)
 		{ "engines=-1", "engines: '-1' is not a whole number from 0 to 64" },
 		{ "engines=65", "engines: '65' is not a whole number from 0 to 64" },
 		{ "engines=99999999999", "engines: '99999999999' is not a whole number from 0 to 64" },
+		{ "engines=00000000065", "engines: '00000000065' is not a whole number from 0 to 64" },
+		{ "fail_every=0001000000001", "fail_every: '0001000000001' is not a whole number from 0 to 1000000000" },
+		{ "engines=0x1", "engines: '0x1' is not a whole number from 0 to 64" },
 		{ "delay_us=10000001", "delay_us: '10000001' is not a whole number from 0 to 10000000" },
 		{ "bogus=1", "unknown key 'bogus'; keys: " SW_PARAM_KEYS },
 		{ "engine=1", "unknown key 'engine'; keys: " SW_PARAM_KEYS },
