@@ -197,6 +197,25 @@ void fixture_init_started(struct api_fixture *f, const char *dev_name, size_t le
 	assert_state(f->ctx, DOCA_CTX_STATE_RUNNING);
 }
 
+/* An event a stop drained: done (its status agrees with its error), or
+ * flushed by the stop (FAILURE with SHUTDOWN and no bytes). */
+static void assert_drained_event(const struct doca_event *ev)
+{
+	enum doca_event_status st = doca_event_get_status(ev);
+	doca_error_t err = doca_event_get_error(ev);
+
+	cr_assert_neq(doca_event_get_ctx(ev), NULL, "a drained event names no context");
+	if (st == DOCA_EVENT_STATUS_SUCCESS)
+		cr_assert_eq(err, DOCA_SUCCESS, "a successful event carries %s", doca_error_get_name(err));
+	else if (st == DOCA_EVENT_STATUS_PARTIAL || st == DOCA_EVENT_STATUS_FAILURE)
+		cr_assert_neq(err, DOCA_SUCCESS, "a failed event carries DOCA_SUCCESS");
+	else
+		cr_assert_fail("a drained event has status %d", (int)st);
+	if (err == DOCA_ERROR_SHUTDOWN)
+		cr_assert(st == DOCA_EVENT_STATUS_FAILURE && doca_event_get_bytes(ev) == 0,
+			  "a flushed event has status %d and %zu bytes", (int)st, doca_event_get_bytes(ev));
+}
+
 void stop_and_drain(struct doca_ctx *ctx, struct doca_pe *pe)
 {
 	enum doca_ctx_state s;
@@ -217,8 +236,10 @@ void stop_and_drain(struct doca_ctx *ctx, struct doca_pe *pe)
 			return;
 		cr_assert_eq(s, DOCA_CTX_STATE_STOPPING, "ctx in state %s while draining", state_name(s));
 		doca_pe_progress(pe);
-		while ((ev = doca_pe_get_event(pe)) != NULL)
+		while ((ev = doca_pe_get_event(pe)) != NULL) {
+			assert_drained_event(ev);
 			doca_event_free(ev);
+		}
 		cr_assert_lt(now_ns(), deadline, "ctx did not reach IDLE within %d ms", API_WAIT_MS);
 	}
 }
