@@ -93,9 +93,11 @@ doca_error_t doca_mem_destroy(struct doca_mem *mem);
  * destroyed memory never reaches another memory. An access under way when
  * the destroy comes is cut, not finished: no byte moves into or out of the
  * memory once doca_mem_destroy returns. To cut it the device drops its
- * peers' connections, so their accesses in flight to the device's other
- * exports fail too (DOCA_ERROR_CONNECTION_RESET, with no partial result to
- * rely on); their next ones connect again. fab0 drops them by closing its
+ * peers' connections; a peer's operation that finds its connection reset
+ * is issued once more on a new one, so the peers' next accesses, and
+ * those in flight to the device's other exports, connect again and
+ * succeed (a second failure is final: DOCA_ERROR_CONNECTION_RESET, with no
+ * partial result to rely on). fab0 drops them by closing its
  * service endpoint and making it again on the same address and port; where
  * that fails (the port taken meanwhile, e.g. by a forked child's copy of
  * the fd, or no memory) the destroy still succeeds and logs a warning, the

@@ -21,6 +21,18 @@
  * fails each with CONNECTION_RESET, and holds the late one's peer down as
  * for a refusal. The queue pair's timer wakes a PE asleep in event mode
  * for it.
+ *
+ * A reset connection. rxm learns that a peer dropped the connection (an
+ * exporter cuts them all when it destroys an exported memory) only from
+ * the next operation on it, which fails with a connection error however
+ * long after the cut it was posted. So an operation the provider failed
+ * that way is issued once more, on the new endpoint made once nothing is
+ * in flight (ep_broken), before anything newer: the first access after a
+ * cut connects again instead of failing, and one in flight during it ends
+ * as its memory decides (done, or NOT_PERMITTED through a revoked key). A
+ * second failure is final. Issuing again is safe: a READ reads the same
+ * bytes, a WRITE writes the same bytes to the same place, and the peer's
+ * key check applies again.
  */
 #include <string.h>
 
@@ -95,7 +107,7 @@ static void slot_accepted(struct fab_qp *qp, struct fab_slot *slot, struct fab_p
 	slot->deadline_ns = deadline;
 	slot->peer = peer;
 	slot->in_flight = true;
-	if (qp->nfree == qp->mask) /* the only one: every other deadline went */
+	if (fab_in_flight(qp) == 1) /* the only one: every other deadline went */
 		qp->next_expiry_ns = deadline;
 	/* A PE asleep in event mode (it armed once: watching) wakes for it
 	 * even if this was posted while it slept; a timer set earlier rings
@@ -134,12 +146,59 @@ static void expire_stalled(struct fab_qp *qp)
 	qp->next_expiry_ns = 0;
 }
 
+/* Fail a slot that waited to be issued again, with @p error. */
+static void again_fail(struct fab_qp *qp, struct fab_slot *slot, doca_error_t error)
+{
+	slot->again = false;
+	qp->nagain--;
+	done_push(qp, slot->cookie, 0, HW_CQE_FAILED, error);
+	qp->free_slots[qp->nfree++] = slot;
+}
+
+/* Issue again the operations whose connection was found reset (see the
+ * top), on the endpoint made since; or fail them (a stop's flush, no
+ * endpoint, their peer held down). False while the provider refuses one
+ * for now: nothing newer may go first. */
+static bool issue_again(struct fab_qp *qp)
+{
+	uint64_t now = fab_now_ns(), retry = (uint64_t)qp->dev->params.retry_ms * 1000000ull;
+
+	for (uint32_t i = 0; i <= qp->mask && qp->nagain != 0; i++) {
+		struct fab_slot *slot = &qp->slots[i];
+
+		if (!slot->again)
+			continue;
+		if (qp->flushed || qp->ep == NULL || peer_held_down(slot->peer)) {
+			again_fail(qp, slot, DOCA_ERROR_CONNECTION_RESET);
+			continue;
+		}
+		ssize_t rc = rma_issue(qp, &slot->d, slot);
+
+		if (rc == 0) {
+			slot->again = false;
+			slot->issued_again = true;
+			qp->nagain--;
+			slot_accepted(qp, slot, slot->peer, now + retry);
+		} else if (rc != -FI_EAGAIN) {
+			again_fail(qp, slot, fab_errno_to_doca((int)-rc, 0));
+		} else if (slot->again_by_ns == 0 || now < slot->again_by_ns) {
+			if (slot->again_by_ns == 0)
+				slot->again_by_ns = now + retry;
+			return false; /* poll retries it */
+		} else { /* out of time, as a descriptor refused for now */
+			atomic_store_explicit(&slot->peer->dead_until_ns, now + retry, memory_order_relaxed);
+			again_fail(qp, slot, DOCA_ERROR_CONNECTION_RESET);
+		}
+	}
+	return true;
+}
+
 /* A flush completes what waits here only after the operations the
  * provider holds, which are older: a stop's events come in submission
  * order. */
 static bool flush_waits(const struct fab_qp *qp)
 {
-	return qp->flushed && qp->nfree != qp->mask + 1;
+	return qp->flushed && fab_in_flight(qp) != 0;
 }
 
 /* Give the doorbelled descriptors to the provider (or complete them here)
@@ -147,10 +206,13 @@ static bool flush_waits(const struct fab_qp *qp)
 static void issue(struct fab_qp *qp)
 {
 	if (qp->ep_broken && !qp->flushed) {
-		if (qp->nfree != qp->mask + 1)
+		if (fab_in_flight(qp) != 0)
 			return; /* poll reaps the endpoint's last operations first */
 		(void)fab_qp_remake(qp); /* failed: the next issue tries again */
 	}
+	/* (an endpoint made, or none could be: then they fail) */
+	if (qp->nagain != 0 && !issue_again(qp))
+		return; /* they are older than anything pending */
 	if (flush_waits(qp))
 		return; /* poll reaps the provider's operations first: they are older */
 	while (qp->pend_head != qp->pend_rung) {
@@ -177,6 +239,9 @@ static void issue(struct fab_qp *qp)
 
 			slot->cookie = d->cookie;
 			slot->len = d->len;
+			slot->d = *d;
+			slot->again_by_ns = 0;
+			slot->issued_again = false;
 			ssize_t rc = rma_issue(qp, d, slot);
 			uint64_t now = fab_now_ns();
 			uint64_t retry = (uint64_t)qp->dev->params.retry_ms * 1000000ull;
@@ -257,9 +322,15 @@ static uint32_t cq_take(struct fab_qp *qp, struct hw_cqe *cqes, uint32_t max)
 		if (slot == NULL)
 			continue; /* the endpoint's own error (rxm writes one with no
 				   * operation): its operations end by their deadline */
+		doca_error_t error = fab_errno_to_doca(e.err, e.prov_errno);
+
 		slot->in_flight = false;
-		cqes[n++] = (struct hw_cqe){ .cookie = slot->cookie, .status = HW_CQE_FAILED,
-					     .error = fab_errno_to_doca(e.err, e.prov_errno) };
+		if (error == DOCA_ERROR_CONNECTION_RESET && !slot->issued_again && !qp->flushed) {
+			slot->again = true; /* once more, on the new endpoint (see the top) */
+			qp->nagain++;
+			continue;
+		}
+		cqes[n++] = (struct hw_cqe){ .cookie = slot->cookie, .status = HW_CQE_FAILED, .error = error };
 		qp->free_slots[qp->nfree++] = slot;
 	}
 	return n;
@@ -301,14 +372,14 @@ uint32_t fab_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
 	qp->must_poll = false;
 	/* Nothing of ours in flight: no completion to read (and each read is
 	 * a provider progress call, a system call with tcp). */
-	if (n < max && qp->nfree != qp->mask + 1)
+	if (n < max && fab_in_flight(qp) != 0)
 		n += cq_take(qp, cqes + n, max - n);
-	if (qp->nfree != qp->mask + 1) {
+	if (fab_in_flight(qp) != 0) {
 		expire_stalled(qp);
 		n += done_take(qp, cqes + n, max - n);
 	}
 	serve(qp->dev);
-	if (qp->pend_head != qp->pend_rung) {
+	if (qp->pend_head != qp->pend_rung || qp->nagain != 0) {
 		issue(qp);
 		n += done_take(qp, cqes + n, max - n);
 	}
@@ -321,7 +392,7 @@ bool fab_pending(struct hw_qp *hw)
 
 	/* what waits for a flush is not work yet: the provider's completions
 	 * (its CQ fd, or our wake) bring the poll that issues it */
-	return qp->must_poll || qp->done_head != qp->done_tail ||
+	return qp->must_poll || qp->done_head != qp->done_tail || qp->nagain != 0 ||
 	       (qp->pend_head != qp->pend_rung && !flush_waits(qp));
 }
 

@@ -172,6 +172,12 @@ struct fab_slot {
 	uint64_t deadline_ns;   /* accepted + retry_ms: failed if not complete by then */
 	struct fab_peer *peer;
 	bool in_flight;         /* the provider holds it */
+	/* Its connection was found reset: issued again once on a new
+	 * endpoint (fabric_fastpath.c, "A reset connection"). */
+	struct hw_desc d;         /* what it carries, for that */
+	uint64_t again_by_ns;     /* 0 until the provider refused it again for now */
+	bool again;               /* waits to be issued again */
+	bool issued_again;        /* its next failure is final */
 };
 
 /** A descriptor not yet accepted by the provider. */
@@ -209,6 +215,7 @@ struct fab_qp {
 	struct fab_slot *slots;
 	struct fab_slot **free_slots; /* a stack */
 	uint32_t nfree;
+	uint32_t nagain; /* slots waiting to be issued again (neither free nor in flight) */
 	/* no slot in flight has an earlier deadline (a bound, not exact) */
 	uint64_t next_expiry_ns;
 	/* in the epoll set with the CQs: armed for next_expiry_ns while
@@ -234,6 +241,12 @@ static inline struct fab_dev *fab_dev_of(struct hw_dev *hw)
 static inline struct fab_mr *fab_mr_of(const struct hw_mr *hw)
 {
 	return (struct fab_mr *)((const char *)hw - offsetof(struct fab_mr, hw));
+}
+
+/* How many of the queue pair's operations the provider holds. */
+static inline uint32_t fab_in_flight(const struct fab_qp *qp)
+{
+	return qp->mask + 1u - qp->nfree - qp->nagain;
 }
 
 static inline struct fab_qp *fab_qp_of(struct hw_qp *hw)

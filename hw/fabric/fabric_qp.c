@@ -203,7 +203,7 @@ doca_error_t fab_notify_arm(struct hw_qp *hw)
 	/* The timer at the first deadline in flight (the poll that wakes for
 	 * it fails what is due); one that rang with nothing in flight is
 	 * disarmed, or it would wake us again at once. */
-	uint64_t want = qp->nfree != qp->mask + 1 ? qp->next_expiry_ns : 0;
+	uint64_t want = fab_in_flight(qp) != 0 ? qp->next_expiry_ns : 0;
 
 	if (want != qp->timer_at_ns && (want != 0 || fab_now_ns() >= qp->timer_at_ns))
 		fab_qp_timer_set(qp, want);

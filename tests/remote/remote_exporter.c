@@ -3,7 +3,8 @@
  * (see remote_peer.h): one fab0 device, a started context whose PE serves
  * peers' RMA ("poll": this thread progresses between commands; "event": it
  * sleeps on the PE's notification fd and stdin; "worker": a worker thread
- * runs the PE), one memory, commands on stdin.
+ * runs the PE), one memory (and a spare one, on command), commands on
+ * stdin.
  */
 #include <errno.h>
 #include <poll.h>
@@ -19,6 +20,7 @@ struct exporter {
 	struct doca_ctx *ctx;
 	struct doca_pe *pe;
 	struct doca_mem *mem;
+	struct doca_mem *spare; /* "spare": a second exported memory */
 	uint8_t *bytes;
 	size_t len;
 	int mode; /* 0 poll, 1 event, 2 worker */
@@ -83,14 +85,14 @@ static void mem_make(struct exporter *x)
 	x->bytes = addr;
 }
 
-static void say_desc(struct exporter *x, const char *access)
+static void say_desc(struct doca_mem *mem, const char *access)
 {
 	uint32_t a = (strchr(access, 'r') ? DOCA_ACCESS_FLAG_READ : 0) |
 		     (strchr(access, 'w') ? DOCA_ACCESS_FLAG_WRITE : 0);
 	const void *desc;
 	size_t len;
 
-	CHECK_OK(doca_mem_export(x->mem, a, &desc, &len));
+	CHECK_OK(doca_mem_export(mem, a, &desc, &len));
 	printf("DESC ");
 	for (size_t i = 0; i < len; i++)
 		printf("%02x", ((const uint8_t *)desc)[i]);
@@ -111,7 +113,17 @@ static bool command(struct exporter *x, char *line)
 		CHECK(a <= x->len && b <= x->len - a, "sum out of range");
 		printf("SUM %llx\n", (unsigned long long)bytes_hash(x->bytes + a, b));
 	} else if (sscanf(line, "export %15s", word) == 1) {
-		say_desc(x, word);
+		say_desc(x->mem, word);
+		return true;
+	} else if (strncmp(line, "spare_destroy", 13) == 0) {
+		CHECK(x->spare != NULL, "spare_destroy: no spare");
+		CHECK_OK(doca_mem_destroy(x->spare));
+		x->spare = NULL;
+		printf("OK\n");
+	} else if (strncmp(line, "spare", 5) == 0) {
+		CHECK(x->spare == NULL, "spare: once");
+		CHECK_OK(doca_mem_create(x->ctx, 4096, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &x->spare));
+		say_desc(x->spare, "rw");
 		return true;
 	} else if (strncmp(line, "renew", 5) == 0) {
 		CHECK_OK(doca_mem_destroy(x->mem));
@@ -222,7 +234,7 @@ int exporter_main(int argc, char **argv)
 		CHECK_OK(doca_ctx_set_event_cb(x.ctx, no_events));
 	CHECK_OK(doca_ctx_start(x.ctx));
 	mem_make(&x);
-	say_desc(&x, argv[3]);
+	say_desc(x.mem, argv[3]);
 	if (x.mode == 2)
 		CHECK_OK(doca_pe_run_on_cpu(x.pe, -1));
 	for (;;) {
@@ -236,6 +248,8 @@ int exporter_main(int argc, char **argv)
 	CHECK_OK(doca_ctx_stop(x.ctx));
 	if (x.mem != NULL)
 		CHECK_OK(doca_mem_destroy(x.mem));
+	if (x.spare != NULL)
+		CHECK_OK(doca_mem_destroy(x.spare));
 	CHECK_OK(doca_dev_close(x.dev));
 	CHECK_OK(doca_ctx_destroy(x.ctx));
 	CHECK_OK(doca_pe_destroy(x.pe));

@@ -728,6 +728,60 @@ static void case_renew_blocked(void)
 	peer_quit(&p);
 }
 
+/* A memory's destroy drops its device's connections (the cut). A peer's
+ * next access to the device's other export, made long after, connects
+ * again and succeeds at its first try, and the destroyed one's is refused
+ * (NOT_PERMITTED), after which the other works again. The first access
+ * after the cut failed with CONNECTION_RESET: the importer learned of the
+ * cut only from it (found by a review). */
+static void case_next_after_cut(void)
+{
+	enum { CHUNK = 4096 };
+	struct peer p;
+	struct importer im;
+	struct doca_mem *a, *b;
+	struct doca_buf *ab, *bb, *lb;
+	char ans[2048];
+
+	peer_start(&p, exporter_dev(), CHUNK, "poll", "rw");
+	importer_open(&im, importer_dev(), CHUNK, 0);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &a));
+	peer_cmd(&p, ans, sizeof(ans), "spare");
+	peer_take_desc(&p, ans);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &b));
+	CHECK_OK(doca_buf_create(a, 0, CHUNK, &ab));
+	CHECK_OK(doca_buf_create(b, 0, CHUNK, &bb));
+	CHECK_OK(doca_buf_create(im.local, 0, CHUNK, &lb));
+	pattern_fill(im.bytes, CHUNK, 31, 0);
+	CHECK_OK(importer_copy(&im, lb, ab, CHUNK));
+	CHECK_OK(importer_copy(&im, lb, bb, CHUNK));
+	peer_cmd(&p, ans, sizeof(ans), "spare_destroy");
+	CHECK(strcmp(ans, "OK") == 0, "spare_destroy: %s", ans);
+	usleep(200 * 1000); /* nothing in flight: the cut is long over */
+
+	pattern_fill(im.bytes, CHUNK, 32, 0);
+	doca_error_t e = importer_copy(&im, lb, ab, CHUNK);
+
+	CHECK(e == DOCA_SUCCESS, "the first write after the cut: %s", doca_error_get_name(e));
+	CHECK(peer_sum(&p, 0, CHUNK) == pattern_hash(32, 0, CHUNK), "the first write after the cut landed");
+	memset(im.bytes, 0, CHUNK);
+	CHECK_OK(importer_copy(&im, ab, lb, CHUNK));
+	CHECK(bytes_hash(im.bytes, CHUNK) == pattern_hash(32, 0, CHUNK), "read back after the cut");
+	e = importer_copy(&im, lb, bb, CHUNK);
+	CHECK(e == DOCA_ERROR_NOT_PERMITTED, "a write to the destroyed memory: %s", doca_error_get_name(e));
+	pattern_fill(im.bytes, CHUNK, 33, 0);
+	e = importer_copy(&im, lb, ab, CHUNK);
+	CHECK(e == DOCA_SUCCESS, "the next write after a refused key: %s", doca_error_get_name(e));
+	CHECK(peer_sum(&p, 0, CHUNK) == pattern_hash(33, 0, CHUNK), "the write after the refusal landed");
+	CHECK_OK(doca_buf_destroy(ab));
+	CHECK_OK(doca_buf_destroy(bb));
+	CHECK_OK(doca_buf_destroy(lb));
+	CHECK_OK(doca_mem_destroy(a));
+	CHECK_OK(doca_mem_destroy(b));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
 /* The log lines of a test, for the checks that a refusal says why. */
 static char log_last[512];
 static unsigned log_lines;
@@ -1018,6 +1072,7 @@ static const struct test_case cases[] = {
 	{ "revoke_event", case_revoke_event },
 	{ "revoke_worker", case_revoke_worker },
 	{ "renew_blocked", case_renew_blocked },
+	{ "next_after_cut", case_next_after_cut },
 	{ "reopen", case_reopen },
 	{ "close_frees_port", case_close_frees_port },
 	{ "forged", case_forged },
