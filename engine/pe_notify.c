@@ -202,10 +202,16 @@ static bool ctx_has_pending(struct doca_ctx *ctx, struct ctx_run *run, bool fed)
 	/* A stop's backlog and mailbox wait until the device has given every
 	 * descriptor back (engine/pe_progress.c): not work for a turn now; the
 	 * last completion wakes the PE (or, inline, is pending work itself). */
-	bool waits = (st != DOCA_CTX_STATE_RUNNING || run->fatal) && run->flush_sent &&
-		     atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0;
+	uint32_t on_device = atomic_load_explicit(&run->on_device, memory_order_relaxed);
+	bool waits = (st != DOCA_CTX_STATE_RUNNING || run->fatal) && run->flush_sent && on_device != 0;
+	/* The backlog (what the device refused, what a submit left for the
+	 * turn) is work now only with nothing of the run on the device: else
+	 * the device was full, and the completion that makes room wakes the
+	 * PE (an inline device's pending says so itself). Counted always, a
+	 * full ring made every arm fire: a busy loop (found by a review). */
+	bool backlog = run->backlog_head != NULL && on_device == 0;
 
-	if ((!fed && !waits && mailbox_nonempty(&run->mbox)) || (!waits && run->backlog_head != NULL) ||
+	if ((!fed && !waits && mailbox_nonempty(&run->mbox)) || (!waits && backlog) ||
 	    run->qp->ops->pending(run->qp))
 		return true;
 	return st == DOCA_CTX_STATE_STOPPING &&

@@ -170,6 +170,35 @@ Test(event_wakeups, engine_one_task_at_a_time_from_the_pe_thread_wakes_once_per_
 	loop_close(&l);
 }
 
+/* A device whose ring is full (sw0's ring_max): the tasks it refused
+ * wait in the engine until a completion makes room, and that completion
+ * is what wakes the PE. Before this was so, every arm found the waiting
+ * tasks "pending" and fired at once: the sleeping loop spun, about a
+ * thousand wake-ups per completion, nearly all empty (found by a review).
+ * Each burst of two completions may cost a wake-up and, at worst, one
+ * empty one (a completion reaped by the progress after its wake-up was
+ * sent): bounded by two per burst, far from a spin. */
+Test(event_wakeups, a_full_ring_sleeps_until_a_completion_makes_room)
+{
+	enum { TASKS = 32, RING = 2 };
+	struct loop l;
+
+	cr_log_info("expect the device's \"queue is full\" warnings");
+	loop_open(&l, "sw0:engines=1,delay_us=1000,ring_max=2", TASKS);
+	for (int k = 0; k < TASKS; k++)
+		assert_ok(submit_copy(l.f.ctx, l.f.src, l.f.dst, (uint64_t)k, 0));
+	(void)reap(&l);
+	while (l.events < TASKS) {
+		assert_ok(doca_pe_request_notification(l.f.pe));
+		(void)sleep_and_reap(&l);
+	}
+	cr_assert_eq(l.events, TASKS, "%lu events for %d tasks", l.events, TASKS);
+	cr_assert_leq(l.wakes, 2 * TASKS / RING, "%lu wake-ups (%lu empty) for %d bursts of %d", l.wakes,
+		      l.empty, TASKS / RING, RING);
+	cr_assert_leq(l.empty, TASKS / RING, "%lu of %lu wake-ups empty", l.empty, l.wakes);
+	loop_close(&l);
+}
+
 /* ---- under load: fewer than 5 % of wake-ups find no event ---- */
 
 struct loaded {
