@@ -193,7 +193,9 @@ doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_state 
  *        disconnected from its progress engine. Its memory is freed after an
  *        RCU grace period.
  * @param ctx The context.
- * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type
+ *         handle or one already destroyed (a stale handle: logged and
+ *         counted by doca_stale_handle_count);
  *         DOCA_ERROR_BAD_STATE if RUNNING, STARTING or STOPPING;
  *         DOCA_ERROR_IN_USE while memories exist or a device is bound.
  *         On error nothing is changed.

@@ -10,9 +10,10 @@
  *   `cpus=LIST` (CPUs for engine threads, e.g. `cpus=1` or `cpus=0-1,3`;
  *   engine i is pinned to the i-th listed CPU, round robin; without it engine
  *   threads may run on every CPU and never inherit the opener's pinning),
- *   `fail_every=N` (every Nth executed descriptor fails with
- *   DOCA_ERROR_IO_FAILED), `partial_every=N` (every Nth executed descriptor
- *   copies only its first half: PARTIAL, DOCA_ERROR_IO_FAILED, true count),
+ *   `fail_every=N` (0..1,000,000,000, 0: never; every Nth executed
+ *   descriptor fails with DOCA_ERROR_IO_FAILED), `partial_every=N` (the
+ *   same range; every Nth executed descriptor copies only its first half:
+ *   PARTIAL, DOCA_ERROR_IO_FAILED, true count),
  *   `delay_us=N` (0..10,000,000: each descriptor completes no earlier than N µs
  *   after it was posted), `ring_max=N` (0..65,536: the device's rings never
  *   grow beyond N slots, rounded down to a power of two, as when memory runs
@@ -94,7 +95,9 @@ doca_error_t doca_dev_open(const char *name, struct doca_dev **dev);
  *
  * @param dev The handle from doca_dev_open.
  * @return DOCA_SUCCESS;
- *         DOCA_ERROR_INVALID_VALUE for NULL or a handle of another type;
+ *         DOCA_ERROR_INVALID_VALUE for NULL, a handle of another type or
+ *         a handle already closed (a stale handle: logged and counted by
+ *         doca_stale_handle_count);
  *         DOCA_ERROR_IN_USE while a memory is registered through it or a
  *         context bound to it is not IDLE (nothing is changed).
  *

@@ -97,7 +97,9 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev);
  *        Refused, with a log line and changing nothing: an event handed to
  *        an event callback (the engine frees those), and a stale handle —
  *        an event already freed, even if its slot now holds a newer event
- *        (handles carry a generation; doca_stale_handle_count counts these).
+ *        (handles carry a generation; doca_stale_handle_count counts these;
+ *        the one exception, after a multiple of 2^22 reuses of the slot:
+ *        doca_core.h).
  *        Of two threads freeing the same event at once, exactly one frees it.
  * @param ev The event, or NULL.
  *
