@@ -29,6 +29,7 @@
 
 #include "doca_core.h"
 #include "actors/explore.h"
+#include "actors/explore_revert.h"
 #include "actors/hb_annotate.h"
 #include "actors/mailbox.h"
 #include "actors/ready_set.h"
@@ -685,6 +686,18 @@ static inline bool pe_entered_current(const struct doca_pe *h, struct doca_pe *p
 	if (e == RUNNER_ENTERED)
 		runner_exit(&pe->runner);
 	return false;
+}
+
+/* A refusal @p err of a call on pe, looked up from h, for a reason read
+ * from pe's cell without holding it (a worker runs it, another thread has
+ * its guard): by then the cell may hold a newer PE (h destroyed, the cell
+ * reused), so the reason is h's only if h is still current (then it was
+ * throughout: generations only grow); else h is refused as stale. */
+static inline doca_error_t pe_refusal(const struct doca_pe *h, const struct doca_pe *pe, doca_error_t err)
+{
+	if (DOCA_REVERTED("pe_refusal_unchecked"))
+		return err;
+	return pe_of(h) == pe ? err : HANDLE_REFUSAL(h, MAGIC_PE);
 }
 
 static inline enum doca_ctx_state ctx_state(const struct doca_ctx *ctx)

@@ -309,7 +309,7 @@ doca_error_t doca_pe_request_notification(struct doca_pe *ph)
 	if (pe == NULL)
 		return HANDLE_REFUSAL(ph, MAGIC_PE);
 	if (pe_worker_elsewhere(pe))
-		return DOCA_ERROR_BAD_STATE;
+		return pe_refusal(ph, pe, DOCA_ERROR_BAD_STATE);
 	/* inside a section, a current handle's cell holds this PE until we
 	 * leave it (a destroy hands the cell on after a grace period) */
 	doca_rcu_read_lock();
@@ -325,7 +325,7 @@ doca_error_t doca_pe_request_notification(struct doca_pe *ph)
 	enum runner_entry entry = runner_enter(&pe->runner);
 
 	if (entry == RUNNER_BUSY)
-		return DOCA_ERROR_IN_USE;
+		return pe_refusal(ph, pe, DOCA_ERROR_IN_USE);
 	if (!pe_entered_current(ph, pe, entry))
 		return HANDLE_REFUSAL(ph, MAGIC_PE); /* destroyed meanwhile */
 	/* Feed first, while submitters still see the PE unarmed: one that
@@ -351,11 +351,11 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *ph)
 	if (pe == NULL)
 		return HANDLE_REFUSAL(ph, MAGIC_PE);
 	if (pe_worker_elsewhere(pe))
-		return DOCA_ERROR_BAD_STATE;
+		return pe_refusal(ph, pe, DOCA_ERROR_BAD_STATE);
 	enum runner_entry entry = runner_enter(&pe->runner);
 
 	if (entry == RUNNER_BUSY)
-		return DOCA_ERROR_IN_USE;
+		return pe_refusal(ph, pe, DOCA_ERROR_IN_USE);
 	if (!pe_entered_current(ph, pe, entry))
 		return HANDLE_REFUSAL(ph, MAGIC_PE); /* destroyed meanwhile */
 	EXPLORE_POINT(WAKE);

@@ -341,7 +341,7 @@ doca_error_t doca_pe_try_progress(struct doca_pe *ph, uint32_t *events)
 #ifndef NDEBUG
 		doca_log(DOCA_LOG_WARN, "doca_pe_progress: refused, a worker thread runs this PE");
 #endif
-		return DOCA_ERROR_BAD_STATE;
+		return pe_refusal(ph, pe, DOCA_ERROR_BAD_STATE);
 	}
 	enum runner_entry entry = runner_enter(&pe->runner);
 
@@ -359,7 +359,7 @@ doca_error_t doca_pe_try_progress(struct doca_pe *ph, uint32_t *events)
 #ifndef NDEBUG
 		doca_log(DOCA_LOG_WARN, "doca_pe_progress: refused, another thread runs this PE");
 #endif
-		return DOCA_ERROR_IN_USE;
+		return pe_refusal(ph, pe, DOCA_ERROR_IN_USE);
 	}
 	*events = pe_turn(pe);
 	runner_exit_park(&pe->runner); /* this thread's next call takes it back cheaply */

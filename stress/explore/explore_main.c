@@ -70,6 +70,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_stale_stop },
 	{ "stale_mem_destroy", "two destroys of one memory racing, and a new memory that reuses its cell",
 	  scenario_stale_mem_destroy },
+	{ "stale_notify", "a notification clear on a PE handle racing its destroy and a new PE, on a worker, in its cell",
+	  scenario_stale_notify },
 	{ "event_wake", "two submitters meet an event-mode PE armed, arming and running; events freed at once (engine thread)",
 	  scenario_event_wake },
 	{ "fork_in_flight", "fork with a task on an engine thread and a worker running; the child uses the same device",
@@ -417,6 +419,7 @@ static const char *const revertible[] = {
 	"handle_lookup_outside_section", /* a memory's handle is checked, then its count used, outside a section */
 	"credit_arm_before_count", /* a credit notification request arms the fd before it is counted in waiters */
 	"turn_stop_from_ctx_state", /* a turn flushes the run it loads when the state it loaded earlier was STOPPING */
+	"pe_refusal_unchecked", /* a PE call refuses for a worker or a busy guard read from a cell its handle left */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an
