@@ -20,11 +20,21 @@
  * refused (IN_USE). Inside an event callback the guard's holder is the
  * caller, so there the count is read as it is. The pin and unpin are
  * inline (engine/buf_pin.h): they run twice per task.
+ *
+ * A freer on another thread that cannot take the guard drops the pins at
+ * once too, so a destroy right after its doca_event_free succeeds (the
+ * event's credit still travels through the mailbox): a pin in users by
+ * users_leave, a guarded one by counting it out in `foreign_unpins`,
+ * which only such freers write (an atomic increment: they are many). The
+ * guarded pins outstanding are guarded_pins - foreign_unpins
+ * (buf_guarded_outstanding); the pinner's Dekker pair above is with
+ * guarded_pins alone, which a foreign unpin never writes.
  */
 #include <sched.h>
 
 #include "actors/asym_fence.h"
 #include "actors/explore_revert.h"
+#include "engine/buf_pin.h"
 #include "engine/cells.h"
 #include "engine/engine.h"
 #include "engine/refs.h"
@@ -96,13 +106,11 @@ doca_error_t doca_buf_get_len(const struct doca_buf *h, size_t *len)
  * (and nothing changed) otherwise. */
 static bool buf_close(struct doca_buf *buf)
 {
-	/* acquire: the last guarded unpin happens before the destroy */
-	if (atomic_load_explicit(&buf->guarded_pins, memory_order_acquire) != 0 ||
-	    !users_close(&buf->users))
+	if (buf_guarded_outstanding(buf) != 0 || !users_close(&buf->users))
 		return false;
 	asym_fence_heavy(); /* DEAD is visible before we read the guarded pins (see top) */
 	EXPLORE_POINT(ATOMIC);
-	if (atomic_load_explicit(&buf->guarded_pins, memory_order_acquire) == 0)
+	if (buf_guarded_outstanding(buf) == 0)
 		return true;
 	EXPLORE_POINT(ATOMIC);
 	atomic_fetch_and_explicit(&buf->users, ~REF_DEAD, memory_order_relaxed); /* reopen */
@@ -139,9 +147,9 @@ static bool buf_destroy_in_callback(struct doca_buf *buf)
 	uint32_t pins = (uint32_t)(ev->src == buf) + (uint32_t)(ev->dst == buf);
 	/* the event's pins are in one count, none in the other; ours to read:
 	 * we hold the guard */
-	uint32_t users = ev->guarded_pins ? 0 : pins;
+	uint32_t users = ev->pins == EV_PINS_GUARDED ? 0 : pins;
 
-	if (pins == 0 || atomic_load_explicit(&buf->guarded_pins, memory_order_relaxed) != pins - users)
+	if (pins == 0 || buf_guarded_outstanding(buf) != pins - users)
 		return false;
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: as users_close. A submit that races us finds DEAD and

@@ -46,4 +46,33 @@ static inline void buf_unpin(struct doca_buf *buf, bool guarded)
 			      memory_order_release);
 }
 
+/* Unpin what buf_pin pinned, with the same @p guarded, on a thread that
+ * does not hold the guard (a freer on another thread): a guarded pin is
+ * counted out in foreign_unpins, which only such freers write. Caller:
+ * inside a read-side section (the buffer may be destroyed right after). */
+static inline void buf_unpin_foreign(struct doca_buf *buf, bool guarded)
+{
+	if (!guarded) {
+		buf_unpin(buf, false); /* an atomic count: anybody's to drop */
+		return;
+	}
+	hb_release(buf); /* the task's last use happens before the buffer's destroy */
+	EXPLORE_POINT(ATOMIC);
+	/* release: a destroy that reads the count sees the task's last use */
+	atomic_fetch_add_explicit(&buf->foreign_unpins, 1u, memory_order_release);
+}
+
+/* The guarded pins not yet unpinned (engine/buf.c). foreign_unpins first:
+ * a foreign unpin seen there comes after its pin, so the guarded_pins read
+ * after it counts that pin, and the difference never goes below 0. */
+static inline uint32_t buf_guarded_outstanding(struct doca_buf *buf)
+{
+	/* acquire: the unpinned task's last use happens before the destroy */
+	uint32_t dropped = atomic_load_explicit(&buf->foreign_unpins, memory_order_acquire);
+
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: the last guarded unpin happens before the destroy */
+	return atomic_load_explicit(&buf->guarded_pins, memory_order_acquire) - dropped;
+}
+
 #endif /* DOCA_ENGINE_BUF_PIN_H */

@@ -115,8 +115,10 @@ struct doca_buf {
 	/* written by submitters and the PE: off the read-only line above */
 	_Alignas(64) _Atomic uint32_t users; /* unfreed events of tasks naming it | REF_DEAD */
 	/* unfreed events of tasks submitted under its PE's runner guard (the
-	 * guard holder's own count: engine/buf.c) */
+	 * guard holder's own count: engine/buf.c), less foreign_unpins */
 	_Atomic uint32_t guarded_pins;
+	/* those pins dropped by freers without the guard (engine/buf.c) */
+	_Atomic uint32_t foreign_unpins;
 };
 
 /* What doca_mem_import hands the device instead of a region. */
@@ -149,6 +151,13 @@ enum event_state {
 	EV_RETURNING,
 };
 
+/* How a task's buffers are pinned (engine/buf_pin.h). */
+enum event_pins {
+	EV_PINS_SHARED = 0, /* in the buffers' users counts */
+	EV_PINS_GUARDED,    /* in their guarded_pins, under the PE's guard */
+	EV_PINS_DROPPED,    /* dropped already, by a freer on another thread (engine/event.c) */
+};
+
 struct doca_event {
 	uint32_t magic;         /* MAGIC_EVENT for the slot's whole life */
 	uint32_t epoch;         /* g_fork_epoch of its pool */
@@ -156,7 +165,7 @@ struct doca_event {
 	 * free on another thread races on (engine/event.c) */
 	_Atomic uint32_t gs;
 	uint8_t status;         /* enum doca_event_status */
-	bool guarded_pins;      /* its buffers' pins are buf_pin_guarded ones */
+	uint8_t pins;           /* enum event_pins */
 	uint16_t type;          /* enum doca_task_type */
 	uint32_t flags;
 	doca_error_t error;

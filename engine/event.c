@@ -11,9 +11,11 @@
  * generation. The winner then owns the slot. The pool's returns have a
  * single producer, the thread holding the PE's runner guard, so the winner
  * returns the credit itself if it holds the guard or can take it without
- * waiting; otherwise it pushes the slot into its run's mailbox (a wait-free
- * push, actors/mailbox.h) and the PE's next turn, finding a RETURNING slot
- * among the tasks, puts it back in the pool. A burst returns the slots of
+ * waiting; otherwise it unpins the buffers itself (engine/buf.c says how a
+ * guarded pin is dropped without the guard), pushes the slot into its
+ * run's mailbox (a wait-free push, actors/mailbox.h) and the PE's next
+ * turn, finding a RETURNING slot among the tasks, puts it back in the
+ * pool. A burst returns the slots of
  * one run with one CAS (engine/task_pool.c). Until then the slot counts as
  * outstanding, so a stop cannot finish and free the run under it; the
  * freeing thread stays inside a read-side section until its last touch of
@@ -106,8 +108,10 @@ static inline void event_release_inline(struct doca_event *ev, struct pool_chain
 {
 	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
-	buf_unpin(ev->src, ev->guarded_pins);
-	buf_unpin(ev->dst, ev->guarded_pins);
+	if (ev->pins != EV_PINS_DROPPED) {
+		buf_unpin(ev->src, ev->pins == EV_PINS_GUARDED);
+		buf_unpin(ev->dst, ev->pins == EV_PINS_GUARDED);
+	}
 	/* the next generation: every handle of this use is stale from now on */
 	atomic_store_explicit(&ev->gs, ev_gs(ev_gen(gs) + 1u, EV_FREE), memory_order_relaxed);
 	TSAN_RELEASE(ev);
@@ -249,6 +253,11 @@ static inline __attribute__((always_inline)) void route_event(struct free_route 
 		event_release_inline(ev, &r->chain);
 		return;
 	}
+	/* the buffers are free at once; only the credit waits for the turn
+	 * (the push publishes pins with the slot) */
+	buf_unpin_foreign(ev->src, ev->pins == EV_PINS_GUARDED);
+	buf_unpin_foreign(ev->dst, ev->pins == EV_PINS_GUARDED);
+	ev->pins = EV_PINS_DROPPED;
 	if (r->mbox_run != ev->run)
 		route_flush(r);
 	r->mbox_run = ev->run;

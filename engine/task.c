@@ -132,7 +132,7 @@ static void task_fill(struct doca_event *ev, const struct task_pinned *t, bool g
 	TSAN_ACQUIRE(ev);
 	hb_acquire(ev); /* the slot's last free happens before its reuse */
 	ev_set_state(ev, EV_QUEUED);
-	ev->guarded_pins = guarded;
+	ev->pins = guarded ? EV_PINS_GUARDED : EV_PINS_SHARED;
 	ev->type = (uint16_t)t->desc->type;
 	ev->flags = t->desc->flags;
 	ev->src = t->src;

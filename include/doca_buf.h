@@ -59,9 +59,9 @@ doca_error_t doca_buf_get_len(const struct doca_buf *buf, size_t *len);
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
  *         or a buffer already destroyed (also by a concurrent destroy: of two,
  *         one succeeds and the other gets this); DOCA_ERROR_IN_USE while the
- *         event of another task naming it is not freed, or was freed on
- *         another thread than the PE's and the PE has not run a turn since
- *         (doca_event_free; nothing is changed).
+ *         event of another task naming it is not freed (nothing is
+ *         changed; once doca_event_free returns, on any thread, that event
+ *         no longer counts).
  *
  * Thread safety: any thread; a race with a submission naming it has at most
  *         one winner: the destroy (the submission then fails with

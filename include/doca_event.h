@@ -81,14 +81,14 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev);
 
 /**
  * @brief Free an event from doca_pe_get_event(s): its credit returns to the
- *        context's task pool and its buffers stop being in use. NULL is
- *        ignored. Never refused for an event the application holds, from
- *        any thread: on the thread running the PE (the one whose
+ *        context's task pool and its buffers stop being in use (at once,
+ *        on every thread: a doca_buf_destroy after the free returns
+ *        succeeds if no other task names the buffer). NULL is ignored.
+ *        Never refused for an event the application holds, from any
+ *        thread: on the thread running the PE (the one whose
  *        doca_pe_progress ran last: it keeps the PE's runner guard between
- *        calls) the credit and the buffers are back at once; from another
- *        thread both return through a lock-free path the PE drains on its
- *        next turn, so until then doca_buf_destroy of its buffers still
- *        returns DOCA_ERROR_IN_USE (the PE is
+ *        calls) the credit is back at once; from another thread it returns
+ *        through a lock-free path the PE drains on its next turn (the PE is
  *        woken if it sleeps) — or, if that thread is preempted in the middle
  *        of its own next push into the same context's mailbox, or another
  *        thread is preempted in the middle of marking the same context ready

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/buf_pin.h"
 #include "engine/engine.h"
 #include "tests/api/common.h"
 #include "tests/api/trap.h"
@@ -277,8 +278,9 @@ static int count_of(const char *text, const char *needle)
 /*
  * A free on a thread that cannot take the guard (a submit holds it briefly)
  * is not refused: the credit travels through the run's mailbox and is back
- * after the next turn, not before. A second free of the same event is then
- * refused, logged and counted, and changes nothing.
+ * after the next turn, not before, while the buffers' pins are dropped at
+ * once. A second free of the same event is then refused, logged and
+ * counted, and changes nothing.
  */
 Test(runner, a_free_off_the_pe_thread_returns_through_the_mailbox, .init = cr_redirect_stderr)
 {
@@ -304,7 +306,10 @@ Test(runner, a_free_off_the_pe_thread_returns_through_the_mailbox, .init = cr_re
 	runner_exit(&handle_deref(f.pe)->runner);
 	cr_assert_eq(task_pool_free(&run->pool), run->pool.size - 1, "not back before a turn");
 	cr_assert(!mailbox_idle(&run->mbox), "the credit waits in the mailbox");
-	cr_assert_eq(atomic_load(&handle_deref(f.src)->users), 1, "still pinned until it is back");
+	cr_assert_eq(atomic_load(&handle_deref(f.src)->users) + buf_guarded_outstanding(handle_deref(f.src)), 0,
+		     "source pins dropped by the free");
+	cr_assert_eq(atomic_load(&handle_deref(f.dst)->users) + buf_guarded_outstanding(handle_deref(f.dst)), 0,
+		     "destination pins dropped by the free");
 
 	doca_event_free(ev);
 	read_redirected_stderr(log, sizeof(log));
@@ -316,8 +321,11 @@ Test(runner, a_free_off_the_pe_thread_returns_through_the_mailbox, .init = cr_re
 	cr_assert_eq(doca_pe_progress(f.pe), 0, "a returned credit is no event");
 	cr_assert_eq(task_pool_free(&run->pool), run->pool.size, "credits: %u of %u",
 		     task_pool_free(&run->pool), run->pool.size);
+	/* the turn that took the credit back did not drop the pins again */
 	cr_assert_eq(atomic_load(&handle_deref(f.src)->users), 0, "source pins");
 	cr_assert_eq(atomic_load(&handle_deref(f.dst)->users), 0, "destination pins");
+	cr_assert_eq(buf_guarded_outstanding(handle_deref(f.src)), 0, "source guarded pins");
+	cr_assert_eq(buf_guarded_outstanding(handle_deref(f.dst)), 0, "destination guarded pins");
 
 	/* The pool still bounds what is outstanding: size tasks, then AGAIN. */
 	for (uint32_t i = 0; i < run->pool.size; i++)
