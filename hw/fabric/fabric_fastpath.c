@@ -146,18 +146,19 @@ static void expire_stalled(struct fab_qp *qp)
 	qp->next_expiry_ns = 0;
 }
 
-/* Fail a slot that waited to be issued again, with @p error. */
-static void again_fail(struct fab_qp *qp, struct fab_slot *slot, doca_error_t error)
+/* End a slot that waited to be issued again: @p status, @p error. */
+static void again_end(struct fab_qp *qp, struct fab_slot *slot, uint32_t status, doca_error_t error)
 {
 	slot->again = false;
 	qp->nagain--;
-	done_push(qp, slot->cookie, 0, HW_CQE_FAILED, error);
+	done_push(qp, slot->cookie, 0, status, error);
 	qp->free_slots[qp->nfree++] = slot;
 }
 
 /* Issue again the operations whose connection was found reset (see the
- * top), on the endpoint made since; or fail them (a stop's flush, no
- * endpoint, their peer held down). False while the provider refuses one
+ * top), on the endpoint made since; or end them: flushed by a stop (after
+ * what the provider holds, as a descriptor never issued), failed with no
+ * endpoint or their peer held down. False while the provider refuses one
  * for now: nothing newer may go first. */
 static bool issue_again(struct fab_qp *qp)
 {
@@ -168,8 +169,12 @@ static bool issue_again(struct fab_qp *qp)
 
 		if (!slot->again)
 			continue;
-		if (qp->flushed || qp->ep == NULL || peer_held_down(slot->peer)) {
-			again_fail(qp, slot, DOCA_ERROR_CONNECTION_RESET);
+		if (qp->flushed) {
+			again_end(qp, slot, HW_CQE_FLUSHED, DOCA_ERROR_SHUTDOWN);
+			continue;
+		}
+		if (qp->ep == NULL || peer_held_down(slot->peer)) {
+			again_end(qp, slot, HW_CQE_FAILED, DOCA_ERROR_CONNECTION_RESET);
 			continue;
 		}
 		ssize_t rc = rma_issue(qp, &slot->d, slot);
@@ -180,14 +185,14 @@ static bool issue_again(struct fab_qp *qp)
 			qp->nagain--;
 			slot_accepted(qp, slot, slot->peer, now + retry);
 		} else if (rc != -FI_EAGAIN) {
-			again_fail(qp, slot, fab_errno_to_doca((int)-rc, 0));
+			again_end(qp, slot, HW_CQE_FAILED, fab_errno_to_doca((int)-rc, 0));
 		} else if (slot->again_by_ns == 0 || now < slot->again_by_ns) {
 			if (slot->again_by_ns == 0)
 				slot->again_by_ns = now + retry;
 			return false; /* poll retries it */
 		} else { /* out of time, as a descriptor refused for now */
 			atomic_store_explicit(&slot->peer->dead_until_ns, now + retry, memory_order_relaxed);
-			again_fail(qp, slot, DOCA_ERROR_CONNECTION_RESET);
+			again_end(qp, slot, HW_CQE_FAILED, DOCA_ERROR_CONNECTION_RESET);
 		}
 	}
 	return true;
@@ -210,11 +215,11 @@ static void issue(struct fab_qp *qp)
 			return; /* poll reaps the endpoint's last operations first */
 		(void)fab_qp_remake(qp); /* failed: the next issue tries again */
 	}
+	if (flush_waits(qp))
+		return; /* poll reaps the provider's operations first: they are older */
 	/* (an endpoint made, or none could be: then they fail) */
 	if (qp->nagain != 0 && !issue_again(qp))
 		return; /* they are older than anything pending */
-	if (flush_waits(qp))
-		return; /* poll reaps the provider's operations first: they are older */
 	while (qp->pend_head != qp->pend_rung) {
 		struct fab_pending *p = &qp->pend[qp->pend_head & qp->mask];
 		const struct hw_desc *d = &p->d;
@@ -389,11 +394,15 @@ uint32_t fab_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
 bool fab_pending(struct hw_qp *hw)
 {
 	struct fab_qp *qp = fab_qp_of(hw);
+	/* What waits for a flush, or for a broken endpoint's last operations
+	 * (issue replaces it only then), is not work yet: their completions
+	 * (the CQ's fd) or deadlines (the timer's) bring the poll that moves
+	 * it. Counted as work, it made an armed PE fire at every arm: a busy
+	 * loop (found by a review). */
+	bool blocked = flush_waits(qp) || (qp->ep_broken && !qp->flushed && fab_in_flight(qp) != 0);
 
-	/* what waits for a flush is not work yet: the provider's completions
-	 * (its CQ fd, or our wake) bring the poll that issues it */
-	return qp->must_poll || qp->done_head != qp->done_tail || qp->nagain != 0 ||
-	       (qp->pend_head != qp->pend_rung && !flush_waits(qp));
+	return qp->must_poll || qp->done_head != qp->done_tail ||
+	       (!blocked && (qp->nagain != 0 || qp->pend_head != qp->pend_rung));
 }
 
 void fab_flush(struct hw_qp *hw)

@@ -656,9 +656,13 @@ static void revoke_in(const char *mode)
 	pattern_fill(im.bytes, CHUNK, 12, 0);
 	CHECK_OK(importer_copy(&im, lb, fb, CHUNK));
 	CHECK(peer_sum(&p, 0, CHUNK) == pattern_hash(12, 0, CHUNK), "after the revoke: new export");
-	/* and the old one still reaches nothing */
+	/* and the old one still reaches nothing: a write of other bytes
+	 * through it is refused and leaves the new memory as it was */
+	pattern_fill(im.bytes, CHUNK, 14, 0);
 	e = importer_copy(&im, lb, ob, CHUNK);
-	CHECK(e != DOCA_SUCCESS, "the revoked descriptor works again");
+	CHECK(e == DOCA_ERROR_NOT_PERMITTED || e == DOCA_ERROR_CONNECTION_RESET,
+	      "a write through the revoked descriptor after a new export: %s", doca_error_get_name(e));
+	CHECK(peer_sum(&p, 0, CHUNK) == pattern_hash(12, 0, CHUNK), "the revoked descriptor reached the new memory");
 	CHECK_OK(doca_buf_destroy(ob));
 	CHECK_OK(doca_buf_destroy(fb));
 	CHECK_OK(doca_buf_destroy(lb));
@@ -780,6 +784,126 @@ static void case_next_after_cut(void)
 	CHECK_OK(doca_mem_destroy(b));
 	importer_close(&im);
 	peer_quit(&p);
+}
+
+/* An operation that found its connection reset waits to be issued again
+ * while another one stalls on the broken endpoint: W1 to exporter X (which
+ * pauses) is in flight, exporter Y cut its connections, W2 to Y finds its
+ * connection reset. W2 waits until W1 ends by its deadline (the endpoint
+ * is replaced only then). While it waits:
+ * - event mode: the PE sleeps. Counted as work, W2 made every arm fire
+ *   at once: about 23 000 empty wake-ups before W1's event (a review);
+ * - a stop: W1, held by the provider, ends first; W2, never issued
+ *   again, is flushed (SHUTDOWN) after it, in submission order. */
+static void again_behind_a_stall(bool stop)
+{
+	enum { CHUNK = 4096, PAUSE_MS = 5000 };
+	struct peer x, y;
+	struct importer im;
+	struct doca_mem *xm, *ym, *ys;
+	struct doca_buf *xb, *yb, *ysb, *l1, *l2;
+	struct doca_event *ev;
+	char ans[2048];
+	unsigned wakes = 0;
+
+	peer_start(&x, exporter_dev(), CHUNK, "poll", "rw");
+	peer_start(&y, exporter_dev(), CHUNK, "poll", "rw");
+	importer_open(&im, importer_dev(), 2 * CHUNK, 0);
+	CHECK_OK(doca_mem_import(im.ctx, x.desc, x.desc_len, &xm));
+	CHECK_OK(doca_mem_import(im.ctx, y.desc, y.desc_len, &ym));
+	peer_cmd(&y, ans, sizeof(ans), "spare");
+	peer_take_desc(&y, ans);
+	CHECK_OK(doca_mem_import(im.ctx, y.desc, y.desc_len, &ys));
+	CHECK_OK(doca_buf_create(xm, 0, CHUNK, &xb));
+	CHECK_OK(doca_buf_create(ym, 0, CHUNK, &yb));
+	CHECK_OK(doca_buf_create(ys, 0, CHUNK, &ysb));
+	CHECK_OK(doca_buf_create(im.local, 0, CHUNK, &l1));
+	CHECK_OK(doca_buf_create(im.local, CHUNK, CHUNK, &l2));
+	pattern_fill(im.bytes, 2 * CHUNK, 41, 0);
+	CHECK_OK(importer_copy(&im, l1, xb, CHUNK)); /* both connected */
+	CHECK_OK(importer_copy(&im, l2, yb, CHUNK));
+	CHECK_OK(importer_copy(&im, l2, ysb, CHUNK));
+	peer_cmd(&y, ans, sizeof(ans), "spare_destroy"); /* Y cuts its connections */
+	CHECK(strcmp(ans, "OK") == 0, "spare_destroy: %s", ans);
+	fprintf(x.to, "pause %d\n", PAUSE_MS); /* X stops serving */
+	fflush(x.to);
+	usleep(200 * 1000);
+
+	struct doca_task_desc w1 = { .type = DOCA_TASK_COPY, .src = l1, .dst = xb, .user_data.u64 = 1 };
+	struct doca_task_desc w2 = { .type = DOCA_TASK_COPY, .src = l2, .dst = yb, .user_data.u64 = 2 };
+
+	CHECK_OK(doca_task_submit(im.ctx, &w1));
+	CHECK_OK(doca_task_submit(im.ctx, &w2));
+	for (uint64_t end = now_ms() + 300; now_ms() < end;)
+		doca_pe_progress(im.pe); /* W1 in flight, W2 found its connection reset */
+	CHECK(doca_pe_get_event(im.pe) == NULL, "an event before W1's deadline");
+	if (stop) {
+		CHECK(doca_ctx_stop(im.ctx) == DOCA_ERROR_IN_PROGRESS, "stop with W1 and W2 outstanding");
+		ev = importer_wait_event(&im);
+	} else {
+		int fd, epfd = epoll_create1(EPOLL_CLOEXEC);
+		struct epoll_event in = { .events = EPOLLIN }, out;
+		uint64_t end = now_ms() + REMOTE_WAIT_MS;
+
+		CHECK_OK(doca_pe_get_notification_handle(im.pe, &fd));
+		CHECK(epfd >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &in) == 0, "epoll: %s", strerror(errno));
+		for (ev = NULL; ev == NULL; ev = doca_pe_get_event(im.pe)) {
+			CHECK(now_ms() < end, "no event in %d ms", REMOTE_WAIT_MS);
+			CHECK_OK(doca_pe_request_notification(im.pe));
+			wakes += epoll_wait(epfd, &out, 1, 1000) > 0;
+			CHECK_OK(doca_pe_clear_notification(im.pe));
+			doca_pe_progress(im.pe);
+		}
+		close(epfd);
+		/* W1's deadline wakes it (the timer), and perhaps a CQ's fd on
+		 * the way: a few, never a loop */
+		CHECK(wakes <= 4, "%u wake-ups before the first event", wakes);
+	}
+	CHECK(doca_event_get_user_data(ev).u64 == 1 && doca_event_get_error(ev) == DOCA_ERROR_CONNECTION_RESET,
+	      "first event: task %llu, %s", (unsigned long long)doca_event_get_user_data(ev).u64,
+	      doca_error_get_name(doca_event_get_error(ev)));
+	doca_event_free(ev);
+	ev = importer_wait_event(&im);
+	CHECK(doca_event_get_user_data(ev).u64 == 2, "second event: task %llu",
+	      (unsigned long long)doca_event_get_user_data(ev).u64);
+	doca_error_t e2 = doca_event_get_error(ev);
+
+	doca_event_free(ev);
+	if (stop) {
+		enum doca_ctx_state st;
+
+		CHECK(e2 == DOCA_ERROR_SHUTDOWN, "W2 at the stop: %s", doca_error_get_name(e2));
+		doca_pe_progress(im.pe);
+		CHECK(doca_pe_get_event(im.pe) == NULL, "an event too many");
+		CHECK_OK(doca_ctx_get_state(im.ctx, &st));
+		CHECK(st == DOCA_CTX_STATE_IDLE, "state %d after both events were freed", (int)st);
+	} else {
+		CHECK(e2 == DOCA_SUCCESS, "W2 issued again: %s", doca_error_get_name(e2));
+		CHECK(peer_sum(&y, 0, CHUNK) == pattern_hash(41, CHUNK, CHUNK), "W2's bytes");
+	}
+	printf("%s: %u wake-ups before W1's event\n", stop ? "stop" : "event mode", wakes);
+	CHECK(fgets(ans, sizeof(ans), x.from) != NULL && strcmp(ans, "OK\n") == 0, "pause: %s", ans);
+	CHECK_OK(doca_buf_destroy(xb));
+	CHECK_OK(doca_buf_destroy(yb));
+	CHECK_OK(doca_buf_destroy(ysb));
+	CHECK_OK(doca_buf_destroy(l1));
+	CHECK_OK(doca_buf_destroy(l2));
+	CHECK_OK(doca_mem_destroy(xm));
+	CHECK_OK(doca_mem_destroy(ym));
+	CHECK_OK(doca_mem_destroy(ys));
+	importer_close(&im);
+	peer_quit(&x);
+	peer_quit(&y);
+}
+
+static void case_again_sleeps(void)
+{
+	again_behind_a_stall(false);
+}
+
+static void case_again_stop(void)
+{
+	again_behind_a_stall(true);
 }
 
 /* The log lines of a test, for the checks that a refusal says why. */
@@ -1073,6 +1197,8 @@ static const struct test_case cases[] = {
 	{ "revoke_worker", case_revoke_worker },
 	{ "renew_blocked", case_renew_blocked },
 	{ "next_after_cut", case_next_after_cut },
+	{ "again_sleeps", case_again_sleeps },
+	{ "again_stop", case_again_stop },
 	{ "reopen", case_reopen },
 	{ "close_frees_port", case_close_frees_port },
 	{ "forged", case_forged },
