@@ -72,6 +72,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_stale_mem_destroy },
 	{ "stale_notify", "a notification clear on a PE handle racing its destroy and a new PE, on a worker, in its cell",
 	  scenario_stale_notify },
+	{ "free_destroy", "a free off the PE's thread, a destroy of its buffers and a guarded submit naming them",
+	  scenario_free_destroy },
 	{ "event_wake", "two submitters meet an event-mode PE armed, arming and running; events freed at once (engine thread)",
 	  scenario_event_wake },
 	{ "fork_in_flight", "fork with a task on an engine thread and a worker running; the child uses the same device",

@@ -42,6 +42,7 @@ void scenario_pool_share(void);
 void scenario_stale_stop(void);
 void scenario_stale_mem_destroy(void);
 void scenario_stale_notify(void);
+void scenario_free_destroy(void);
 void scenario_credit_wake(void);
 void scenario_restart_turn(void);
 
