@@ -230,9 +230,15 @@ doca_error_t doca_ctx_start(struct doca_ctx *h)
 		}
 		/* release (in ctx_set_state): a submitter that sees RUNNING sees the run. */
 		ctx_set_state(ctx, err == DOCA_SUCCESS ? DOCA_CTX_STATE_RUNNING : DOCA_CTX_STATE_IDLE);
-		if (err == DOCA_SUCCESS && run->qp->always_polled) {
+		/* A queue pair always polled is visited from now on, work or
+		 * not. One whose completions wake the PE through a channel
+		 * (verbs) raises nothing until an arming arms it: a PE armed
+		 * before this start would sleep through its completions, so it
+		 * wakes once and its next arming arms this channel too. */
+		if (err == DOCA_SUCCESS &&
+		    (run->qp->always_polled || run->qp->ops->notify_fd(run->qp) >= 0)) {
 			doca_rcu_read_lock(); /* the signal's rule (engine/pe_ready.c) */
-			pe_ready_signal_wake(ctx->pe, ctx); /* visited from now on, work or not */
+			pe_ready_signal_wake(ctx->pe, ctx);
 			doca_rcu_read_unlock();
 		}
 	}

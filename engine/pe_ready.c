@@ -19,7 +19,8 @@
  * - a stop handing the rest to the PE (engine/ctx_run.c);
  * - a start whose queue pair is always polled (hw_qp.always_polled: its
  *   polls do work nobody signals, so it never leaves the set while it
- *   runs; engine/ctx_run.c);
+ *   runs; engine/ctx_run.c), or has a completion channel, which is not
+ *   armed until the PE's next arming (a PE armed already wakes for it);
  * - a credit returned to a STOPPING context, whose last one lets the PE
  *   finish the stop (run_credits_returned, after its fence; a thread other
  *   than the PE's own, which took its guard to free, wakes it too).

@@ -150,6 +150,9 @@ struct verbs_qp {
 
 	bool stash_valid; /* a completion peeked by notify_arm, not yet returned */
 	struct ibv_wc stash;
+	/* armed by notify_arm and its event not read since: a completion
+	 * reaped by polling meanwhile may have left one in the channel */
+	bool event_owed;
 };
 
 static inline struct verbs_dev *verbs_dev_of(struct hw_dev *hw)

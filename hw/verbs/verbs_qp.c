@@ -240,26 +240,9 @@ int verbs_notify_fd(struct hw_qp *hw)
 	return verbs_qp_of(hw)->channel->fd;
 }
 
-/*
- * Arm the CQ for the next completion, then look once more: a completion that
- * arrived before the arm raises no event, so it is kept (stash) and
- * verbs_pending reports it — the engine must not sleep on the fd then.
- */
-doca_error_t verbs_notify_arm(struct hw_qp *hw)
-{
-	struct verbs_qp *qp = verbs_qp_of(hw);
-	int rc = ibv_req_notify_cq(qp->cq, 0);
-
-	if (rc)
-		return verbs_errno_to_doca(verbs_rc_errno(rc));
-	verbs_qp_peek(qp);
-	return DOCA_SUCCESS;
-}
-
 /* Read every event the channel holds (the fd is non-blocking) and ack them. */
-void verbs_notify_ack(struct hw_qp *hw)
+static void verbs_channel_drain(struct verbs_qp *qp)
 {
-	struct verbs_qp *qp = verbs_qp_of(hw);
 	unsigned int events = 0;
 	struct ibv_cq *cq;
 	void *cq_context;
@@ -272,6 +255,38 @@ void verbs_notify_ack(struct hw_qp *hw)
 	}
 	if (errno != EAGAIN)
 		verbs_warn("ibv_get_cq_event", errno);
-	if (events)
+	if (events) {
 		verbs_calls->ack_cq_events(qp->cq, events);
+		qp->event_owed = false; /* the arming's one event is spent */
+	}
+}
+
+/*
+ * Arm the CQ for the next completion, then look once more: a completion that
+ * arrived before the arm raises no event, so it is kept (stash) and
+ * verbs_pending reports it — the engine must not sleep on the fd then.
+ *
+ * An earlier arming whose event was never read (the PE woke for something
+ * else, and polling reaped the completion that raised it) may have left
+ * that event in the channel: the fd would be readable with nothing to do,
+ * waking the PE at once. So such a channel is drained first.
+ */
+doca_error_t verbs_notify_arm(struct hw_qp *hw)
+{
+	struct verbs_qp *qp = verbs_qp_of(hw);
+
+	if (qp->event_owed)
+		verbs_channel_drain(qp);
+	int rc = ibv_req_notify_cq(qp->cq, 0);
+
+	if (rc)
+		return verbs_errno_to_doca(verbs_rc_errno(rc));
+	qp->event_owed = true;
+	verbs_qp_peek(qp);
+	return DOCA_SUCCESS;
+}
+
+void verbs_notify_ack(struct hw_qp *hw)
+{
+	verbs_channel_drain(verbs_qp_of(hw));
 }

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "tests/conformance/conformance.h"
@@ -152,5 +153,119 @@ Test(conf_event_mode, callbacks_receive_every_event_once)
 		cr_assert_lt(now_ns(), deadline, "%u of 16 callbacks", log.count);
 	}
 	cr_assert_eq(log.seen, 0xffffu);
+	fixture_fini(&f);
+}
+
+/* The armed PE's fd becomes readable within 2 s (else fail with @p why),
+ * and the copy of task 0 then completes with every byte. */
+static void assert_woken_for_the_copy(struct api_fixture *f, int fd, const char *why)
+{
+	uint8_t outcome[1] = { CONF_NO_EVENT };
+	bool woke = wait_readable(fd, 2000);
+
+	assert_ok(doca_pe_clear_notification(f->pe));
+	cr_assert(woke, "%s", why);
+	conf_reap(f->pe, 1, outcome, f->len, false);
+	cr_assert_eq(outcome[0], CONF_COPIED);
+	cr_assert_arr_eq(f->dst_bytes, f->src_bytes, f->len);
+}
+
+/* A context started while its PE is armed (the application sleeps in
+ * epoll), then a task submitted: the PE is woken for its completion (a
+ * verbs CQ raises nothing until it is armed). */
+Test(conf_event_mode, a_ctx_started_while_armed_wakes_the_pe_for_its_completion)
+{
+	struct api_fixture f;
+	int fd;
+
+	fixture_init(&f, conf_dev(), 256, 0);
+	assert_ok(doca_pe_get_notification_handle(f.pe, &fd));
+	doca_pe_progress(f.pe); /* this thread runs the PE */
+	assert_ok(doca_pe_request_notification(f.pe));
+	assert_ok(doca_ctx_start(f.ctx));
+	memset(f.dst_bytes, 0, f.len);
+	conf_submit_ok(f.ctx, f.src, f.dst, 0);
+	assert_woken_for_the_copy(&f, fd, "armed PE never woken for the completion of a ctx started while armed");
+	fixture_fini(&f);
+}
+
+/* The same after a stop, the start coming while armed. */
+Test(conf_event_mode, a_ctx_restarted_while_armed_wakes_the_pe)
+{
+	struct api_fixture f;
+	int fd;
+
+	fixture_init_started(&f, conf_dev(), 256, 0);
+	assert_ok(doca_pe_get_notification_handle(f.pe, &fd));
+	fixture_copy_and_verify(&f);
+	stop_and_drain(f.ctx, f.pe);
+	assert_ok(doca_pe_request_notification(f.pe));
+	assert_ok(doca_ctx_start(f.ctx));
+	memset(f.dst_bytes, 0, f.len);
+	conf_submit_ok(f.ctx, f.src, f.dst, 0);
+	assert_woken_for_the_copy(&f, fd, "armed PE never woken after a restart while armed");
+	fixture_fini(&f);
+}
+
+static void *start_and_submit(void *arg)
+{
+	struct api_fixture *f = arg;
+
+	if (doca_ctx_start(f->ctx) != DOCA_SUCCESS)
+		return (void *)1;
+	return submit_copy(f->ctx, f->src, f->dst, 0, 0) == DOCA_SUCCESS ? NULL : (void *)2;
+}
+
+/* The application thread sleeps armed; another thread starts the ctx and submits. */
+Test(conf_event_mode, another_thread_starts_and_submits_while_the_pe_is_armed)
+{
+	struct api_fixture f;
+	pthread_t t;
+	void *rc;
+	int fd;
+
+	fixture_init(&f, conf_dev(), 256, 0);
+	memset(f.dst_bytes, 0, f.len);
+	assert_ok(doca_pe_get_notification_handle(f.pe, &fd));
+	assert_ok(doca_pe_request_notification(f.pe));
+	cr_assert_eq(pthread_create(&t, NULL, start_and_submit, &f), 0);
+	pthread_join(t, &rc);
+	cr_assert_null(rc);
+	assert_woken_for_the_copy(&f, fd,
+				  "armed PE never woken for another thread's task on a ctx started while armed");
+	fixture_fini(&f);
+}
+
+/* An arming whose completion beat it (a verbs CQ stays armed) is followed
+ * by a completion reaped by polling, which raises a channel event nobody
+ * reads: the next arming with nothing to do still sleeps. */
+Test(conf_event_mode, an_event_left_by_an_earlier_arming_does_not_wake_an_idle_pe)
+{
+	struct api_fixture f;
+	struct doca_event *ev;
+	int fd;
+
+	fixture_init_started(&f, conf_dev(), 256, 0);
+	assert_ok(doca_pe_get_notification_handle(f.pe, &fd));
+	doca_pe_progress(f.pe);
+	conf_submit_ok(f.ctx, f.src, f.dst, 0);
+	sleep_ms(20); /* the device completes it before the arm */
+	assert_ok(doca_pe_request_notification(f.pe));
+	cr_assert(wait_readable(fd, 1000));
+	assert_ok(doca_pe_clear_notification(f.pe));
+	ev = wait_event(f.pe);
+	cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
+	cr_assert_eq(doca_event_get_user_data(ev).u64, 0);
+	doca_event_free(ev);
+	/* a second task, reaped by polling */
+	conf_submit_ok(f.ctx, f.src, f.dst, 1);
+	ev = wait_event(f.pe);
+	cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
+	cr_assert_eq(doca_event_get_user_data(ev).u64, 1);
+	doca_event_free(ev);
+	assert_ok(doca_pe_request_notification(f.pe));
+	bool woke = wait_readable(fd, 100);
+	assert_ok(doca_pe_clear_notification(f.pe));
+	cr_assert_not(woke, "woken with nothing to do");
 	fixture_fini(&f);
 }
