@@ -181,7 +181,10 @@ struct hw_ops {
 	/* True if poll would return something without a new post or a wake:
 	 * work poll itself executes (inline), completions already queued, or
 	 * one notify_arm took aside because it arrived before the arm. The
-	 * engine calls it after notify_arm, so no wake-up is lost. */
+	 * engine calls it after notify_arm, so no wake-up is lost. A backend
+	 * with a completion channel (verbs) may leave out completions still
+	 * in its CQ: notify_arm's look takes one aside, and otherwise the
+	 * engine polls a queue pair every turn while descriptors are on it. */
 	bool (*pending)(struct hw_qp *qp);
 	/* Every descriptor the device has not started completes as
 	 * HW_CQE_FLUSHED (through poll); started ones complete normally. Later

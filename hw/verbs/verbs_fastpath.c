@@ -40,11 +40,25 @@ static void verbs_qp_break(struct verbs_qp *qp, uint32_t status, doca_error_t er
 	qp->local.fatal = fatal;
 }
 
-/** ibv_poll_cq failed: the CQ can no longer be trusted; what the NIC owns fails. */
+/* Move the QP to the error state: the NIC stops taking WRs and completes
+ * (flushes) every one it owns that it has not started. */
+static void verbs_qp_to_error(struct verbs_qp *qp)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	int rc = verbs_calls->modify_qp(qp->qp, &attr, IBV_QP_STATE);
+
+	if (rc)
+		verbs_warn("ibv_modify_qp(ERR)", verbs_rc_errno(rc));
+}
+
+/** ibv_poll_cq failed: the CQ can no longer be trusted; what the NIC owns
+ *  fails, and the QP goes to the error state so that the NIC does not go
+ *  on writing destinations whose tasks were reported FAILED. */
 static void verbs_qp_cq_failed(struct verbs_qp *qp)
 {
 	qp->cq_lost = true;
 	verbs_qp_break(qp, HW_CQE_FAILED, DOCA_ERROR_DRIVER, true);
+	verbs_qp_to_error(qp);
 }
 
 /** True if the oldest staged descriptor completes without the NIC now. */
@@ -287,8 +301,6 @@ bool verbs_pending(struct hw_qp *hw)
 void verbs_flush(struct hw_qp *hw)
 {
 	struct verbs_qp *qp = verbs_qp_of(hw);
-	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
-	int rc;
 
 	if (qp->flushed)
 		return;
@@ -297,7 +309,5 @@ void verbs_flush(struct hw_qp *hw)
 	qp->local = (struct verbs_local_status){ .status = HW_CQE_FLUSHED,
 						 .error = DOCA_ERROR_SHUTDOWN,
 						 .fatal = false };
-	rc = verbs_calls->modify_qp(qp->qp, &attr, IBV_QP_STATE);
-	if (rc)
-		verbs_warn("ibv_modify_qp(ERR)", verbs_rc_errno(rc));
+	verbs_qp_to_error(qp);
 }

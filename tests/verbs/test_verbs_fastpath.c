@@ -537,3 +537,54 @@ VT_TEST(verbs_fastpath, rings_wrap_over_many_rounds)
 	cr_assert_arr_eq(rig.dst, rig.src, sizeof(rig.dst));
 	vt_rig_down(&rig);
 }
+
+/* After ibv_poll_cq fails, the WRs the NIC owns are reported FAILED
+ * ("nothing reliable was copied"), so the QP goes to the error state: the
+ * NIC must not write their destinations after the engine handed the
+ * buffers back. */
+VT_TEST(verbs_fastpath, a_lost_cq_stops_the_nic_before_its_tasks_fail)
+{
+	struct vt_rig rig;
+	struct hw_cqe cqe[2];
+
+	vt_rig_up(&rig, 4);
+	fake_verbs_hold(true); /* the NIC has not executed them yet */
+	vt_post1(&rig, 1, 0, 64);
+	hw_qp_doorbell(rig.qp);
+	fake_verbs_fail(FAKE_POLL_CQ, 1, EIO);
+	cr_assert_eq(vt_poll_all(rig.qp, cqe, 1), 1);
+	assert_cqe(&cqe[0], 1, HW_CQE_FAILED, DOCA_ERROR_DRIVER, true);
+	cr_assert_eq(rig.vqp->qp->state, IBV_QPS_ERR);
+	fake_verbs_run(); /* the NIC goes on: it flushes what it had not started */
+	cr_assert_eq(rig.dst[0], 0, "dst written after its descriptor completed FAILED");
+	hw_verbs_ops.flush(rig.qp);
+	vt_rig_down(&rig);
+}
+
+/* Full NIC queues, a full CQ, a stash, then a flush: every descriptor
+ * completes once, in order, and nothing overruns. */
+VT_TEST(verbs_fastpath, full_queues_a_stash_and_a_flush_complete_everything_in_order)
+{
+	struct fake_dev_config cfg = fake_verbs_default_config();
+	struct vt_rig rig;
+	struct hw_cqe cqe[8];
+
+	cfg.max_qp_wr = 3;
+	cfg.max_cqe = 3;
+	rig_up_with(&rig, 8, &cfg);
+	fake_verbs_hold(true);
+	for (uint64_t i = 0; i < 8; i++)
+		vt_post1(&rig, i, i * 8, 8);
+	hw_qp_doorbell(rig.qp);
+	fake_verbs_run();
+	cr_assert_eq(hw_verbs_ops.notify_arm(rig.qp), DOCA_SUCCESS);
+	cr_assert(hw_verbs_ops.pending(rig.qp));
+	hw_qp_doorbell(rig.qp);
+	hw_verbs_ops.flush(rig.qp);
+	fake_verbs_hold(false);
+	cr_assert_eq(vt_poll_all(rig.qp, cqe, 8), 8);
+	for (uint64_t i = 0; i < 8; i++)
+		assert_cqe(&cqe[i], i, i < 3 ? HW_CQE_OK : HW_CQE_FLUSHED,
+			   i < 3 ? DOCA_SUCCESS : DOCA_ERROR_SHUTDOWN, false);
+	vt_rig_down(&rig);
+}
