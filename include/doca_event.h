@@ -32,7 +32,10 @@ enum doca_event_status doca_event_get_status(const struct doca_event *ev);
  * @return DOCA_SUCCESS for a successful task; otherwise why: DOCA_ERROR_SHUTDOWN
  *        (flushed by a stop), DOCA_ERROR_IO_FAILED (device failure or partial),
  *        DOCA_ERROR_TOO_BIG (partial allowed by DOCA_TASK_FLAG_ALLOW_PARTIAL),
- *        or the device's error. DOCA_ERROR_INVALID_VALUE for NULL.
+ *        DOCA_ERROR_NOT_SUPPORTED (longer than the device moves in one
+ *        transfer: a verbs port's max_msg_sz, fab0's provider max_msg_size;
+ *        sw0 has no such limit), or the device's error.
+ *        DOCA_ERROR_INVALID_VALUE for NULL.
  *
  * Thread safety: the thread holding the event (the one it was handed to,
  *         or one it was passed to with the application's own synchronisation).

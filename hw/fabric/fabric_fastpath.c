@@ -233,7 +233,7 @@ static void issue(struct fab_qp *qp)
 		} else if (src->remote && dst->remote) { /* the engine refuses it first */
 			done_push(qp, d->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_NOT_SUPPORTED);
 		} else if (d->len > qp->dev->max_msg) {
-			done_push(qp, d->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_TOO_BIG);
+			done_push(qp, d->cookie, 0, HW_CQE_FAILED, DOCA_ERROR_NOT_SUPPORTED);
 		} else if (qp->ep == NULL || peer_held_down((src->remote ? src : dst)->peer)) {
 			/* (no endpoint: a stalled one was closed and no new one
 			 * could be made yet) */
