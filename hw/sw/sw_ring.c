@@ -23,7 +23,20 @@ static struct sw_slot *segment_new(uint32_t size, uint32_t start)
 
 		atomic_init(&slots[i].seq, first + 1u - size);
 	}
+	/* The maker's memset (a libc call an application's TSan sees) happens
+	 * before the free on another thread (segment_free): the atomics that
+	 * order them are invisible to it. */
+	hb_release(slots);
 	return slots;
+}
+
+/* Free a segment, which another thread may have made. */
+static void segment_free(struct sw_slot *slots)
+{
+	if (slots == NULL)
+		return;
+	hb_acquire(slots); /* see segment_new */
+	free(slots);
 }
 
 bool sw_ring_init(struct sw_ring *r, uint32_t max)
@@ -41,8 +54,8 @@ bool sw_ring_init(struct sw_ring *r, uint32_t max)
 void sw_ring_fini(struct sw_ring *r)
 {
 	if (r->pslots != r->cslots)
-		free(r->pslots); /* a link the consumer never reached: nothing behind it */
-	free(r->cslots);
+		segment_free(r->pslots); /* a link the consumer never reached: nothing behind it */
+	segment_free(r->cslots);
 	r->pslots = r->cslots = NULL;
 }
 
@@ -84,5 +97,5 @@ void sw_ring_follow(struct sw_ring *r, const struct sw_slot *link_slot)
 	EXPLORE_POINT(QUEUE);
 	/* release: as for an item (the producer counts the link as read). */
 	atomic_store_explicit(&r->tail, pos + 1u, memory_order_release);
-	free(old); /* the producer writes only the new segment since the link */
+	segment_free(old); /* the producer writes only the new segment since the link */
 }

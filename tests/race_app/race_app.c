@@ -26,6 +26,10 @@
  *   event        main thread sleeps on the notification handle
  *   worker       a worker thread (doca_pe_run_on_cpu) delivers the events to
  *                a callback, which checks and releases the slot
+ *   burst        no producers: the main thread submits 64 copies at once on
+ *                sw0:engines=1 and reaps them with the burst calls, so the
+ *                software device's rings grow past their first segment
+ *                (one thread makes a segment, another frees it)
  * Deliberately racy, so they must be reported at the racing line:
  *   race-dst     the first producer writes a destination while its copy is
  *                in flight (write_dst_in_flight)
@@ -53,7 +57,9 @@
 #define RECREATE_EVERY 8u /* rounds between new buffers for a slot */
 #define ROUNDS_DEFAULT 60u
 
-enum mode { MODE_POLL, MODE_POLL_INLINE, MODE_EVENT, MODE_WORKER, MODE_RACE_DST, MODE_RACE_SRC };
+#define BURST 64u         /* burst mode: copies in flight at once */
+
+enum mode { MODE_POLL, MODE_POLL_INLINE, MODE_EVENT, MODE_WORKER, MODE_RACE_DST, MODE_RACE_SRC, MODE_BURST };
 
 struct slot {
 	struct doca_mem *mem;
@@ -418,12 +424,84 @@ static enum mode parse_mode(const char *name)
 		[MODE_POLL] = "poll",	      [MODE_POLL_INLINE] = "poll-inline",
 		[MODE_EVENT] = "event",	      [MODE_WORKER] = "worker",
 		[MODE_RACE_DST] = "race-dst", [MODE_RACE_SRC] = "race-src",
+		[MODE_BURST] = "burst",
 	};
 
 	for (size_t m = 0; m < sizeof(names) / sizeof(names[0]); m++)
 		if (strcmp(name, names[m]) == 0)
 			return (enum mode)m;
-	example_fail("unknown mode '%s' (poll, poll-inline, event, worker, race-dst, race-src)", name);
+	example_fail("unknown mode '%s' (poll, poll-inline, event, worker, race-dst, race-src, burst)",
+		     name);
+}
+
+/* Burst mode: @p rounds bursts of BURST copies, each submitted at once
+ * and reaped with doca_pe_get_events + doca_event_free_bulk, every byte
+ * checked. @return the copies checked. */
+static unsigned long burst_mode(unsigned rounds, uint64_t start_ns)
+{
+	struct doca_ctx *ctx;
+	struct doca_dev *dev;
+	struct doca_pe *pe;
+	struct example_slots slots;
+	struct doca_task_desc descs[BURST];
+	struct doca_event *evs[BURST];
+	unsigned long checked = 0;
+	uint32_t accepted;
+	doca_error_t err;
+
+	EXAMPLE_CHECK(doca_ctx_create(&ctx));
+	EXAMPLE_CHECK(doca_dev_open("sw0:engines=1", &dev));
+	EXAMPLE_CHECK(doca_ctx_set_dev(ctx, dev));
+	example_slots_create(ctx, BURST, LEN, &slots);
+	EXAMPLE_CHECK(doca_pe_create(&pe));
+	EXAMPLE_CHECK(doca_pe_connect_ctx(pe, ctx));
+	EXAMPLE_CHECK(doca_ctx_start(ctx));
+	for (unsigned r = 0; r < rounds; r++) {
+		for (unsigned i = 0; i < BURST; i++) {
+			example_slots_fill(&slots, i, example_seed(i, r));
+			descs[i] = (struct doca_task_desc){ .type = DOCA_TASK_COPY,
+							    .src = slots.src[i],
+							    .dst = slots.dst[i],
+							    .user_data = { .u64 = i } };
+		}
+		EXAMPLE_CHECK(doca_task_submit_batch(ctx, descs, BURST, &accepted));
+		if (accepted != BURST)
+			example_fail("%u of %u copies accepted", accepted, BURST);
+		for (unsigned done = 0; done < BURST;) {
+			uint32_t n;
+
+			doca_pe_progress(pe);
+			n = doca_pe_get_events(pe, evs, BURST);
+			for (uint32_t k = 0; k < n; k++) {
+				uint64_t i = doca_event_get_user_data(evs[k]).u64;
+
+				if (i >= BURST || doca_event_get_status(evs[k]) != DOCA_EVENT_STATUS_SUCCESS ||
+				    doca_event_get_bytes(evs[k]) != LEN)
+					example_fail("burst copy %llu: status %s, %zu bytes", (unsigned long long)i,
+						     example_status_name(doca_event_get_status(evs[k])),
+						     doca_event_get_bytes(evs[k]));
+				example_slots_verify(&slots, i, example_seed(i, r));
+				checked++;
+			}
+			doca_event_free_bulk(evs, n);
+			done += n;
+			example_check_deadline(start_ns, "a burst's events");
+		}
+	}
+	err = doca_ctx_stop(ctx); /* nothing in flight: at once, or at the next progress */
+	if (err != DOCA_SUCCESS && err != DOCA_ERROR_IN_PROGRESS)
+		example_fail("doca_ctx_stop: %s", doca_error_get_name(err));
+	while (example_ctx_state(ctx) != DOCA_CTX_STATE_IDLE) {
+		doca_pe_progress(pe);
+		if (doca_pe_get_event(pe) != NULL)
+			example_fail("an event after every copy was reaped");
+		example_check_deadline(start_ns, "the stop to finish");
+	}
+	example_slots_destroy(&slots);
+	EXAMPLE_CHECK(doca_dev_close(dev));
+	EXAMPLE_CHECK(doca_ctx_destroy(ctx));
+	EXAMPLE_CHECK(doca_pe_destroy(pe));
+	return checked;
 }
 
 int main(int argc, char **argv)
@@ -438,6 +516,12 @@ int main(int argc, char **argv)
 	if (app.rounds < 2)
 		example_fail("ROUNDS must be at least 2");
 	app.start_ns = example_now_ns();
+	if (app.mode == MODE_BURST) {
+		unsigned long checked = burst_mode(app.rounds, app.start_ns);
+
+		printf("race_app burst: %lu copies checked in bursts of %u, torn down\n", checked, BURST);
+		return checked == (unsigned long)app.rounds * BURST ? 0 : 1;
+	}
 	pthread_mutex_init(&app.lock, NULL);
 	pthread_cond_init(&app.released, NULL);
 	setup(&app);
