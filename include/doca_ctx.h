@@ -75,6 +75,12 @@ doca_error_t doca_ctx_create(struct doca_ctx **ctx);
 
 /**
  * @brief Bind a device to an IDLE context. Many contexts may bind one device.
+ *
+ * A binding ends only with doca_dev_close of the handle, which unbinds
+ * every context bound to it (and needs them all IDLE); a context is
+ * destroyed only once unbound. So contexts whose lives end one at a time
+ * each open the device themselves: doca_dev_open of the same string again
+ * gives another handle on the same device.
  * @param ctx The context.
  * @param dev The device to bind.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type handles;
@@ -168,8 +174,9 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx);
  *         may return DOCA_ERROR_IN_PROGRESS: progress the PE until IDLE;
  *         DOCA_ERROR_IN_PROGRESS when it is STOPPING (reported RUNNING →
  *         STOPPING; STOPPING → IDLE follows once every event is freed), also
- *         for a second stop;
- *         DOCA_ERROR_BAD_STATE when it is IDLE;
+ *         for a second stop while the first has not finished;
+ *         DOCA_ERROR_BAD_STATE when it is IDLE (also for a second stop
+ *         made after a PE turn on another thread finished the first);
  *         DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
  *
  * Thread safety: any thread, also from the context's callbacks and while

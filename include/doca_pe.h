@@ -32,8 +32,11 @@
  * while the PE is armed goes straight to the device (doca_task.h), and a
  * device's completion thread wakes the PE only while a completion is
  * unread. Arming with an event still ready makes the fd readable at once
- * (a wake-up that finds that event). Progressing while armed is allowed;
- * the fd stays armed.
+ * (a wake-up that finds that event). A readable fd means a progress call
+ * has work: a finished task becomes an event only in doca_pe_progress (a
+ * device's completion is not yet an event), so after waking call it
+ * before doca_pe_get_event, as the loop does. Progressing while armed is
+ * allowed; the fd stays armed.
  * Worker mode: doca_pe_run_on_cpu hands the PE to a worker thread pinned to
  * one CPU that progresses it, delivers events through the context callbacks,
  * and sleeps on the notification fd when idle.
