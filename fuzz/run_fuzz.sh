@@ -34,7 +34,7 @@ set +e
 	-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/" "$@" >"$log" 2>&1
 rc=$?
 set -e
-grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|Done )' "$log" || true
+grep -E '^(#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::average_exec_per_sec|Done )' "$log" || true
 if [ $rc -ne 0 ]; then
 	tail -n 60 "$log"
 	echo "run_fuzz.sh: the fuzzer failed (exit $rc); reproducers in $artifacts/" >&2
