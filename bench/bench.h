@@ -168,6 +168,11 @@ void bench_plot(const struct bench_opts *o, const char *stamp);
 
 /* bench_syscalls.c: syscalls per task of the inline loop under strace */
 double bench_syscalls(const char *self, unsigned batch, char *line, size_t cap);
+#define BENCH_LOOP_BEGIN "doca-loop-go" /* under 16 bytes: a thread name */
+#define BENCH_LOOP_END "doca-loop-end"
+/* A system call naming @p what (the thread's name), for bench_syscalls to
+ * count only the calls made between the two marks. */
+void bench_syscall_marker(const char *what);
 
 /* bench_instr.c: instructions per task of both loop shapes under callgrind,
  * printed unless @p quiet, stored in per_task[0] (task) and [1] (burst), NAN
@@ -188,6 +193,7 @@ void scenario_remote(const struct bench_opts *o);
 
 /* ours_*.c and peer_*.c: each fills a contender */
 void ours_copy_contender(struct bench_contender *c, const char *dev_open);
+void ours_copy_per_event_contender(struct bench_contender *c, const char *dev_open);
 void ours_latency_contender(struct bench_contender *c);
 void ours_mailbox_contender(struct bench_contender *c);
 void ours_mailbox_baseline_contender(struct bench_contender *c, unsigned submitters);

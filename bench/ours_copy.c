@@ -2,6 +2,11 @@
  * ours_copy.c — doca copy contenders: throughput (inline and offload
  * scenarios) and one-at-a-time latency, both polling the PE from the
  * application thread through the shared loops of bench_pump.c.
+ *
+ * Throughput (`doca`) reaps with the burst calls, as the DPDK skeleton
+ * reaps a count with rte_dma_completed; `doca-per-event` is the same loop
+ * reaping one event at a time (doca_pe_get_event, doca_event_free), and
+ * so is the latency loop, which has one event to reap.
  */
 #include "ours_rig.h"
 
@@ -15,6 +20,7 @@ struct ours_copy {
 	size_t slot;   /* next slot to submit */
 	uint64_t tag;  /* next task's user data */
 	double *lat;
+	bool per_event; /* reap one event at a time (get_event, free) */
 };
 
 /* A burst goes in with one doca_task_submit_batch call, as io_uring's
@@ -39,7 +45,7 @@ static uint64_t copy_reap(void *q, unsigned max)
 {
 	struct ours_copy *o = q;
 
-	return ours_progress_and_reap(o->rig.pe);
+	return o->per_event ? ours_progress_and_reap(o->rig.pe) : ours_progress_and_reap_bulk(o->rig.pe);
 }
 
 static const char *copy_setup(struct bench_contender *c, const struct bench_case *bc)
@@ -98,24 +104,31 @@ static void latency_run(struct bench_contender *c, const struct bench_case *bc, 
 static const struct bench_contender_ops copy_ops = { copy_setup, copy_run, copy_teardown };
 static const struct bench_contender_ops latency_ops = { copy_setup, latency_run, copy_teardown };
 
-static void init(struct bench_contender *c, const char *dev_open, const struct bench_contender_ops *ops)
+static void init(struct bench_contender *c, const char *name, const char *dev_open,
+		 const struct bench_contender_ops *ops, bool per_event)
 {
 	struct ours_copy *o = calloc(1, sizeof(*o));
 
 	if (!o)
 		bench_fail("out of memory");
 	o->dev_open = dev_open;
-	*c = (struct bench_contender){ .name = "doca", .ops = ops, .priv = o };
+	o->per_event = per_event;
+	*c = (struct bench_contender){ .name = name, .ops = ops, .priv = o };
 }
 
 void ours_copy_contender(struct bench_contender *c, const char *dev_open)
 {
-	init(c, dev_open, &copy_ops);
+	init(c, "doca", dev_open, &copy_ops, false);
+}
+
+void ours_copy_per_event_contender(struct bench_contender *c, const char *dev_open)
+{
+	init(c, "doca-per-event", dev_open, &copy_ops, true);
 }
 
 void ours_latency_contender(struct bench_contender *c)
 {
-	init(c, BENCH_OFFLOAD_DEV, &latency_ops);
+	init(c, "doca", BENCH_OFFLOAD_DEV, &latency_ops, true);
 }
 
 /*
@@ -132,7 +145,9 @@ uint64_t ours_inline_loop(size_t size, unsigned batch, uint64_t tasks)
 
 	if (ours_rig_open(&o.rig, size, &conf))
 		bench_fail("cannot open %s", BENCH_INLINE_DEV);
+	bench_syscall_marker(BENCH_LOOP_BEGIN);
 	done = tasks ? bench_pump(&q, batch, batch, tasks, 0, 1) : 0;
+	bench_syscall_marker(BENCH_LOOP_END);
 	ours_rig_close(&o.rig);
 	return done;
 }

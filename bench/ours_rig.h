@@ -75,4 +75,28 @@ static inline uint64_t ours_progress_and_reap(struct doca_pe *pe)
 	return done;
 }
 
+/** Most events ours_progress_and_reap_bulk takes with one call. */
+#define OURS_REAP_BURST 64u
+
+/** One PE turn, then reap every ready event with the burst calls
+ *  (doca_pe_get_events, a status check each, doca_event_free_bulk), as a
+ *  DPDK application reaps with rte_dma_completed; @return how many. */
+static inline uint64_t ours_progress_and_reap_bulk(struct doca_pe *pe)
+{
+	struct doca_event *evs[OURS_REAP_BURST];
+	uint64_t done = 0;
+	uint32_t n;
+
+	doca_pe_progress(pe);
+	while ((n = doca_pe_get_events(pe, evs, OURS_REAP_BURST)) != 0) {
+		for (uint32_t i = 0; i < n; i++)
+			if (doca_event_get_status(evs[i]) != DOCA_EVENT_STATUS_SUCCESS)
+				bench_fail("a copy failed: %s",
+					   doca_error_get_name(doca_event_get_error(evs[i])));
+		doca_event_free_bulk(evs, n);
+		done += n;
+	}
+	return done;
+}
+
 #endif /* OURS_RIG_H */

@@ -48,18 +48,25 @@ void scenario_inline(const struct bench_opts *o)
 	}
 }
 
-/* (b) app thread on CPU 0, one engine thread on CPU 1; depth in bursts of batch. */
+/* (b) app thread on CPU 0, one engine thread on CPU 1; depth in bursts of
+ * batch. At the first size also the same loop reaping one event at a time
+ * (doca-per-event), noted against the skeleton. */
 void scenario_offload(const struct bench_opts *o)
 {
 	for (unsigned s = 0; s < o->n_sizes; s++) {
 		struct bench_case bc = { .scenario = "offload", .size = o->sizes[s], .batch = o->batch,
 					 .depth = o->depth, .threads = 1, .seed = o->seed };
-		struct bench_contender cs[3];
+		struct bench_contender cs[4];
+		size_t n = 0;
 
-		ours_copy_contender(&cs[0], BENCH_OFFLOAD_DEV);
-		peer_dpdk_contender(&cs[1], false);
-		peer_memcpy_contender(&cs[2]);
-		run(o, &bc, cs, 3);
+		ours_copy_contender(&cs[n++], BENCH_OFFLOAD_DEV);
+		if (s == 0)
+			ours_copy_per_event_contender(&cs[n++], BENCH_OFFLOAD_DEV);
+		peer_dpdk_contender(&cs[n++], false);
+		peer_memcpy_contender(&cs[n++]);
+		run(o, &bc, cs, n);
+		if (s == 0)
+			bench_note_ratio("doca-per-event", "dpdk-skeleton");
 	}
 }
 
