@@ -214,6 +214,8 @@ static uint32_t verbs_qp_reap(struct verbs_qp *qp, struct hw_cqe *cqes, uint32_t
 			verbs_qp_cq_failed(qp);
 			continue;
 		}
+		if (got > 0 && qp->event_owed)
+			qp->event_maybe = true; /* it may have raised the arming's event */
 		for (int i = 0; i < got; i++)
 			verbs_qp_complete_wc(qp, &wc[i], &cqes[n++]);
 		if ((uint32_t)got < want)
@@ -274,8 +276,10 @@ void verbs_qp_peek(struct verbs_qp *qp)
 	if (qp->stash_valid || qp->cq_lost || !verbs_hw_owned(qp))
 		return;
 	got = ibv_poll_cq(qp->cq, 1, &qp->stash);
-	if (got > 0)
+	if (got > 0) {
 		qp->stash_valid = true;
+		qp->event_maybe = qp->event_owed; /* before or after the arming: unknown */
+	}
 	else if (got < 0)
 		verbs_qp_cq_failed(qp);
 }

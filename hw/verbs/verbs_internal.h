@@ -150,9 +150,11 @@ struct verbs_qp {
 
 	bool stash_valid; /* a completion peeked by notify_arm, not yet returned */
 	struct ibv_wc stash;
-	/* armed by notify_arm and its event not read since: a completion
-	 * reaped by polling meanwhile may have left one in the channel */
+	/* armed by notify_arm, and its event not read since */
 	bool event_owed;
+	/* a completion was polled while event_owed: the event it raised may
+	 * sit unread in the channel (notify_arm drains it first) */
+	bool event_maybe;
 };
 
 static inline struct verbs_dev *verbs_dev_of(struct hw_dev *hw)

@@ -259,6 +259,7 @@ static void verbs_channel_drain(struct verbs_qp *qp)
 		verbs_calls->ack_cq_events(qp->cq, events);
 		qp->event_owed = false; /* the arming's one event is spent */
 	}
+	qp->event_maybe = false; /* the channel is empty now */
 }
 
 /*
@@ -269,13 +270,14 @@ static void verbs_channel_drain(struct verbs_qp *qp)
  * An earlier arming whose event was never read (the PE woke for something
  * else, and polling reaped the completion that raised it) may have left
  * that event in the channel: the fd would be readable with nothing to do,
- * waking the PE at once. So such a channel is drained first.
+ * waking the PE at once. So a channel is drained first when a completion
+ * was polled since such an arming (an idle one costs no read).
  */
 doca_error_t verbs_notify_arm(struct hw_qp *hw)
 {
 	struct verbs_qp *qp = verbs_qp_of(hw);
 
-	if (qp->event_owed)
+	if (qp->event_maybe)
 		verbs_channel_drain(qp);
 	int rc = ibv_req_notify_cq(qp->cq, 0);
 

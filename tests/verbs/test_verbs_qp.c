@@ -397,6 +397,21 @@ VT_TEST(verbs_qp, arming_again_reads_the_event_an_earlier_arming_left)
 	vt_rig_down(&rig);
 }
 
+/* Armings of an idle queue pair read nothing from the channel: only a
+ * completion polled since an arming can have left an event there. */
+VT_TEST(verbs_qp, idle_armings_read_nothing)
+{
+	struct vt_rig rig;
+
+	vt_rig_up(&rig, 8);
+	for (int i = 0; i < 100; i++)
+		cr_assert_eq(hw_verbs_ops.notify_arm(rig.qp), DOCA_SUCCESS);
+	cr_assert_eq(fake_verbs_calls(FAKE_GET_CQ_EVENT), 0);
+	cr_assert_eq(fake_verbs_calls(FAKE_REQ_NOTIFY_CQ), 100);
+	cr_assert_not(fd_readable(hw_verbs_ops.notify_fd(rig.qp)));
+	vt_rig_down(&rig);
+}
+
 VT_TEST(verbs_qp, arm_failure_is_mapped)
 {
 	struct hw_dev *dev = vt_open("mlx5_0");
