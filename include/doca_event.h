@@ -34,7 +34,10 @@ enum doca_event_status doca_event_get_status(const struct doca_event *ev);
  *        DOCA_ERROR_TOO_BIG (partial allowed by DOCA_TASK_FLAG_ALLOW_PARTIAL),
  *        DOCA_ERROR_NOT_SUPPORTED (longer than the device moves in one
  *        transfer: a verbs port's max_msg_sz, fab0's provider max_msg_size;
- *        sw0 has no such limit), or the device's error.
+ *        sw0 has no such limit), or the device's error (DOCA_ERROR_DRIVER
+ *        when a verbs completion queue failed: the NIC is stopped at once,
+ *        but a transfer it had started may still land in the destination
+ *        shortly after the event).
  *        DOCA_ERROR_INVALID_VALUE for NULL.
  *
  * Thread safety: the thread holding the event (the one it was handed to,
