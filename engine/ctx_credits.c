@@ -64,8 +64,10 @@ void ctx_credits_fini(struct ctx_credits *c)
 {
 	int fd = atomic_load_explicit(&c->fd, memory_order_relaxed);
 
-	if (fd >= 0)
+	if (fd >= 0) {
+		hb_acquire(&c->fd); /* see credits_fd */
 		close(fd);
+	}
 }
 
 static void futex_wake(_Atomic uint32_t *word, int n)
@@ -91,6 +93,7 @@ static void credits_fire_fd(struct ctx_credits *c)
 						     memory_order_relaxed, memory_order_relaxed))
 		return;
 	atomic_fetch_sub_explicit(&c->waiters, 1, memory_order_relaxed);
+	hb_acquire(&c->fd); /* see credits_fd */
 	while (write(atomic_load_explicit(&c->fd, memory_order_relaxed), &one, sizeof(one)) < 0 &&
 	       errno == EINTR)
 		;
@@ -174,6 +177,10 @@ static doca_error_t credits_fd(struct ctx_credits *c, int *out)
 
 		if (mine < 0)
 			return DOCA_ERROR_OPERATING_SYSTEM;
+		/* The fd's creation (a call an application's race detector
+		 * sees) happens before its use on another thread: a write that
+		 * fires it, a read that clears it, its close. */
+		hb_release(&c->fd);
 		/* the first to install one wins; every caller uses that one */
 		if (atomic_compare_exchange_strong_explicit(&c->fd, &fd, mine, memory_order_relaxed,
 							    memory_order_relaxed))
@@ -181,6 +188,7 @@ static doca_error_t credits_fd(struct ctx_credits *c, int *out)
 		else
 			close(mine);
 	}
+	hb_acquire(&c->fd); /* the winner's creation, before the caller uses it */
 	*out = fd;
 	return DOCA_SUCCESS;
 }
@@ -276,6 +284,7 @@ doca_error_t doca_ctx_clear_credit_notification(struct doca_ctx *h)
 		    CREDIT_FD_ARMED)
 			atomic_fetch_sub_explicit(&c->waiters, 1, memory_order_relaxed);
 		fd = atomic_load_explicit(&c->fd, memory_order_relaxed);
+		hb_acquire(&c->fd); /* see credits_fd */
 		while (fd >= 0 && read(fd, &count, sizeof(count)) < 0 && errno == EINTR)
 			;
 	}

@@ -45,6 +45,7 @@ static int key_match(struct cds_lfht_node *node, const void *key)
 {
 	const struct dev_entry *e = caa_container_of(node, struct dev_entry, node);
 
+	hb_acquire(e); /* its opener's writes (entry_open) before our strcmp */
 	return strcmp(e->key, key) == 0;
 }
 
@@ -195,6 +196,9 @@ static doca_error_t entry_open(const char *key, const char *name, const char *pa
 	atomic_store_explicit(&e->refs, 1, memory_order_relaxed);
 	cds_lfht_node_init(&e->node);
 	TSAN_RELEASE(e);
+	/* an opener on another thread finds it with no lock, and its key
+	 * match is a strcmp an application's race detector sees */
+	hb_release(e);
 	doca_rcu_read_lock();
 	EXPLORE_POINT(ATOMIC);
 	cds_lfht_add(registry, key_hash(e->key), &e->node);

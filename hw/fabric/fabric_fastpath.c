@@ -36,13 +36,18 @@
  */
 #include <string.h>
 
+#include "actors/hb_annotate.h"
 #include "hw/fabric/fabric_internal.h"
 
 #define CQ_BATCH 32u
 
+/* A completion made here, as a device's: what moved its bytes (a memmove
+ * here, the provider's calls on this thread) happens before whoever gets
+ * the event (actors/hb_annotate.h; sw0 does the same in sw_qp.c). */
 static void done_push(struct fab_qp *qp, uint64_t cookie, uint64_t bytes, uint32_t status,
 		      doca_error_t error)
 {
+	hb_release((const void *)(uintptr_t)cookie);
 	qp->done[qp->done_tail++ & qp->mask] =
 		(struct hw_cqe){ .cookie = cookie, .bytes = bytes, .status = status, .error = error };
 }
@@ -225,6 +230,7 @@ static void issue(struct fab_qp *qp)
 		const struct hw_desc *d = &p->d;
 		const struct fab_mr *src = fab_mr_of(d->src_mr), *dst = fab_mr_of(d->dst_mr);
 
+		hb_acquire((const void *)(uintptr_t)d->cookie); /* the submitter's writes first */
 		if (qp->flushed) {
 			done_push(qp, d->cookie, 0, HW_CQE_FLUSHED, DOCA_ERROR_SHUTDOWN);
 		} else if (!src->remote && !dst->remote) {
@@ -307,6 +313,8 @@ static uint32_t cq_take(struct fab_qp *qp, struct hw_cqe *cqes, uint32_t max)
 				struct fab_slot *slot = ents[i].op_context;
 
 				slot->in_flight = false;
+				/* the provider moved the bytes in calls on this thread */
+				hb_release((const void *)(uintptr_t)slot->cookie);
 				cqes[n++] = (struct hw_cqe){ .cookie = slot->cookie, .bytes = slot->len,
 							     .status = HW_CQE_OK };
 				qp->free_slots[qp->nfree++] = slot;
@@ -335,6 +343,7 @@ static uint32_t cq_take(struct fab_qp *qp, struct hw_cqe *cqes, uint32_t max)
 			qp->nagain++;
 			continue;
 		}
+		hb_release((const void *)(uintptr_t)slot->cookie);
 		cqes[n++] = (struct hw_cqe){ .cookie = slot->cookie, .status = HW_CQE_FAILED, .error = error };
 		qp->free_slots[qp->nfree++] = slot;
 	}

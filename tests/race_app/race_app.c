@@ -23,6 +23,8 @@
  *   poll         main thread reaps: doca_pe_progress + doca_pe_get_event
  *                (device sw0:engines=1: the copy runs on an engine thread)
  *   poll-inline  the same on sw0 (the copy runs inside doca_pe_progress)
+ *   poll-fab0    the same on fab0 (local memories: the copy runs when the
+ *                descriptor is doorbelled)
  *   event        main thread sleeps on the notification handle
  *   worker       a worker thread (doca_pe_run_on_cpu) delivers the events to
  *                a callback, which checks and releases the slot
@@ -59,7 +61,16 @@
 
 #define BURST 64u         /* burst mode: copies in flight at once */
 
-enum mode { MODE_POLL, MODE_POLL_INLINE, MODE_EVENT, MODE_WORKER, MODE_RACE_DST, MODE_RACE_SRC, MODE_BURST };
+enum mode {
+	MODE_POLL,
+	MODE_POLL_INLINE,
+	MODE_EVENT,
+	MODE_WORKER,
+	MODE_RACE_DST,
+	MODE_RACE_SRC,
+	MODE_BURST,
+	MODE_POLL_FAB0,
+};
 
 struct slot {
 	struct doca_mem *mem;
@@ -310,6 +321,7 @@ static void setup(struct app *app)
 		[MODE_WORKER] = "sw0:engines=1",
 		[MODE_RACE_DST] = "sw0:engines=1,delay_us=2000",
 		[MODE_RACE_SRC] = "sw0:engines=1,delay_us=2000",
+		[MODE_POLL_FAB0] = "fab0",
 	};
 	size_t region = (size_t)SLOTS * 2 * LEN;
 
@@ -424,13 +436,14 @@ static enum mode parse_mode(const char *name)
 		[MODE_POLL] = "poll",	      [MODE_POLL_INLINE] = "poll-inline",
 		[MODE_EVENT] = "event",	      [MODE_WORKER] = "worker",
 		[MODE_RACE_DST] = "race-dst", [MODE_RACE_SRC] = "race-src",
-		[MODE_BURST] = "burst",
+		[MODE_BURST] = "burst",	      [MODE_POLL_FAB0] = "poll-fab0",
 	};
 
 	for (size_t m = 0; m < sizeof(names) / sizeof(names[0]); m++)
 		if (strcmp(name, names[m]) == 0)
 			return (enum mode)m;
-	example_fail("unknown mode '%s' (poll, poll-inline, event, worker, race-dst, race-src, burst)",
+	example_fail("unknown mode '%s' (poll, poll-inline, event, worker, race-dst, race-src, burst, "
+		     "poll-fab0)",
 		     name);
 }
 
