@@ -7,14 +7,25 @@
  * registry there, or the child's first grace period may wait forever (and a
  * new thread given an absent thread's old stack would find its reader
  * state still linked). Each thread registered here is also on `readers`,
- * and every call into liburcu's grace-period and registration code holds
- * `gp_fork_lock` for reading; fork's prepare takes it for writing, so the
- * registry is at rest when the child unlinks the absent threads' readers.
+ * and every call into liburcu's grace-period and registration code is
+ * counted in `gp_users` (under `gp_fork_lock`) while it runs; fork's
+ * prepare takes the lock once no such call runs and holds it across the
+ * fork, so the registry is at rest when the child unlinks the absent
+ * threads' readers.
+ *
+ * Why a lock and a count, not a pthread rwlock held for writing: the child
+ * must release what prepare took, and glibc's pthread_rwlock_unlock in a
+ * child takes the write lock for a read lock (its owner is the parent's
+ * thread id), while resetting it by assignment leaves it held in the eyes
+ * of an application's ThreadSanitizer ("read lock of a write locked
+ * mutex" at the child's first registration). A mutex the child unlocks is
+ * right for both.
  */
 #define _LGPL_SOURCE 1 /* the reader state's layout (urcu/static), not its inline fast path */
 #include "actors/rcu_reader.h"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <urcu.h>
 #include <urcu/list.h>
@@ -23,11 +34,27 @@
 #include "actors/hb_annotate.h"
 #include "actors/tsan_annotate.h"
 
-/* Held for reading around liburcu's grace-period and registration calls,
- * for writing by fork's prepare. */
-static pthread_rwlock_t gp_fork_lock = PTHREAD_RWLOCK_INITIALIZER;
+/* gp_users: the calls into liburcu's grace-period and registration code
+ * running now; fork's prepare holds gp_fork_lock from when it finds none
+ * until the fork is done. */
+static pthread_mutex_t gp_fork_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned gp_users;
 
-/* Every registered thread's reader state (readers_lock, under gp_fork_lock). */
+static void gp_enter(void)
+{
+	pthread_mutex_lock(&gp_fork_lock);
+	gp_users++;
+	pthread_mutex_unlock(&gp_fork_lock);
+}
+
+static void gp_leave(void)
+{
+	pthread_mutex_lock(&gp_fork_lock);
+	gp_users--;
+	pthread_mutex_unlock(&gp_fork_lock);
+}
+
+/* Every registered thread's reader state (readers_lock, inside gp_enter). */
 struct reader_rec {
 	struct cds_list_head link;
 	struct urcu_reader *reader;
@@ -38,7 +65,7 @@ static DOCA_TLS struct reader_rec my_reader;
 
 void reader_register(void)
 {
-	pthread_rwlock_rdlock(&gp_fork_lock);
+	gp_enter();
 	rcu_register_thread();
 	my_reader.reader = &URCU_TLS(urcu_memb_reader);
 	/* liburcu's reader state and grace-period word: ordered by its asm */
@@ -47,35 +74,42 @@ void reader_register(void)
 	pthread_mutex_lock(&readers_lock);
 	cds_list_add(&my_reader.link, &readers);
 	pthread_mutex_unlock(&readers_lock);
-	pthread_rwlock_unlock(&gp_fork_lock);
+	gp_leave();
 }
 
 void reader_unregister(void)
 {
-	pthread_rwlock_rdlock(&gp_fork_lock);
+	gp_enter();
 	pthread_mutex_lock(&readers_lock);
 	cds_list_del(&my_reader.link);
 	pthread_mutex_unlock(&readers_lock);
 	rcu_unregister_thread();
 	hb_app_memory(my_reader.reader, sizeof(*my_reader.reader)); /* thread-local storage again */
-	pthread_rwlock_unlock(&gp_fork_lock);
+	gp_leave();
 }
 
 void reader_synchronize(void)
 {
-	pthread_rwlock_rdlock(&gp_fork_lock);
+	gp_enter();
 	synchronize_rcu();
-	pthread_rwlock_unlock(&gp_fork_lock);
+	gp_leave();
 }
 
+/* Wait (yielding: a grace period takes milliseconds) until no call runs,
+ * and keep the lock: none starts until the fork is done. */
 void reader_fork_prepare(void)
 {
-	pthread_rwlock_wrlock(&gp_fork_lock);
+	pthread_mutex_lock(&gp_fork_lock);
+	while (gp_users != 0) {
+		pthread_mutex_unlock(&gp_fork_lock);
+		sched_yield();
+		pthread_mutex_lock(&gp_fork_lock);
+	}
 }
 
 void reader_fork_parent(void)
 {
-	pthread_rwlock_unlock(&gp_fork_lock);
+	pthread_mutex_unlock(&gp_fork_lock);
 }
 
 void reader_fork_child(void)
@@ -91,6 +125,7 @@ void reader_fork_child(void)
 		rec->reader->ctr = 0;
 		cds_list_del(&rec->link);
 	}
-	readers_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
-	gp_fork_lock = (pthread_rwlock_t)PTHREAD_RWLOCK_INITIALIZER;
+	readers_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER; /* not held by prepare */
+	/* prepare's, taken on this very thread: released, not reset (see top) */
+	pthread_mutex_unlock(&gp_fork_lock);
 }

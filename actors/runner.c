@@ -101,6 +101,6 @@ void runner_fork_parent(void)
  * child refuses every object it inherited, so no guard of theirs is used). */
 void runner_fork_child(void)
 {
-	pthread_mutex_init(&records_lock, NULL);
+	pthread_mutex_unlock(&records_lock); /* prepare's, on this thread (actors/rcu_reader.c) */
 }
 

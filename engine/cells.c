@@ -105,5 +105,5 @@ void cells_fork_parent(void)
 
 void cells_after_fork_child(void)
 {
-	pthread_mutex_init(&cells_lock, NULL);
+	pthread_mutex_unlock(&cells_lock); /* prepare's, on this thread (see reader_fork_child) */
 }

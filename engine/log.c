@@ -84,7 +84,7 @@ void log_fork_parent(void)
 
 void log_fork_child(void)
 {
-	pthread_mutex_init(&log_lock, NULL);
+	pthread_mutex_unlock(&log_lock); /* prepare's, on this thread (actors/rcu_reader.c) */
 }
 
 doca_error_t doca_log_set_handler(doca_log_handler_t h, void *user)

@@ -246,9 +246,10 @@ void doca_rcu_fork_child(void)
 	rc.up = false;
 	rc.stop = false;
 	rc.ended = false;
-	rc.lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	/* the parent's threads waited on them: gone in the child */
 	rc.work = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 	rc.idle = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+	pthread_mutex_unlock(&rc.lock); /* prepare's, on this thread (see reader_fork_child) */
 }
 
 void doca_rcu_live_changed(void)
