@@ -476,7 +476,11 @@ bool pe_ready_signal(struct doca_pe *pe, struct doca_ctx *ctx);
 /* pe_ready_signal_fenced, then wake the PE if it is armed (the fence
  * between is run when the signal pushed). */
 void pe_ready_signal_wake_fenced(struct doca_pe *pe, struct doca_ctx *ctx);
-/* The same with the fence before. */
+/* The same, firing only if needed(what) still holds once the PE is seen
+ * armed (pe_wake_fenced_if). */
+void pe_ready_signal_wake_fenced_if(struct doca_pe *pe, struct doca_ctx *ctx,
+				    bool (*needed)(const void *), const void *what);
+/* pe_ready_signal_wake_fenced with the fence before. */
 void pe_ready_signal_wake(struct doca_pe *pe, struct doca_ctx *ctx);
 /* Credits came back to run's pool and a full fence ran (run_credits_returned,
  * under the PE's runner guard): a STOPPING context's PE must visit it to
@@ -518,6 +522,11 @@ bool pe_retire_unless_worker(struct doca_pe *pe);
 void pe_wake(struct doca_pe *pe);
 /* pe_wake for a caller that already ran a full fence after publishing. */
 void pe_wake_fenced(struct doca_pe *pe);
+/* pe_wake / pe_wake_fenced that, once they see the PE armed, fire only if
+ * needed(what) (when not NULL) still holds: the caller's reason to wake
+ * may have gone (the PE took the completions) before the PE armed. */
+void pe_wake_if(struct doca_pe *pe, bool (*needed)(const void *), const void *what);
+void pe_wake_fenced_if(struct doca_pe *pe, bool (*needed)(const void *), const void *what);
 /* After pushing into run's mailbox (and announcing): if the PE is armed,
  * move the mailbox to the device ourselves under the brief runner guard
  * (the completion will wake the PE), else wake it. Any thread. */
@@ -540,8 +549,8 @@ static inline uint64_t ctx_run_start(const struct doca_ctx *ctx)
  * submitter skip a wake-up it needs (pe_wake_after_push). Runner guard held. */
 void pe_turn_rearm(struct doca_pe *pe);
 /* hw_qp_attr.wake trampoline, arg a struct ctx_run: signals its context
- * and wakes its PE (the backend has fenced: pe_wake_fenced). */
-void pe_wake_cb(void *run);
+ * and wakes its PE (the backend has fenced: pe_wake_fenced_if). */
+void pe_wake_cb(void *run, bool (*unread)(const void *), const void *cq);
 /* Add/remove a qp's completion channel fd to/from the PE's epoll set. */
 doca_error_t pe_watch_qp(struct doca_pe *pe, struct hw_qp *qp);
 void pe_unwatch_qp(struct doca_pe *pe, struct hw_qp *qp);

@@ -22,7 +22,12 @@
  * the moment in which a pusher sees ARMED but cannot take the guard to
  * feed for itself is short. Submitters post straight to the device while
  * the PE is armed (engine/task.c), and an engine thread wakes only while a
- * completion is still unread (hw/sw/sw_engine.c).
+ * completion is still unread (hw/sw/sw_engine.c): it looks once before
+ * calling us and, when it finds ARMED, once more before firing
+ * (pe_wake_fenced_if), since the PE may have taken the completion in
+ * between and armed after. The second look reads what the PE did before
+ * arming (the ARMED store is a release, the load an acquire); whatever it
+ * reads, skipping is safe: a PE that took every entry has their events.
  *
  * A pusher that sees ARMED takes the brief runner guard and feeds the
  * mailbox itself: its own pushes are then posted (or were, by whoever
@@ -65,22 +70,36 @@
 
 void pe_wake(struct doca_pe *pe)
 {
+	pe_wake_if(pe, NULL, NULL);
+}
+
+void pe_wake_if(struct doca_pe *pe, bool (*needed)(const void *), const void *what)
+{
 	EXPLORE_POINT(WAKE);
 	if (!atomic_load_explicit(&pe->notify_used, memory_order_relaxed))
 		return; /* never armed: see "A PE never armed" at the top */
 	/* seq_cst fence: order the caller's work store before the armed load. */
 	atomic_thread_fence(memory_order_seq_cst);
-	pe_wake_fenced(pe);
+	pe_wake_fenced_if(pe, needed, what);
 }
 
 void pe_wake_fenced(struct doca_pe *pe)
 {
+	pe_wake_fenced_if(pe, NULL, NULL);
+}
+
+void pe_wake_fenced_if(struct doca_pe *pe, bool (*needed)(const void *), const void *what)
+{
 	int armed = PE_ARMED;
 
 	EXPLORE_POINT(WAKE);
-	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) != PE_ARMED)
+	/* acquire: pairs with the arming's release, so needed() sees what the
+	 * PE took before it armed */
+	if (atomic_load_explicit(&pe->armed, memory_order_acquire) != PE_ARMED)
 		return;
 	EXPLORE_POINT(WAKE);
+	if (needed != NULL && !needed(what))
+		return; /* taken since the caller looked, before the arming */
 	if (atomic_compare_exchange_strong_explicit(&pe->armed, &armed, PE_FIRED, memory_order_relaxed,
 						    memory_order_relaxed)) {
 		uint64_t one = 1;
@@ -158,12 +177,12 @@ void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
 	pe_wake_fenced(pe);
 }
 
-void pe_wake_cb(void *arg)
+void pe_wake_cb(void *arg, bool (*unread)(const void *), const void *cq)
 {
 	struct ctx_run *run = arg;
 
 	/* the backend fenced after its completions (hw_qp_attr.wake) */
-	pe_ready_signal_wake_fenced(run->pe, run->ctx);
+	pe_ready_signal_wake_fenced_if(run->pe, run->ctx, unread, cq);
 }
 
 doca_error_t pe_watch_qp(struct doca_pe *pe, struct hw_qp *qp)
@@ -333,7 +352,8 @@ doca_error_t doca_pe_request_notification(struct doca_pe *ph)
 	 * wake us for what we post anyway (see top). */
 	(void)pe_walk(pe, WALK_FEED, NULL);
 	EXPLORE_POINT(WAKE);
-	atomic_store_explicit(&pe->armed, PE_ARMED, memory_order_relaxed);
+	/* release: a waker that reads ARMED sees what our turns took (pe_wake_fenced_if) */
+	atomic_store_explicit(&pe->armed, PE_ARMED, memory_order_release);
 	doca_error_t err = pe_arm_check(pe);
 
 	if (entry == RUNNER_ENTERED)

@@ -68,10 +68,16 @@ bool pe_ready_signal(struct doca_pe *pe, struct doca_ctx *ctx)
 
 void pe_ready_signal_wake_fenced(struct doca_pe *pe, struct doca_ctx *ctx)
 {
+	pe_ready_signal_wake_fenced_if(pe, ctx, NULL, NULL);
+}
+
+void pe_ready_signal_wake_fenced_if(struct doca_pe *pe, struct doca_ctx *ctx,
+				    bool (*needed)(const void *), const void *what)
+{
 	if (pe_ready_signal_fenced(pe, ctx))
-		pe_wake(pe); /* its fence: our push is visible before the armed load */
+		pe_wake_if(pe, needed, what); /* its fence: our push is visible before the armed load */
 	else
-		pe_wake_fenced(pe); /* queued already: the caller's fence serves */
+		pe_wake_fenced_if(pe, needed, what); /* queued already: the caller's fence serves */
 }
 
 void pe_ready_signal_wake(struct doca_pe *pe, struct doca_ctx *ctx)

@@ -109,8 +109,11 @@ struct hw_qp_attr {
 	 * can be woken: after each batch of CQ entries, not only when the CQ
 	 * was empty (the PE may have emptied it and armed in between), and
 	 * may be skipped when the fence-ordered look shows the PE already
-	 * took every entry. May be called from any thread. */
-	void (*wake)(void *arg);
+	 * took every entry. unread (may be NULL) repeats that look on cq:
+	 * the engine calls it once it sees the PE armed and wakes only if it
+	 * returns true, since the PE may have taken the entries between the
+	 * backend's look and its arming. May be called from any thread. */
+	void (*wake)(void *arg, bool (*unread)(const void *cq), const void *cq);
 	void *wake_arg;
 };
 

@@ -289,7 +289,7 @@ void fab_doorbell(struct hw_qp *hw)
 		/* Completions made here, not by the provider: the PE may be
 		 * armed and asleep, so wake it (hw_qp_attr.wake: after a fence). */
 		atomic_thread_fence(memory_order_seq_cst);
-		qp->wake(qp->wake_arg);
+		qp->wake(qp->wake_arg, NULL, NULL);
 	}
 }
 

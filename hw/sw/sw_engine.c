@@ -31,7 +31,9 @@
  * not taken. The PE arms (armed store, full fence) and then looks at the
  * CQ: either it sees our entries, or we see ARMED. If we see the CQ
  * drained, the PE took every entry, so nothing is left to wake it for: the
- * check only drops wake-ups that would find no event.
+ * check only drops wake-ups that would find no event. It looks again once
+ * the PE is seen armed (hw_qp_attr.wake's unread): the PE may have taken
+ * them between our look and its arming.
  *
  * The engine is an RCU reader during each pass (never while asleep): the
  * wake callback it calls after publishing completions targets an
@@ -170,6 +172,12 @@ static bool qp_has_work(struct sw_qp *qp)
 	return qp->has_held || sw_ring_ready(&qp->sq);
 }
 
+/* hw_qp_attr.wake's second look at a CQ this thread produces into. */
+static bool cq_unread(const void *cq)
+{
+	return sw_ring_unread(cq);
+}
+
 /* Execute up to ENGINE_BATCH due descriptors of one qp. */
 static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t *now, bool *waiting)
 {
@@ -188,7 +196,7 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 		 * period on the PE's thread (a stop) would wait for us. */
 		if (sw_ring_claim(&qp->cq) == NULL) {
 			atomic_thread_fence(memory_order_seq_cst);
-			qp->wake(qp->wake_arg);
+			qp->wake(qp->wake_arg, NULL, NULL); /* full: the PE has entries to take */
 			*waiting = true;
 			break;
 		}
@@ -211,7 +219,7 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 	EXPLORE_POINT(WAKE);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (sw_ring_unread(&qp->cq))
-		qp->wake(qp->wake_arg);
+		qp->wake(qp->wake_arg, cq_unread, &qp->cq); /* looks again once the PE is seen armed */
 	return n;
 }
 
