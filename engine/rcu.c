@@ -27,13 +27,18 @@
  *   since an ended thread takes no lock again. So no library thread
  *   outlives the last object by more than its frees, and the next deferred
  *   free starts a new one;
- * - the exit-time destructor asks and waits (STOP -> ENDED, then join), so
- *   checkers that look after the last destructor (valgrind) see every
- *   object returned. LeakSanitizer looks earlier: its exit-time check runs
- *   before the destructors of shared libraries, this one included, so what
- *   is still queued then is reachable from `rc` (not a leak), and a
- *   reclaimer still starting would hold its start-up allocations on a stack
- *   LSan does not scan yet — hence a start waits until the thread runs.
+ * - at exit the drain asks and waits (STOP -> ENDED, then join), twice:
+ *   from an atexit handler the first start registers, and from the
+ *   library's destructor, so checkers that look after the last destructor
+ *   (valgrind) see every object returned. LeakSanitizer looks earlier: its
+ *   check is an atexit handler too, registered when the sanitizer starts,
+ *   so ours (registered later) runs before it. Without that the check could
+ *   meet the reclaimer mid-batch or ending, a thread it may fail to stop
+ *   and whose stack it then does not scan (CI saw one such report, on
+ *   sw0:engines=1, whose devices and engine threads a deferred free
+ *   closes). A reclaimer still starting would likewise hold its start-up
+ *   allocations on a stack LSan does not scan yet — hence a start waits
+ *   until the thread runs.
  */
 #include "engine/rcu.h"
 
@@ -171,8 +176,19 @@ static void reclaimer_reap_locked(void)
  * our callback before it ends. `up` is reset here, not when the thread is
  * joined, so a drain that joins it while we wait cannot strand us.
  */
+static void reclaimer_drain(void);
+
+static void reclaimer_atexit(void)
+{
+	if (atexit(reclaimer_drain) != 0)
+		fprintf(stderr, "doca-core: cannot register the exit-time drain; the destructor still drains\n");
+}
+
 static void reclaimer_start_locked(void)
 {
+	static pthread_once_t atexit_once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&atexit_once, reclaimer_atexit);
 	rc.up = false;
 	if (pthread_create(&rc.thread, NULL, reclaimer_main, NULL) != 0) {
 		fprintf(stderr, "doca-core: cannot start the deferred-free thread\n");
@@ -266,8 +282,10 @@ void doca_rcu_live_changed(void)
 /* Pending deferred frees run before the process ends, and the reclaimer
  * thread is joined, so valgrind sees every object returned and no library
  * thread outlives the process's last destructor (objects the application
- * never destroyed are reported by engine/live.c). */
-__attribute__((destructor)) static void doca_rcu_drain_at_exit(void)
+ * never destroyed are reported by engine/live.c). Runs at exit (before
+ * LeakSanitizer's check, see the top) and again as the destructor, for
+ * frees queued by atexit handlers registered before ours. */
+static void reclaimer_drain(void)
 {
 	pthread_mutex_lock(&rc.lock);
 	while (rc.running) { /* a deferred free may start a new thread meanwhile */
@@ -279,4 +297,9 @@ __attribute__((destructor)) static void doca_rcu_drain_at_exit(void)
 			pthread_cond_wait(&rc.idle, &rc.lock);
 	}
 	pthread_mutex_unlock(&rc.lock);
+}
+
+__attribute__((destructor)) static void doca_rcu_drain_at_exit(void)
+{
+	reclaimer_drain();
 }
