@@ -3,9 +3,15 @@
  * unfreed events of tasks that name it; its memory counts its buffers.
  *
  * Two counts, so that the owner fast path pays no atomic read-modify-write
- * (issue 12). `users` (with the DEAD bit) counts the pins of tasks
- * submitted from any thread: an atomic increment that backs off on DEAD,
- * closed by a destroy with CAS 0 → DEAD (engine/refs.h). `guarded_pins`
+ * (issue 12). `users` (with the DEAD bit) counts the pins ever taken by
+ * tasks submitted from any thread: an atomic increment that backs off on
+ * DEAD; `users_left` counts those dropped, on a line of its own, so a
+ * task submitted on one CPU and freed by the PE on another moves neither
+ * count's line between them. A destroy closes users with a CAS from
+ * users_left (read first) + the pins it may hold to that | DEAD
+ * (buf_users_close: as users_left only grows and never passes users, a
+ * success means that many pins were outstanding). 64-bit counts: they
+ * never wrap. `guarded_pins`
  * counts the pins of tasks submitted under the runner guard of the
  * buffer's PE (the buffer's memory's context's PE), and is written only by
  * that guard's holder, with a load and a store; those tasks are released
@@ -24,7 +30,7 @@
  * A freer on another thread that cannot take the guard drops the pins at
  * once too, so a destroy right after its doca_event_free succeeds (the
  * event's credit still travels through the mailbox): a pin in users by
- * users_leave, a guarded one by counting it out in `foreign_unpins`,
+ * counting it in users_left, a guarded one by counting it out in `foreign_unpins`,
  * which only such freers write (an atomic increment: they are many). The
  * guarded pins outstanding are guarded_pins - foreign_unpins
  * (buf_guarded_outstanding); the pinner's Dekker pair above is with
@@ -106,14 +112,14 @@ doca_error_t doca_buf_get_len(const struct doca_buf *h, size_t *len)
  * (and nothing changed) otherwise. */
 static bool buf_close(struct doca_buf *buf)
 {
-	if (buf_guarded_outstanding(buf) != 0 || !users_close(&buf->users))
+	if (buf_guarded_outstanding(buf) != 0 || !buf_users_close(buf, 0))
 		return false;
 	asym_fence_heavy(); /* DEAD is visible before we read the guarded pins (see top) */
 	EXPLORE_POINT(ATOMIC);
 	if (buf_guarded_outstanding(buf) == 0)
 		return true;
 	EXPLORE_POINT(ATOMIC);
-	atomic_fetch_and_explicit(&buf->users, ~REF_DEAD, memory_order_relaxed); /* reopen */
+	atomic_fetch_and_explicit(&buf->users, ~BUF_DEAD, memory_order_relaxed); /* reopen */
 	return false;
 }
 
@@ -151,11 +157,9 @@ static bool buf_destroy_in_callback(struct doca_buf *buf)
 
 	if (pins == 0 || buf_guarded_outstanding(buf) != pins - users)
 		return false;
-	EXPLORE_POINT(ATOMIC);
-	/* acquire: as users_close. A submit that races us finds DEAD and
-	 * backs off; its section ends before the grace period that frees. */
-	if (!atomic_compare_exchange_strong_explicit(&buf->users, &users, users | REF_DEAD,
-						     memory_order_acquire, memory_order_relaxed))
+	/* A submit that races us finds DEAD and backs off; its section ends
+	 * before the grace period that frees. */
+	if (!buf_users_close(buf, users))
 		return false;
 	pe->cb_doomed[pe->cb_ndoomed++] = buf;
 	return true;
@@ -181,7 +185,7 @@ static doca_error_t buf_destroy_checked(struct doca_buf *h, struct doca_buf *buf
 			handle_kill(buf);
 			return DOCA_SUCCESS;
 		}
-		if (!users_closed(&buf->users))
+		if (!buf_users_closed(buf))
 			return DOCA_ERROR_IN_USE;
 		EXPLORE_POINT(ATOMIC);
 		if (buf_of(h) != buf)

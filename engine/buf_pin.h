@@ -9,15 +9,21 @@
 
 #include "actors/asym_fence.h"
 #include "engine/engine.h"
-#include "engine/refs.h"
 
 /* Pin a buffer for a task; false if it is being destroyed. @p guarded:
  * the caller holds the runner guard of the buffer's PE (then no atomic
  * read-modify-write: engine/buf.c), and unpins under it. */
 static inline bool buf_pin(struct doca_buf *buf, bool guarded)
 {
-	if (!guarded)
-		return users_enter(&buf->users);
+	if (!guarded) {
+		EXPLORE_POINT(ATOMIC);
+		/* acquire: after the unpins of an earlier life (a reopen) */
+		if ((atomic_fetch_add_explicit(&buf->users, 1u, memory_order_acquire) & BUF_DEAD) == 0)
+			return true;
+		EXPLORE_POINT(ATOMIC);
+		atomic_fetch_sub_explicit(&buf->users, 1u, memory_order_relaxed); /* never counted */
+		return false;
+	}
 	uint32_t n = atomic_load_explicit(&buf->guarded_pins, memory_order_relaxed);
 
 	EXPLORE_POINT(ATOMIC);
@@ -25,7 +31,7 @@ static inline bool buf_pin(struct doca_buf *buf, bool guarded)
 	asym_fence_light(); /* our pin is visible before we look for DEAD (engine/buf.c) */
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: as users_enter, after the unpins of an earlier life */
-	if ((atomic_load_explicit(&buf->users, memory_order_acquire) & REF_DEAD) == 0)
+	if ((atomic_load_explicit(&buf->users, memory_order_acquire) & BUF_DEAD) == 0)
 		return true;
 	atomic_store_explicit(&buf->guarded_pins, n, memory_order_relaxed);
 	return false;
@@ -36,7 +42,9 @@ static inline void buf_unpin(struct doca_buf *buf, bool guarded)
 {
 	hb_release(buf); /* the task's last use happens before the buffer's destroy */
 	if (!guarded) {
-		users_leave(&buf->users);
+		EXPLORE_POINT(ATOMIC);
+		/* release: a destroy that reads the count sees the task's last use */
+		atomic_fetch_add_explicit(&buf->users_left, 1u, memory_order_release);
 		return;
 	}
 	EXPLORE_POINT(ATOMIC);
@@ -73,6 +81,40 @@ static inline uint32_t buf_guarded_outstanding(struct doca_buf *buf)
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: the last guarded unpin happens before the destroy */
 	return atomic_load_explicit(&buf->guarded_pins, memory_order_acquire) - dropped;
+}
+
+/* The users pins not yet unpinned: users_left first, so an unpin seen
+ * there comes after its pin, which the users read after it counts, and the
+ * difference never goes below 0. */
+static inline uint64_t buf_users_outstanding(struct doca_buf *buf)
+{
+	/* acquire: the unpinned tasks' last uses happen before the destroy */
+	uint64_t left = atomic_load_explicit(&buf->users_left, memory_order_acquire);
+
+	EXPLORE_POINT(ATOMIC);
+	return (atomic_load_explicit(&buf->users, memory_order_relaxed) & ~BUF_DEAD) - left;
+}
+
+/* Close the users count (set BUF_DEAD) if exactly @p held of its pins are
+ * outstanding; false, nothing changed, otherwise. The CAS expects users to
+ * be users_left (read first) + held: as users_left only grows and never
+ * passes users, a success means users - users_left was held at the CAS,
+ * and a pinner after it finds DEAD. */
+static inline bool buf_users_close(struct doca_buf *buf, uint64_t held)
+{
+	/* acquire: the unpinned tasks' last uses happen before the destroy */
+	uint64_t expect = atomic_load_explicit(&buf->users_left, memory_order_acquire) + held;
+
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: as users_close (engine/refs.h) */
+	return atomic_compare_exchange_strong_explicit(&buf->users, &expect, expect | BUF_DEAD,
+						       memory_order_acquire, memory_order_relaxed);
+}
+
+static inline bool buf_users_closed(struct doca_buf *buf)
+{
+	EXPLORE_POINT(ATOMIC);
+	return (atomic_load_explicit(&buf->users, memory_order_relaxed) & BUF_DEAD) != 0;
 }
 
 #endif /* DOCA_ENGINE_BUF_PIN_H */

@@ -112,14 +112,24 @@ struct doca_buf {
 	uint8_t *data;
 	size_t len;
 	struct rcu_head rcu;
-	/* written by submitters and the PE: off the read-only line above */
-	_Alignas(64) _Atomic uint32_t users; /* unfreed events of tasks naming it | REF_DEAD */
+	/* Off the read-only line above, the counts on two lines by who writes
+	 * them, so a task submitted on one CPU and freed on another moves no
+	 * count line between them (engine/buf.c). Written by submitters
+	 * without the guard, and by a destroy: pins of tasks naming it ever
+	 * taken by such submitters | BUF_DEAD. */
+	_Alignas(64) _Atomic uint64_t users;
+	/* guarded pins dropped by freers without the guard (engine/buf.c) */
+	_Atomic uint32_t foreign_unpins;
+	/* Written by the PE's thread (mostly): the users pins dropped (by any
+	 * freer), so users - users_left are those still held. */
+	_Alignas(64) _Atomic uint64_t users_left;
 	/* unfreed events of tasks submitted under its PE's runner guard (the
 	 * guard holder's own count: engine/buf.c), less foreign_unpins */
 	_Atomic uint32_t guarded_pins;
-	/* those pins dropped by freers without the guard (engine/buf.c) */
-	_Atomic uint32_t foreign_unpins;
 };
+/* A buffer's users closed by a destroy (the count's top bit: 2^63 pins
+ * are never taken). */
+#define BUF_DEAD (UINT64_C(1) << 63)
 
 /* What doca_mem_import hands the device instead of a region. */
 struct mem_import {

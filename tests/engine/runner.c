@@ -306,9 +306,9 @@ Test(runner, a_free_off_the_pe_thread_returns_through_the_mailbox, .init = cr_re
 	runner_exit(&handle_deref(f.pe)->runner);
 	cr_assert_eq(task_pool_free(&run->pool), run->pool.size - 1, "not back before a turn");
 	cr_assert(!mailbox_idle(&run->mbox), "the credit waits in the mailbox");
-	cr_assert_eq(atomic_load(&handle_deref(f.src)->users) + buf_guarded_outstanding(handle_deref(f.src)), 0,
+	cr_assert_eq(buf_users_outstanding(handle_deref(f.src)) + buf_guarded_outstanding(handle_deref(f.src)), 0,
 		     "source pins dropped by the free");
-	cr_assert_eq(atomic_load(&handle_deref(f.dst)->users) + buf_guarded_outstanding(handle_deref(f.dst)), 0,
+	cr_assert_eq(buf_users_outstanding(handle_deref(f.dst)) + buf_guarded_outstanding(handle_deref(f.dst)), 0,
 		     "destination pins dropped by the free");
 
 	doca_event_free(ev);
@@ -322,8 +322,8 @@ Test(runner, a_free_off_the_pe_thread_returns_through_the_mailbox, .init = cr_re
 	cr_assert_eq(task_pool_free(&run->pool), run->pool.size, "credits: %u of %u",
 		     task_pool_free(&run->pool), run->pool.size);
 	/* the turn that took the credit back did not drop the pins again */
-	cr_assert_eq(atomic_load(&handle_deref(f.src)->users), 0, "source pins");
-	cr_assert_eq(atomic_load(&handle_deref(f.dst)->users), 0, "destination pins");
+	cr_assert_eq(buf_users_outstanding(handle_deref(f.src)), 0, "source pins");
+	cr_assert_eq(buf_users_outstanding(handle_deref(f.dst)), 0, "destination pins");
 	cr_assert_eq(buf_guarded_outstanding(handle_deref(f.src)), 0, "source guarded pins");
 	cr_assert_eq(buf_guarded_outstanding(handle_deref(f.dst)), 0, "destination guarded pins");
 
