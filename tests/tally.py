@@ -16,6 +16,7 @@ SYNTH = re.compile(r"Synthesis: Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+
 # a test's teardown or at exit, leaves the test "passing".
 AFTER_VERDICT = re.compile(r"ERROR: LeakSanitizer: detected memory leaks|"
                            r"crashed during its setup or teardown")
+REPORT_LINES = 30  # of the first such report, shown under its FAILED line
 SKIPS = re.compile(r"^SKIP(?:PED)?[: ]", re.M)
 SKIPS_LINE = re.compile(r"^(SKIP(?:PED)?[: ].*)$", re.M)
 CR_SKIP = re.compile(r"^\[SKIP\] (.*)$", re.M)
@@ -50,6 +51,10 @@ for line in lines:
         if after:
             # which test it was is not said: one failure, taken from the passed
             print(f"  FAILED: {t['name']}: {len(after)} x '{after[0]}' after the verdicts")
+            # the report itself: meson prints no log of a program that exited 0
+            start = out.rfind("\n", 0, AFTER_VERDICT.search(out).start()) + 1
+            for line in out[start:].splitlines()[:REPORT_LINES]:
+                print(f"    | {line}")
             p, f = max(p - 1, 0), f + 1
         for reason in cr_skips:
             print(f"  SKIPPED: {t['name']}: {reason.strip()}")
