@@ -560,7 +560,7 @@ static inline uint64_t ctx_run_start(const struct doca_ctx *ctx)
 void pe_turn_rearm(struct doca_pe *pe);
 /* hw_qp_attr.wake trampoline, arg a struct ctx_run: signals its context
  * and wakes its PE (the backend has fenced: pe_wake_fenced_if). */
-void pe_wake_cb(void *run, bool (*unread)(const void *), const void *cq);
+void pe_wake_cb(void *run, hw_unread_fn unread, const void *cq);
 /* Add/remove a qp's completion channel fd to/from the PE's epoll set. */
 doca_error_t pe_watch_qp(struct doca_pe *pe, struct hw_qp *qp);
 void pe_unwatch_qp(struct doca_pe *pe, struct hw_qp *qp);

@@ -177,7 +177,7 @@ void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
 	pe_wake_fenced(pe);
 }
 
-void pe_wake_cb(void *arg, bool (*unread)(const void *), const void *cq)
+void pe_wake_cb(void *arg, hw_unread_fn unread, const void *cq)
 {
 	struct ctx_run *run = arg;
 

@@ -101,6 +101,12 @@ struct hw_cqe {
 	bool fatal;         /* the queue pair is broken: no later descriptor can succeed */
 };
 
+/* A backend's second look at a CQ only its executor fills: true while an
+ * entry is left that the PE has not taken. */
+typedef bool (*hw_unread_fn)(const void *cq);
+/* hw_qp_attr.wake (see there). */
+typedef void (*hw_wake_fn)(void *arg, hw_unread_fn unread, const void *cq);
+
 /** What the engine asks of a new queue pair. */
 struct hw_qp_attr {
 	uint32_t depth; /* most descriptors outstanding at once (SQ + CQ) */
@@ -113,7 +119,7 @@ struct hw_qp_attr {
 	 * the engine calls it once it sees the PE armed and wakes only if it
 	 * returns true, since the PE may have taken the entries between the
 	 * backend's look and its arming. May be called from any thread. */
-	void (*wake)(void *arg, bool (*unread)(const void *cq), const void *cq);
+	hw_wake_fn wake;
 	void *wake_arg;
 };
 

@@ -204,7 +204,7 @@ struct fab_qp {
 	int epfd;      /* epoll set: cq's wait fd and the device's, added at the first arm */
 	bool watching; /* they are in it */
 	struct fab_qp *next_watcher; /* dev->watchers (serve_lock) */
-	void (*wake)(void *arg, bool (*unread)(const void *cq), const void *cq);
+	hw_wake_fn wake;
 	void *wake_arg;
 
 	uint32_t mask;

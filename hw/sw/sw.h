@@ -68,7 +68,7 @@ struct sw_qp {
 	struct hw_qp base;
 	struct sw_dev *dev;
 	struct sw_engine *engine; /* NULL: inline */
-	void (*wake)(void *arg, bool (*unread)(const void *cq), const void *cq);
+	hw_wake_fn wake;
 	void *wake_arg;
 	_Atomic bool flushing;
 	struct sw_ring sq; /* producer: the PE's thread; consumer: the executor */
