@@ -48,7 +48,6 @@ struct sw_desc {
 };
 
 _Static_assert(sizeof(struct sw_desc) <= SW_SLOT_PAYLOAD, "a descriptor fits one ring slot");
-_Static_assert(sizeof(struct hw_cqe) <= SW_SLOT_PAYLOAD, "a completion fits one ring slot");
 
 struct sw_engine;
 
@@ -72,7 +71,7 @@ struct sw_qp {
 	void *wake_arg;
 	_Atomic bool flushing;
 	struct sw_ring sq; /* producer: the PE's thread; consumer: the executor */
-	struct sw_ring cq; /* engine mode only: engine thread → PE's thread */
+	struct sw_ring cq; /* engine mode only: engine thread → PE's thread, packed (sw_cq.h) */
 	/* the executor's: a descriptor taken from the SQ, waiting for its delay */
 	_Alignas(64) struct sw_desc held;
 	bool has_held;

@@ -53,6 +53,7 @@
 #include "actors/rcu_reader.h"
 #include "actors/tsan_annotate.h"
 #include "hw/sw/sw.h"
+#include "hw/sw/sw_cq.h"
 
 #define ENGINE_BATCH 32u      /* descriptors per qp per pass */
 #define ENGINE_COLLECT 256u   /* newly signalled qps joining a pass */
@@ -183,6 +184,7 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 {
 	struct sw_desc d;
 	struct hw_cqe c;
+	struct sw_cq_slot *open = NULL;
 	bool flushed;
 	uint32_t n = 0;
 
@@ -194,7 +196,7 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 		 * wake's loads) and come back later, the qp kept in the set. Never
 		 * wait here: we are inside a read-side section, and a grace
 		 * period on the PE's thread (a stop) would wait for us. */
-		if (sw_ring_claim(&qp->cq) == NULL) {
+		if (!sw_cq_room(&qp->cq, &open)) {
 			atomic_thread_fence(memory_order_seq_cst);
 			qp->wake(qp->wake_arg, NULL, NULL); /* full: the PE has entries to take */
 			*waiting = true;
@@ -203,9 +205,10 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 		if (!sw_qp_take_due(qp, &d, &flushed, now))
 			break;
 		sw_execute(e->dev, &d.d, flushed, &c);
-		(void)sw_ring_put(&qp->cq, &c, sizeof(c)); /* claimed above: cannot fail */
+		sw_cq_add(&qp->cq, &open, &c); /* publishes a full slot */
 		n++;
 	}
+	sw_cq_flush(&qp->cq, &open); /* the pass's last entries wait for no later one */
 	*waiting = *waiting || qp->has_held;
 	if (n == 0)
 		return 0;

@@ -17,6 +17,7 @@
 
 #include "actors/hb_annotate.h"
 #include "hw/sw/sw.h"
+#include "hw/sw/sw_cq.h"
 
 uint64_t sw_now_ns(void)
 {
@@ -216,11 +217,8 @@ uint32_t sw_qp_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
 	struct sw_qp *qp = (struct sw_qp *)hw;
 	uint32_t n = 0;
 
-	if (qp->engine != NULL) {
-		while (n < max && sw_ring_get(&qp->cq, &cqes[n], sizeof(cqes[n])))
-			n++;
-		return n;
-	}
+	if (qp->engine != NULL)
+		return sw_cq_poll(&qp->cq, cqes, max);
 	const struct sw_params *p = &qp->dev->params;
 
 	if (!qp->has_held && p->delay_us == 0) {

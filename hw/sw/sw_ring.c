@@ -46,7 +46,7 @@ bool sw_ring_init(struct sw_ring *r, uint32_t max)
 	r->max = max;
 	r->pslots = r->cslots = segment_new(size, 0);
 	r->pmask = r->cmask = size - 1u;
-	r->head = r->tail_seen = r->seg_start = 0;
+	r->head = r->tail_seen = r->seg_start = r->csub = 0;
 	atomic_init(&r->tail, 0);
 	return r->pslots != NULL;
 }

@@ -75,6 +75,7 @@ struct sw_ring {
 	_Alignas(64) _Atomic uint32_t tail; /* next position to read */
 	struct sw_slot *cslots;            /* the segment it reads */
 	uint32_t cmask;
+	uint32_t csub;                     /* entries taken from the item at tail (hw/sw/sw_cq.h) */
 };
 
 /* A ring of SW_RING_INITIAL slots (fewer if @p max is smaller) that grows

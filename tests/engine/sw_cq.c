@@ -1,0 +1,187 @@
+/* tests/engine/sw_cq.c — the engine mode's packed completion queue
+ * (hw/sw/sw_cq.h): three completions a slot, published when full or at the
+ * end of a pass, taken in order whatever the consumer asks for. */
+#include <criterion/criterion.h>
+
+#include "hw/sw/sw_cq.h"
+
+static struct hw_cqe cqe_of(uint64_t i)
+{
+	return (struct hw_cqe){ .cookie = 0x1000u + i, .bytes = 64u * i + 1u, .status = HW_CQE_OK };
+}
+
+/* The producer adds completion i (room first, as the engine does). */
+static void add(struct sw_ring *cq, struct sw_cq_slot **open, uint64_t i)
+{
+	struct hw_cqe c = cqe_of(i);
+
+	cr_assert(sw_cq_room(cq, open), "room for completion %llu", (unsigned long long)i);
+	sw_cq_add(cq, open, &c);
+}
+
+static void expect_cqe(const struct hw_cqe *got, uint64_t i)
+{
+	struct hw_cqe want = cqe_of(i);
+
+	cr_assert_eq(got->cookie, want.cookie, "completion %llu: cookie %#llx", (unsigned long long)i,
+		     (unsigned long long)got->cookie);
+	cr_assert_eq(got->bytes, want.bytes);
+	cr_assert_eq(got->status, (uint32_t)HW_CQE_OK);
+	cr_assert_eq(got->error, DOCA_SUCCESS);
+	cr_assert_not(got->fatal);
+}
+
+Test(sw_cq, a_slot_is_published_only_when_it_holds_three)
+{
+	struct sw_ring cq;
+	struct sw_cq_slot *open = NULL;
+	struct hw_cqe out[4];
+
+	cr_assert(sw_ring_init(&cq, 64));
+	add(&cq, &open, 0);
+	add(&cq, &open, 1);
+	cr_assert_eq(sw_cq_poll(&cq, out, 4), 0u, "two entries wait in the open slot");
+	cr_assert_eq(cq.head, 0u, "nothing published");
+	add(&cq, &open, 2);
+	cr_assert_null(open, "a full slot is published and closed");
+	cr_assert_eq(cq.head, 1u, "one slot for three completions");
+	cr_assert_eq(sw_cq_poll(&cq, out, 4), 3u);
+	for (uint64_t i = 0; i < 3; i++)
+		expect_cqe(&out[i], i);
+	cr_assert_not(sw_ring_unread(&cq), "the slot was released with its last entry");
+	sw_ring_fini(&cq);
+}
+
+Test(sw_cq, the_end_of_a_pass_publishes_a_partial_slot_and_never_an_empty_one)
+{
+	struct sw_ring cq;
+	struct sw_cq_slot *open = NULL;
+	struct hw_cqe out[4];
+
+	cr_assert(sw_ring_init(&cq, 64));
+	cr_assert(sw_cq_room(&cq, &open));
+	sw_cq_flush(&cq, &open); /* a pass that found no due descriptor */
+	cr_assert_null(open);
+	cr_assert_eq(cq.head, 0u, "an empty slot is not published");
+	cr_assert_eq(sw_cq_poll(&cq, out, 4), 0u);
+	add(&cq, &open, 7);
+	sw_cq_flush(&cq, &open);
+	cr_assert_eq(cq.head, 1u, "one entry, published at the pass's end");
+	cr_assert_eq(sw_cq_poll(&cq, out, 4), 1u);
+	expect_cqe(&out[0], 7);
+	cr_assert_not(sw_ring_unread(&cq));
+	sw_ring_fini(&cq);
+}
+
+Test(sw_cq, a_poll_may_stop_inside_a_slot_and_the_next_goes_on_from_there)
+{
+	struct sw_ring cq;
+	struct sw_cq_slot *open = NULL;
+	struct hw_cqe out[3];
+
+	cr_assert(sw_ring_init(&cq, 64));
+	for (uint64_t i = 0; i < 6; i++)
+		add(&cq, &open, i);
+	cr_assert_eq(sw_cq_poll(&cq, out, 2), 2u);
+	expect_cqe(&out[0], 0);
+	expect_cqe(&out[1], 1);
+	cr_assert(sw_ring_unread(&cq), "the first slot still holds an entry");
+	cr_assert_eq(atomic_load(&cq.tail), 0u, "and is not released");
+	cr_assert_eq(sw_cq_poll(&cq, out, 3), 3u, "the rest of slot 0, then two of slot 1");
+	for (uint64_t i = 0; i < 3; i++)
+		expect_cqe(&out[i], 2 + i);
+	cr_assert_eq(atomic_load(&cq.tail), 1u);
+	cr_assert_eq(sw_cq_poll(&cq, out, 3), 1u);
+	expect_cqe(&out[0], 5);
+	cr_assert_not(sw_ring_unread(&cq));
+	cr_assert_eq(sw_cq_poll(&cq, out, 3), 0u);
+	sw_ring_fini(&cq);
+}
+
+Test(sw_cq, every_status_error_and_fatal_flag_comes_back_as_put)
+{
+	struct sw_ring cq;
+	struct sw_cq_slot *open = NULL;
+	struct hw_cqe in, out;
+	uint32_t n = 0;
+
+	cr_assert(sw_ring_init(&cq, 1024));
+	for (uint32_t st = HW_CQE_OK; st <= HW_CQE_FLUSHED; st++)
+		for (uint32_t err = 0; err < DOCA_ERROR_COUNT; err++)
+			for (int fatal = 0; fatal < 2; fatal++) {
+				in = (struct hw_cqe){ .cookie = UINT64_MAX - n, .bytes = (uint64_t)1 << 40 | n,
+						      .status = st, .error = (doca_error_t)err, .fatal = fatal };
+				cr_assert(sw_cq_room(&cq, &open));
+				sw_cq_add(&cq, &open, &in);
+				sw_cq_flush(&cq, &open);
+				cr_assert_eq(sw_cq_poll(&cq, &out, 1), 1u);
+				cr_assert_eq(out.cookie, in.cookie);
+				cr_assert_eq(out.bytes, in.bytes, "bytes beyond 4 GiB survive");
+				cr_assert_eq(out.status, st);
+				cr_assert_eq(out.error, (doca_error_t)err, "status %u error %u fatal %d: got %d", st,
+					     err, fatal, out.error);
+				cr_assert_eq(out.fatal, (bool)fatal);
+				n++;
+			}
+	cr_assert_eq(n, 4u * DOCA_ERROR_COUNT * 2u);
+	sw_ring_fini(&cq);
+}
+
+Test(sw_cq, a_ring_full_at_its_largest_has_no_room_until_the_consumer_takes_a_slot)
+{
+	struct sw_ring cq;
+	struct sw_cq_slot *open = NULL;
+	struct hw_cqe out[3];
+	struct hw_cqe c = cqe_of(99);
+
+	cr_assert(sw_ring_init(&cq, 2));
+	for (uint64_t i = 0; i < 6; i++)
+		add(&cq, &open, i);
+	cr_assert_not(sw_cq_room(&cq, &open), "2 slots of 3: full at 6");
+	cr_assert_null(open);
+	cr_assert_eq(sw_cq_poll(&cq, out, 2), 2u);
+	cr_assert_not(sw_cq_room(&cq, &open), "a slot partly taken is still the consumer's");
+	cr_assert_eq(sw_cq_poll(&cq, out, 1), 1u);
+	expect_cqe(&out[0], 2);
+	cr_assert(sw_cq_room(&cq, &open), "released: room again");
+	sw_cq_add(&cq, &open, &c);
+	sw_cq_flush(&cq, &open);
+	cr_assert_eq(sw_cq_poll(&cq, out, 3), 3u);
+	expect_cqe(&out[0], 3);
+	expect_cqe(&out[2], 5);
+	cr_assert_eq(sw_cq_poll(&cq, out, 3), 1u);
+	expect_cqe(&out[0], 99);
+	sw_ring_fini(&cq);
+}
+
+Test(sw_cq, across_growth_every_completion_comes_out_once_in_order)
+{
+	struct sw_ring cq;
+	struct sw_cq_slot *open = NULL;
+	struct hw_cqe out[7];
+	uint64_t put = 0, got = 0;
+	const uint32_t pass[] = { 1, 5, 32, 2, 17 }; /* completions per producer pass */
+
+	cr_assert(sw_ring_init(&cq, 1024));
+	for (uint32_t round = 0; round < 40; round++) {
+		for (uint32_t k = 0; k < pass[round % 5]; k++)
+			add(&cq, &open, put++);
+		sw_cq_flush(&cq, &open);
+		if (round % 4 != 3) /* the consumer looks every fourth pass: the ring grows */
+			continue;
+		uint32_t n;
+
+		while ((n = sw_cq_poll(&cq, out, 1u + round % 7u)) != 0)
+			for (uint32_t i = 0; i < n; i++)
+				expect_cqe(&out[i], got++);
+	}
+	uint32_t n;
+
+	while ((n = sw_cq_poll(&cq, out, 7)) != 0)
+		for (uint32_t i = 0; i < n; i++)
+			expect_cqe(&out[i], got++);
+	cr_assert_eq(got, put, "%llu of %llu completions", (unsigned long long)got, (unsigned long long)put);
+	cr_assert_gt(cq.cmask + 1u, SW_RING_INITIAL, "the ring grew on the way");
+	cr_assert_not(sw_ring_unread(&cq));
+	sw_ring_fini(&cq);
+}
