@@ -62,6 +62,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_runner_handoff },
 	{ "pool_share", "an owner's plain credit updates while a foreign submitter turns the pool shared",
 	  scenario_pool_share },
+	{ "pool_revoke", "two runners revoking each other, a foreign submitter and a foreign freer on one pool",
+	  scenario_pool_revoke },
 	{ "credit_wake", "a blocked submit_wait and a credit notification armed while the credit comes back",
 	  scenario_credit_wake },
 	{ "restart_turn", "a context stopped and started again while another thread runs its PE's turns",
