@@ -98,6 +98,9 @@ void sw_qp_flush(struct hw_qp *qp);
 
 /* Execute (or flush) one descriptor, filling its completion. */
 void sw_execute(struct sw_dev *dev, const struct hw_desc *d, bool flushed, struct hw_cqe *c);
+/* The length of the descriptor sw_qp_take_due would look at next (0 if
+ * none is there): the executor's peek. */
+uint64_t sw_qp_next_len(struct sw_qp *qp);
 /* Take the next descriptor whose delay has passed; *now caches the clock. */
 bool sw_qp_take_due(struct sw_qp *qp, struct sw_desc *out, bool *flushed, uint64_t *now);
 uint64_t sw_now_ns(void);

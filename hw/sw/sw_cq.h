@@ -11,8 +11,11 @@
  *
  * The producer (the engine thread) fills the slot at the ring's head in
  * place and publishes it when it holds SW_CQ_PACK entries or when its pass
- * over the qp ends (sw_cq_flush), so a completion never waits for a later
- * one: a one-at-a-time copy sees its completion as soon as before. The
+ * over the qp ends (sw_cq_flush), so a one-at-a-time copy sees its
+ * completion as soon as before. A completion waits only for small copies:
+ * one of SW_CQ_ALONE_FROM bytes or more publishes its slot at once, and
+ * the slot is published before such a copy starts (sw_cq_before), so at
+ * most two copies of fewer bytes come between a completion and the PE. The
  * consumer (the PE's thread) takes a published slot's entries in order,
  * as many as its poll asks for, remembers how many it took in the ring's
  * `csub`, and releases the slot with its last entry.
@@ -35,6 +38,9 @@
 #include "hw/sw/sw_ring.h"
 
 #define SW_CQ_PACK 3u /* completions per ring slot */
+/* A copy this large costs more than a line crossing saves: its completion,
+ * and those before it, are published at once. */
+#define SW_CQ_ALONE_FROM 1024u
 
 /* status (2 bits) | fatal (1 bit) << 2 | error (5 bits) << 3 */
 #define SW_CQ_STATUS_MASK 3u
@@ -74,8 +80,16 @@ static inline void sw_cq_flush(struct sw_ring *cq, struct sw_cq_slot **open)
 	*open = NULL;
 }
 
+/* Producer: before a copy of @p len bytes starts, publish the entries of
+ * the open slot if it is large (they would wait for it). */
+static inline void sw_cq_before(struct sw_ring *cq, struct sw_cq_slot **open, uint64_t len)
+{
+	if (len >= SW_CQ_ALONE_FROM)
+		sw_cq_flush(cq, open);
+}
+
 /* Producer: add a completion to the open slot (sw_cq_room said there is
- * one); publish the slot once it is full. */
+ * one); publish the slot once it is full or the copy was large. */
 static inline void sw_cq_add(struct sw_ring *cq, struct sw_cq_slot **open, const struct hw_cqe *c)
 {
 	struct sw_cq_slot *s = *open;
@@ -86,7 +100,7 @@ static inline void sw_cq_add(struct sw_ring *cq, struct sw_cq_slot **open, const
 	s->meta[i] = (uint8_t)(c->status | (c->fatal ? SW_CQ_FATAL : 0u) |
 			       (uint32_t)c->error << SW_CQ_ERROR_SHIFT);
 	s->count = (uint8_t)(i + 1u);
-	if (s->count == SW_CQ_PACK)
+	if (s->count == SW_CQ_PACK || c->bytes >= SW_CQ_ALONE_FROM)
 		sw_cq_flush(cq, open);
 }
 

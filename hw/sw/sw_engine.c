@@ -195,7 +195,9 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 		 * entries already in (seq_cst fence: they are visible before the
 		 * wake's loads) and come back later, the qp kept in the set. Never
 		 * wait here: we are inside a read-side section, and a grace
-		 * period on the PE's thread (a stop) would wait for us. */
+		 * period on the PE's thread (a stop) would wait for us. The
+		 * completions packed so far go out before a large copy starts. */
+		sw_cq_before(&qp->cq, &open, sw_qp_next_len(qp));
 		if (!sw_cq_room(&qp->cq, &open)) {
 			atomic_thread_fence(memory_order_seq_cst);
 			qp->wake(qp->wake_arg, NULL, NULL); /* full: the PE has entries to take */
@@ -205,7 +207,7 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 		if (!sw_qp_take_due(qp, &d, &flushed, now))
 			break;
 		sw_execute(e->dev, &d.d, flushed, &c);
-		sw_cq_add(&qp->cq, &open, &c); /* publishes a full slot */
+		sw_cq_add(&qp->cq, &open, &c); /* publishes a full slot, or a large copy's */
 		n++;
 	}
 	sw_cq_flush(&qp->cq, &open); /* the pass's last entries wait for no later one */

@@ -117,6 +117,13 @@ void sw_qp_kick(struct hw_qp *hw)
 		sw_engine_signal(qp->engine, qp);
 }
 
+uint64_t sw_qp_next_len(struct sw_qp *qp)
+{
+	const struct sw_desc *d = qp->has_held ? &qp->held : sw_ring_peek(&qp->sq);
+
+	return d != NULL ? d->d.len : 0;
+}
+
 bool sw_qp_take_due(struct sw_qp *qp, struct sw_desc *out, bool *flushed, uint64_t *now)
 {
 	if (!qp->has_held && qp->dev->params.delay_us == 0) {

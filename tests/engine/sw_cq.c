@@ -7,7 +7,8 @@
 
 static struct hw_cqe cqe_of(uint64_t i)
 {
-	return (struct hw_cqe){ .cookie = 0x1000u + i, .bytes = 64u * i + 1u, .status = HW_CQE_OK };
+	/* small copies (under SW_CQ_ALONE_FROM): packed three to a slot */
+	return (struct hw_cqe){ .cookie = 0x1000u + i, .bytes = 1u + i % 1000u, .status = HW_CQE_OK };
 }
 
 /* The producer adds completion i (room first, as the engine does). */
@@ -70,6 +71,54 @@ Test(sw_cq, the_end_of_a_pass_publishes_a_partial_slot_and_never_an_empty_one)
 	cr_assert_eq(sw_cq_poll(&cq, out, 4), 1u);
 	expect_cqe(&out[0], 7);
 	cr_assert_not(sw_ring_unread(&cq));
+	sw_ring_fini(&cq);
+}
+
+Test(sw_cq, a_large_copy_publishes_its_slot_and_the_entries_before_it_at_once)
+{
+	struct sw_ring cq;
+	struct sw_cq_slot *open = NULL;
+	struct hw_cqe out[4];
+	struct hw_cqe big = { .cookie = 0xb16, .bytes = SW_CQ_ALONE_FROM, .status = HW_CQE_OK };
+	struct hw_cqe below = { .cookie = 0x5a11, .bytes = SW_CQ_ALONE_FROM - 1u, .status = HW_CQE_OK };
+
+	cr_assert(sw_ring_init(&cq, 64));
+	add(&cq, &open, 0);
+	cr_assert(sw_cq_room(&cq, &open));
+	sw_cq_add(&cq, &open, &big);
+	cr_assert_null(open, "a large copy's completion does not wait for a third");
+	cr_assert_eq(cq.head, 1u);
+	cr_assert(sw_cq_room(&cq, &open));
+	sw_cq_add(&cq, &open, &below);
+	cr_assert_not_null(open, "one byte less is packed");
+	cr_assert_eq(cq.head, 1u);
+	sw_cq_flush(&cq, &open);
+	cr_assert_eq(sw_cq_poll(&cq, out, 4), 3u);
+	expect_cqe(&out[0], 0);
+	cr_assert_eq(out[1].cookie, big.cookie);
+	cr_assert_eq(out[1].bytes, (uint64_t)SW_CQ_ALONE_FROM);
+	cr_assert_eq(out[2].cookie, below.cookie);
+	sw_ring_fini(&cq);
+}
+
+Test(sw_cq, entries_waiting_in_the_open_slot_go_out_before_a_large_copy_starts)
+{
+	struct sw_ring cq;
+	struct sw_cq_slot *open = NULL;
+	struct hw_cqe out[4];
+
+	cr_assert(sw_ring_init(&cq, 64));
+	sw_cq_before(&cq, &open, SW_CQ_ALONE_FROM); /* nothing open: nothing to do */
+	cr_assert_eq(cq.head, 0u);
+	add(&cq, &open, 0);
+	sw_cq_before(&cq, &open, SW_CQ_ALONE_FROM - 1u);
+	cr_assert_not_null(open, "a small copy next: the entry may wait for it");
+	cr_assert_eq(cq.head, 0u);
+	sw_cq_before(&cq, &open, SW_CQ_ALONE_FROM);
+	cr_assert_null(open, "a large copy next: published first");
+	cr_assert_eq(cq.head, 1u);
+	cr_assert_eq(sw_cq_poll(&cq, out, 4), 1u);
+	expect_cqe(&out[0], 0);
 	sw_ring_fini(&cq);
 }
 
