@@ -184,7 +184,7 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 {
 	struct sw_desc d;
 	struct hw_cqe c;
-	struct sw_cq_slot *open = NULL;
+	struct sw_cq_slot gathered = { .count = 0 };
 	bool flushed;
 	uint32_t n = 0;
 
@@ -197,8 +197,8 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 		 * wait here: we are inside a read-side section, and a grace
 		 * period on the PE's thread (a stop) would wait for us. The
 		 * completions packed so far go out before a large copy starts. */
-		sw_cq_before(&qp->cq, &open, sw_qp_next_len(qp));
-		if (!sw_cq_room(&qp->cq, &open)) {
+		sw_cq_before(&qp->cq, &gathered, sw_qp_next_len(qp));
+		if (!sw_cq_room(&qp->cq, &gathered)) {
 			atomic_thread_fence(memory_order_seq_cst);
 			qp->wake(qp->wake_arg, NULL, NULL); /* full: the PE has entries to take */
 			*waiting = true;
@@ -207,10 +207,10 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 		if (!sw_qp_take_due(qp, &d, &flushed, now))
 			break;
 		sw_execute(e->dev, &d.d, flushed, &c);
-		sw_cq_add(&qp->cq, &open, &c); /* publishes a full slot, or a large copy's */
+		sw_cq_add(&qp->cq, &gathered, &c); /* publishes a full slot, or a large copy's */
 		n++;
 	}
-	sw_cq_flush(&qp->cq, &open); /* the pass's last entries wait for no later one */
+	sw_cq_flush(&qp->cq, &gathered); /* the pass's last entries wait for no later one */
 	*waiting = *waiting || qp->has_held;
 	if (n == 0)
 		return 0;

@@ -3,6 +3,8 @@
  * end of a pass, taken in order whatever the consumer asks for. */
 #include <criterion/criterion.h>
 
+#include <string.h>
+
 #include "hw/sw/sw_cq.h"
 
 static struct hw_cqe cqe_of(uint64_t i)
@@ -12,12 +14,12 @@ static struct hw_cqe cqe_of(uint64_t i)
 }
 
 /* The producer adds completion i (room first, as the engine does). */
-static void add(struct sw_ring *cq, struct sw_cq_slot **open, uint64_t i)
+static void add(struct sw_ring *cq, struct sw_cq_slot *g, uint64_t i)
 {
 	struct hw_cqe c = cqe_of(i);
 
-	cr_assert(sw_cq_room(cq, open), "room for completion %llu", (unsigned long long)i);
-	sw_cq_add(cq, open, &c);
+	cr_assert(sw_cq_room(cq, g), "room for completion %llu", (unsigned long long)i);
+	sw_cq_add(cq, g, &c);
 }
 
 static void expect_cqe(const struct hw_cqe *got, uint64_t i)
@@ -35,16 +37,20 @@ static void expect_cqe(const struct hw_cqe *got, uint64_t i)
 Test(sw_cq, a_slot_is_published_only_when_it_holds_three)
 {
 	struct sw_ring cq;
-	struct sw_cq_slot *open = NULL;
+	struct sw_cq_slot g = { .count = 0 };
 	struct hw_cqe out[4];
 
 	cr_assert(sw_ring_init(&cq, 64));
-	add(&cq, &open, 0);
-	add(&cq, &open, 1);
-	cr_assert_eq(sw_cq_poll(&cq, out, 4), 0u, "two entries wait in the open slot");
+	struct sw_slot before = cq.pslots[0]; /* the slot the PE polls next */
+
+	add(&cq, &g, 0);
+	add(&cq, &g, 1);
+	cr_assert_eq(sw_cq_poll(&cq, out, 4), 0u, "two entries wait, gathered");
 	cr_assert_eq(cq.head, 0u, "nothing published");
-	add(&cq, &open, 2);
-	cr_assert_null(open, "a full slot is published and closed");
+	cr_assert_eq(memcmp(&before, &cq.pslots[0], sizeof(before)), 0,
+		     "the ring's slot is not written before it is published");
+	add(&cq, &g, 2);
+	cr_assert_eq(g.count, 0, "a full slot is published, and gathering starts again");
 	cr_assert_eq(cq.head, 1u, "one slot for three completions");
 	cr_assert_eq(sw_cq_poll(&cq, out, 4), 3u);
 	for (uint64_t i = 0; i < 3; i++)
@@ -56,17 +62,17 @@ Test(sw_cq, a_slot_is_published_only_when_it_holds_three)
 Test(sw_cq, the_end_of_a_pass_publishes_a_partial_slot_and_never_an_empty_one)
 {
 	struct sw_ring cq;
-	struct sw_cq_slot *open = NULL;
+	struct sw_cq_slot g = { .count = 0 };
 	struct hw_cqe out[4];
 
 	cr_assert(sw_ring_init(&cq, 64));
-	cr_assert(sw_cq_room(&cq, &open));
-	sw_cq_flush(&cq, &open); /* a pass that found no due descriptor */
-	cr_assert_null(open);
+	cr_assert(sw_cq_room(&cq, &g));
+	sw_cq_flush(&cq, &g); /* a pass that found no due descriptor */
+	cr_assert_eq(g.count, 0);
 	cr_assert_eq(cq.head, 0u, "an empty slot is not published");
 	cr_assert_eq(sw_cq_poll(&cq, out, 4), 0u);
-	add(&cq, &open, 7);
-	sw_cq_flush(&cq, &open);
+	add(&cq, &g, 7);
+	sw_cq_flush(&cq, &g);
 	cr_assert_eq(cq.head, 1u, "one entry, published at the pass's end");
 	cr_assert_eq(sw_cq_poll(&cq, out, 4), 1u);
 	expect_cqe(&out[0], 7);
@@ -77,22 +83,22 @@ Test(sw_cq, the_end_of_a_pass_publishes_a_partial_slot_and_never_an_empty_one)
 Test(sw_cq, a_large_copy_publishes_its_slot_and_the_entries_before_it_at_once)
 {
 	struct sw_ring cq;
-	struct sw_cq_slot *open = NULL;
+	struct sw_cq_slot g = { .count = 0 };
 	struct hw_cqe out[4];
 	struct hw_cqe big = { .cookie = 0xb16, .bytes = SW_CQ_ALONE_FROM, .status = HW_CQE_OK };
 	struct hw_cqe below = { .cookie = 0x5a11, .bytes = SW_CQ_ALONE_FROM - 1u, .status = HW_CQE_OK };
 
 	cr_assert(sw_ring_init(&cq, 64));
-	add(&cq, &open, 0);
-	cr_assert(sw_cq_room(&cq, &open));
-	sw_cq_add(&cq, &open, &big);
-	cr_assert_null(open, "a large copy's completion does not wait for a third");
+	add(&cq, &g, 0);
+	cr_assert(sw_cq_room(&cq, &g));
+	sw_cq_add(&cq, &g, &big);
+	cr_assert_eq(g.count, 0, "a large copy's completion does not wait for a third");
 	cr_assert_eq(cq.head, 1u);
-	cr_assert(sw_cq_room(&cq, &open));
-	sw_cq_add(&cq, &open, &below);
-	cr_assert_not_null(open, "one byte less is packed");
+	cr_assert(sw_cq_room(&cq, &g));
+	sw_cq_add(&cq, &g, &below);
+	cr_assert_eq(g.count, 1, "one byte less is packed");
 	cr_assert_eq(cq.head, 1u);
-	sw_cq_flush(&cq, &open);
+	sw_cq_flush(&cq, &g);
 	cr_assert_eq(sw_cq_poll(&cq, out, 4), 3u);
 	expect_cqe(&out[0], 0);
 	cr_assert_eq(out[1].cookie, big.cookie);
@@ -101,21 +107,21 @@ Test(sw_cq, a_large_copy_publishes_its_slot_and_the_entries_before_it_at_once)
 	sw_ring_fini(&cq);
 }
 
-Test(sw_cq, entries_waiting_in_the_open_slot_go_out_before_a_large_copy_starts)
+Test(sw_cq, gathered_entries_go_out_before_a_large_copy_starts)
 {
 	struct sw_ring cq;
-	struct sw_cq_slot *open = NULL;
+	struct sw_cq_slot g = { .count = 0 };
 	struct hw_cqe out[4];
 
 	cr_assert(sw_ring_init(&cq, 64));
-	sw_cq_before(&cq, &open, SW_CQ_ALONE_FROM); /* nothing open: nothing to do */
+	sw_cq_before(&cq, &g, SW_CQ_ALONE_FROM); /* nothing gathered: nothing to do */
 	cr_assert_eq(cq.head, 0u);
-	add(&cq, &open, 0);
-	sw_cq_before(&cq, &open, SW_CQ_ALONE_FROM - 1u);
-	cr_assert_not_null(open, "a small copy next: the entry may wait for it");
+	add(&cq, &g, 0);
+	sw_cq_before(&cq, &g, SW_CQ_ALONE_FROM - 1u);
+	cr_assert_eq(g.count, 1, "a small copy next: the entry may wait for it");
 	cr_assert_eq(cq.head, 0u);
-	sw_cq_before(&cq, &open, SW_CQ_ALONE_FROM);
-	cr_assert_null(open, "a large copy next: published first");
+	sw_cq_before(&cq, &g, SW_CQ_ALONE_FROM);
+	cr_assert_eq(g.count, 0, "a large copy next: published first");
 	cr_assert_eq(cq.head, 1u);
 	cr_assert_eq(sw_cq_poll(&cq, out, 4), 1u);
 	expect_cqe(&out[0], 0);
@@ -125,12 +131,12 @@ Test(sw_cq, entries_waiting_in_the_open_slot_go_out_before_a_large_copy_starts)
 Test(sw_cq, a_poll_may_stop_inside_a_slot_and_the_next_goes_on_from_there)
 {
 	struct sw_ring cq;
-	struct sw_cq_slot *open = NULL;
+	struct sw_cq_slot g = { .count = 0 };
 	struct hw_cqe out[3];
 
 	cr_assert(sw_ring_init(&cq, 64));
 	for (uint64_t i = 0; i < 6; i++)
-		add(&cq, &open, i);
+		add(&cq, &g, i);
 	cr_assert_eq(sw_cq_poll(&cq, out, 2), 2u);
 	expect_cqe(&out[0], 0);
 	expect_cqe(&out[1], 1);
@@ -150,7 +156,7 @@ Test(sw_cq, a_poll_may_stop_inside_a_slot_and_the_next_goes_on_from_there)
 Test(sw_cq, every_status_error_and_fatal_flag_comes_back_as_put)
 {
 	struct sw_ring cq;
-	struct sw_cq_slot *open = NULL;
+	struct sw_cq_slot g = { .count = 0 };
 	struct hw_cqe in, out;
 	uint32_t n = 0;
 
@@ -160,9 +166,9 @@ Test(sw_cq, every_status_error_and_fatal_flag_comes_back_as_put)
 			for (int fatal = 0; fatal < 2; fatal++) {
 				in = (struct hw_cqe){ .cookie = UINT64_MAX - n, .bytes = (uint64_t)1 << 40 | n,
 						      .status = st, .error = (doca_error_t)err, .fatal = fatal };
-				cr_assert(sw_cq_room(&cq, &open));
-				sw_cq_add(&cq, &open, &in);
-				sw_cq_flush(&cq, &open);
+				cr_assert(sw_cq_room(&cq, &g));
+				sw_cq_add(&cq, &g, &in);
+				sw_cq_flush(&cq, &g);
 				cr_assert_eq(sw_cq_poll(&cq, &out, 1), 1u);
 				cr_assert_eq(out.cookie, in.cookie);
 				cr_assert_eq(out.bytes, in.bytes, "bytes beyond 4 GiB survive");
@@ -179,22 +185,22 @@ Test(sw_cq, every_status_error_and_fatal_flag_comes_back_as_put)
 Test(sw_cq, a_ring_full_at_its_largest_has_no_room_until_the_consumer_takes_a_slot)
 {
 	struct sw_ring cq;
-	struct sw_cq_slot *open = NULL;
+	struct sw_cq_slot g = { .count = 0 };
 	struct hw_cqe out[3];
 	struct hw_cqe c = cqe_of(99);
 
 	cr_assert(sw_ring_init(&cq, 2));
 	for (uint64_t i = 0; i < 6; i++)
-		add(&cq, &open, i);
-	cr_assert_not(sw_cq_room(&cq, &open), "2 slots of 3: full at 6");
-	cr_assert_null(open);
+		add(&cq, &g, i);
+	cr_assert_not(sw_cq_room(&cq, &g), "2 slots of 3: full at 6");
+	cr_assert_eq(g.count, 0);
 	cr_assert_eq(sw_cq_poll(&cq, out, 2), 2u);
-	cr_assert_not(sw_cq_room(&cq, &open), "a slot partly taken is still the consumer's");
+	cr_assert_not(sw_cq_room(&cq, &g), "a slot partly taken is still the consumer's");
 	cr_assert_eq(sw_cq_poll(&cq, out, 1), 1u);
 	expect_cqe(&out[0], 2);
-	cr_assert(sw_cq_room(&cq, &open), "released: room again");
-	sw_cq_add(&cq, &open, &c);
-	sw_cq_flush(&cq, &open);
+	cr_assert(sw_cq_room(&cq, &g), "released: room again");
+	sw_cq_add(&cq, &g, &c);
+	sw_cq_flush(&cq, &g);
 	cr_assert_eq(sw_cq_poll(&cq, out, 3), 3u);
 	expect_cqe(&out[0], 3);
 	expect_cqe(&out[2], 5);
@@ -206,7 +212,7 @@ Test(sw_cq, a_ring_full_at_its_largest_has_no_room_until_the_consumer_takes_a_sl
 Test(sw_cq, across_growth_every_completion_comes_out_once_in_order)
 {
 	struct sw_ring cq;
-	struct sw_cq_slot *open = NULL;
+	struct sw_cq_slot g = { .count = 0 };
 	struct hw_cqe out[7];
 	uint64_t put = 0, got = 0;
 	const uint32_t pass[] = { 1, 5, 32, 2, 17 }; /* completions per producer pass */
@@ -214,8 +220,8 @@ Test(sw_cq, across_growth_every_completion_comes_out_once_in_order)
 	cr_assert(sw_ring_init(&cq, 1024));
 	for (uint32_t round = 0; round < 40; round++) {
 		for (uint32_t k = 0; k < pass[round % 5]; k++)
-			add(&cq, &open, put++);
-		sw_cq_flush(&cq, &open);
+			add(&cq, &g, put++);
+		sw_cq_flush(&cq, &g);
 		if (round % 4 != 3) /* the consumer looks every fourth pass: the ring grows */
 			continue;
 		uint32_t n;
