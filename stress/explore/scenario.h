@@ -91,6 +91,10 @@ void world_progress_until_idle(struct world *w);
  * completion is due: it must wake us; else until nothing else can run),
  * clear. */
 void world_wait_notification(struct world *w, int epfd);
+/* Every event freed: exactly @p max_tasks submits are accepted and the
+ * next is refused with DOCA_ERROR_AGAIN (the credits are exact); then stop,
+ * progress until IDLE, close and finish. */
+void world_end_with_exact_credits(struct world *w, unsigned max_tasks);
 enum doca_ctx_state world_state(const struct world *w);
 /* The ctx is IDLE: destroy everything, each call must succeed. */
 void world_close(struct world *w);

@@ -63,16 +63,5 @@ void scenario_pool_share(void)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	for (unsigned i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
-	/* every event freed: exactly MAX_TASKS credits are free */
-	for (unsigned tag = 0; tag < MAX_TASKS; tag++)
-		EXPECT_OK(world_submit(&w, tag));
-	doca_error_t err = world_submit(&w, MAX_TASKS);
-
-	if (err != DOCA_ERROR_AGAIN)
-		explore_end(VERDICT_INVARIANT, "credits: submit %u of %u every event freed: %s, not AGAIN",
-			    MAX_TASKS + 1u, MAX_TASKS, doca_error_get_name(err));
-	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
-	world_progress_until_idle(&w);
-	world_close(&w);
-	world_finish(&w);
+	world_end_with_exact_credits(&w, MAX_TASKS);
 }

@@ -170,6 +170,21 @@ void world_finish(struct world *w)
 	}
 }
 
+void world_end_with_exact_credits(struct world *w, unsigned max_tasks)
+{
+	for (unsigned tag = 0; tag < max_tasks; tag++)
+		EXPECT_OK(world_submit(w, tag));
+	doca_error_t err = world_submit(w, max_tasks);
+
+	if (err != DOCA_ERROR_AGAIN)
+		explore_end(VERDICT_INVARIANT, "credits: submit %u of %u every event freed: %s, not AGAIN",
+			    max_tasks + 1u, max_tasks, doca_error_get_name(err));
+	EXPECT_IN(doca_ctx_stop(w->ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+	world_progress_until_idle(w);
+	world_close(w);
+	world_finish(w);
+}
+
 void world_wait_notification(struct world *w, int epfd)
 {
 	struct epoll_event ev;
