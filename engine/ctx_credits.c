@@ -293,17 +293,22 @@ doca_error_t doca_ctx_clear_credit_notification(struct doca_ctx *h)
 }
 
 /* The caller runs the context's PE (a callback, or inside a turn): no
- * credit could come back while it slept. */
-static bool caller_runs_pe(const struct doca_ctx *h)
+ * credit could come back while it slept. *start: the run current when the
+ * call began (0: none), the only one the call may wait in — a stop and a
+ * new start while the call looks or waits for its grace period end it. */
+static bool caller_runs_pe(const struct doca_ctx *h, uint64_t *start)
 {
 	bool runs = false;
 
+	*start = 0;
 	doca_rcu_read_lock();
 	const struct doca_ctx *ctx = ctx_of(h);
 
 	/* RUNNING seen inside the section: a stop waits for us, so ctx->pe stays. */
-	if (ctx != NULL && ctx_state(ctx) == DOCA_CTX_STATE_RUNNING)
+	if (ctx != NULL && ctx_state(ctx) == DOCA_CTX_STATE_RUNNING) {
 		runs = runner_is_self(&ctx->pe->runner);
+		*start = ctx_run_start(ctx);
+	}
 	doca_rcu_read_unlock();
 	return runs;
 }
@@ -374,10 +379,11 @@ static doca_error_t submit_wait_registered(struct doca_ctx *h, struct doca_ctx *
 doca_error_t doca_task_submit_wait(struct doca_ctx *h, const struct doca_task_desc *desc, int timeout_ms)
 {
 	doca_error_t err;
+	uint64_t start;
 
 	if (desc == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (caller_runs_pe(h))
+	if (caller_runs_pe(h, &start))
 		return DOCA_ERROR_NOT_PERMITTED;
 	err = doca_task_submit(h, desc);
 	if (err != DOCA_ERROR_AGAIN)
@@ -388,8 +394,11 @@ doca_error_t doca_task_submit_wait(struct doca_ctx *h, const struct doca_task_de
 	doca_rcu_read_lock();
 	struct doca_ctx *ctx = ctx_of(h);
 	bool held = ctx != NULL && ctx_ref_get(ctx);
-	uint64_t start = held ? ctx_run_start(ctx) : 0; /* the run that refused us, or a later one */
 
+	/* the run current at the call's start (the one that refused us, or an
+	 * earlier one: then it has stopped, BAD_STATE), never a later one */
+	if (DOCA_REVERTED("wait_run_after_grace") && held)
+		start = ctx_run_start(ctx);
 	doca_rcu_read_unlock();
 	if (!held)
 		return DOCA_ERROR_INVALID_VALUE; /* destroyed meanwhile */

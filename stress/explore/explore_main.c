@@ -66,6 +66,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_pool_revoke },
 	{ "credit_wake", "a blocked submit_wait and a credit notification armed while the credit comes back",
 	  scenario_credit_wake },
+	{ "wait_restart", "a submit_wait refused in one run while the context is stopped and started again",
+	  scenario_wait_restart },
 	{ "restart_turn", "a context stopped and started again while another thread runs its PE's turns",
 	  scenario_restart_turn },
 	{ "stale_stop", "a stop on a handle racing its destroy and a new context that reuses its memory",
@@ -422,6 +424,7 @@ static const char *const revertible[] = {
 	"ctx_hold_outside_section", /* a handle is checked, then its context held, outside a read-side section */
 	"handle_lookup_outside_section", /* a memory's handle is checked, then its count used, outside a section */
 	"credit_arm_before_count", /* a credit notification request arms the fd before it is counted in waiters */
+	"wait_run_after_grace", /* submit_wait waits in the run current after its first-use grace period, not the one at its start */
 	"turn_stop_from_ctx_state", /* a turn flushes the run it loads when the state it loaded earlier was STOPPING */
 	"pe_refusal_unchecked", /* a PE call refuses for a worker or a busy guard read from a cell its handle left */
 };
