@@ -22,6 +22,9 @@
  * the store before every later section) and takes the fenced path. So a
  * returner that skips cannot miss a registered waiter. With waiters known,
  * a return costs the fence and a relaxed load of a line only waiters write.
+ * "The first waiter" is every waiter until one's grace period has passed
+ * (`settled`): a waiter that only saw another's store of `used` registers
+ * after a grace period of its own too (credits_first_use).
  *
  * A blocked submitter sleeps on the futex word seq, which every wake bumps
  * (after the returner's fence) before futex_wake. The submitter reads seq
@@ -209,22 +212,37 @@ doca_error_t doca_ctx_get_credit_notification_handle(struct doca_ctx *h, int *fd
 }
 
 /* Before a context's first waiter registers: make returners look for
- * waiters (see the top). Outside any read-side section. */
+ * waiters (see the top). Outside any read-side section.
+ *
+ * Every waiter registers only after a grace period that began after it saw
+ * `used` set, not only the one that set it: a second waiter that found
+ * `used` set while the first still waited for its grace period could
+ * register and check for credits while a returner that loaded `used`
+ * false (its ring store still in its store buffer: no fence on that path)
+ * was inside its section, miss the credit and sleep with it free. So
+ * `settled` (stored after the grace period, release) is what lets a
+ * waiter skip the wait (acquire). */
 static void credits_first_use(struct doca_ctx *h)
 {
-	bool first = false;
+	bool wait = false;
 
 	doca_rcu_read_lock();
 	struct doca_ctx *ctx = ctx_of(h);
 
 	EXPLORE_POINT(WAKE);
-	if (ctx != NULL && !atomic_load_explicit(&ctx->credits.used, memory_order_relaxed)) {
+	if (ctx != NULL && !atomic_load_explicit(&ctx->credits.settled, memory_order_acquire)) {
 		atomic_store_explicit(&ctx->credits.used, true, memory_order_relaxed);
-		first = true;
+		wait = true;
 	}
 	doca_rcu_read_unlock();
-	if (first)
-		doca_synchronize_rcu(); /* every returner that missed `used` has returned */
+	if (!wait)
+		return;
+	doca_synchronize_rcu(); /* every returner that missed `used` has returned */
+	doca_rcu_read_lock();
+	ctx = ctx_of(h); /* still this context (a destroy frees after a grace period) */
+	if (ctx != NULL)
+		atomic_store_explicit(&ctx->credits.settled, true, memory_order_release);
+	doca_rcu_read_unlock();
 }
 
 doca_error_t doca_ctx_request_credit_notification(struct doca_ctx *h)

@@ -250,6 +250,7 @@ struct ctx_credits {
 	_Atomic int fd_state;     /* enum credit_fd_state */
 	_Atomic int fd;           /* eventfd, -1 until first asked for */
 	_Atomic bool used;        /* a waiter ever registered (ctx_credits_first_use) */
+	_Atomic bool settled;     /* used, and a grace period has passed since */
 };
 
 /* One run of a context, from doca_ctx_start to IDLE: its task pool,
@@ -451,6 +452,7 @@ struct doca_pe {
 	 * and the fields above are written by the runner on every turn */
 	_Alignas(64) _Atomic int armed; /* enum pe_armed */
 	_Atomic bool notify_used;       /* ever armed: pe_wake may be due (pe_notify.c) */
+	_Atomic bool notify_settled;    /* notify_used, and a grace period has passed since */
 	_Atomic(const void *) home;     /* runner_self() of the thread that ran the last turn */
 	int epfd;                     /* the notification handle */
 	_Atomic uint32_t channels;    /* queue pairs in epfd (completion channels); g_config_lock for writers */

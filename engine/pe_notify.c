@@ -51,7 +51,10 @@
  * and load notify_used after publishing their work. A caller whose
  * section began before the grace period is waited for, so the arming
  * check after it sees that work; one whose section began after sees
- * notify_used and takes the fenced path above. Backend wakers
+ * notify_used and takes the fenced path above. Every caller waits for a
+ * grace period of its own until one has passed (notify_settled): one that
+ * only saw another caller's store, armed and looked before that caller's
+ * grace period ended, could miss a skipping waker's work. Backend wakers
  * (pe_wake_fenced, after their own fence) do not skip.
  *
  * Arming and clearing belong to the runner, like progress: they read its
@@ -333,7 +336,9 @@ doca_error_t doca_pe_request_notification(struct doca_pe *ph)
 	 * leave it (a destroy hands the cell on after a grace period) */
 	doca_rcu_read_lock();
 	EXPLORE_POINT(WAKE);
-	bool first = pe_of(ph) == pe && !atomic_load_explicit(&pe->notify_used, memory_order_relaxed);
+	/* not settled yet: a grace period of our own, even if another caller
+	 * stored notify_used and still waits for its one (as credits_first_use) */
+	bool first = pe_of(ph) == pe && !atomic_load_explicit(&pe->notify_settled, memory_order_acquire);
 
 	if (first)
 		atomic_store_explicit(&pe->notify_used, true, memory_order_relaxed);
@@ -347,6 +352,8 @@ doca_error_t doca_pe_request_notification(struct doca_pe *ph)
 		return pe_refusal(ph, pe, DOCA_ERROR_IN_USE);
 	if (!pe_entered_current(ph, pe, entry))
 		return HANDLE_REFUSAL(ph, MAGIC_PE); /* destroyed meanwhile */
+	if (first) /* release: a caller that sees it skips its grace period after ours */
+		atomic_store_explicit(&pe->notify_settled, true, memory_order_release);
 	/* Feed first, while submitters still see the PE unarmed: one that
 	 * sees ARMED while we hold the guard cannot feed for itself and may
 	 * wake us for what we post anyway (see top). */

@@ -121,9 +121,10 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *ctx, const struct doca_task
  * @param desc The task (copied; reusable at once).
  * @param timeout_ms The longest wait in milliseconds; 0: do not wait for
  *        a credit (DOCA_ERROR_TIME_OUT at once if none is free); any
- *        negative value: no limit. The first call on a context that finds
- *        the pool empty (0 included) also waits once for an RCU grace
- *        period, which marks the context as waited on (engine/ctx_credits.c).
+ *        negative value: no limit. The first calls on a context that find
+ *        the pool empty (0 included), until one of them is done with it,
+ *        also wait once for an RCU grace period, which marks the context as
+ *        waited on (engine/ctx_credits.c).
  * @return DOCA_SUCCESS (the task will get exactly one event);
  *         DOCA_ERROR_TIME_OUT when the pool stayed empty for @p timeout_ms
  *         (the task was not accepted); DOCA_ERROR_BAD_STATE when the context
