@@ -91,9 +91,11 @@ static void credits_fire_fd(struct ctx_credits *c)
 	int armed = CREDIT_FD_ARMED;
 	uint64_t one = 1;
 
+	/* acquire on success: pairs with the arming's release, so the fd the
+	 * armer installed (or saw) is the one we load below, never -1 */
 	if (atomic_load_explicit(&c->fd_state, memory_order_relaxed) != CREDIT_FD_ARMED ||
 	    !atomic_compare_exchange_strong_explicit(&c->fd_state, &armed, CREDIT_FD_FIRED,
-						     memory_order_relaxed, memory_order_relaxed))
+						     memory_order_acquire, memory_order_relaxed))
 		return;
 	atomic_fetch_sub_explicit(&c->waiters, 1, memory_order_relaxed);
 	hb_acquire(&c->fd); /* see credits_fd */
@@ -265,8 +267,13 @@ doca_error_t doca_ctx_request_credit_notification(struct doca_ctx *h)
 		if (counted_first)
 			atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
 		EXPLORE_POINT(WAKE);
+		/* release: the fd (made or seen above) and our count in waiters
+		 * before ARMED, for the firer on another thread (credits_fire_fd)
+		 * and a clear: relaxed, a weakly ordered CPU let the firer's
+		 * decrement come before our increment, so a blocked submitter's
+		 * count was taken (the credit_arm_before_count defect again) */
 		if (atomic_compare_exchange_strong_explicit(&c->fd_state, &disarmed, CREDIT_FD_ARMED,
-							    memory_order_relaxed, memory_order_relaxed)) {
+							    memory_order_release, memory_order_relaxed)) {
 			if (!counted_first) {
 				EXPLORE_POINT(WAKE);
 				atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
@@ -298,7 +305,8 @@ doca_error_t doca_ctx_clear_credit_notification(struct doca_ctx *h)
 	} else {
 		struct ctx_credits *c = &ctx->credits;
 
-		if (atomic_exchange_explicit(&c->fd_state, CREDIT_FD_DISARMED, memory_order_relaxed) ==
+		/* acquire: an ARMED or FIRED seen carries the arming's fd */
+		if (atomic_exchange_explicit(&c->fd_state, CREDIT_FD_DISARMED, memory_order_acquire) ==
 		    CREDIT_FD_ARMED)
 			atomic_fetch_sub_explicit(&c->waiters, 1, memory_order_relaxed);
 		fd = atomic_load_explicit(&c->fd, memory_order_relaxed);
