@@ -66,6 +66,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_pool_revoke },
 	{ "credit_wake", "a blocked submit_wait and a credit notification armed while the credit comes back",
 	  scenario_credit_wake },
+	{ "credit_many", "two blocked submit_waits (one timed), a credit fd armed, two credits back in one foreign free",
+	  scenario_credit_many },
 	{ "wait_restart", "a submit_wait refused in one run while the context is stopped and started again",
 	  scenario_wait_restart },
 	{ "restart_turn", "a context stopped and started again while another thread runs its PE's turns",
