@@ -24,7 +24,10 @@ doca_error_t handle_refusal(const void *h, uint32_t magic)
 
 	if (o == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (head_load(&o->magic) == magic && head_load(&o->epoch) != g_fork_epoch)
+	/* inherited and live: the handle's generation is the object's (a
+	 * stale handle whose cell holds an inherited object is stale) */
+	if (head_load(&o->magic) == magic && head_load(&o->epoch) != g_fork_epoch &&
+	    atomic_load_explicit(&o->gen, memory_order_relaxed) == handle_gen(h))
 		return DOCA_ERROR_BAD_STATE;
 	if (head_load(&o->magic) == MAGIC_DEAD ||
 	    (head_load(&o->magic) == magic && atomic_load_explicit(&o->gen, memory_order_relaxed) != handle_gen(h))) {

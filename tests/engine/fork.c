@@ -361,3 +361,42 @@ Test(fork, child_logs_although_a_parent_thread_was_inside_a_message)
 	cr_assert_eq(doca_log_set_handler(NULL, NULL), DOCA_SUCCESS);
 	sem_destroy(&log_inside);
 }
+
+/* ---- a stale handle inherited: refused as stale, not as inherited ---- */
+
+struct stale_pair {
+	struct doca_buf *old; /* destroyed in the parent */
+	struct doca_buf *cur; /* live in the parent, in old's cell */
+};
+
+static void child_stale_inherited(void *arg)
+{
+	struct stale_pair *p = arg;
+	uint64_t stale = doca_stale_handle_count();
+	size_t len = 0;
+
+	/* old names a buffer destroyed before the fork: "already destroyed"
+	 * (INVALID_VALUE, counted), whatever lives in its cell now */
+	CHILD_CHECK(doca_buf_destroy(p->old) == DOCA_ERROR_INVALID_VALUE);
+	CHILD_CHECK(doca_buf_get_len(p->old, &len) == DOCA_ERROR_INVALID_VALUE && len == 0);
+	CHILD_CHECK(doca_stale_handle_count() == stale + 2);
+	/* cur is a live handle inherited: BAD_STATE, not counted */
+	CHILD_CHECK(doca_buf_destroy(p->cur) == DOCA_ERROR_BAD_STATE);
+	CHILD_CHECK(doca_stale_handle_count() == stale + 2);
+}
+
+Test(fork, child_refuses_a_stale_handle_as_stale)
+{
+	struct api_fixture f;
+	struct stale_pair p;
+
+	fixture_init(&f, "sw0", 4096, 16);
+	assert_ok(doca_buf_create(f.src_mem, 0, 64, &p.old));
+	assert_ok(doca_buf_destroy(p.old));
+	doca_rcu_barrier(); /* the cell is free again: the next buffer takes it */
+	assert_ok(doca_buf_create(f.src_mem, 64, 64, &p.cur));
+	cr_assert_eq(handle_addr(p.cur), handle_addr(p.old), "the cell was reused");
+	in_child(child_stale_inherited, &p, "a stale inherited handle");
+	assert_ok(doca_buf_destroy(p.cur));
+	fixture_fini(&f);
+}
