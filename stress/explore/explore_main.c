@@ -80,6 +80,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_stale_notify },
 	{ "free_destroy", "a free off the PE's thread, a destroy of its buffers and a guarded submit naming them",
 	  scenario_free_destroy },
+	{ "cb_destroy", "a destroy in the callback of a task naming the buffer, racing a foreign destroy and submit", scenario_cb_destroy },
+	{ "cb_destroy_shared", "cb_destroy, the callback's task pinned from another thread", scenario_cb_destroy_shared },
 	{ "event_wake", "two submitters meet an event-mode PE armed, arming and running; events freed at once (engine thread)",
 	  scenario_event_wake },
 	{ "fork_in_flight", "fork with a task on an engine thread and a worker running; the child uses the same device",
