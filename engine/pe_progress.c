@@ -287,11 +287,20 @@ static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
 		pe->cb_event = NULL;
 		doca_rcu_read_lock(); /* event_release's rule */
 		struct ctx_run *run = ev->run;
+		struct pool_chain c = { 0 };
+		bool late = DOCA_REVERTED("doomed_after_credit");
 
-		event_release(ev);
+		event_release_to(ev, &c); /* unpins the buffers */
+		/* The buffers the callback destroyed go with their event: no
+		 * longer counted by their memory before its credit is back, so
+		 * a stop that finds no event outstanding (IDLE) is followed by
+		 * a memory destroy that finds them gone (the pool's release
+		 * CAS publishes the counts). */
+		for (; !late && pe->cb_ndoomed != 0; pe->cb_ndoomed--)
+			buf_destroy_finish(pe->cb_doomed[pe->cb_ndoomed - 1]);
+		task_pool_put(&run->pool, &c);
 		run_credits_returned(run, 1);
 		doca_rcu_read_unlock();
-		/* the buffers the callback destroyed go with their event */
 		for (; pe->cb_ndoomed != 0; pe->cb_ndoomed--)
 			buf_destroy_finish(pe->cb_doomed[pe->cb_ndoomed - 1]);
 		return;

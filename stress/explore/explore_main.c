@@ -82,6 +82,7 @@ const struct scenario explore_scenarios[] = {
 	  scenario_free_destroy },
 	{ "cb_destroy", "a destroy in the callback of a task naming the buffer, racing a foreign destroy and submit", scenario_cb_destroy },
 	{ "cb_destroy_shared", "cb_destroy, the callback's task pinned from another thread", scenario_cb_destroy_shared },
+	{ "cb_destroy_stop", "buffers destroyed in their callback, the ctx stopped and the memory destroyed on another thread", scenario_cb_destroy_stop },
 	{ "event_wake", "two submitters meet an event-mode PE armed, arming and running; events freed at once (engine thread)",
 	  scenario_event_wake },
 	{ "fork_in_flight", "fork with a task on an engine thread and a worker running; the child uses the same device",
@@ -429,6 +430,7 @@ static const char *const revertible[] = {
 	"handle_lookup_outside_section", /* a memory's handle is checked, then its count used, outside a section */
 	"credit_arm_before_count", /* a credit notification request arms the fd before it is counted in waiters */
 	"wait_run_after_grace", /* submit_wait waits in the run current after its first-use grace period, not the one at its start */
+	"doomed_after_credit", /* buffers destroyed in their callback still counted by their memory after the credit is back */
 	"turn_stop_from_ctx_state", /* a turn flushes the run it loads when the state it loaded earlier was STOPPING */
 	"pe_refusal_unchecked", /* a PE call refuses for a worker or a busy guard read from a cell its handle left */
 };

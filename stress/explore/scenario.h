@@ -46,6 +46,7 @@ void scenario_stale_notify(void);
 void scenario_free_destroy(void);
 void scenario_cb_destroy(void);
 void scenario_cb_destroy_shared(void);
+void scenario_cb_destroy_stop(void);
 void scenario_credit_wake(void);
 void scenario_restart_turn(void);
 void scenario_wait_restart(void);
