@@ -173,7 +173,7 @@ static struct doca_event *event_claim(const char *who, const struct doca_event *
 			atomic_store_explicit(&ev->gs, ev_gs(handle_gen(h), EV_RETURNING),
 					      memory_order_relaxed);
 	} else {
-		/* acquire: the claim orders after the handout (get_event's store). */
+		/* acquire: pairs with the handout's release (pe_take_ready). */
 		(void)atomic_compare_exchange_strong_explicit(&ev->gs, &gs,
 							      ev_gs(handle_gen(h), EV_RETURNING),
 							      memory_order_acquire, memory_order_relaxed);

@@ -152,7 +152,12 @@ static inline uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs
 
 		pe->ready_head = ev->next;
 		ev->next = NULL;
-		ev_set_state(ev, EV_HELD);
+		uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+
+		/* release: a free on any thread claims HELD with an acquire CAS
+		 * (event_claim), so it sees the slot as the PE left it however
+		 * the application passed the handle on (free on x86) */
+		atomic_store_explicit(&ev->gs, ev_gs(ev_gen(gs), EV_HELD), memory_order_release);
 		hb_acquire(ev); /* the device's writes happen before the handout */
 		evs[n++] = event_handle(ev);
 	}
