@@ -405,9 +405,15 @@ static void count_ring_full(enum doca_log_level level, const char *message, void
 		atomic_fetch_add(&ring_full_lines, 1);
 }
 
-/* Submit RING_TASKS tasks without progressing (from the PE's thread, so
- * they go straight to the device, or to an inline device at the next
- * turn): all are accepted although the ring holds fewer (a device with
+/* More than a device of ring_max=16 holds with nobody progressing: 16 in
+ * its SQ and up to 48 completions in its CQ, three to a slot
+ * (hw/sw/sw_cq.h). RING_TASKS (40) fitted there when the engine thread
+ * kept up and packed them, and then no post was refused. */
+#define RING_FULL_TASKS 80u
+
+/* Submit RING_FULL_TASKS tasks without progressing (from the PE's thread,
+ * so they go straight to the device, or to an inline device at the next
+ * turn): all are accepted although the device holds fewer (a device with
  * an engine thread says its queue is full; an inline one's turn posts
  * only what fits, silently); then every one completes, in submission
  * order, exactly once. */
@@ -416,14 +422,14 @@ static void ring_max_tasks_wait_in_order(const char *dev_name, bool engine)
 	struct api_fixture f;
 	enum doca_log_level level = doca_log_get_level();
 
-	fixture_init_started(&f, dev_name, 64, 64);
+	fixture_init_started(&f, dev_name, 64, RING_FULL_TASKS);
 	atomic_store(&ring_full_lines, 0);
 	assert_ok(doca_log_set_level(DOCA_LOG_WARN)); /* the line is a warning; meson runs at error */
 	assert_ok(doca_log_set_handler(count_ring_full, NULL));
 	(void)doca_pe_progress(f.pe); /* this thread runs the PE: submits post directly */
-	for (uint32_t i = 0; i < RING_TASKS; i++)
+	for (uint32_t i = 0; i < RING_FULL_TASKS; i++)
 		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
-	for (uint32_t i = 0; i < RING_TASKS; i++)
+	for (uint32_t i = 0; i < RING_FULL_TASKS; i++)
 		expect_outcome(&f, i, 64, OUT_OK);
 	expect_no_event_for(f.pe, 20);
 	assert_ok(doca_log_set_handler(NULL, NULL));
