@@ -263,8 +263,10 @@ static void stop_hand_to_pe(struct doca_ctx *ctx, struct doca_pe *pe)
 	doca_rcu_read_unlock();
 }
 
-/* The stop of a context (engine-internal callers pass the object). */
-static doca_error_t ctx_stop(struct doca_ctx *ctx)
+/* The stop of a context (engine-internal callers pass the object); @p
+ * only_start not 0: only the run that start made (ctx_run.start), BAD_STATE
+ * and nothing changed if another run (or none) is the context's now. */
+static doca_error_t ctx_stop(struct doca_ctx *ctx, uint64_t only_start)
 {
 	bool busy_at_stop = false;
 	enum doca_ctx_state st;
@@ -277,6 +279,8 @@ static doca_error_t ctx_stop(struct doca_ctx *ctx)
 	pthread_mutex_lock(&g_config_lock);
 	st = ctx_state(ctx);
 	pe = ctx->pe;
+	if (only_start != 0 && (ctx->run == NULL || ctx->run->start != only_start))
+		st = DOCA_CTX_STATE_IDLE; /* that run has ended: not ours to stop */
 	if (st == DOCA_CTX_STATE_RUNNING) {
 		atomic_store_explicit(&ctx->run->stopping, true, memory_order_relaxed); /* published by the state's release */
 		ctx_set_state(ctx, DOCA_CTX_STATE_STOPPING);
@@ -320,7 +324,7 @@ doca_error_t doca_ctx_stop(struct doca_ctx *h)
 
 	if (ctx == NULL)
 		return HANDLE_REFUSAL(h, MAGIC_CTX);
-	err = ctx_stop(ctx);
+	err = ctx_stop(ctx, 0);
 	ctx_ref_put(ctx);
 	return err;
 }
@@ -349,8 +353,10 @@ bool ctx_try_finalize(struct doca_ctx *ctx)
 	return done;
 }
 
-void ctx_stop_on_fatal(struct doca_ctx *ctx)
+void ctx_stop_on_fatal(struct doca_ctx *ctx, uint64_t start)
 {
 	doca_log(DOCA_LOG_ERROR, "device queue pair failed: stopping its context, flushing its tasks");
-	(void)ctx_stop(ctx);
+	/* The failed run's stop only: since the turn saw the failure, another
+	 * thread may have stopped that run and started the next one. */
+	(void)ctx_stop(ctx, start);
 }

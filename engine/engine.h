@@ -359,7 +359,7 @@ bool ctx_in_state_callback(void);
 /* STOPPING → IDLE on the PE thread when every event is freed; returns true if done. */
 bool ctx_try_finalize(struct doca_ctx *ctx);
 /* Stop requested by the engine itself (fatal device error). */
-void ctx_stop_on_fatal(struct doca_ctx *ctx);
+void ctx_stop_on_fatal(struct doca_ctx *ctx, uint64_t start);
 bool ctx_ref_get(struct doca_ctx *ctx);
 /* The context a handle names, held (ctx_ref_put it), or NULL: a stale
  * handle, or one being destroyed. Checked and held inside one read-side

@@ -32,6 +32,7 @@ struct turn_rec {
 	uint32_t first; /* index of its first event in the turn's array */
 	uint32_t count;
 	bool stop;      /* its qp just failed: stop the ctx after delivering */
+	uint64_t start; /* the visited run's start number (its stop's, when stop) */
 };
 
 struct turn {
@@ -258,6 +259,7 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 		.first = first,
 		.count = t->ndone - first,
 		.stop = fatal && !run->fatal,
+		.start = run->start,
 	};
 	run->fatal = run->fatal || fatal;
 }
@@ -328,7 +330,7 @@ uint32_t pe_turn(struct doca_pe *pe)
 		for (uint32_t i = 0; i < rec->count; i++)
 			pe_deliver(pe, t.done[rec->first + i]);
 		if (rec->stop)
-			ctx_stop_on_fatal(rec->ctx);
+			ctx_stop_on_fatal(rec->ctx, rec->start);
 		ctx_try_finalize(rec->ctx);
 		ctx_ref_put(rec->ctx);
 	}
