@@ -700,7 +700,11 @@ doca_error_t handle_refusal(const void *h, uint32_t magic);
 static inline bool pe_worker_elsewhere(const struct doca_pe *pe)
 {
 	EXPLORE_POINT(ATOMIC);
-	return atomic_load_explicit(&pe->has_worker, memory_order_relaxed) && !worker_is_self(&pe->worker);
+	/* acquire: pairs with the claim's release (doca_pe_run_on_cpu): the
+	 * worker's thread id we compare is the one written before it; relaxed,
+	 * a weakly ordered CPU could show an earlier, joined worker's id, which
+	 * glibc may have given this very thread since (a review) */
+	return atomic_load_explicit(&pe->has_worker, memory_order_acquire) && !worker_is_self(&pe->worker);
 }
 
 /* After runner_enter on pe, looked up from h, returned ENTERED or NESTED:
