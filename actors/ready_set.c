@@ -31,8 +31,13 @@ bool ready_signal_fenced(struct ready_set *s, struct ready_node *n)
 	if (f != 0)
 		return false; /* queued (its visit is still to come) or detached */
 	EXPLORE_POINT(ATOMIC);
-	/* relaxed: the push below publishes the node; this only elects its pusher. */
-	if (!atomic_compare_exchange_strong_explicit(&n->flags, &f, READY_QUEUED, memory_order_relaxed,
+	/* acquire: pairs with the consumer's release in ready_release_sc. The
+	 * push below writes n->link.next, which the last producer to link
+	 * behind n wrote and the consumer read (acquire) before it released
+	 * n: without this edge C11 does not order that old link before our
+	 * NULL, and the old link could survive our push (the consumer would
+	 * then follow it to a node already taken). */
+	if (!atomic_compare_exchange_strong_explicit(&n->flags, &f, READY_QUEUED, memory_order_acquire,
 						     memory_order_relaxed))
 		return false; /* another signaller won, or the owner detached it */
 	mailbox_push_mpsc(&s->signalled, &n->link);
@@ -94,8 +99,11 @@ bool ready_release_sc(struct ready_node *n)
 	uint32_t f = READY_QUEUED;
 
 	EXPLORE_POINT(ATOMIC);
-	/* relaxed: the fence below orders the clear before our look at the work. */
-	if (!atomic_compare_exchange_strong_explicit(&n->flags, &f, 0, memory_order_relaxed,
+	/* release: our take of n from the mailbox (the read of its link) happens
+	 * before the next signaller's push rewrites that link (its acquire CAS
+	 * in ready_signal_fenced); the fence below orders the clear before our
+	 * look at the work. */
+	if (!atomic_compare_exchange_strong_explicit(&n->flags, &f, 0, memory_order_release,
 						     memory_order_relaxed))
 		return false; /* QUEUED | DETACHED: ours to free */
 	/* seq_cst fence: the clear flag is visible before the caller looks at
