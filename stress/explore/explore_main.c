@@ -83,6 +83,8 @@ const struct scenario explore_scenarios[] = {
 	{ "cb_destroy", "a destroy in the callback of a task naming the buffer, racing a foreign destroy and submit", scenario_cb_destroy },
 	{ "cb_destroy_shared", "cb_destroy, the callback's task pinned from another thread", scenario_cb_destroy_shared },
 	{ "cb_destroy_stop", "buffers destroyed in their callback, the ctx stopped and the memory destroyed on another thread", scenario_cb_destroy_stop },
+	{ "submit_order", "two submitters' tasks complete in the order each submitted them (event mode, engine thread)",
+	  scenario_submit_order },
 	{ "event_wake", "two submitters meet an event-mode PE armed, arming and running; events freed at once (engine thread)",
 	  scenario_event_wake },
 	{ "fork_in_flight", "fork with a task on an engine thread and a worker running; the child uses the same device",

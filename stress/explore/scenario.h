@@ -51,6 +51,7 @@ void scenario_credit_wake(void);
 void scenario_restart_turn(void);
 void scenario_wait_restart(void);
 void scenario_credit_many(void);
+void scenario_submit_order(void);
 
 /* End the schedule unless @p call returned one of the @p n codes listed. */
 #define EXPECT_IN(call, n, ...)                                                      \
