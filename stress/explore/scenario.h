@@ -97,6 +97,12 @@ void world_progress_until_idle(struct world *w);
  * completion is due: it must wake us; else until nothing else can run),
  * clear. */
 void world_wait_notification(struct world *w, int epfd);
+/* The application's event-mode loop: progress, take every ready event
+ * (@p look at it first, when not NULL, then world_event and free it), and
+ * sleep on @p epfd when a call found nothing, until *@p done reaches
+ * @p threads and every accepted task has its event. */
+void world_event_loop(struct world *w, int epfd, atomic_uint *done, unsigned threads,
+		      void (*look)(const struct doca_event *ev, void *arg), void *arg);
 /* Every event freed: exactly @p max_tasks submits are accepted and the
  * next is refused with DOCA_ERROR_AGAIN (the credits are exact); then stop,
  * progress until IDLE, close and finish. */

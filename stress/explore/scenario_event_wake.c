@@ -48,20 +48,7 @@ void scenario_event_wake(void)
 	if (pthread_create(&t[0], NULL, submitter, (void *)0) != 0 ||
 	    pthread_create(&t[1], NULL, submitter, (void *)1) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
-	for (;;) {
-		struct doca_event *ev;
-		uint32_t n = doca_pe_progress(w.pe);
-
-		while ((ev = doca_pe_get_event(w.pe)) != NULL) {
-			world_event(&w, ev);
-			doca_event_free(ev);
-		}
-		if (atomic_load(&submitters_done) == 2 &&
-		    atomic_load(&w.events_total) == atomic_load(&w.accepted_total))
-			break;
-		if (n == 0)
-			world_wait_notification(&w, epfd);
-	}
+	world_event_loop(&w, epfd, &submitters_done, 2, NULL, NULL);
 	for (unsigned i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	EXPECT_OK(doca_ctx_stop(w.ctx));

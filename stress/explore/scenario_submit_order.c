@@ -27,11 +27,26 @@ static void *submitter(void *arg)
 	return NULL;
 }
 
+/* Each submitter's tasks complete in its order (@p arg: int last[2]). */
+static void check_order(const struct doca_event *ev, void *arg)
+{
+	int *last = arg;
+	unsigned tag = (unsigned)doca_event_get_user_data(ev).u64;
+	unsigned who = tag / PER_SUBMITTER;
+
+	if (tag >= 2 * PER_SUBMITTER)
+		return;
+	if ((int)(tag % PER_SUBMITTER) <= last[who])
+		explore_end(VERDICT_INVARIANT, "order: submitter %u's task %u completed after its task %d", who,
+			    tag % PER_SUBMITTER, last[who]);
+	last[who] = (int)(tag % PER_SUBMITTER);
+}
+
 void scenario_submit_order(void)
 {
 	pthread_t t[2];
 	int epfd;
-	int last[2] = { -1, -1 };
+	int last[2] = { -1, -1 }; /* each submitter's last task completed */
 
 	atomic_store(&submitters_done, 0);
 	world_open(&w, "sw0:engines=1", 2 * PER_SUBMITTER, NULL);
@@ -42,28 +57,7 @@ void scenario_submit_order(void)
 	if (pthread_create(&t[0], NULL, submitter, (void *)0) != 0 ||
 	    pthread_create(&t[1], NULL, submitter, (void *)1) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
-	for (;;) {
-		struct doca_event *ev;
-		uint32_t n = doca_pe_progress(w.pe);
-
-		while ((ev = doca_pe_get_event(w.pe)) != NULL) {
-			unsigned tag = (unsigned)doca_event_get_user_data(ev).u64;
-			unsigned who = tag / PER_SUBMITTER;
-
-			if (tag < 2 * PER_SUBMITTER && (int)(tag % PER_SUBMITTER) <= last[who])
-				explore_end(VERDICT_INVARIANT, "order: submitter %u's task %u completed after its task %d",
-					    who, tag % PER_SUBMITTER, last[who]);
-			if (tag < 2 * PER_SUBMITTER)
-				last[who] = (int)(tag % PER_SUBMITTER);
-			world_event(&w, ev);
-			doca_event_free(ev);
-		}
-		if (atomic_load(&submitters_done) == 2 &&
-		    atomic_load(&w.events_total) == atomic_load(&w.accepted_total))
-			break;
-		if (n == 0)
-			world_wait_notification(&w, epfd);
-	}
+	world_event_loop(&w, epfd, &submitters_done, 2, check_order, last);
 	for (unsigned i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	EXPECT_OK(doca_ctx_stop(w.ctx));

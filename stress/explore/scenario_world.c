@@ -194,3 +194,23 @@ void world_wait_notification(struct world *w, int epfd)
 	(void)epoll_wait(epfd, &ev, 1, due ? -1 : 1);
 	EXPECT_OK(doca_pe_clear_notification(w->pe));
 }
+
+void world_event_loop(struct world *w, int epfd, atomic_uint *done, unsigned threads,
+		      void (*look)(const struct doca_event *ev, void *arg), void *arg)
+{
+	for (;;) {
+		struct doca_event *ev;
+		uint32_t n = doca_pe_progress(w->pe);
+
+		while ((ev = doca_pe_get_event(w->pe)) != NULL) {
+			if (look != NULL)
+				look(ev, arg);
+			world_event(w, ev);
+			doca_event_free(ev);
+		}
+		if (atomic_load(done) == threads && atomic_load(&w->events_total) == atomic_load(&w->accepted_total))
+			return;
+		if (n == 0)
+			world_wait_notification(w, epfd);
+	}
+}
