@@ -157,7 +157,14 @@ doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *ctx, doca_ctx_state_
  *         DOCA_ERROR_NOT_CONNECTED without a device or a progress engine;
  *         DOCA_ERROR_NOT_PERMITTED without an event callback while a worker
  *         runs its progress engine (doca_pe_run_on_cpu);
- *         DOCA_ERROR_NO_MEMORY or the device's error (the context stays IDLE).
+ *         DOCA_ERROR_NO_MEMORY; DOCA_ERROR_OPERATING_SYSTEM when a file
+ *         descriptor of the run (the device's completion channel, the PE's
+ *         watch of it) cannot be made; or the device's
+ *         error making the context's queue pair: DOCA_ERROR_DRIVER, and on
+ *         a verbs device also DOCA_ERROR_NOT_CONNECTED (its port is not
+ *         ACTIVE), DOCA_ERROR_NOT_PERMITTED or DOCA_ERROR_NOT_SUPPORTED as
+ *         its driver answers (doca_dev_open). On each of these errors the
+ *         context stays IDLE and nothing is reported.
  *
  * Thread safety: any thread, also while other threads submit.
  */

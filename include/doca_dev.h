@@ -66,7 +66,9 @@ extern "C" {
  *         DOCA_ERROR_INVALID_VALUE for NULL arguments, an empty or over-long
  *         string, an unknown option, a malformed or out-of-range value
  *         (also a `cpus` CPU that is offline or outside the process's
- *         cpuset: the kernel refuses the engine thread's pin);
+ *         cpuset: the kernel refuses the engine thread's pin; and for fab0
+ *         a provider libfabric does not have, or an address or port it
+ *         cannot bind: not this host's, or taken);
  *         DOCA_ERROR_NOT_FOUND when no loaded backend has a device of that name
  *         (the log then lists the devices that exist and the backends whose
  *         module cannot be loaded, with the reason);
@@ -74,7 +76,10 @@ extern "C" {
  *         cannot be loaded, as doca_dev_list shows it (e.g. `"verbs"`; the log
  *         names the missing module or library);
  *         DOCA_ERROR_NO_MEMORY; DOCA_ERROR_OPERATING_SYSTEM when an engine
- *         thread cannot be started; DOCA_ERROR_DRIVER when the device refuses.
+ *         thread cannot be started; DOCA_ERROR_DRIVER when the device refuses;
+ *         a verbs device's driver may also answer DOCA_ERROR_NOT_PERMITTED
+ *         (access denied: EPERM, EACCES) or DOCA_ERROR_NOT_SUPPORTED (a call
+ *         it does not implement: EOPNOTSUPP, ENOSYS).
  *
  * Thread safety: any thread.
  */

@@ -22,7 +22,11 @@ extern "C" {
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type
  *         handles, len 0 or too large, bad access flags;
  *         DOCA_ERROR_NOT_CONNECTED when the context has no device;
- *         DOCA_ERROR_NO_MEMORY; the device's registration error.
+ *         DOCA_ERROR_NO_MEMORY; the device's registration error:
+ *         DOCA_ERROR_DRIVER, DOCA_ERROR_NOT_PERMITTED or
+ *         DOCA_ERROR_NOT_SUPPORTED as the driver answers (verbs, fab0:
+ *         doca_dev_open), on fab0 also DOCA_ERROR_OPERATING_SYSTEM (no
+ *         random key to register with). A refused call creates nothing.
  *
  * Thread safety: any thread.
  */
