@@ -24,7 +24,9 @@
  * fork(): a child may call exit() and may create and use objects of its
  * own. Every call that takes a handle inherited from the parent returns
  * DOCA_ERROR_BAD_STATE in the child (doca_pe_progress returns 0,
- * doca_pe_get_event NULL, doca_event_free refuses) and changes nothing;
+ * doca_pe_get_event NULL, doca_event_free refuses, the event getters
+ * return their neutral values: doca_event_get_error DOCA_ERROR_INVALID_VALUE)
+ * and changes nothing;
  * a call that also names another handle that is NULL or invalid may
  * answer DOCA_ERROR_INVALID_VALUE for that one instead.
  */

@@ -4,7 +4,9 @@
  *        context's task pool runs dry and submissions get DOCA_ERROR_AGAIN.
  *
  * The getters take a valid event (from doca_pe_get_event or an event
- * callback); on NULL they return the neutral value named on each.
+ * callback); on NULL, and on a handle that is not such an event (one
+ * freed already, or inherited across fork()), they return the neutral
+ * value named on each.
  */
 #ifndef DOCA_EVENT_H
 #define DOCA_EVENT_H

@@ -57,6 +57,11 @@ Test(event_free, a_stale_free_after_reuse_is_refused_and_leaves_the_new_event_al
 	cr_assert_eq(doca_event_get_status(second), DOCA_EVENT_STATUS_SUCCESS);
 	cr_assert_eq(doca_event_get_user_data(first).u64, 0, "a stale handle reads as none");
 	cr_assert_eq(doca_event_get_ctx(first), NULL);
+	/* every getter's neutral value (doca_event.h), as for NULL */
+	cr_assert_eq(doca_event_get_status(first), DOCA_EVENT_STATUS_FAILURE);
+	assert_doca(doca_event_get_error(first), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_event_get_bytes(first), 0);
+	cr_assert_eq(doca_event_get_type(first), 0);
 	assert_doca(submit_copy(f.ctx, f.src, f.dst, 3, 0), DOCA_ERROR_AGAIN); /* no early credit */
 
 	doca_event_free(second);

@@ -400,3 +400,40 @@ Test(fork, child_refuses_a_stale_handle_as_stale)
 	assert_ok(doca_buf_destroy(p.cur));
 	fixture_fini(&f);
 }
+
+/* ---- an event the parent holds: the child reads none of it, frees nothing ---- */
+
+static void child_inherited_event(void *arg)
+{
+	struct doca_event *ev = arg;
+	uint64_t stale = doca_stale_handle_count();
+
+	/* the getters' neutral values (doca_event.h), not BAD_STATE: they
+	 * return the task's outcome, and none is the child's */
+	CHILD_CHECK(doca_event_get_status(ev) == DOCA_EVENT_STATUS_FAILURE);
+	CHILD_CHECK(doca_event_get_error(ev) == DOCA_ERROR_INVALID_VALUE);
+	CHILD_CHECK(doca_event_get_bytes(ev) == 0);
+	CHILD_CHECK(doca_event_get_user_data(ev).u64 == 0);
+	CHILD_CHECK(doca_event_get_type(ev) == 0);
+	CHILD_CHECK(doca_event_get_ctx(ev) == NULL);
+	doca_event_free(ev); /* refused: not an event of this process */
+	CHILD_CHECK(doca_stale_handle_count() == stale);
+	CHILD_CHECK(ev_state(atomic_load(&handle_deref(ev)->gs)) == EV_HELD);
+}
+
+Test(fork, child_reads_no_inherited_event_and_frees_none)
+{
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0", 256, 16);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 7, 0));
+	struct doca_event *ev = wait_event(f.pe);
+
+	in_child(child_inherited_event, ev, "an inherited event");
+	/* the parent's event is as it was */
+	cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
+	cr_assert_eq(doca_event_get_user_data(ev).u64, 7);
+	cr_assert_eq(doca_event_get_bytes(ev), 256);
+	doca_event_free(ev);
+	fixture_fini(&f);
+}
