@@ -17,7 +17,8 @@ extern "C" {
  * @brief Create a window [offset, offset + len) of @p mem.
  * @param mem The memory the window is carved from.
  * @param offset Offset of the window's first byte in @p mem.
- * @param len May be 0 (such a buffer cannot be a copy source: submit refuses it).
+ * @param len May be 0 (such a buffer can be neither a copy's source nor its
+ *        destination: submit refuses it).
  * @param[out] buf The new buffer.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type
  *         handles, or when offset + len overflows or exceeds the memory's

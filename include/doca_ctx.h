@@ -45,6 +45,10 @@ extern "C" {
  * call doca_pe_progress (refused) nor doca_event_free on @p ev.
  * @param ev The completed task's event.
  * @param ctx_user_data The context's value from doca_ctx_set_user_data.
+ *
+ * Thread safety: called on the thread running the context's PE (inside
+ *         its doca_pe_progress, or on its worker: doca_pe_run_on_cpu),
+ *         one call at a time per PE.
  */
 typedef void (*doca_event_cb_t)(struct doca_event *ev, union doca_data ctx_user_data);
 
@@ -60,6 +64,12 @@ typedef void (*doca_event_cb_t)(struct doca_event *ev, union doca_data ctx_user_
  * @param ctx_user_data The context's value from doca_ctx_set_user_data.
  * @param prev The state before the transition.
  * @param next The state after it (the current one).
+ *
+ * Thread safety: called on the thread whose call made the transition
+ *         (doca_ctx_start, doca_ctx_stop, from a callback too), and for
+ *         STOPPING → IDLE on the thread running the PE (doca_pe_progress
+ *         or its worker); the reports of one context never overlap and
+ *         come in the order of its transitions.
  */
 typedef void (*doca_ctx_state_cb_t)(struct doca_ctx *ctx, union doca_data ctx_user_data,
 				    enum doca_ctx_state prev, enum doca_ctx_state next);

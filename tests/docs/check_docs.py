@@ -10,7 +10,8 @@ undocumented function, parameter, return value, macro, typedef, struct or
 member: see the Doxyfile) or fails, and for what doxygen does not warn about:
 - a header without a @file comment (doxygen then skips all its symbols);
 - an enumerator without a comment;
-- a function whose comment has no "Thread safety:" line.
+- a function, or a callback (function-pointer) typedef, whose comment has
+  no "Thread safety:" line.
 Each problem is printed with the symbol it concerns. Exit 0 when complete,
 1 when not, 77 (meson's SKIP) when doxygen is not installed.
 """
@@ -63,10 +64,11 @@ def xml_problems(header_dir, xml_dir):
                 for v in m.iter("enumvalue"):
                     if not documented(v):
                         problems.append(f"{name}: enumerator {v.findtext('name')} of enum {sym} is not documented")
-            elif m.get("kind") == "function":
+            elif m.get("kind") == "function" or (m.get("kind") == "typedef" and "(*" in text(m.find("type"))):
+                # a callback type says on which thread the library calls it
                 doc = text(m.find("briefdescription")) + text(m.find("detaileddescription"))
                 if "Thread safety:" not in doc:
-                    problems.append(f"{name}: function {sym} has no 'Thread safety:' line")
+                    problems.append(f"{name}: {m.get('kind')} {sym} has no 'Thread safety:' line")
     return problems
 
 
