@@ -707,6 +707,27 @@ static inline bool pe_worker_elsewhere(const struct doca_pe *pe)
 	return atomic_load_explicit(&pe->has_worker, memory_order_acquire) && !worker_is_self(&pe->worker);
 }
 
+/* The read-side section a PE call holds from its handle's check to
+ * pe_entered_current (or the refusal that ends it): a call on a stale
+ * handle takes the guard in the cell, and gives it up, only while the cell
+ * cannot be zeroed and handed to a new PE (a destroy hands it on after a
+ * grace period). Without it, a call preempted after its check took the new
+ * PE's guard, and the new PE's own calls were refused IN_USE until it let
+ * go; or it took the guard in the dead cell, the cell was zeroed and
+ * reused, and its exit cleared the guard of the new PE's runner (a
+ * review). Never held across a turn: its callbacks may wait for grace
+ * periods. */
+static inline void pe_lookup_lock(void)
+{
+	if (!DOCA_REVERTED("pe_enter_outside_section"))
+		doca_rcu_read_lock();
+}
+static inline void pe_lookup_unlock(void)
+{
+	if (!DOCA_REVERTED("pe_enter_outside_section"))
+		doca_rcu_read_unlock();
+}
+
 /* After runner_enter on pe, looked up from h, returned ENTERED or NESTED:
  * is h still its handle? A destroy kills the handle while it holds the
  * guard, so one still current now stays so until we leave; one killed

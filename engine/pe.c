@@ -170,20 +170,24 @@ static inline uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs
 static inline __attribute__((always_inline)) uint32_t pe_get(struct doca_pe *ph, struct doca_event **evs,
 							    uint32_t max)
 {
+	pe_lookup_lock();
 	struct doca_pe *pe = pe_of(ph);
 
 	if (pe == NULL) {
+		pe_lookup_unlock();
 		(void)HANDLE_REFUSAL(ph, MAGIC_PE); /* a stale one is logged and counted */
 		return 0;
 	}
-	if (evs == NULL || max == 0)
-		return 0;
 	/* A worker's PE delivers through callbacks: no other thread takes its events. */
-	if (pe_worker_elsewhere(pe))
+	if (evs == NULL || max == 0 || pe_worker_elsewhere(pe)) {
+		pe_lookup_unlock();
 		return 0;
+	}
 	enum runner_entry entry = runner_enter(&pe->runner);
+	bool current = entry != RUNNER_BUSY && pe_entered_current(ph, pe, entry);
 
-	if (entry == RUNNER_BUSY || !pe_entered_current(ph, pe, entry))
+	pe_lookup_unlock();
+	if (!current)
 		return 0;
 	uint32_t n = pe_take_ready(pe, evs, max);
 

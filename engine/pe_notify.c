@@ -346,11 +346,14 @@ doca_error_t doca_pe_request_notification(struct doca_pe *ph)
 	if (first)
 		doca_synchronize_rcu(); /* every waker that missed it has left (see top) */
 	/* armed and the pending checks below belong to the runner */
-	enum runner_entry entry = runner_enter(&pe->runner);
+	pe_lookup_lock();
+	enum runner_entry entry = pe_of(ph) == pe ? runner_enter(&pe->runner) : RUNNER_BUSY;
+	bool current = entry != RUNNER_BUSY && pe_entered_current(ph, pe, entry);
 
+	pe_lookup_unlock();
 	if (entry == RUNNER_BUSY)
 		return pe_refusal(ph, pe, DOCA_ERROR_IN_USE);
-	if (!pe_entered_current(ph, pe, entry))
+	if (!current)
 		return HANDLE_REFUSAL(ph, MAGIC_PE); /* destroyed meanwhile */
 	if (first) /* release: a caller that sees it skips its grace period after ours */
 		atomic_store_explicit(&pe->notify_settled, true, memory_order_release);
@@ -373,17 +376,25 @@ doca_error_t doca_pe_request_notification(struct doca_pe *ph)
 doca_error_t doca_pe_clear_notification(struct doca_pe *ph)
 {
 	uint64_t count;
+
+	pe_lookup_lock();
 	struct doca_pe *pe = pe_of(ph);
 
-	if (pe == NULL)
+	if (pe == NULL) {
+		pe_lookup_unlock();
 		return HANDLE_REFUSAL(ph, MAGIC_PE);
-	if (pe_worker_elsewhere(pe))
+	}
+	if (pe_worker_elsewhere(pe)) {
+		pe_lookup_unlock();
 		return pe_refusal(ph, pe, DOCA_ERROR_BAD_STATE);
+	}
 	enum runner_entry entry = runner_enter(&pe->runner);
+	bool current = entry != RUNNER_BUSY && pe_entered_current(ph, pe, entry);
 
+	pe_lookup_unlock();
 	if (entry == RUNNER_BUSY)
 		return pe_refusal(ph, pe, DOCA_ERROR_IN_USE);
-	if (!pe_entered_current(ph, pe, entry))
+	if (!current)
 		return HANDLE_REFUSAL(ph, MAGIC_PE); /* destroyed meanwhile */
 	EXPLORE_POINT(WAKE);
 	atomic_store_explicit(&pe->armed, PE_DISARMED, memory_order_relaxed);

@@ -340,23 +340,27 @@ uint32_t pe_turn(struct doca_pe *pe)
 
 doca_error_t doca_pe_try_progress(struct doca_pe *ph, uint32_t *events)
 {
-	struct doca_pe *pe = pe_of(ph);
-
 	if (events != NULL)
 		*events = 0;
-	if (pe == NULL)
-		return HANDLE_REFUSAL(ph, MAGIC_PE);
-	if (events == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
+	pe_lookup_lock();
+	struct doca_pe *pe = pe_of(ph);
+
+	if (pe == NULL || events == NULL) {
+		pe_lookup_unlock();
+		return pe == NULL ? HANDLE_REFUSAL(ph, MAGIC_PE) : DOCA_ERROR_INVALID_VALUE;
+	}
 	if (pe_worker_elsewhere(pe)) {
+		pe_lookup_unlock();
 #ifndef NDEBUG
 		doca_log(DOCA_LOG_WARN, "doca_pe_progress: refused, a worker thread runs this PE");
 #endif
 		return pe_refusal(ph, pe, DOCA_ERROR_BAD_STATE);
 	}
 	enum runner_entry entry = runner_enter(&pe->runner);
+	bool stale = entry != RUNNER_BUSY && !pe_entered_current(ph, pe, entry);
 
-	if (entry != RUNNER_BUSY && !pe_entered_current(ph, pe, entry))
+	pe_lookup_unlock();
+	if (stale)
 		return HANDLE_REFUSAL(ph, MAGIC_PE); /* destroyed while we entered */
 	switch (entry) {
 	case RUNNER_ENTERED:

@@ -78,6 +78,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_stale_mem_destroy },
 	{ "stale_notify", "a notification clear on a PE handle racing its destroy and a new PE, on a worker, in its cell",
 	  scenario_stale_notify },
+	{ "stale_progress", "a progress on a PE handle racing its destroy and a new PE in its cell, progressed by the main thread",
+	  scenario_stale_progress },
 	{ "free_destroy", "a free off the PE's thread, a destroy of its buffers and a guarded submit naming them",
 	  scenario_free_destroy },
 	{ "cb_destroy", "a destroy in the callback of a task naming the buffer, racing a foreign destroy and submit", scenario_cb_destroy },
@@ -435,6 +437,7 @@ static const char *const revertible[] = {
 	"doomed_after_credit", /* buffers destroyed in their callback still counted by their memory after the credit is back */
 	"turn_stop_from_ctx_state", /* a turn flushes the run it loads when the state it loaded earlier was STOPPING */
 	"pe_refusal_unchecked", /* a PE call refuses for a worker or a busy guard read from a cell its handle left */
+	"pe_enter_outside_section", /* a PE call checks its handle and takes the PE's guard outside a read-side section */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an

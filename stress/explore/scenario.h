@@ -43,6 +43,7 @@ void scenario_pool_revoke(void);
 void scenario_stale_stop(void);
 void scenario_stale_mem_destroy(void);
 void scenario_stale_notify(void);
+void scenario_stale_progress(void);
 void scenario_free_destroy(void);
 void scenario_cb_destroy(void);
 void scenario_cb_destroy_shared(void);
@@ -114,5 +115,9 @@ void world_close(struct world *w);
  * teardown, every deferred free runs, then nothing may have been written
  * into those fds and every accepted task must have had exactly one event. */
 void world_finish(struct world *w);
+/* A PE destroyed under a stale call: create *old, start @p stale (which
+ * uses it) on *t, destroy *old (refused only IN_USE, while the call holds
+ * its guard), let its cell go free, and return the new PE that reuses it. */
+struct doca_pe *world_pe_reused_under(struct doca_pe **old, void *(*stale)(void *), pthread_t *t);
 
 #endif /* DOCA_EXPLORE_SCENARIO_H */

@@ -15,8 +15,6 @@
  */
 #include "scenario.h"
 
-#include <sched.h>
-
 static struct doca_pe *old;
 static doca_error_t clear_result;
 
@@ -30,19 +28,9 @@ static void *clearer(void *unused)
 
 void scenario_stale_notify(void)
 {
-	struct doca_pe *pe;
 	pthread_t t;
+	struct doca_pe *pe = world_pe_reused_under(&old, clearer, &t);
 
-	EXPECT_OK(doca_pe_create(&old));
-	if (pthread_create(&t, NULL, clearer, NULL) != 0)
-		explore_end(VERDICT_HARNESS, "pthread_create");
-	/* refused (IN_USE) while the clear holds the PE's guard */
-	for (doca_error_t rc; (rc = doca_pe_destroy(old)) != DOCA_SUCCESS; sched_yield())
-		if (rc != DOCA_ERROR_IN_USE)
-			explore_end(VERDICT_INVARIANT, "result: doca_pe_destroy(old) returned %s",
-				    doca_error_get_name(rc));
-	explore_rcu_barrier(); /* its cell is free: the next PE's */
-	EXPECT_OK(doca_pe_create(&pe));
 	EXPECT_OK(doca_pe_run_on_cpu(pe, -1));
 	pthread_join(t, NULL);
 	if (clear_result != DOCA_SUCCESS && clear_result != DOCA_ERROR_IN_USE &&

@@ -214,3 +214,19 @@ void world_event_loop(struct world *w, int epfd, atomic_uint *done, unsigned thr
 			world_wait_notification(w, epfd);
 	}
 }
+
+struct doca_pe *world_pe_reused_under(struct doca_pe **old, void *(*stale)(void *), pthread_t *t)
+{
+	struct doca_pe *pe;
+
+	EXPECT_OK(doca_pe_create(old));
+	if (pthread_create(t, NULL, stale, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	for (doca_error_t rc; (rc = doca_pe_destroy(*old)) != DOCA_SUCCESS; sched_yield())
+		if (rc != DOCA_ERROR_IN_USE)
+			explore_end(VERDICT_INVARIANT, "result: doca_pe_destroy(old) returned %s",
+				    doca_error_get_name(rc));
+	explore_rcu_barrier(); /* its cell is free: the next PE's (cells.c hands it out first) */
+	EXPECT_OK(doca_pe_create(&pe));
+	return pe;
+}
