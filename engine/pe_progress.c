@@ -349,6 +349,15 @@ doca_error_t doca_pe_try_progress(struct doca_pe *ph, uint32_t *events)
 		pe_lookup_unlock();
 		return pe == NULL ? HANDLE_REFUSAL(ph, MAGIC_PE) : DOCA_ERROR_INVALID_VALUE;
 	}
+	if (ctx_in_state_callback()) {
+		/* a state callback runs inside doca_ctx_start or doca_ctx_stop
+		 * (or a turn): a turn in it would run other callbacks inside it */
+		pe_lookup_unlock();
+#ifndef NDEBUG
+		doca_log(DOCA_LOG_WARN, "doca_pe_progress: refused inside a state callback");
+#endif
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
 	if (pe_worker_elsewhere(pe)) {
 		pe_lookup_unlock();
 #ifndef NDEBUG

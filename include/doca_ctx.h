@@ -59,7 +59,9 @@ typedef void (*doca_event_cb_t)(struct doca_event *ev, union doca_data ctx_user_
  * its device and destroy the context itself. It must not stop a PE's worker:
  * doca_pe_stop_run refuses there (DOCA_ERROR_NOT_PERMITTED), as the worker
  * could be waiting, in an event callback's doca_ctx_stop, for this report
- * to end.
+ * to end. Nor may it progress a PE: doca_pe_progress and
+ * doca_pe_try_progress refuse there (DOCA_ERROR_NOT_PERMITTED, no turn
+ * run), also in a report made inside doca_ctx_start or doca_ctx_stop.
  * @param ctx The context.
  * @param ctx_user_data The context's value from doca_ctx_set_user_data.
  * @param prev The state before the transition.

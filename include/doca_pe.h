@@ -95,7 +95,8 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx);
  * @param pe The progress engine.
  * @return The number of events made ready or delivered in this turn; 0 also
  *         when refused: NULL or wrong-type handle, another thread is running
- *         this PE, called from inside one of its callbacks, or the PE is
+ *         this PE, called from inside one of its callbacks or a state
+ *         callback (doca_ctx_state_cb_t), or the PE is
  *         handed to a worker (each of these refusals is logged in debug
  *         builds, a stale handle in every build; NULL and a wrong-type
  *         handle are not logged);
@@ -125,7 +126,9 @@ uint32_t doca_pe_progress(struct doca_pe *pe);
  *         DOCA_ERROR_INVALID_VALUE for NULL arguments or a wrong-type handle;
  *         DOCA_ERROR_BAD_STATE when a worker thread runs the PE
  *         (doca_pe_run_on_cpu) or the PE was inherited across fork();
- *         DOCA_ERROR_NOT_PERMITTED from inside one of the PE's callbacks;
+ *         DOCA_ERROR_NOT_PERMITTED from inside one of the PE's callbacks
+ *         or any context's state callback (doca_ctx_state_cb_t, also one
+ *         reported inside doca_ctx_start or doca_ctx_stop);
  *         DOCA_ERROR_IN_USE while another thread runs the PE. A refused call
  *         changes nothing.
  *

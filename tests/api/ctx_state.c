@@ -532,6 +532,59 @@ Test(ctx_state, submit_from_running_state_cb_is_accepted)
 	fixture_fini(&f);
 }
 
+/* DESIGN.md §4: a callback must not call doca_pe_progress (refused), a
+ * state callback reported inside doca_ctx_start or doca_ctx_stop too. */
+struct progress_in_report_env {
+	struct api_fixture *f;
+	doca_error_t submit_rc, progress_rc[2];
+	uint32_t events[2];
+	int calls;
+};
+
+static void progress_in_report_cb(struct doca_ctx *ctx, union doca_data ud, enum doca_ctx_state prev,
+				  enum doca_ctx_state next)
+{
+	struct progress_in_report_env *env = ud.ptr;
+
+	(void)prev;
+	if (env->calls >= 2)
+		return;
+	if (next == DOCA_CTX_STATE_RUNNING)
+		env->submit_rc = submit_copy(ctx, env->f->src, env->f->dst, 78, 0);
+	env->events[env->calls] = 99;
+	env->progress_rc[env->calls] = doca_pe_try_progress(env->f->pe, &env->events[env->calls]);
+	env->calls++;
+}
+
+Test(ctx_state, progress_from_a_state_callback_of_start_or_stop_is_refused)
+{
+	struct api_fixture f;
+	struct progress_in_report_env env = { .f = &f, .submit_rc = DOCA_ERROR_UNKNOWN };
+
+	fixture_init(&f, "sw0", 4096, 4);
+	assert_ok(doca_ctx_set_user_data(f.ctx, (union doca_data){ .ptr = &env }));
+	assert_ok(doca_ctx_set_state_changed_cb(f.ctx, progress_in_report_cb));
+	assert_ok(doca_ctx_start(f.ctx));
+	cr_assert_eq(env.calls, 1, "RUNNING reported %d times", env.calls);
+	assert_ok(env.submit_rc);
+	assert_doca(env.progress_rc[0], DOCA_ERROR_NOT_PERMITTED);
+	cr_assert_eq(env.events[0], 0u, "a refused progress reports %u events", env.events[0]);
+	/* the refusal ran no turn: the inline copy is still undone, no event ready */
+	cr_assert_eq(bytes_mismatch(f.dst_bytes, 4096, 0), 4096u, "the copy ran inside the refused call");
+	cr_assert_null(doca_pe_get_event(f.pe), "an event was made ready by the refused call");
+	expect_success_event(f.pe, 78, 4096);
+	cr_assert_eq(pattern_mismatch(f.dst_bytes, 4096, f.seed), 4096u, "copy differs");
+	assert_ok(doca_ctx_stop(f.ctx));
+	cr_assert_eq(env.calls, 2, "IDLE reported %d times", env.calls);
+	assert_doca(env.progress_rc[1], DOCA_ERROR_NOT_PERMITTED);
+	cr_assert_eq(env.events[1], 0u, "a refused progress reports %u events", env.events[1]);
+	enum doca_ctx_state st;
+
+	assert_ok(doca_ctx_get_state(f.ctx, &st));
+	cr_assert_eq(st, DOCA_CTX_STATE_IDLE);
+	fixture_fini(&f);
+}
+
 /* ---- event callbacks ---- */
 
 struct event_env {
