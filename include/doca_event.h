@@ -119,8 +119,10 @@ void doca_event_free(struct doca_event *ev);
 
 /**
  * @brief doca_event_free for @p n events at once (for example those of one
- *        doca_pe_get_events call): one guard check and one wake per PE for
- *        the whole array instead of one per event. NULL entries are skipped;
+ *        doca_pe_get_events call): one guard check and one wake for each
+ *        run of consecutive entries of one PE (so one for the events of one
+ *        doca_pe_get_events call; an array ordered A, B, A pays three)
+ *        instead of one per event. NULL entries are skipped;
  *        each entry is freed or refused exactly as by doca_event_free.
  * @param evs The events; NULL is ignored.
  * @param n The number of entries.
