@@ -10,9 +10,22 @@
  * stop fd, and never will (it returns right after its failed CAS), so the
  * stopper closes the fd, marks the worker IDLE and may start a new thread
  * on it at once; the old one is joined once it has returned.
+ *
+ * Why worker_is_self reads no other thread's write: the thread stores
+ * which worker it runs in a thread-local (my_worker) once its claim won,
+ * before it runs anything of the actor, and clears it before STOPPED. So
+ * my_worker == w holds on w's running thread only, and is read only there.
+ * w->thread belongs to the starter (pthread_create stores it, at a moment
+ * POSIX leaves open) and the stopper (which joins it); comparing it with
+ * pthread_self() on any other thread raced that store: a thread that had
+ * been given a joined worker's id read that id back while a new worker was
+ * being started and took itself for the worker (explorer scenario
+ * stop_run_recycled_id).
  */
 #include "worker.h"
 #include "explore.h"
+#include "explore_revert.h"
+#include "tsan_annotate.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -23,6 +36,9 @@
 #include <unistd.h>
 
 enum { START_PENDING, START_STARTED, START_ABANDONED };
+
+/* The worker this thread runs, NULL on every other thread (see the top). */
+static DOCA_TLS const struct worker *my_worker;
 
 struct worker_start {
 	_Atomic int state; /* START_*: claimed once by the thread or its stopper */
@@ -65,6 +81,7 @@ static void *worker_main(void *arg)
 						     memory_order_acq_rel, memory_order_acquire))
 		return NULL; /* abandoned before we ran: touch nothing more */
 
+	my_worker = w;
 	while (worker_should_run(w)) {
 		if (w->ops->turn(w->arg) != 0) {
 			idle = 0;
@@ -77,6 +94,7 @@ static void *worker_main(void *arg)
 		idle = 0;
 		worker_sleep(w);
 	}
+	my_worker = NULL;
 	EXPLORE_POINT(ATOMIC);
 	/* release: everything the worker did happens before worker_stop returns. */
 	atomic_store_explicit(&w->state, WORKER_STOPPED, memory_order_release);
@@ -187,7 +205,10 @@ void worker_stop(struct worker *w)
 bool worker_is_self(const struct worker *w)
 {
 	EXPLORE_POINT(ATOMIC);
-	int state = atomic_load_explicit(&w->state, memory_order_relaxed);
+	if (DOCA_REVERTED("worker_self_by_id")) {
+		int state = atomic_load_explicit(&w->state, memory_order_relaxed);
 
-	return state != WORKER_IDLE && pthread_equal(w->thread, pthread_self());
+		return state != WORKER_IDLE && pthread_equal(w->thread, pthread_self());
+	}
+	return my_worker == w;
 }

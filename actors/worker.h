@@ -39,7 +39,7 @@ enum worker_state { WORKER_IDLE, WORKER_RUNNING, WORKER_STOP, WORKER_STOPPED };
 struct worker_start; /* one thread's start word (worker.c) */
 
 struct worker {
-	pthread_t thread;
+	pthread_t thread;  /* the starter's and the stopper's: never read elsewhere */
 	_Atomic int state; /* enum worker_state */
 	int stop_fd;       /* eventfd that wakes the thread for STOP */
 	int wait_fd;       /* the actor's notification fd */
@@ -64,7 +64,8 @@ void worker_stop(struct worker *w);
  * the worker is IDLE). */
 void worker_fini(struct worker *w);
 
-/* True when called on the worker's own thread. */
+/* True when called on the worker's own thread (any thread may ask, at any
+ * time: it reads only the caller's own thread-local). */
 bool worker_is_self(const struct worker *w);
 
 #endif /* DOCA_WORKER_H */

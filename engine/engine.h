@@ -700,10 +700,11 @@ doca_error_t handle_refusal(const void *h, uint32_t magic);
 static inline bool pe_worker_elsewhere(const struct doca_pe *pe)
 {
 	EXPLORE_POINT(ATOMIC);
-	/* acquire: pairs with the claim's release (doca_pe_run_on_cpu): the
-	 * worker's thread id we compare is the one written before it; relaxed,
-	 * a weakly ordered CPU could show an earlier, joined worker's id, which
-	 * glibc may have given this very thread since (a review) */
+	/* acquire: pairs with the claim's release (doca_pe_run_on_cpu), so
+	 * the worker is started before we act on the claim. worker_is_self
+	 * compares no thread id written by another thread (it reads the
+	 * caller's own thread-local, actors/worker.c), so a joined worker's id,
+	 * which glibc may have given this very thread since, is never seen. */
 	return atomic_load_explicit(&pe->has_worker, memory_order_acquire) && !worker_is_self(&pe->worker);
 }
 

@@ -154,8 +154,8 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *ph, int cpu)
 	if (started != 0) /* EINVAL for a pinned thread: no such CPU for this process */
 		err = started == EINVAL && cpu >= 0 ? DOCA_ERROR_INVALID_VALUE : DOCA_ERROR_OPERATING_SYSTEM;
 	else if (err == DOCA_SUCCESS)
-		/* release: a thread that sees the claim sees the worker's thread
-		 * id too (pe_worker_elsewhere compares it with its own) */
+		/* release: a thread that sees the claim sees the worker started
+		 * (pe_worker_elsewhere) */
 		atomic_store_explicit(&pe->has_worker, true, memory_order_release);
 	pthread_mutex_unlock(&worker_lock);
 	pthread_mutex_unlock(&g_config_lock);

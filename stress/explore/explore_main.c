@@ -56,6 +56,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_stop_run_from_callback },
 	{ "run_on_cpu_stop_run", "two threads stop a worker at once while tasks complete through callbacks",
 	  scenario_run_on_cpu_stop_run },
+	{ "stop_run_recycled_id", "doca_pe_stop_run from a thread with a joined worker's id while a new worker starts",
+	  scenario_stop_run_recycled_id },
 	{ "event_double_free", "two threads free the same event at once; credits checked after",
 	  scenario_event_double_free },
 	{ "runner_handoff", "two threads take turns running one PE: its guard parked, revoked, parked again",
@@ -425,6 +427,7 @@ static int run_many(const struct args *a, const struct scenario *sc, double seco
 static const char *const revertible[] = {
 	"pe_fd_close_early",             /* doca_pe_destroy closes its fds at once */
 	"worker_lock_join",              /* doca_pe_stop_run joins under worker_lock */
+	"worker_self_by_id", /* worker_is_self compares the thread id the starter's pthread_create stores */
 	"event_claim_load_store", /* doca_event_free claims the event with a load and a store, not a CAS */
 	"fork_no_atfork",                /* nothing is done at fork */
 	"push_wake_skipped",             /* a mailbox push never wakes (nor feeds for) an armed PE */

@@ -33,6 +33,7 @@ void scenario_pe_destroy_after_stop(void);
 void scenario_pe_destroy_engine_wake(void);
 void scenario_stop_run_from_callback(void);
 void scenario_run_on_cpu_stop_run(void);
+void scenario_stop_run_recycled_id(void);
 void scenario_event_double_free(void);
 void scenario_fork_in_flight(void);
 void scenario_destroy_refused(void);

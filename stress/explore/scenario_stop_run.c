@@ -12,6 +12,14 @@
  * submitter submits and two threads stop the worker at once: exactly one
  * stop returns SUCCESS, the other DOCA_ERROR_BAD_STATE; restarted, the
  * worker delivers every remaining event.
+ *
+ * stop_run_recycled_id: a worker runs one task and is stopped (joined);
+ * glibc gives its thread id to the next thread created, the stopper, which
+ * calls doca_pe_stop_run until it stops the worker the application starts
+ * again meanwhile. The stopper is not the worker: DOCA_ERROR_BAD_STATE
+ * (none yet), then SUCCESS, never NOT_PERMITTED. worker_is_self
+ * compared the thread id the starter's pthread_create had not stored yet
+ * (a data race): the joined worker's, the stopper's own.
  */
 #include "scenario.h"
 
@@ -94,6 +102,47 @@ void scenario_run_on_cpu_stop_run(void)
 	while (atomic_load(&w.events_total) < 3)
 		sched_yield();
 	EXPECT_OK(doca_pe_stop_run(w.pe));
+	EXPECT_OK(doca_ctx_stop(w.ctx));
+	world_close(&w);
+	world_finish(&w);
+}
+
+static pthread_t first_worker; /* recorded by the first worker's callback */
+static doca_error_t recycled_result = DOCA_ERROR_UNKNOWN;
+
+static void cb_note_thread(struct doca_event *ev, union doca_data ud)
+{
+	first_worker = pthread_self();
+	world_event_cb(ev, ud);
+}
+
+static void *recycled_stopper(void *unused)
+{
+	(void)unused;
+	explore_name("stopper");
+	if (!pthread_equal(pthread_self(), first_worker))
+		explore_end(VERDICT_HARNESS, "the stopper did not get the joined worker's thread id");
+	/* until it stops the new worker: BAD_STATE while there is none */
+	while ((recycled_result = doca_pe_stop_run(w.pe)) == DOCA_ERROR_BAD_STATE)
+		sched_yield();
+	return NULL;
+}
+
+void scenario_stop_run_recycled_id(void)
+{
+	pthread_t stop;
+
+	world_open(&w, "sw0", 1, cb_note_thread);
+	EXPECT_OK(doca_pe_run_on_cpu(w.pe, -1));
+	EXPECT_OK(world_submit(&w, 0));
+	while (atomic_load(&w.events_total) == 0)
+		sched_yield();
+	EXPECT_OK(doca_pe_stop_run(w.pe)); /* joined: its stack, and id, are glibc's to hand out */
+	if (pthread_create(&stop, NULL, recycled_stopper, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	EXPECT_OK(doca_pe_run_on_cpu(w.pe, -1));
+	pthread_join(stop, NULL);
+	EXPECT_OK(recycled_result);
 	EXPECT_OK(doca_ctx_stop(w.ctx));
 	world_close(&w);
 	world_finish(&w);
