@@ -426,8 +426,9 @@ doca_error_t doca_task_submit_wait(struct doca_ctx *h, const struct doca_task_de
 	if (DOCA_REVERTED("wait_run_after_grace") && held)
 		start = ctx_run_start(ctx);
 	doca_rcu_read_unlock();
-	if (!held)
-		return DOCA_ERROR_INVALID_VALUE; /* destroyed meanwhile */
+	if (!held) /* destroyed since doca_task_submit looked: stale, as for any call */
+		return DOCA_REVERTED("wait_refusal_uncounted") ? DOCA_ERROR_INVALID_VALUE
+							       : HANDLE_REFUSAL(h, MAGIC_CTX);
 	if (start == 0) {
 		ctx_ref_put(ctx);
 		return DOCA_ERROR_BAD_STATE; /* stopped meanwhile */

@@ -113,6 +113,10 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *ctx, const struct doca_task
  * or not a credit is free (it could wait for ever: only that thread returns
  * credits); then every check of doca_task_submit, in its order, except that
  * an empty pool makes the call wait instead of returning DOCA_ERROR_AGAIN.
+ * A context destroyed before the call has looked at it (its
+ * doca_task_submit, or the look that follows an empty pool) is a stale
+ * handle: DOCA_ERROR_INVALID_VALUE, with a log line, counted by
+ * doca_stale_handle_count.
  *
  * Do not call it from the only thread that progresses the PE in polling or
  * event mode outside a callback either: nothing would return a credit, and

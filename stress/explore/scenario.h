@@ -52,6 +52,7 @@ void scenario_cb_destroy_stop(void);
 void scenario_credit_wake(void);
 void scenario_restart_turn(void);
 void scenario_wait_restart(void);
+void scenario_wait_destroy_race(void);
 void scenario_credit_many(void);
 void scenario_submit_order(void);
 
@@ -109,6 +110,9 @@ void world_event_loop(struct world *w, int epfd, atomic_uint *done, unsigned thr
  * next is refused with DOCA_ERROR_AGAIN (the credits are exact); then stop,
  * progress until IDLE, close and finish. */
 void world_end_with_exact_credits(struct world *w, unsigned max_tasks);
+/* Progress until an event is ready, take it and check it (world_event):
+ * the application holds it, not freed. */
+struct doca_event *world_take_event(struct world *w);
 enum doca_ctx_state world_state(const struct world *w);
 /* The ctx is IDLE: destroy everything, each call must succeed. */
 void world_close(struct world *w);

@@ -60,12 +60,7 @@ void scenario_credit_wake(void)
 	EXPECT_OK(world_submit(&w, 0));
 	if (pthread_create(&t[0], NULL, sleeper, NULL) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
-	while (doca_pe_progress(w.pe) == 0)
-		sched_yield();
-	ev = doca_pe_get_event(w.pe);
-	if (ev == NULL)
-		explore_end(VERDICT_INVARIANT, "events: progress made one ready, get_event returned none");
-	world_event(&w, ev);
+	ev = world_take_event(&w);
 	until_asleep(t[0]);
 	/* the arming races the return to the sleeper */
 	if (pthread_create(&t[1], NULL, armer, NULL) != 0)

@@ -123,6 +123,19 @@ unsigned world_progress(struct world *w)
 	return n;
 }
 
+struct doca_event *world_take_event(struct world *w)
+{
+	struct doca_event *ev;
+
+	while (doca_pe_progress(w->pe) == 0)
+		sched_yield();
+	ev = doca_pe_get_event(w->pe);
+	if (ev == NULL)
+		explore_end(VERDICT_INVARIANT, "events: progress made one ready, get_event returned none");
+	world_event(w, ev);
+	return ev;
+}
+
 enum doca_ctx_state world_state(const struct world *w)
 {
 	enum doca_ctx_state st;

@@ -1,0 +1,63 @@
+/*
+ * stress/explore/scenario_wait_destroy.c — a blocked submit whose context
+ * is stopped and destroyed (wait_destroy_race).
+ *
+ * max_tasks 1 and the one credit taken. A thread calls
+ * doca_task_submit_wait (no limit) while the application stops the
+ * context, frees the event, progresses it to IDLE and destroys everything.
+ *
+ * wait_destroy_race: the call races the stop and the destroy from its
+ * start. BAD_STATE with nothing counted, or, when the destroy came before
+ * the call (or its doca_task_submit) looked at the context,
+ * DOCA_ERROR_INVALID_VALUE counted once by doca_stale_handle_count, as
+ * every stale handle is. The call's own "destroyed since its submit looked"
+ * exit returned INVALID_VALUE uncounted.
+ */
+#include "scenario.h"
+
+static struct world w;
+static doca_error_t wait_result;
+
+static void *sleeper(void *unused)
+{
+	(void)unused;
+	explore_name("sleeper");
+	wait_result = world_submit_wait(&w, 1, -1);
+	return NULL;
+}
+
+/* A RUNNING world of one credit, taken: its event, ready and held. */
+static struct doca_event *open_with_credit_taken(void)
+{
+	world_open(&w, "sw0", 1, NULL);
+	EXPECT_OK(world_submit(&w, 0));
+	return world_take_event(&w);
+}
+
+/* Stop (the event is out: IN_PROGRESS), free, IDLE, destroy everything. */
+static void stop_and_destroy(struct doca_event *ev)
+{
+	EXPECT_IN(doca_ctx_stop(w.ctx), 1, DOCA_ERROR_IN_PROGRESS);
+	doca_event_free(ev);
+	world_progress_until_idle(&w);
+	world_close(&w);
+}
+
+void scenario_wait_destroy_race(void)
+{
+	uint64_t stale = doca_stale_handle_count();
+	struct doca_event *ev = open_with_credit_taken();
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, sleeper, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	stop_and_destroy(ev);
+	pthread_join(t, NULL);
+	uint64_t counted = doca_stale_handle_count() - stale;
+
+	if (!(wait_result == DOCA_ERROR_BAD_STATE && counted == 0) &&
+	    !(wait_result == DOCA_ERROR_INVALID_VALUE && counted == 1))
+		explore_end(VERDICT_INVARIANT, "result: submit_wait racing its context's destroy returned %s with %llu stale handles counted",
+			    doca_error_get_name(wait_result), (unsigned long long)counted);
+	world_finish(&w);
+}
