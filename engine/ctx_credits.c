@@ -367,6 +367,30 @@ static void deadline_in(struct timespec *t, int ms)
 	}
 }
 
+/* Submit into the run @p start of the context @p ctx we hold, or
+ * DOCA_ERROR_BAD_STATE once that run has ended: one stopped while we slept,
+ * even if a new one started since, ends the wait. The run is checked on the
+ * held context, inside a read-side section, before the handle is looked up
+ * again: RUNNING seen there holds up the stop's grace period, and with it
+ * IDLE and any destroy, until the submit has looked. So a context stopped
+ * and destroyed while we slept is one that left RUNNING (BAD_STATE, as
+ * include/doca_task.h says), never a stale handle of the caller's (it was
+ * current when the call began). */
+static doca_error_t submit_in_held_run(struct doca_ctx *h, struct doca_ctx *ctx,
+				       const struct doca_task_desc *desc, uint64_t start)
+{
+	doca_error_t err;
+
+	doca_rcu_read_lock();
+	if (!DOCA_REVERTED("wait_destroyed_stale") &&
+	    (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING || ctx_run_start(ctx) != start))
+		err = DOCA_ERROR_BAD_STATE;
+	else
+		err = task_submit_in_run(h, desc, start);
+	doca_rcu_read_unlock();
+	return err;
+}
+
 /* The pool was empty: register, then submit or sleep until it is not. */
 static doca_error_t submit_wait_registered(struct doca_ctx *h, struct doca_ctx *ctx,
 					   const struct doca_task_desc *desc, uint64_t start,
@@ -385,9 +409,7 @@ static doca_error_t submit_wait_registered(struct doca_ctx *h, struct doca_ctx *
 		/* seq_cst fence: we are counted in waiters (and read seq) before we
 		 * look for a credit (pairs with run_credits_returned's fence). */
 		atomic_thread_fence(memory_order_seq_cst);
-		/* into the run we waited in only: one stopped while we slept,
-		 * even if a new one started since, ends the wait (BAD_STATE) */
-		err = task_submit_in_run(h, desc, start);
+		err = submit_in_held_run(h, ctx, desc, start);
 		if (err != DOCA_ERROR_AGAIN)
 			break;
 		if (timeout_ms >= 0 && !time_left(&deadline, &left)) {

@@ -135,7 +135,11 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *ctx, const struct doca_task
  *         is not RUNNING, or leaves RUNNING while the call waits (the call
  *         returns promptly then; also when a new doca_ctx_start followed
  *         before the sleeper ran again: a waiting task never lands in a
- *         later run); DOCA_ERROR_NOT_PERMITTED as above;
+ *         later run; and when the context was destroyed too before the
+ *         sleeper ran again: the handle was current when the call began,
+ *         so this is not a stale handle and is not counted; once woken so,
+ *         the call checks the run before the task's buffers);
+ *         DOCA_ERROR_NOT_PERMITTED as above;
  *         otherwise doca_task_submit's error. A refused task changes
  *         nothing and gets no event.
  *

@@ -72,6 +72,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_credit_many },
 	{ "wait_restart", "a submit_wait refused in one run while the context is stopped and started again",
 	  scenario_wait_restart },
+	{ "wait_destroy", "a submit_wait asleep while its context is stopped and destroyed",
+	  scenario_wait_destroy },
 	{ "wait_destroy_race", "a submit_wait racing the stop and destroy of its context",
 	  scenario_wait_destroy_race },
 	{ "restart_turn", "a context stopped and started again while another thread runs its PE's turns",
@@ -439,6 +441,7 @@ static const char *const revertible[] = {
 	"handle_lookup_outside_section", /* a memory's handle is checked, then its count used, outside a section */
 	"credit_arm_before_count", /* a credit notification request arms the fd before it is counted in waiters */
 	"wait_refusal_uncounted", /* submit_wait's "destroyed before it held the context" is not logged nor counted stale */
+	"wait_destroyed_stale", /* a submit_wait sleeper whose context was destroyed looks its handle up: stale */
 	"wait_run_after_grace", /* submit_wait waits in the run current after its first-use grace period, not the one at its start */
 	"doomed_after_credit", /* buffers destroyed in their callback still counted by their memory after the credit is back */
 	"turn_stop_from_ctx_state", /* a turn flushes the run it loads when the state it loaded earlier was STOPPING */

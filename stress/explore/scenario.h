@@ -52,6 +52,7 @@ void scenario_cb_destroy_stop(void);
 void scenario_credit_wake(void);
 void scenario_restart_turn(void);
 void scenario_wait_restart(void);
+void scenario_wait_destroy(void);
 void scenario_wait_destroy_race(void);
 void scenario_credit_many(void);
 void scenario_submit_order(void);
@@ -114,6 +115,9 @@ void world_end_with_exact_credits(struct world *w, unsigned max_tasks);
  * the application holds it, not freed. */
 struct doca_event *world_take_event(struct world *w);
 enum doca_ctx_state world_state(const struct world *w);
+/* Yield until thread @p t sleeps on a futex (a blocked submit_wait's
+ * sleep); an invariant violation if it returns instead. */
+void world_until_asleep(pthread_t t);
 /* The ctx is IDLE: destroy everything, each call must succeed. */
 void world_close(struct world *w);
 /* The end of every scenario: the application opens fds of its own after

@@ -39,18 +39,6 @@ static void progress_until_events(unsigned total)
 			sched_yield();
 }
 
-/* Yield until @p t sleeps on a futex (the blocked submit's sleep). */
-static void until_asleep(pthread_t t)
-{
-	const struct explore_thread *r = explore_thread_of(t);
-
-	while (r->state != THREAD_BLOCKED || r->why != BLOCK_FUTEX) {
-		if (r->state == THREAD_FINISHED)
-			explore_end(VERDICT_INVARIANT, "result: submit_wait returned with no credit free");
-		sched_yield();
-	}
-}
-
 void scenario_credit_wake(void)
 {
 	struct doca_event *ev;
@@ -61,7 +49,7 @@ void scenario_credit_wake(void)
 	if (pthread_create(&t[0], NULL, sleeper, NULL) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	ev = world_take_event(&w);
-	until_asleep(t[0]);
+	world_until_asleep(t[0]);
 	/* the arming races the return to the sleeper */
 	if (pthread_create(&t[1], NULL, armer, NULL) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");

@@ -156,6 +156,17 @@ void world_progress_until_idle(struct world *w)
 	}
 }
 
+void world_until_asleep(pthread_t t)
+{
+	const struct explore_thread *r = explore_thread_of(t);
+
+	while (r->state != THREAD_BLOCKED || r->why != BLOCK_FUTEX) {
+		if (r->state == THREAD_FINISHED)
+			explore_end(VERDICT_INVARIANT, "result: submit_wait returned with no credit free");
+		sched_yield();
+	}
+}
+
 void world_close(struct world *w)
 {
 	for (unsigned t = 0; t < WORLD_TASKS; t++) {
