@@ -139,14 +139,35 @@ void event_release(struct doca_event *ev)
 	task_pool_put(pool, &c);
 }
 
+/* The slot behind a handle if it is an event inherited across fork (the
+ * ones event_slot refuses), else NULL. */
+static const struct doca_event *event_inherited(const struct doca_event *h)
+{
+	const struct doca_event *ev = handle_addr(h);
+
+	if (ev == NULL || head_load(&ev->magic) != MAGIC_EVENT || head_load(&ev->epoch) == g_fork_epoch)
+		return NULL;
+	return ev;
+}
+
+/* Log a refused free; a stale handle is counted, an inherited one too when
+ * the parent had freed it before the fork (README "fork()": it stays what it
+ * was there, stale), as handle_refusal counts the other objects' handles.
+ * @p ev NULL: event_slot refused the handle (@p gs unused). */
 static void event_refused(const char *who, const struct doca_event *h, const struct doca_event *ev,
 			  uint32_t gs)
 {
-	if (ev == NULL) {
+	const struct doca_event *inherited = ev == NULL ? event_inherited(h) : NULL;
+
+	if (inherited != NULL)
+		gs = atomic_load_explicit(&inherited->gs, memory_order_relaxed);
+	if (ev == NULL && inherited == NULL) {
 		doca_log(DOCA_LOG_ERROR, "%s: not an event of this process", who);
 	} else if (ev_gen(gs) != handle_gen(h) || ev_state(gs) == EV_RETURNING) {
 		handle_count_stale();
 		doca_log(DOCA_LOG_ERROR, "%s: event already freed (a stale or double free)", who);
+	} else if (inherited != NULL) {
+		doca_log(DOCA_LOG_ERROR, "%s: an event inherited from the parent process (fork)", who);
 	} else {
 		doca_log(DOCA_LOG_ERROR, "%s: event not held by the application (%s)", who,
 			 ev_state(gs) == EV_CALLBACK ? "owned by an event callback" : "not handed out yet");

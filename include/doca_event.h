@@ -107,7 +107,9 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev);
  *        an event already freed, even if its slot now holds a newer event
  *        (handles carry a generation; doca_stale_handle_count counts these;
  *        the one exception, after a multiple of 2^22 reuses of the slot:
- *        doca_core.h).
+ *        doca_core.h). In a fork child every event inherited from the
+ *        parent is refused; one the parent had freed before the fork is
+ *        stale there too, and counted.
  *        Of two threads freeing the same event at once, exactly one frees it.
  * @param ev The event, or NULL.
  *

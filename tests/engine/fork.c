@@ -437,3 +437,47 @@ Test(fork, child_reads_no_inherited_event_and_frees_none)
 	doca_event_free(ev);
 	fixture_fini(&f);
 }
+
+/* ---- an event the parent freed before the fork: stale in the child ---- */
+
+struct stale_events {
+	struct doca_event *old;  /* freed in the parent */
+	struct doca_event *live; /* held by the parent, in old's slot */
+};
+
+static void child_stale_inherited_event(void *arg)
+{
+	struct stale_events *e = arg;
+	struct doca_event *old = e->old;
+	uint64_t stale = doca_stale_handle_count();
+	uint32_t gs = atomic_load(&handle_deref(e->live)->gs);
+
+	/* old was freed before the fork: a stale (double) free, counted */
+	doca_event_free(e->old);
+	doca_event_free_bulk(&old, 1);
+	CHILD_CHECK(doca_stale_handle_count() == stale + 2);
+	/* live is inherited and held: refused, not counted */
+	doca_event_free(e->live);
+	CHILD_CHECK(doca_stale_handle_count() == stale + 2);
+	/* nothing changed: the slot is as the parent left it */
+	CHILD_CHECK(atomic_load(&handle_deref(e->live)->gs) == gs);
+}
+
+Test(fork, child_counts_a_stale_inherited_event_free)
+{
+	struct api_fixture f;
+	struct stale_events e;
+
+	fixture_init_started(&f, "sw0", 4096, 1);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));
+	e.old = wait_event(f.pe);
+	doca_event_free(e.old);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 2, 0));
+	e.live = wait_event(f.pe);
+	cr_assert_eq(handle_addr(e.live), handle_addr(e.old), "the slot was reused");
+	in_child(child_stale_inherited_event, &e, "a stale inherited event");
+	/* the parent's event is still its own to free */
+	cr_assert_eq(doca_event_get_user_data(e.live).u64, 2);
+	doca_event_free(e.live);
+	fixture_fini(&f);
+}
