@@ -25,7 +25,11 @@
  * thread's shard is its slot modulo MAILBOX_SHARDS, fixed when it first
  * pushes (a slot is the lowest free one, thread_slot.h), so a shard has
  * more than one producer only if some thread first pushed while
- * MAILBOX_SHARDS or more other slot holders were alive. With one producer
+ * MAILBOX_SHARDS or more other slot holders were alive, or a thread pushes
+ * from one of its exit-time key destructors after its slot was released
+ * (it keeps pushing into that shard, which a new thread holding the slot
+ * may push into too: safe, a shard takes any number of producers, but then
+ * shared). With one producer
  * the items so delayed are the preempted thread's own; on a shared shard
  * another thread's items can be delayed too, though that thread itself is
  * not.

@@ -24,6 +24,8 @@ static pthread_key_t slot_key;
 static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
 static DOCA_TLS int my_slot = -1;
 
+/* my_slot stays set: a later key destructor of this thread that pushes
+ * still gets this slot, perhaps a new thread's by then (thread_slot.h). */
 static void slot_release(void *value)
 {
 	unsigned slot = (unsigned)(uintptr_t)value - 1u;

@@ -9,9 +9,12 @@
 #define THREAD_SLOT_MAX 256u
 
 /* The calling thread's slot, in [0, THREAD_SLOT_MAX). When more than
- * THREAD_SLOT_MAX threads are alive at once, later ones share slots (callers
- * must therefore tolerate two threads on one slot: the mailbox shards are
- * multi-producer for that reason). Thread safety: any thread. */
+ * THREAD_SLOT_MAX threads are alive at once, later ones share slots; and a
+ * thread's call from one of its exit-time key destructors that runs after
+ * the slot's release still returns the released slot, which a new thread
+ * may hold by then (callers must therefore tolerate two threads on one
+ * slot: the mailbox shards are multi-producer for that reason). Thread
+ * safety: any thread. */
 unsigned thread_slot_get(void);
 
 /* fork() child (single-threaded): the slots of the parent's other threads,

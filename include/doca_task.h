@@ -61,7 +61,9 @@ struct doca_task_desc {
  * the hand-over, the PE's view of the tasks queued next to its own in its
  * mailbox shard: delayed, never lost. A thread's shard is fixed when it
  * first submits; it is its own unless 16 or more other submitting threads
- * were alive then, and only on a shared shard can another thread's tasks
+ * were alive then (or the thread submits from one of its thread-exit
+ * destructors, after the library gave its slot back: the shard may then
+ * be a new thread's too), and only on a shared shard can another thread's tasks
  * be delayed so. The direct post above holds the PE for at most 32 descriptors and
  * a doorbell; calls on the PE from other threads wait for it (doca_pe.h).
  *
