@@ -265,8 +265,10 @@ static void stop_hand_to_pe(struct doca_ctx *ctx, struct doca_pe *pe)
 
 /* The stop of a context (engine-internal callers pass the object); @p
  * only_start not 0: only the run that start made (ctx_run.start), BAD_STATE
- * and nothing changed if another run (or none) is the context's now. */
-static doca_error_t ctx_stop(struct doca_ctx *ctx, uint64_t only_start)
+ * and nothing changed if another run (or none) is the context's now. With
+ * @p try_report, DOCA_ERROR_AGAIN and nothing changed while another thread
+ * holds the report lock. */
+static doca_error_t ctx_stop(struct doca_ctx *ctx, uint64_t only_start, bool try_report)
 {
 	bool busy_at_stop = false;
 	enum doca_ctx_state st;
@@ -275,7 +277,12 @@ static doca_error_t ctx_stop(struct doca_ctx *ctx, uint64_t only_start)
 
 	if (!ctx_ref_get(ctx))
 		return DOCA_ERROR_INVALID_VALUE;
-	pthread_mutex_lock(&ctx->report_lock);
+	if (!try_report)
+		pthread_mutex_lock(&ctx->report_lock);
+	else if (pthread_mutex_trylock(&ctx->report_lock) != 0) {
+		ctx_ref_put(ctx);
+		return DOCA_ERROR_AGAIN;
+	}
 	pthread_mutex_lock(&g_config_lock);
 	st = ctx_state(ctx);
 	pe = ctx->pe;
@@ -324,7 +331,7 @@ doca_error_t doca_ctx_stop(struct doca_ctx *h)
 
 	if (ctx == NULL)
 		return HANDLE_REFUSAL(h, MAGIC_CTX);
-	err = ctx_stop(ctx, 0);
+	err = ctx_stop(ctx, 0, false);
 	ctx_ref_put(ctx);
 	return err;
 }
@@ -353,10 +360,16 @@ bool ctx_try_finalize(struct doca_ctx *ctx)
 	return done;
 }
 
-void ctx_stop_on_fatal(struct doca_ctx *ctx, uint64_t start)
+void ctx_stop_on_fatal(struct doca_ctx *ctx, uint64_t start, bool first)
 {
-	doca_log(DOCA_LOG_ERROR, "device queue pair failed: stopping its context, flushing its tasks");
+	if (first)
+		doca_log(DOCA_LOG_ERROR, "device queue pair failed: stopping its context, flushing its tasks");
 	/* The failed run's stop only: since the turn saw the failure, another
-	 * thread may have stopped that run and started the next one. */
-	(void)ctx_stop(ctx, start);
+	 * thread may have stopped that run and started the next one. Never
+	 * waiting for the report lock: its holder (a state callback) may wait
+	 * for this PE's turns (a doca_task_submit_wait for a credit only they
+	 * return), and a turn that waited would never come back. Busy, the
+	 * stop is put off: the run is failed, so its turns flush its tasks, and
+	 * each turn asks again (run_needs_visit) until the run is stopping. */
+	(void)ctx_stop(ctx, start, true);
 }

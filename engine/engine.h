@@ -358,8 +358,10 @@ void ctx_report(struct doca_ctx *ctx, enum doca_ctx_state prev, enum doca_ctx_st
 bool ctx_in_state_callback(void);
 /* STOPPING → IDLE on the PE thread when every event is freed; returns true if done. */
 bool ctx_try_finalize(struct doca_ctx *ctx);
-/* Stop requested by the engine itself (fatal device error). */
-void ctx_stop_on_fatal(struct doca_ctx *ctx, uint64_t start);
+/* Stop requested by the engine itself (fatal device error) for run @p
+ * start, if the report lock is free (else a later turn asks again);
+ * @p first: the failure was just seen (logged). */
+void ctx_stop_on_fatal(struct doca_ctx *ctx, uint64_t start, bool first);
 bool ctx_ref_get(struct doca_ctx *ctx);
 /* The context a handle names, held (ctx_ref_put it), or NULL: a stale
  * handle, or one being destroyed. Checked and held inside one read-side
@@ -502,6 +504,13 @@ void pe_ready_credits_returned(struct ctx_run *run);
 /* True if a turn has something to do for ctx's run (runner guard held,
  * inside a read-side section). */
 bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run);
+/* The run failed (its qp's fatal completion) and is not stopping yet: the
+ * stop for it was put off (ctx_stop_on_fatal), a turn must ask again
+ * (runner guard held). */
+static inline bool run_fatal_stop_due(const struct ctx_run *run)
+{
+	return run->fatal && !atomic_load_explicit(&run->stopping, memory_order_relaxed);
+}
 /* The node of ctx, in its PE's ready set or not, after its visit: kept
  * for the next turn when `more`, else released and looked at once more
  * (runner guard held, inside a read-side section). */

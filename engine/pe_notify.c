@@ -234,7 +234,7 @@ static bool ctx_has_pending(struct doca_ctx *ctx, struct ctx_run *run, bool fed)
 	bool backlog = run->backlog_head != NULL && on_device == 0;
 
 	if ((!fed && !waits && mailbox_nonempty(&run->mbox)) || (!waits && backlog) ||
-	    run->qp->ops->pending(run->qp))
+	    run->qp->ops->pending(run->qp) || run_fatal_stop_due(run))
 		return true;
 	return st == DOCA_CTX_STATE_STOPPING &&
 	       atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) && run_outstanding(run) == 0;

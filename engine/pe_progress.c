@@ -31,7 +31,8 @@ struct turn_rec {
 	struct doca_ctx *ctx;
 	uint32_t first; /* index of its first event in the turn's array */
 	uint32_t count;
-	bool stop;      /* its qp just failed: stop the ctx after delivering */
+	bool stop;      /* its qp failed, the run is not stopping: stop the ctx after delivering */
+	bool failed_now; /* the failure was seen in this turn */
 	uint64_t start; /* the visited run's start number (its stop's, when stop) */
 };
 
@@ -258,7 +259,8 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 		.ctx = ctx,
 		.first = first,
 		.count = t->ndone - first,
-		.stop = fatal && !run->fatal,
+		.stop = (fatal || run->fatal) && !stopping,
+		.failed_now = fatal && !run->fatal,
 		.start = run->start,
 	};
 	run->fatal = run->fatal || fatal;
@@ -330,7 +332,7 @@ uint32_t pe_turn(struct doca_pe *pe)
 		for (uint32_t i = 0; i < rec->count; i++)
 			pe_deliver(pe, t.done[rec->first + i]);
 		if (rec->stop)
-			ctx_stop_on_fatal(rec->ctx, rec->start);
+			ctx_stop_on_fatal(rec->ctx, rec->start, rec->failed_now);
 		ctx_try_finalize(rec->ctx);
 		ctx_ref_put(rec->ctx);
 	}

@@ -109,6 +109,8 @@ bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run)
 	if (!mailbox_idle(&run->mbox) || run->backlog_head != NULL || qp->always_polled ||
 	    qp->ops->pending(qp))
 		return true;
+	if (run_fatal_stop_due(run))
+		return true;
 	EXPLORE_POINT(ATOMIC);
 	/* Descriptors on the device: polled every turn. Only polling finds a
 	 * verbs CQ's completions; an engine thread's are signalled too, but a

@@ -92,36 +92,58 @@ static void *other(void *arg)
 	return NULL;
 }
 
-Test(fatal_stop, a_failed_runs_stop_leaves_the_next_run_running)
-{
+/* What a test opens on fk0 besides its ctx and PE. */
+struct fk_objects {
 	struct doca_dev *dev;
 	struct doca_mem *mem;
 	struct doca_buf *src, *dst;
-	struct doca_pe *pe;
-	pthread_t t;
+};
 
+/* Register fk0, then bind it to @p ctx (made by the caller, with its
+ * callbacks), make a memory and two buffers, connect @p pe. */
+static void fk_open(struct fk_objects *o, struct doca_ctx *ctx, struct doca_pe *pe)
+{
 	fake_ops = hw_sw_ops;
 	fake_ops.name = "verbs";
 	fake_ops.open = fake_open;
 	fake_ops.qp_create = fake_qp_create;
 	fake_ops.poll = fake_poll;
 	hw_module_preload("verbs", &fake_ops);
-	doca_log_set_handler(hold_handler, NULL);
+	cr_assert_eq(doca_ctx_set_event_cb(ctx, on_event), DOCA_SUCCESS);
+	cr_assert_eq(doca_dev_open("fk0:engines=1", &o->dev), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_set_dev(ctx, o->dev), DOCA_SUCCESS);
+	cr_assert_eq(doca_mem_create(ctx, 8192, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &o->mem),
+		     DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_create(o->mem, 0, 4096, &o->src), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_create(o->mem, 4096, 4096, &o->dst), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_connect_ctx(pe, ctx), DOCA_SUCCESS);
+}
 
+/* The ctx is IDLE: destroy everything in order. */
+static void fk_close(struct fk_objects *o, struct doca_ctx *ctx, struct doca_pe *pe)
+{
+	cr_assert_eq(doca_buf_destroy(o->src), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_destroy(o->dst), DOCA_SUCCESS);
+	cr_assert_eq(doca_mem_destroy(o->mem), DOCA_SUCCESS);
+	cr_assert_eq(doca_dev_close(o->dev), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_destroy(ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_destroy(pe), DOCA_SUCCESS);
+}
+
+Test(fatal_stop, a_failed_runs_stop_leaves_the_next_run_running)
+{
+	struct fk_objects o;
+	struct doca_pe *pe;
+	pthread_t t;
+
+	doca_log_set_handler(hold_handler, NULL);
 	cr_assert_eq(doca_ctx_create(&g_ctx), DOCA_SUCCESS);
 	cr_assert_eq(doca_pe_create(&pe), DOCA_SUCCESS);
-	cr_assert_eq(doca_ctx_set_event_cb(g_ctx, on_event), DOCA_SUCCESS);
-	cr_assert_eq(doca_dev_open("fk0:engines=1", &dev), DOCA_SUCCESS);
-	cr_assert_eq(doca_ctx_set_dev(g_ctx, dev), DOCA_SUCCESS);
-	cr_assert_eq(doca_mem_create(g_ctx, 8192, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &mem),
-		     DOCA_SUCCESS);
-	cr_assert_eq(doca_buf_create(mem, 0, 4096, &src), DOCA_SUCCESS);
-	cr_assert_eq(doca_buf_create(mem, 4096, 4096, &dst), DOCA_SUCCESS);
-	cr_assert_eq(doca_pe_connect_ctx(pe, g_ctx), DOCA_SUCCESS);
+	fk_open(&o, g_ctx, pe);
 	cr_assert_eq(doca_ctx_start(g_ctx), DOCA_SUCCESS);
 	cr_assert_eq(pthread_create(&t, NULL, other, NULL), 0);
 
-	struct doca_task_desc d = { .type = DOCA_TASK_COPY, .src = src, .dst = dst };
+	struct doca_task_desc d = { .type = DOCA_TASK_COPY, .src = o.src, .dst = o.dst };
 
 	atomic_store(&inject_fatal, true);
 	cr_assert_eq(doca_task_submit(g_ctx, &d), DOCA_SUCCESS);
@@ -147,10 +169,74 @@ Test(fatal_stop, a_failed_runs_stop_leaves_the_next_run_running)
 	cr_assert_eq(doca_ctx_stop(g_ctx), DOCA_SUCCESS);
 	cr_assert_eq(doca_ctx_get_state(g_ctx, &st), DOCA_SUCCESS);
 	cr_assert_eq(st, DOCA_CTX_STATE_IDLE);
-	cr_assert_eq(doca_buf_destroy(src), DOCA_SUCCESS);
-	cr_assert_eq(doca_buf_destroy(dst), DOCA_SUCCESS);
-	cr_assert_eq(doca_mem_destroy(mem), DOCA_SUCCESS);
-	cr_assert_eq(doca_dev_close(dev), DOCA_SUCCESS);
-	cr_assert_eq(doca_ctx_destroy(g_ctx), DOCA_SUCCESS);
-	cr_assert_eq(doca_pe_destroy(pe), DOCA_SUCCESS);
+	fk_close(&o, g_ctx, pe);
+}
+
+/* ---- the fatal stop never waits for a report under way ----
+ *
+ * A state callback runs under its context's report lock. The one that
+ * reports RUNNING (inside doca_ctx_start, on the application's thread)
+ * submits three tasks with doca_task_submit_wait, max_tasks 1, while
+ * another thread progresses the PE. The first task's completion is fatal:
+ * its event returns the credit the second submit waits for; then the turn
+ * stops the context for the failure. Had it waited for the report lock,
+ * no turn would ever run again, the second task would never complete and
+ * the third submit would wait for its credit for ever (here: until its
+ * timeout). The turn puts the stop off instead (a later turn makes it, the
+ * failed run's tasks flushed meanwhile). */
+
+#define WAIT_MS 5000
+
+static struct doca_ctx *r_ctx;
+static struct doca_pe *r_pe;
+static struct doca_task_desc r_desc;
+static doca_error_t r_wait[3] = { -1, -1, -1 };
+static _Atomic bool r_done;
+
+static void on_state_submit(struct doca_ctx *ctx, union doca_data ud, enum doca_ctx_state prev,
+			    enum doca_ctx_state next)
+{
+	(void)ctx;
+	(void)ud;
+	(void)prev;
+	if (next != DOCA_CTX_STATE_RUNNING)
+		return;
+	for (unsigned i = 0; i < 3; i++)
+		r_wait[i] = doca_task_submit_wait(r_ctx, &r_desc, WAIT_MS);
+}
+
+static void *progress_until_done(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&r_done))
+		(void)doca_pe_progress(r_pe);
+	return NULL;
+}
+
+Test(fatal_stop, the_stop_does_not_wait_for_a_report_under_way, .timeout = 60)
+{
+	struct fk_objects o;
+	enum doca_ctx_state st = DOCA_CTX_STATE_RUNNING;
+	pthread_t t;
+
+	cr_assert_eq(doca_ctx_create(&r_ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_create(&r_pe), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_set_max_tasks(r_ctx, 1), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_set_state_changed_cb(r_ctx, on_state_submit), DOCA_SUCCESS);
+	fk_open(&o, r_ctx, r_pe);
+	r_desc = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = o.src, .dst = o.dst };
+	atomic_store(&inject_fatal, true);
+	cr_assert_eq(pthread_create(&t, NULL, progress_until_done, NULL), 0);
+
+	cr_assert_eq(doca_ctx_start(r_ctx), DOCA_SUCCESS);
+	for (unsigned i = 0; i < 3; i++)
+		cr_assert_eq(r_wait[i], DOCA_SUCCESS, "submit_wait %u in the RUNNING callback: %s", i + 1,
+			     doca_error_get_name(r_wait[i]));
+	/* the failed run is stopped by a later turn: every task gets its event */
+	while (atomic_load(&events) < 3 || st != DOCA_CTX_STATE_IDLE)
+		cr_assert_eq(doca_ctx_get_state(r_ctx, &st), DOCA_SUCCESS);
+	cr_assert_eq(atomic_load(&events), 3);
+	atomic_store(&r_done, true);
+	pthread_join(t, NULL);
+	fk_close(&o, r_ctx, r_pe);
 }
