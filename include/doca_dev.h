@@ -30,6 +30,9 @@
  *   DOCA_ERROR_CONNECTION_RESET; README "Remote memory"), when the fabric
  *   module can be loaded.
  *
+ * In an open string each key is given at most once and no item is empty (a
+ * trailing comma is one): anything else is DOCA_ERROR_INVALID_VALUE.
+ *
  * Backends other than sw are modules (`libdoca-core-verbs.so` and
  * `libdoca-core-fabric.so` in
  * `<libdir>/doca-core/`, or in the directory named by the environment

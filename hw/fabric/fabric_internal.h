@@ -261,7 +261,8 @@ extern const struct hw_ops hw_fabric_ops;
 /** A libfabric error (positive FI_E* / errno, and the provider's errno of
  * a completion, 0 if none) → doca_error_t. */
 doca_error_t fab_errno_to_doca(int err, int prov_errno);
-/** Parse the text after "fab0:" (NULL: defaults); hw_diag says what is wrong. */
+/** Parse the text after "fab0:" (NULL: defaults): KEY=VALUE items, each key
+ * at most once, no empty item; hw_diag says what is wrong. */
 doca_error_t fab_params_parse(const char *params, struct fab_params *p);
 /** The hints for `p` (fi_freeinfo when done); NULL when out of memory. */
 struct fi_info *fab_hints(const struct fab_params *p);

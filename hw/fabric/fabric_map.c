@@ -59,13 +59,25 @@ doca_error_t fab_errno_to_doca(int err, int prov_errno)
 	}
 }
 
+/* The keys, in the order of their bits in parse_pair's *seen. */
+static const char *const fab_keys[] = { "prov", "addr", "port", "retry_ms" };
+
 static bool parse_pair(const char *key, size_t klen, const char *val, size_t vlen,
-		       struct fab_params *p)
+		       struct fab_params *p, uint32_t *seen)
 {
 	uint32_t v;
 	struct in_addr ia;
 
 #define KEY_IS(k) (klen == strlen(k) && memcmp(key, k, klen) == 0)
+	for (uint32_t i = 0; i < sizeof(fab_keys) / sizeof(fab_keys[0]); i++) {
+		if (!KEY_IS(fab_keys[i]))
+			continue;
+		if (*seen & (1u << i)) { /* ambiguous, as on sw0: never "the last wins" */
+			hw_diag("'%s' is given twice", fab_keys[i]);
+			return false;
+		}
+		*seen |= 1u << i;
+	}
 	if (KEY_IS("prov")) {
 		if (vlen == 0 || vlen >= sizeof(p->prov)) {
 			hw_diag("prov: a libfabric provider name of 1..%zu characters, e.g. tcp;ofi_rxm",
@@ -113,10 +125,16 @@ static bool parse_pair(const char *key, size_t klen, const char *val, size_t vle
 
 doca_error_t fab_params_parse(const char *params, struct fab_params *p)
 {
+	uint32_t seen = 0;
+
 	*p = (struct fab_params){ .retry_ms = FAB_RETRY_MS_DEFAULT };
 	snprintf(p->prov, sizeof(p->prov), "%s", FAB_PROV_DEFAULT);
 	snprintf(p->addr, sizeof(p->addr), "%s", FAB_ADDR_DEFAULT);
-	for (const char *s = params; s != NULL && *s != '\0';) {
+	if (params == NULL || *params == '\0')
+		return DOCA_SUCCESS; /* (the engine refuses "fab0:") */
+	/* every item up to the end, an empty one too: a trailing comma is
+	 * an empty item, refused like the one between two commas */
+	for (const char *s = params;;) {
 		const char *end = strchr(s, ',');
 		size_t len = end ? (size_t)(end - s) : strlen(s);
 		const char *eq = memchr(s, '=', len);
@@ -125,11 +143,12 @@ doca_error_t fab_params_parse(const char *params, struct fab_params *p)
 			hw_diag("'%.*s' is not KEY=VALUE", (int)len, s);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
-		if (!parse_pair(s, (size_t)(eq - s), eq + 1, len - (size_t)(eq - s) - 1u, p))
+		if (!parse_pair(s, (size_t)(eq - s), eq + 1, len - (size_t)(eq - s) - 1u, p, &seen))
 			return DOCA_ERROR_INVALID_VALUE;
-		s = end ? end + 1 : s + len;
+		if (end == NULL)
+			return DOCA_SUCCESS;
+		s = end + 1;
 	}
-	return DOCA_SUCCESS;
 }
 
 struct fi_info *fab_hints(const struct fab_params *p)

@@ -174,7 +174,22 @@ static void case_open_errors(void)
 	CHECK_RC(doca_dev_open("fab0:addr=192.0.2.77", &dev), DOCA_ERROR_INVALID_VALUE);
 	CHECK_RC(doca_dev_open("fab0:addr=not-an-ip", &dev), DOCA_ERROR_INVALID_VALUE);
 	CHECK_RC(doca_dev_open("fab0:colour=blue", &dev), DOCA_ERROR_INVALID_VALUE);
+	/* malformed lists, refused as sw0 refuses them: an empty item (a
+	 * trailing comma was taken as nothing, two were refused) and a key
+	 * given twice (the last one won: "port=7471,port=0" was an ephemeral
+	 * port, and a second device beside "port=0" on another key) */
+	CHECK_RC(doca_dev_open("fab0:port=0,", &dev), DOCA_ERROR_INVALID_VALUE);
+	CHECK_RC(doca_dev_open("fab0:retry_ms=100,,", &dev), DOCA_ERROR_INVALID_VALUE);
+	CHECK_RC(doca_dev_open("fab0:,retry_ms=100", &dev), DOCA_ERROR_INVALID_VALUE);
+	CHECK_RC(doca_dev_open("fab0:port=7471,port=0", &dev), DOCA_ERROR_INVALID_VALUE);
+	CHECK_RC(doca_dev_open("fab0:retry_ms=100,addr=127.0.0.1,retry_ms=200", &dev),
+		 DOCA_ERROR_INVALID_VALUE);
+	CHECK_RC(doca_dev_open("fab0:prov=tcp;ofi_rxm,prov=tcp;ofi_rxm", &dev), DOCA_ERROR_INVALID_VALUE);
 	CHECK(dev == NULL, "a refused open wrote its out-parameter");
+	/* each key once, in any order, is fine */
+	CHECK_OK(doca_dev_open("fab0:retry_ms=100,port=0,addr=127.0.0.1,prov=tcp;ofi_rxm", &dev));
+	CHECK_OK(doca_dev_close(dev));
+	dev = NULL;
 	CHECK_OK(doca_dev_open("fab0", &dev));
 	CHECK_OK(doca_dev_close(dev));
 	/* listed, with its provider */
@@ -1027,6 +1042,30 @@ static struct doca_event *wait_event_mode(struct importer *im, bool event_mode)
  * found it waiting forever, and the stop with it); once the exporter
  * serves again the context works; a stop with such a READ in flight ends. */
 #define STALL_RETRY_MS 500
+/* @p base with its retry_ms, if any, replaced by @p ms (a key may be
+ * given only once). */
+static void dev_with_retry(char *out, size_t cap, const char *base, int ms)
+{
+	const char *colon = strchr(base, ':');
+	size_t n = colon != NULL ? (size_t)(colon - base) : strlen(base);
+
+	CHECK(n + 1 < cap, "device name too long");
+	memcpy(out, base, n);
+	out[n] = '\0';
+	for (const char *item = colon; item != NULL;) {
+		const char *next = strchr(item + 1, ',');
+		size_t len = next != NULL ? (size_t)(next - item - 1) : strlen(item + 1);
+
+		if (strncmp(item + 1, "retry_ms=", 9) != 0) {
+			snprintf(out + n, cap - n, "%c%.*s", strchr(out, ':') ? ',' : ':', (int)len, item + 1);
+			n = strlen(out);
+		}
+		item = next;
+	}
+	snprintf(out + n, cap - n, "%cretry_ms=%d", strchr(out, ':') ? ',' : ':', ms);
+	CHECK(strlen(out) + 1 < cap, "device string too long");
+}
+
 #define STALL_MS 6000
 
 static void stalled(bool event_mode)
@@ -1039,7 +1078,7 @@ static void stalled(bool event_mode)
 	char dev[256], ans[64];
 	const char *base = importer_dev();
 
-	snprintf(dev, sizeof(dev), "%s%cretry_ms=%d", base, strchr(base, ':') ? ',' : ':', STALL_RETRY_MS);
+	dev_with_retry(dev, sizeof(dev), base, STALL_RETRY_MS);
 	peer_start(&p, exporter_dev(), 4096, "poll", "r");
 	peer_cmd(&p, ans, sizeof(ans), "fill 3");
 	importer_open(&im, dev, 4096, 0);
