@@ -958,6 +958,25 @@ static void forge_family(const struct peer *p, uint16_t family, uint8_t *out)
 	forge_seal(&w, out);
 }
 
+/* The genuine descriptor of @p p, after refused ones: imported, read
+ * (4096 bytes the exporter filled with pattern @p seed), destroyed. */
+static void read_after_refusals(struct peer *p, struct importer *im, unsigned seed)
+{
+	struct doca_mem *remote;
+	struct doca_buf *rb, *lb;
+	char ans[32];
+
+	CHECK_OK(doca_mem_import(im->ctx, p->desc, p->desc_len, &remote));
+	CHECK_OK(doca_buf_create(remote, 0, 4096, &rb));
+	CHECK_OK(doca_buf_create(im->local, 0, 4096, &lb));
+	peer_cmd(p, ans, sizeof(ans), "fill %u", seed);
+	CHECK_OK(importer_copy(im, rb, lb, 4096));
+	CHECK(bytes_hash(im->bytes, 4096) == pattern_hash(seed, 0, 4096), "read after the refusals: wrong bytes");
+	CHECK_OK(doca_buf_destroy(rb));
+	CHECK_OK(doca_buf_destroy(lb));
+	CHECK_OK(doca_mem_destroy(remote));
+}
+
 /* Forged and cut descriptors are refused with a log line that says why,
  * and leave the device as it was: an exporter imported from for the first
  * time after them still works (a forged address family once broke the
@@ -969,10 +988,8 @@ static void case_forged(void)
 	static const uint16_t families[] = { 0x0200, 1 /* AF_UNIX */, 0 };
 	struct peer p;
 	struct importer im;
-	struct doca_mem *remote, *bogus = NULL;
-	struct doca_buf *rb, *lb;
+	struct doca_mem *bogus = NULL;
 	uint8_t forged[sizeof(struct fab_wire)];
-	char ans[32];
 
 	peer_start(&p, exporter_dev(), 4096, "poll", "rw");
 	importer_open(&im, importer_dev(), 4096, 0);
@@ -999,16 +1016,64 @@ static void case_forged(void)
 	CHECK_OK(doca_log_set_handler(NULL, NULL));
 
 	/* the first import from this exporter, after the refusals */
-	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
-	CHECK_OK(doca_buf_create(remote, 0, 4096, &rb));
-	CHECK_OK(doca_buf_create(im.local, 0, 4096, &lb));
-	peer_cmd(&p, ans, sizeof(ans), "fill 5");
-	CHECK_OK(importer_copy(&im, rb, lb, 4096));
-	CHECK(bytes_hash(im.bytes, 4096) == pattern_hash(5, 0, 4096), "read after the refusals: wrong bytes");
-	CHECK_OK(doca_buf_destroy(rb));
-	CHECK_OK(doca_buf_destroy(lb));
-	CHECK_OK(doca_mem_destroy(remote));
+	read_after_refusals(&p, &im, 5);
 	importer_close(&im);
+	peer_quit(&p);
+}
+
+/* One forged field per descriptor, its check made again (a forger who
+ * knows the format): fab_mem_import's every other check (hw.h: malformed,
+ * wrong-version or wrong-provider, nothing made). */
+enum forged_field {
+	FORGE_MAGIC, FORGE_VERSION, FORGE_SIZE, FORGE_PROV, FORGE_PROV_UNTERMINATED, FORGE_ADDR_LEN,
+	FORGE_LEN_ZERO, FORGE_LEN_HUGE, FORGE_BASE_WRAPS, FORGE_ACCESS_NONE, FORGE_ACCESS_UNKNOWN,
+	FORGE_RESERVED, FORGE_COUNT
+};
+
+static void forge_field(const struct peer *p, enum forged_field f, uint8_t *out)
+{
+	struct fab_wire w;
+
+	memcpy(&w, p->desc, sizeof(w));
+	switch (f) {
+	case FORGE_MAGIC: w.magic ^= htole32(1); break;
+	case FORGE_VERSION: w.version = htole16(FAB_WIRE_VERSION + 1u); break;
+	case FORGE_SIZE: w.size = htole16((uint16_t)(sizeof(w) - 8u)); break;
+	case FORGE_PROV: snprintf(w.prov, sizeof(w.prov), "%s", "sockets"); break;
+	case FORGE_PROV_UNTERMINATED: memset(w.prov, 'x', sizeof(w.prov)); break;
+	case FORGE_ADDR_LEN: w.addr_len = htole32(le32toh(w.addr_len) + 1u); break;
+	case FORGE_LEN_ZERO: w.len = 0; break;
+	case FORGE_LEN_HUGE: w.len = htole64(UINT64_MAX / 2u + 1u); break;
+	case FORGE_BASE_WRAPS: w.base = htole64(UINT64_MAX - le64toh(w.len) + 1u); break;
+	case FORGE_ACCESS_NONE: w.access = 0; break;
+	case FORGE_ACCESS_UNKNOWN: w.access = htole32(le32toh(w.access) | 4u); break;
+	case FORGE_RESERVED: w.reserved = htole32(1); break;
+	case FORGE_COUNT: break;
+	}
+	forge_seal(&w, out);
+}
+
+/* Each forged field is refused with INVALID_VALUE, writes no out-parameter
+ * and makes nothing: the device closes with no memory left, and the
+ * genuine descriptor still works after them. */
+static void case_forged_fields(void)
+{
+	struct peer p;
+	struct importer im;
+	struct doca_mem *bogus = NULL;
+	uint8_t forged[sizeof(struct fab_wire)];
+
+	peer_start(&p, exporter_dev(), 4096, "poll", "rw");
+	CHECK(p.desc_len == sizeof(struct fab_wire), "descriptor of %zu bytes", p.desc_len);
+	importer_open(&im, importer_dev(), 4096, 0);
+	for (int f = 0; f < FORGE_COUNT; f++) {
+		forge_field(&p, (enum forged_field)f, forged);
+		CHECK(memcmp(forged, p.desc, sizeof(forged)) != 0, "field %d: nothing forged", f);
+		CHECK_RC(doca_mem_import(im.ctx, forged, sizeof(forged), &bogus), DOCA_ERROR_INVALID_VALUE);
+		CHECK(bogus == NULL, "field %d: a refused import wrote its out-parameter", f);
+	}
+	read_after_refusals(&p, &im, 6);
+	importer_close(&im); /* its device's close: no memory left behind by the refusals */
 	peer_quit(&p);
 }
 
@@ -1217,6 +1282,7 @@ static const struct test_case cases[] = {
 	{ "reopen", case_reopen },
 	{ "close_frees_port", case_close_frees_port },
 	{ "forged", case_forged },
+	{ "forged_fields", case_forged_fields },
 	{ "keys", case_keys },
 	{ "stalled_poll", case_stalled_poll },
 	{ "stalled_event", case_stalled_event },
