@@ -159,18 +159,20 @@ static int importer(const char *dev, const char *hex)
 	struct doca_mem *remote;
 	struct doca_buf *rsrc, *rdst, *lbuf;
 	uint8_t desc[512];
-	size_t len = strlen(hex) / 2;
+	size_t digits = strlen(hex), len = digits / 2;
 	void *p;
 
 	side = "importer";
+	/* two hex digits a byte, nothing else: sscanf's %2x would also take a
+	 * sign, a space or "0x", and an odd digit would be dropped unseen */
+	if (digits % 2 != 0 || strspn(hex, "0123456789abcdefABCDEF") != digits)
+		example_fail("the descriptor is not hex (two digits a byte, as --export prints it)");
 	if (len == 0 || len > sizeof(desc))
 		example_fail("a descriptor is hex text of 1..%zu bytes", sizeof(desc));
 	for (size_t i = 0; i < len; i++) {
-		unsigned v;
+		char byte[3] = { hex[2 * i], hex[2 * i + 1], '\0' };
 
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
-			example_fail("the descriptor is not hex");
-		desc[i] = (uint8_t)v;
+		desc[i] = (uint8_t)strtoul(byte, NULL, 16);
 	}
 	open_side(&s, dev);
 	EXAMPLE_CHECK(doca_mem_import(s.ctx, desc, len, &remote));
