@@ -1077,6 +1077,44 @@ static void case_forged_fields(void)
 	peer_quit(&p);
 }
 
+/* A descriptor whose length a forger grew (its check made again) imports
+ * (the importer cannot tell), but reaches nothing beyond the export: a READ
+ * and a WRITE past the real end fail with NOT_PERMITTED, each once, the
+ * exporter's bytes unchanged, and a READ inside still works. */
+static void case_forged_len(void)
+{
+	struct peer p;
+	struct importer im;
+	struct doca_mem *big;
+	struct doca_buf *rb, *rb0, *lb;
+	struct fab_wire w;
+	uint8_t forged[sizeof(w)];
+	char ans[64];
+
+	peer_start(&p, exporter_dev(), 4096, "poll", "rw");
+	peer_cmd(&p, ans, sizeof(ans), "fill 4");
+	importer_open(&im, importer_dev(), 16384, 0);
+	memcpy(&w, p.desc, sizeof(w));
+	w.len = htole64(16384);
+	forge_seal(&w, forged);
+	CHECK_OK(doca_mem_import(im.ctx, forged, sizeof(forged), &big));
+	CHECK_OK(doca_buf_create(big, 8192, 4096, &rb));
+	CHECK_OK(doca_buf_create(big, 0, 4096, &rb0));
+	CHECK_OK(doca_buf_create(im.local, 0, 4096, &lb));
+	memset(im.bytes, 0x55, 4096);
+	CHECK_RC(importer_copy(&im, rb, lb, 4096), DOCA_ERROR_NOT_PERMITTED);
+	CHECK_RC(importer_copy(&im, lb, rb, 4096), DOCA_ERROR_NOT_PERMITTED);
+	CHECK(peer_sum(&p, 0, 4096) == pattern_hash(4, 0, 4096), "a WRITE past the export changed its bytes");
+	CHECK_OK(importer_copy(&im, rb0, lb, 4096));
+	CHECK(bytes_hash(im.bytes, 4096) == pattern_hash(4, 0, 4096), "read inside: wrong bytes");
+	CHECK_OK(doca_buf_destroy(rb));
+	CHECK_OK(doca_buf_destroy(rb0));
+	CHECK_OK(doca_buf_destroy(lb));
+	CHECK_OK(doca_mem_destroy(big));
+	importer_close(&im);
+	peer_quit(&p);
+}
+
 /* Wait (progressing, or asleep on the notification fd when @p event_mode)
  * for one event; returns it. */
 static struct doca_event *wait_event_mode(struct importer *im, bool event_mode)
@@ -1283,6 +1321,7 @@ static const struct test_case cases[] = {
 	{ "close_frees_port", case_close_frees_port },
 	{ "forged", case_forged },
 	{ "forged_fields", case_forged_fields },
+	{ "forged_len", case_forged_len },
 	{ "keys", case_keys },
 	{ "stalled_poll", case_stalled_poll },
 	{ "stalled_event", case_stalled_event },
