@@ -10,7 +10,9 @@
  * The provider may refuse an operation with -FI_EAGAIN (connecting; or a
  * dead peer, for as long as it likes): it stays first in line and is
  * retried by every poll until its deadline (retry_ms), then fails with
- * DOCA_ERROR_CONNECTION_RESET, so no task waits forever for a peer.
+ * DOCA_ERROR_CONNECTION_RESET, so no task waits forever for a peer. A PE
+ * in event mode sleeps between those retries (a backoff, the queue pair's
+ * timer: struct fab_qp's retry_at_ns) instead of finding work at every arm.
  *
  * An operation the provider accepted has a deadline too, retry_ms after
  * it was accepted: a peer that stops serving with the connection up (its
@@ -105,6 +107,16 @@ static bool peer_held_down(struct fab_peer *peer)
 	return until != 0 && fab_now_ns() < until;
 }
 
+/* The provider refused the next descriptor for now, at @p now (its
+ * deadline: @p deadline): an armed PE tries again after a backoff. */
+static void refused_for_now(struct fab_qp *qp, uint64_t now, uint64_t deadline)
+{
+	qp->retry_step_ns = qp->retry_step_ns == 0 ? FAB_RETRY_STEP_MIN_NS
+			    : qp->retry_step_ns * 2u > FAB_RETRY_STEP_MAX_NS ? FAB_RETRY_STEP_MAX_NS
+									  : qp->retry_step_ns * 2u;
+	qp->retry_at_ns = now + qp->retry_step_ns < deadline ? now + qp->retry_step_ns : deadline;
+}
+
 /* The provider took @p slot's operation, due by @p deadline. */
 static void slot_accepted(struct fab_qp *qp, struct fab_slot *slot, struct fab_peer *peer,
 			  uint64_t deadline)
@@ -194,6 +206,7 @@ static bool issue_again(struct fab_qp *qp)
 		} else if (slot->again_by_ns == 0 || now < slot->again_by_ns) {
 			if (slot->again_by_ns == 0)
 				slot->again_by_ns = now + retry;
+			refused_for_now(qp, now, slot->again_by_ns);
 			return false; /* poll retries it */
 		} else { /* out of time, as a descriptor refused for now */
 			atomic_store_explicit(&slot->peer->dead_until_ns, now + retry, memory_order_relaxed);
@@ -264,8 +277,10 @@ static void issue(struct fab_qp *qp)
 			if (rc == -FI_EAGAIN) {
 				if (p->deadline_ns == 0)
 					p->deadline_ns = now + retry;
-				if (now < p->deadline_ns)
+				if (now < p->deadline_ns) {
+					refused_for_now(qp, now, p->deadline_ns);
 					return; /* poll retries it */
+				}
 				/* Out of time: fail it, and the peer's next ones at once
 				 * for as long again. */
 				atomic_store_explicit(&peer->dead_until_ns, now + retry, memory_order_relaxed);
@@ -276,6 +291,7 @@ static void issue(struct fab_qp *qp)
 		}
 		qp->pend_head++;
 	}
+	qp->retry_at_ns = qp->retry_step_ns = 0; /* nothing refused waits */
 }
 
 void fab_doorbell(struct hw_qp *hw)
@@ -410,6 +426,10 @@ bool fab_pending(struct hw_qp *hw)
 	 * loop (found by a review). */
 	bool blocked = flush_waits(qp) || (qp->ep_broken && !qp->flushed && fab_in_flight(qp) != 0);
 
+	/* Nor is one the provider refused for now, until its retry (the
+	 * timer's, fab_notify_arm) */
+	if (!blocked && qp->retry_at_ns != 0 && fab_now_ns() < qp->retry_at_ns)
+		blocked = true;
 	return qp->must_poll || qp->done_head != qp->done_tail ||
 	       (!blocked && (qp->nagain != 0 || qp->pend_head != qp->pend_rung));
 }

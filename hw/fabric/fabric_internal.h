@@ -52,6 +52,10 @@
 /* How long a descriptor the provider refuses with -FI_EAGAIN (connecting,
  * or a peer gone) is retried before it fails with CONNECTION_RESET. */
 #define FAB_RETRY_MS_DEFAULT 3000u
+/* The backoff of an armed PE's retries of a refused descriptor (struct
+ * fab_qp's retry_at_ns): from the first step, doubling up to the last. */
+#define FAB_RETRY_STEP_MIN_NS 50000ull
+#define FAB_RETRY_STEP_MAX_NS 50000000ull
 #define FAB_PROV_MAX 32
 #define FAB_ADDR_MAX 64
 /* Distinct access sets one memory can be exported with: R, W, RW. */
@@ -223,6 +227,15 @@ struct fab_qp {
 	 * fail a stalled one */
 	int timer_fd;
 	uint64_t timer_at_ns; /* what it is set to (0: disarmed) */
+	/* The provider refused the next descriptor for now (-FI_EAGAIN: a
+	 * connection under way, or a peer gone): issue tries it again from
+	 * then on (0: none refused), a backoff of retry_step_ns that doubles
+	 * up to FAB_RETRY_STEP_MAX_NS, never past the descriptor's deadline.
+	 * Until then it is not work for an armed PE (fab_pending) and the
+	 * timer wakes it for the retry: retried at every arm, a PE in event
+	 * mode spun through a dead peer's whole retry_ms (a review). */
+	uint64_t retry_at_ns;
+	uint64_t retry_step_ns;
 
 	bool flushed;
 	bool must_poll; /* fi_trywait said an event is waiting */

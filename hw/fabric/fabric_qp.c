@@ -201,11 +201,16 @@ doca_error_t fab_notify_arm(struct hw_qp *hw)
 			return err;
 	}
 	/* The timer at the first deadline in flight (the poll that wakes for
-	 * it fails what is due); one that rang with nothing in flight is
-	 * disarmed, or it would wake us again at once. */
+	 * it fails what is due), or at the retry of a descriptor the provider
+	 * refused for now if that comes first (one due already is work:
+	 * fab_pending); one that rang with nothing to wait for is disarmed,
+	 * or it would wake us again at once. */
+	uint64_t now = fab_now_ns();
 	uint64_t want = fab_in_flight(qp) != 0 ? qp->next_expiry_ns : 0;
 
-	if (want != qp->timer_at_ns && (want != 0 || fab_now_ns() >= qp->timer_at_ns))
+	if (qp->retry_at_ns > now && (want == 0 || qp->retry_at_ns < want))
+		want = qp->retry_at_ns;
+	if (want != qp->timer_at_ns && (want != 0 || now >= qp->timer_at_ns))
 		fab_qp_timer_set(qp, want);
 	/* -FI_EAGAIN: something is there to read now, the fds may not say so. */
 	if (fi_trywait(qp->dev->fabric, &fid, 1) != 0 || fab_dev_trywait(qp->dev) != 0)

@@ -921,6 +921,67 @@ static void case_again_stop(void)
 	again_behind_a_stall(true);
 }
 
+/* A READ from an exporter that died before any connection to it: the
+ * provider refuses it for now (-FI_EAGAIN) until retry_ms, then it fails
+ * once with CONNECTION_RESET. An event-mode PE sleeps meanwhile, waking
+ * only for the retries (a backoff): counted as work, the refused READ made
+ * every arm fire at once, some 23 000 empty wake-ups in 1.5 s (a review). */
+#define DEAD_WAKES_MAX 200u
+
+static void case_dead_peer_sleeps(void)
+{
+	struct peer p;
+	struct importer im;
+	struct doca_mem *remote;
+	struct doca_buf *rb, *lb;
+	struct epoll_event ee = { .events = EPOLLIN }, out;
+	int fd, epfd = epoll_create1(EPOLL_CLOEXEC);
+	unsigned wakes = 0;
+	struct doca_event *ev;
+
+	CHECK(epfd >= 0, "epoll_create1");
+	peer_start(&p, exporter_dev(), 4096, "poll", "r");
+	importer_open(&im, importer_dev(), 4096, 0);
+	CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+	peer_kill(&p); /* before the importer ever connected */
+	CHECK_OK(doca_buf_create(remote, 0, 4096, &rb));
+	CHECK_OK(doca_buf_create(im.local, 0, 4096, &lb));
+	memset(im.bytes, 0x5a, 4096);
+	struct doca_task_desc d = { .type = DOCA_TASK_COPY, .src = rb, .dst = lb, .user_data = { .u64 = 9 } };
+	uint64_t start = now_ms();
+
+	CHECK_OK(doca_task_submit(im.ctx, &d));
+	CHECK_OK(doca_pe_get_notification_handle(im.pe, &fd));
+	CHECK(epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ee) == 0, "epoll_ctl");
+	while (doca_pe_progress(im.pe), (ev = doca_pe_get_event(im.pe)) == NULL) {
+		CHECK(now_ms() - start < REMOTE_WAIT_MS, "no event within %d ms", REMOTE_WAIT_MS);
+		CHECK_OK(doca_pe_request_notification(im.pe));
+		if (epoll_wait(epfd, &out, 1, REMOTE_WAIT_MS) > 0)
+			wakes++;
+		CHECK_OK(doca_pe_clear_notification(im.pe));
+	}
+	uint64_t took = now_ms() - start;
+
+	CHECK(doca_event_get_user_data(ev).u64 == 9, "wrong event");
+	CHECK(doca_event_get_status(ev) == DOCA_EVENT_STATUS_FAILURE, "status %d", doca_event_get_status(ev));
+	CHECK_RC(doca_event_get_error(ev), DOCA_ERROR_CONNECTION_RESET);
+	CHECK(doca_event_get_bytes(ev) == 0, "bytes %zu", doca_event_get_bytes(ev));
+	doca_event_free(ev);
+	doca_pe_progress(im.pe);
+	CHECK(doca_pe_get_event(im.pe) == NULL, "a second event");
+	CHECK(im.bytes[0] == 0x5a && im.bytes[4095] == 0x5a, "a failed READ wrote the destination");
+	/* importer_dev(): retry_ms=1500, so not before it nor long after */
+	CHECK(took >= 1400 && took < 4000, "the refused READ failed after %llu ms", (unsigned long long)took);
+	CHECK(wakes <= DEAD_WAKES_MAX, "%u wake-ups in %llu ms waiting for a dead peer's retry time", wakes,
+	      (unsigned long long)took);
+	printf("dead_peer_sleeps: CONNECTION_RESET after %llu ms, %u wake-ups\n", (unsigned long long)took, wakes);
+	close(epfd);
+	CHECK_OK(doca_buf_destroy(rb));
+	CHECK_OK(doca_buf_destroy(lb));
+	CHECK_OK(doca_mem_destroy(remote));
+	importer_close(&im);
+}
+
 /* The log lines of a test, for the checks that a refusal says why. */
 static char log_last[512];
 static unsigned log_lines;
@@ -1322,6 +1383,7 @@ static const struct test_case cases[] = {
 	{ "forged", case_forged },
 	{ "forged_fields", case_forged_fields },
 	{ "forged_len", case_forged_len },
+	{ "dead_peer_sleeps", case_dead_peer_sleeps },
 	{ "keys", case_keys },
 	{ "stalled_poll", case_stalled_poll },
 	{ "stalled_event", case_stalled_event },
