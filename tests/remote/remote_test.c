@@ -1200,12 +1200,6 @@ static struct doca_event *wait_event_mode(struct importer *im, bool event_mode)
 	return ev;
 }
 
-/* An exporter that stops serving once the connection is up (its PE does
- * not run for STALL_MS): a READ it accepted fails with CONNECTION_RESET
- * after the importer's retry_ms, in polling and in event mode (a review
- * found it waiting forever, and the stop with it); once the exporter
- * serves again the context works; a stop with such a READ in flight ends. */
-#define STALL_RETRY_MS 500
 /* @p base with its retry_ms, if any, replaced by @p ms (a key may be
  * given only once). */
 static void dev_with_retry(char *out, size_t cap, const char *base, int ms)
@@ -1230,6 +1224,12 @@ static void dev_with_retry(char *out, size_t cap, const char *base, int ms)
 	CHECK(strlen(out) + 1 < cap, "device string too long");
 }
 
+/* An exporter that stops serving once the connection is up (its PE does
+ * not run for STALL_MS): a READ it accepted fails with CONNECTION_RESET
+ * after the importer's retry_ms, in polling and in event mode (a review
+ * found it waiting forever, and the stop with it); once the exporter
+ * serves again the context works; a stop with such a READ in flight ends. */
+#define STALL_RETRY_MS 500
 #define STALL_MS 6000
 
 static void stalled(bool event_mode)
