@@ -55,7 +55,7 @@
 /* The backoff of an armed PE's retries of a refused descriptor (struct
  * fab_qp's retry_at_ns): from the first step, doubling up to the last. */
 #define FAB_RETRY_STEP_MIN_NS 50000ull
-#define FAB_RETRY_STEP_MAX_NS 50000000ull
+#define FAB_RETRY_STEP_MAX_NS 10000000ull
 #define FAB_PROV_MAX 32
 #define FAB_ADDR_MAX 64
 /* Distinct access sets one memory can be exported with: R, W, RW. */

@@ -926,7 +926,7 @@ static void case_again_stop(void)
  * once with CONNECTION_RESET. An event-mode PE sleeps meanwhile, waking
  * only for the retries (a backoff): counted as work, the refused READ made
  * every arm fire at once, some 23 000 empty wake-ups in 1.5 s (a review). */
-#define DEAD_WAKES_MAX 200u
+#define DEAD_WAKES_MAX 400u
 
 static void case_dead_peer_sleeps(void)
 {
