@@ -188,7 +188,8 @@ struct hw_ops {
 	 * outstanding, so nothing posted earlier is overtaken. */
 	void (*execute)(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n, struct hw_cqe *cqes);
 	/* True if poll would return something without a new post or a wake:
-	 * work poll itself executes (inline), completions already queued, or
+	 * work poll itself executes now (inline; one waiting for a delay is
+	 * not, and the backend's notify_fd wakes for it), completions already queued, or
 	 * one notify_arm took aside because it arrived before the arm. The
 	 * engine calls it after notify_arm, so no wake-up is lost. A backend
 	 * with a completion channel (verbs) may leave out completions still

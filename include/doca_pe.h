@@ -177,8 +177,11 @@ doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd);
  * @brief Arm the fd once: it becomes readable when an event is ready or work
  *        arrives that needs doca_pe_progress (at once if that is already so).
  *        On an inline device with delay_us, a posted task waiting for its
- *        delay counts as such work: the fd is readable until it completes,
- *        so an event loop polls rather than sleeps through the delay.
+ *        delay needs no progress call until it is due: the fd becomes
+ *        readable when the first such task is due (a timer the device
+ *        sets at each arming), so an event loop sleeps through the delay.
+ *        A task another thread submits while the PE is armed wakes it
+ *        once at its submission too (its arming set no timer for it).
  * @param pe The progress engine.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
  *         DOCA_ERROR_IN_USE, nothing changed, while another thread runs the PE;

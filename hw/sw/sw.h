@@ -70,6 +70,12 @@ struct sw_qp {
 	hw_wake_fn wake;
 	void *wake_arg;
 	_Atomic bool flushing;
+	/* Inline with delay_us only (else -1): the completion channel of an
+	 * event-mode PE (notify_fd), set at each arming to when the first
+	 * descriptor is due; timer_at_ns is what it is set to (0: disarmed).
+	 * The PE's thread's, like the SQ's consumer side. */
+	int timer_fd;
+	uint64_t timer_at_ns;
 	struct sw_ring sq; /* producer: the PE's thread; consumer: the executor */
 	struct sw_ring cq; /* engine mode only: engine thread → PE's thread, packed (sw_cq.h) */
 	/* the executor's: a descriptor taken from the SQ, waiting for its delay */
@@ -94,6 +100,9 @@ void sw_qp_kick(struct hw_qp *qp);
 uint32_t sw_qp_poll(struct hw_qp *qp, struct hw_cqe *cqes, uint32_t max);
 void sw_qp_execute(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n, struct hw_cqe *cqes);
 bool sw_qp_pending(struct hw_qp *qp);
+int sw_qp_notify_fd(struct hw_qp *qp);
+doca_error_t sw_qp_notify_arm(struct hw_qp *qp);
+void sw_qp_notify_ack(struct hw_qp *qp);
 void sw_qp_flush(struct hw_qp *qp);
 
 /* Execute (or flush) one descriptor, filling its completion. */

@@ -10,10 +10,21 @@
  * delay, poll executes each straight from its slot. Inline with no delay
  * and no ring_max, the engine hands a turn's tasks to sw_qp_execute
  * instead (hw_ops.execute): they never pass through the SQ at all.
+ *
+ * Inline with delay_us, a descriptor waiting for its delay is not work for
+ * an armed PE (sw_qp_pending) until it is due: the queue pair's timerfd,
+ * its completion channel (notify_fd), is set at each arming to when the
+ * first descriptor in the SQ is due (they are due in the order posted: one
+ * delay, one clock), so an event-mode PE sleeps through the delay and
+ * wakes once for it. Counted as work at every arm, it made a sleeping
+ * loop spin through the delay, about 63 000 wake-ups in 300 ms (found by
+ * a review).
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timerfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "actors/hb_annotate.h"
 #include "hw/sw/sw.h"
@@ -42,6 +53,8 @@ void sw_qp_free(struct sw_qp *qp)
 {
 	sw_ring_fini(&qp->sq);
 	sw_ring_fini(&qp->cq);
+	if (qp->timer_fd >= 0)
+		close(qp->timer_fd);
 	free(qp);
 }
 
@@ -59,11 +72,19 @@ doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, stru
 		return DOCA_ERROR_NO_MEMORY;
 	hb_private(qp, sizeof(*qp));
 	memset(qp, 0, sizeof(*qp));
+	qp->timer_fd = -1;
 	ready_node_init(&qp->engine_ready);
 	/* the CQ is used by engine threads only: all zero (no memory) inline */
 	if (!sw_ring_init(&qp->sq, size) || (dev->nengines > 0 && !sw_ring_init(&qp->cq, size))) {
 		sw_qp_free(qp);
 		return DOCA_ERROR_NO_MEMORY;
+	}
+	if (dev->nengines == 0 && dev->params.delay_us != 0) {
+		qp->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (qp->timer_fd < 0) {
+			sw_qp_free(qp);
+			return DOCA_ERROR_OPERATING_SYSTEM;
+		}
 	}
 	qp->base.ops = &hw_sw_ops;
 	qp->base.runs_in_poll = dev->nengines == 0;
@@ -258,13 +279,78 @@ void sw_qp_execute(struct hw_qp *hw, const struct hw_desc *descs, uint32_t n, st
 		sw_run_now(qp, &descs[i], faults, &cqes[i]);
 }
 
+/* Inline: when the first descriptor in the SQ is due; 0 if none is
+ * there, or it runs at the next poll whatever the time (no delay, or a
+ * flush under way, which executes nothing). */
+static uint64_t first_due_ns(struct sw_qp *qp)
+{
+	if (atomic_load_explicit(&qp->flushing, memory_order_relaxed))
+		return 0;
+	if (qp->has_held)
+		return qp->held.due_ns;
+	const struct sw_desc *d = sw_ring_peek(&qp->sq);
+
+	return d != NULL ? d->due_ns : 0;
+}
+
 bool sw_qp_pending(struct hw_qp *hw)
 {
 	struct sw_qp *qp = (struct sw_qp *)hw;
 
 	if (qp->engine != NULL)
 		return sw_ring_ready(&qp->cq);
-	return qp->has_held || sw_ring_ready(&qp->sq);
+	if (!qp->has_held && !sw_ring_ready(&qp->sq))
+		return false;
+	if (qp->timer_fd < 0)
+		return true; /* no delay: poll executes it now */
+	/* waiting for its delay: not yet (the timer wakes an armed PE) */
+	uint64_t due = first_due_ns(qp);
+
+	return due == 0 || sw_now_ns() >= due;
+}
+
+int sw_qp_notify_fd(struct hw_qp *hw)
+{
+	return ((struct sw_qp *)hw)->timer_fd;
+}
+
+static doca_error_t timer_set(struct sw_qp *qp, uint64_t at_ns)
+{
+	/* 0 disarms it, which also drops an expiry not yet read */
+	struct itimerspec its = { .it_value = { .tv_sec = (time_t)(at_ns / 1000000000u),
+						 .tv_nsec = (long)(at_ns % 1000000000u) } };
+
+	if (timerfd_settime(qp->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) != 0)
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	qp->timer_at_ns = at_ns;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sw_qp_notify_arm(struct hw_qp *hw)
+{
+	struct sw_qp *qp = (struct sw_qp *)hw;
+
+	if (qp->timer_fd < 0)
+		return DOCA_SUCCESS;
+	/* The timer at the first descriptor's due time. None waiting, or one
+	 * due already (pending work: the engine fires at once): disarmed, so
+	 * a timer that rang, or one set for a descriptor since flushed, does
+	 * not wake the PE for nothing. */
+	uint64_t want = first_due_ns(qp);
+
+	if (want != 0 && sw_now_ns() >= want)
+		want = 0;
+	return want != qp->timer_at_ns ? timer_set(qp, want) : DOCA_SUCCESS;
+}
+
+void sw_qp_notify_ack(struct hw_qp *hw)
+{
+	struct sw_qp *qp = (struct sw_qp *)hw;
+	uint64_t expiries;
+
+	/* a one-shot timer that rang is disarmed: read, it is not readable */
+	if (qp->timer_fd >= 0 && read(qp->timer_fd, &expiries, sizeof(expiries)) == sizeof(expiries))
+		qp->timer_at_ns = 0;
 }
 
 void sw_qp_flush(struct hw_qp *hw)

@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ONE_AT_A_TIME_TASKS 200
@@ -196,6 +197,64 @@ Test(event_wakeups, a_full_ring_sleeps_until_a_completion_makes_room)
 	cr_assert_leq(l.wakes, 2 * TASKS / RING, "%lu wake-ups (%lu empty) for %d bursts of %d", l.wakes,
 		      l.empty, TASKS / RING, RING);
 	cr_assert_leq(l.empty, TASKS / RING, "%lu of %lu wake-ups empty", l.empty, l.wakes);
+	loop_close(&l);
+}
+
+/* ---- inline with delay_us: the armed PE sleeps through the delay ---- */
+
+#define DELAYED_TASKS 5
+#define DELAY_MS 20
+#define DELAYED_DEV "sw0:delay_us=20000" /* DELAY_MS */
+
+/* Inline, a task waits in the device for delay_us after its submission,
+ * and only a progress call runs it. The PE's own thread submits, then
+ * arms: the one wake-up comes when the task is due (not before) and finds
+ * its event. Before, the waiting task was "pending" at every arm and the
+ * fd readable at once: the sleeping loop spun through the delay, about
+ * 4 000 empty wake-ups for each 20 ms task (found by a review). */
+Test(event_wakeups, inline_delay_sleeps_until_the_task_is_due)
+{
+	struct loop l;
+
+	loop_open(&l, DELAYED_DEV, 0);
+	cr_assert_eq(reap(&l), 0, "an event before any task"); /* this thread runs the PE */
+	for (int k = 0; k < DELAYED_TASKS; k++) {
+		uint64_t submitted = now_ns();
+
+		assert_ok(submit_copy(l.f.ctx, l.f.src, l.f.dst, (uint64_t)k, 0));
+		assert_ok(doca_pe_request_notification(l.f.pe));
+		unsigned got = sleep_and_reap(&l);
+		uint64_t waited = now_ns() - submitted;
+
+		cr_assert_eq(got, 1, "wake-up %lu (task %d) found %u events instead of 1", l.wakes, k, got);
+		cr_assert_geq(waited, DELAY_MS * 1000000ull, "task %d's event after %llu ns", k,
+			      (unsigned long long)waited);
+	}
+	cr_assert_eq(l.wakes, DELAYED_TASKS, "%lu wake-ups (%lu empty) for %d tasks", l.wakes, l.empty,
+		     DELAYED_TASKS);
+	loop_close(&l);
+}
+
+/* Two tasks due 10 ms apart: the timer is set for the first, then, at the
+ * arming after it ran, for the second. Exactly one wake-up each. */
+Test(event_wakeups, inline_delay_wakes_once_for_each_due_time)
+{
+	struct loop l;
+	struct timespec gap = { .tv_nsec = 10000000 };
+
+	loop_open(&l, DELAYED_DEV, 0);
+	cr_assert_eq(reap(&l), 0, "an event before any task");
+	assert_ok(submit_copy(l.f.ctx, l.f.src, l.f.dst, 0, 0));
+	cr_assert_eq(reap(&l), 0, "the first task ran before its delay");
+	nanosleep(&gap, NULL);
+	assert_ok(submit_copy(l.f.ctx, l.f.src, l.f.dst, 1, 0));
+	for (int k = 0; k < 2; k++) {
+		assert_ok(doca_pe_request_notification(l.f.pe));
+		unsigned got = sleep_and_reap(&l);
+
+		cr_assert_eq(got, 1, "wake-up %lu found %u events instead of 1", l.wakes, got);
+	}
+	cr_assert_eq(l.wakes, 2, "%lu wake-ups (%lu empty) for 2 tasks", l.wakes, l.empty);
 	loop_close(&l);
 }
 
