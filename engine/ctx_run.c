@@ -29,6 +29,14 @@
  * happened. The PE only try-locks it (a PE turn never blocks on a report
  * elsewhere: it retries on its next turn), and may finish a stop only once
  * may_finalize is set, which stop does after reporting RUNNING → STOPPING.
+ * The holder of a report may wait for a PE's turns (a state callback in a
+ * doca_task_submit_wait for a credit only they return) or for a report of
+ * another context (its state callback stopping that context): so a stop
+ * made inside a PE turn (an event callback's) or inside a state callback
+ * only try-locks too. Busy, it makes the change (RUNNING → STOPPING, the
+ * grace period) without the lock and leaves its report owed
+ * (stop_report_owed): the context's PE reports RUNNING → STOPPING on a
+ * later turn, once the lock is free, and only then may finish the stop.
  */
 #include <stdlib.h>
 
@@ -250,38 +258,48 @@ doca_error_t doca_ctx_start(struct doca_ctx *h)
 	return err;
 }
 
-/* Let the PE finish the stop, and wake it if it sleeps. */
-static void stop_hand_to_pe(struct doca_ctx *ctx, struct doca_pe *pe)
+/* Let the PE finish the stop (@p flag: may_finalize), or report it first
+ * (stop_report_owed), and wake it if it sleeps. */
+static void stop_hand_to_pe(struct doca_ctx *ctx, struct doca_pe *pe, _Atomic bool *flag)
 {
-	/* The read-side section keeps the PE's memory alive: once may_finalize
+	/* The read-side section keeps the PE's memory alive: once the flag
 	 * is set, the ctx may go IDLE and both may be destroyed. */
 	doca_rcu_read_lock();
 	EXPLORE_POINT(ATOMIC);
-	/* release: the PE's acquire sees STOPPING reported before it may finish. */
-	atomic_store_explicit(&ctx->may_finalize, true, memory_order_release);
+	/* release: the PE's acquire sees STOPPING reported (may_finalize), or
+	 * the stop's grace period over (stop_report_owed), before it may finish. */
+	atomic_store_explicit(flag, true, memory_order_release);
 	pe_ready_signal_wake(pe, ctx); /* its PE visits it to flush and finish */
 	doca_rcu_read_unlock();
 }
 
+/* How a stop takes the report lock. */
+enum stop_lock {
+	STOP_WAIT,  /* waits for it */
+	STOP_TRY,   /* busy: DOCA_ERROR_AGAIN, nothing changed */
+	STOP_DEFER, /* busy: the stop is made, its report owed (file comment) */
+};
+
 /* The stop of a context (engine-internal callers pass the object); @p
  * only_start not 0: only the run that start made (ctx_run.start), BAD_STATE
- * and nothing changed if another run (or none) is the context's now. With
- * @p try_report, DOCA_ERROR_AGAIN and nothing changed while another thread
- * holds the report lock. */
-static doca_error_t ctx_stop(struct doca_ctx *ctx, uint64_t only_start, bool try_report)
+ * and nothing changed if another run (or none) is the context's now. */
+static doca_error_t ctx_stop(struct doca_ctx *ctx, uint64_t only_start, enum stop_lock how)
 {
-	bool busy_at_stop = false;
+	bool busy_at_stop = false, deferred = false;
 	enum doca_ctx_state st;
 	struct doca_pe *pe;
 	doca_error_t err;
 
 	if (!ctx_ref_get(ctx))
 		return DOCA_ERROR_INVALID_VALUE;
-	if (!try_report)
+	if (how == STOP_WAIT)
 		pthread_mutex_lock(&ctx->report_lock);
 	else if (pthread_mutex_trylock(&ctx->report_lock) != 0) {
-		ctx_ref_put(ctx);
-		return DOCA_ERROR_AGAIN;
+		if (how == STOP_TRY) {
+			ctx_ref_put(ctx);
+			return DOCA_ERROR_AGAIN;
+		}
+		deferred = true;
 	}
 	pthread_mutex_lock(&g_config_lock);
 	st = ctx_state(ctx);
@@ -304,6 +322,9 @@ static doca_error_t ctx_stop(struct doca_ctx *ctx, uint64_t only_start, bool try
 	} else {
 		/* Every submitter that saw RUNNING has pushed once this returns. */
 		doca_synchronize_rcu();
+		err = DOCA_ERROR_IN_PROGRESS; /* put off: the PE reports it */
+	}
+	if (!deferred && st == DOCA_CTX_STATE_RUNNING) {
 		pthread_mutex_lock(&g_config_lock);
 		/* (the acquire in run_outstanding orders the mark's load) */
 		bool idle = run_outstanding(ctx->run) == 0 && !busy_at_stop &&
@@ -317,9 +338,10 @@ static doca_error_t ctx_stop(struct doca_ctx *ctx, uint64_t only_start, bool try
 		ctx_report(ctx, DOCA_CTX_STATE_RUNNING, idle ? DOCA_CTX_STATE_IDLE : DOCA_CTX_STATE_STOPPING);
 		err = idle ? DOCA_SUCCESS : DOCA_ERROR_IN_PROGRESS;
 	}
-	pthread_mutex_unlock(&ctx->report_lock);
+	if (!deferred)
+		pthread_mutex_unlock(&ctx->report_lock);
 	if (st == DOCA_CTX_STATE_RUNNING && err == DOCA_ERROR_IN_PROGRESS)
-		stop_hand_to_pe(ctx, pe);
+		stop_hand_to_pe(ctx, pe, deferred ? &ctx->stop_report_owed : &ctx->may_finalize);
 	ctx_ref_put(ctx);
 	return err;
 }
@@ -331,23 +353,34 @@ doca_error_t doca_ctx_stop(struct doca_ctx *h)
 
 	if (ctx == NULL)
 		return HANDLE_REFUSAL(h, MAGIC_CTX);
-	err = ctx_stop(ctx, 0, false);
+	/* Inside a PE turn or a state callback, waiting for a report under
+	 * way could wait for ever (file comment): put off instead. */
+	err = ctx_stop(ctx, 0, pe_in_turn() || ctx_in_state_callback() ? STOP_DEFER : STOP_WAIT);
 	ctx_ref_put(ctx);
 	return err;
 }
 
 bool ctx_try_finalize(struct doca_ctx *ctx)
 {
-	bool done = false;
+	bool done = false, owed;
 
-	if (ctx_state(ctx) != DOCA_CTX_STATE_STOPPING ||
-	    !atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) ||
-	    run_outstanding(ctx->run) != 0)
+	if (ctx_state(ctx) != DOCA_CTX_STATE_STOPPING)
+		return false;
+	/* acquire: the stop's grace period is over (stop_hand_to_pe) */
+	owed = atomic_load_explicit(&ctx->stop_report_owed, memory_order_acquire);
+	if (!owed && (!atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) ||
+		      run_outstanding(ctx->run) != 0))
 		return false;
 	if (pthread_mutex_trylock(&ctx->report_lock) != 0)
 		return false; /* a report is under way elsewhere: next turn */
+	if (owed) { /* a put-off stop's report, then the stop is ours to finish */
+		atomic_store_explicit(&ctx->stop_report_owed, false, memory_order_relaxed);
+		atomic_store_explicit(&ctx->may_finalize, true, memory_order_relaxed);
+		ctx_report(ctx, DOCA_CTX_STATE_RUNNING, DOCA_CTX_STATE_STOPPING);
+	}
 	pthread_mutex_lock(&g_config_lock);
-	if (ctx_state(ctx) == DOCA_CTX_STATE_STOPPING) {
+	/* (a STOPPING context takes no credit: outstanding only falls) */
+	if (ctx_state(ctx) == DOCA_CTX_STATE_STOPPING && run_outstanding(ctx->run) == 0) {
 		run_retire_locked(ctx);
 		atomic_store_explicit(&ctx->may_finalize, false, memory_order_relaxed);
 		ctx_set_state(ctx, DOCA_CTX_STATE_IDLE);
@@ -371,5 +404,5 @@ void ctx_stop_on_fatal(struct doca_ctx *ctx, uint64_t start, bool first)
 	 * return), and a turn that waited would never come back. Busy, the
 	 * stop is put off: the run is failed, so its turns flush its tasks, and
 	 * each turn asks again (run_needs_visit) until the run is stopping. */
-	(void)ctx_stop(ctx, start, true);
+	(void)ctx_stop(ctx, start, STOP_TRY);
 }

@@ -338,6 +338,9 @@ struct doca_ctx {
 
 	struct ctx_run *run;          /* RCU-published; NULL when IDLE */
 	_Atomic bool may_finalize;    /* set by stop: the PE may finish STOPPING → IDLE */
+	/* set by a stop put off (engine/ctx_run.c): the PE reports RUNNING →
+	 * STOPPING, then may finish the stop */
+	_Atomic bool stop_report_owed;
 	/* Held (recursively) from a state change to the end of its report, so
 	 * reports reach the state callback in the order the changes happened. */
 	pthread_mutex_t report_lock;
@@ -356,8 +359,11 @@ struct doca_ctx {
 void ctx_report(struct doca_ctx *ctx, enum doca_ctx_state prev, enum doca_ctx_state next);
 /* Is the calling thread inside a state callback (of any context)? */
 bool ctx_in_state_callback(void);
-/* STOPPING → IDLE on the PE thread when every event is freed; returns true if done. */
+/* STOPPING → IDLE on the PE thread when every event is freed, after a put-off
+ * stop's RUNNING → STOPPING report; returns true if IDLE now. */
 bool ctx_try_finalize(struct doca_ctx *ctx);
+/* Is the calling thread inside a PE turn (delivering its events)? */
+bool pe_in_turn(void);
 /* Stop requested by the engine itself (fatal device error) for run @p
  * start, if the report lock is free (else a later turn asks again);
  * @p first: the failure was just seen (logged). */

@@ -237,7 +237,8 @@ static bool ctx_has_pending(struct doca_ctx *ctx, struct ctx_run *run, bool fed)
 	    run->qp->ops->pending(run->qp) || run_fatal_stop_due(run))
 		return true;
 	return st == DOCA_CTX_STATE_STOPPING &&
-	       atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) && run_outstanding(run) == 0;
+	       (atomic_load_explicit(&ctx->stop_report_owed, memory_order_relaxed) ||
+		(atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) && run_outstanding(run) == 0));
 }
 
 /* What a walk over the PE's contexts does to each one with a run. */

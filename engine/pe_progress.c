@@ -313,6 +313,14 @@ static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
 	event_list_append(&pe->ready_head, &pe->ready_tail, ev);
 }
 
+/* PE turns the calling thread is inside (a callback may progress another PE). */
+static DOCA_TLS uint32_t turn_depth;
+
+bool pe_in_turn(void)
+{
+	return turn_depth != 0;
+}
+
 uint32_t pe_turn(struct doca_pe *pe)
 {
 	struct turn t;
@@ -326,6 +334,7 @@ uint32_t pe_turn(struct doca_pe *pe)
 	turn_collect(pe, &t);
 	doca_rcu_read_unlock();
 
+	turn_depth++;
 	for (uint32_t r = 0; r < t.nrecs; r++) {
 		struct turn_rec *rec = &t.recs[r];
 
@@ -336,6 +345,7 @@ uint32_t pe_turn(struct doca_pe *pe)
 		ctx_try_finalize(rec->ctx);
 		ctx_ref_put(rec->ctx);
 	}
+	turn_depth--;
 	pe_turn_rearm(pe);
 	return t.ndone;
 }

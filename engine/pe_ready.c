@@ -126,6 +126,7 @@ bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run)
 	 * descriptor, so its stop does not wait for an engine thread's
 	 * signal (one preempted after its completions and before it). */
 	return !run->flush_sent || atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0 ||
+	       atomic_load_explicit(&ctx->stop_report_owed, memory_order_relaxed) ||
 	       (atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) && run_outstanding(run) == 0);
 }
 

@@ -20,7 +20,15 @@
  * Every accepted task gets exactly one event. Transitions made by a call are
  * reported to the state-changed callback inside that call, on the calling
  * thread, after the change; STOPPING → IDLE is reported inside
- * doca_pe_progress.
+ * doca_pe_progress. One exception: a doca_ctx_stop made inside a PE's turn
+ * (an event or state callback run by doca_pe_progress or a worker) or inside
+ * any state callback, while another thread is reporting a transition of
+ * that context, does not wait for that report (it could wait for ever: the
+ * report may be waiting for this very turn, in a doca_task_submit_wait, or
+ * for a report of the caller's context). It moves the context to STOPPING
+ * at once and returns DOCA_ERROR_IN_PROGRESS; RUNNING → STOPPING is then
+ * reported inside doca_pe_progress of the context's PE, after the report
+ * under way, and STOPPING → IDLE follows as usual.
  */
 #ifndef DOCA_CTX_H
 #define DOCA_CTX_H
@@ -69,9 +77,12 @@ typedef void (*doca_event_cb_t)(struct doca_event *ev, union doca_data ctx_user_
  *
  * Thread safety: called on the thread whose call made the transition
  *         (doca_ctx_start, doca_ctx_stop, from a callback too), and for
- *         STOPPING → IDLE on the thread running the PE (doca_pe_progress
- *         or its worker); the reports of one context never overlap and
- *         come in the order of its transitions.
+ *         STOPPING → IDLE, and RUNNING → STOPPING of a stop put off (see
+ *         the top of this file), on the thread running the PE
+ *         (doca_pe_progress or its worker); the reports of one context
+ *         never overlap and come in the order of its transitions (a
+ *         report under way when a stop is put off may find the context
+ *         STOPPING already).
  */
 typedef void (*doca_ctx_state_cb_t)(struct doca_ctx *ctx, union doca_data ctx_user_data,
 				    enum doca_ctx_state prev, enum doca_ctx_state next);
@@ -193,7 +204,11 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx);
  *         may return DOCA_ERROR_IN_PROGRESS: progress the PE until IDLE;
  *         DOCA_ERROR_IN_PROGRESS when it is STOPPING (reported RUNNING →
  *         STOPPING; STOPPING → IDLE follows once every event is freed), also
- *         for a second stop while the first has not finished;
+ *         for a second stop while the first has not finished, and for a
+ *         stop put off (made inside a PE turn or a state callback while
+ *         another thread reports a transition of the context, even with
+ *         nothing in flight: STOPPING, its report made later by
+ *         doca_pe_progress; see the top of this file);
  *         DOCA_ERROR_BAD_STATE when it is IDLE (also for a second stop
  *         made after a PE turn on another thread finished the first);
  *         DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle.
@@ -201,6 +216,10 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx);
  * Thread safety: any thread, also from the context's callbacks and while
  *         other threads submit: a racing submission is either accepted (and
  *         gets exactly one event) or refused with DOCA_ERROR_BAD_STATE.
+ *         Two state callbacks on two threads may stop each other's
+ *         contexts: each stop is put off, neither waits. (doca_ctx_start,
+ *         the setters and doca_ctx_destroy do wait for a report under way:
+ *         two state callbacks starting each other's contexts deadlock.)
  */
 doca_error_t doca_ctx_stop(struct doca_ctx *ctx);
 
