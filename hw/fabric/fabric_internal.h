@@ -96,14 +96,16 @@ struct __attribute__((packed)) fab_wire {
 
 /**
  * One exporter this device has imported from (by address): one AV entry.
- * Lives until the device closes; every remote memory of that address points
- * at it. An exporter whose operations ran out their retry time is held
+ * Every remote memory of that address points at it and counts in refs; the
+ * last one's destroy removes the entry and frees it (fab_peer_put), so the
+ * peers are at most the remote memories alive. An exporter whose operations ran out their retry time is held
  * down for as long again: its operations fail at once instead of each
  * waiting out its own retry. Importing a new descriptor of it ends the
  * hold-down (the exporter just handed one out).
  */
 struct fab_peer {
 	struct fab_peer *next; /* dev->peers, dev->peer_lock */
+	uint32_t refs;         /* remote memories naming it (dev->peer_lock) */
 	uint8_t addr[FAB_ADDR_MAX];
 	size_t addr_len;
 	fi_addr_t fa;
@@ -130,6 +132,7 @@ struct fab_dev {
 	pthread_mutex_t serve_lock; /* whoever drains, remakes or arms cq or ep, or takes cq_fd */
 	pthread_mutex_t peer_lock;  /* peers, and replacing a peer's AV entry */
 	struct fab_peer *peers;
+	size_t npeers;              /* how many (peer_lock; for tests) */
 	uint8_t name[FAB_ADDR_MAX]; /* fi_getname of ep */
 	size_t name_len;
 	bool virt_addr;  /* FI_MR_VIRT_ADDR: remote addresses are virtual, not offsets */
@@ -335,9 +338,15 @@ int fab_notify_fd(struct hw_qp *qp);
 doca_error_t fab_notify_arm(struct hw_qp *qp);
 void fab_notify_ack(struct hw_qp *qp);
 
-/** The peer of address addr (made, with its AV entry, if new); NULL when
- * the AV refuses it. Slow path. */
-struct fab_peer *fab_peer_get(struct fab_dev *dev, const uint8_t *addr, size_t len);
+/** The peer of address addr, counted once more (made, with its AV entry,
+ * if new) into *peer: DOCA_ERROR_NO_MEMORY when it cannot be made for
+ * lack of memory, DOCA_ERROR_INVALID_VALUE when the AV refuses the address
+ * (*peer NULL, nothing changed; hw_diag says why). Slow path. */
+doca_error_t fab_peer_get(struct fab_dev *dev, const uint8_t *addr, size_t len,
+			  struct fab_peer **peer);
+/** Count one user of @p peer less (a remote memory's destroy); the last
+ * removes its AV entry and frees it. Slow path. */
+void fab_peer_put(struct fab_dev *dev, struct fab_peer *peer);
 /** Free every peer (device close). */
 void fab_peers_free(struct fab_dev *dev);
 

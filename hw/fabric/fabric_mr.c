@@ -123,6 +123,8 @@ void fab_mem_deregister(struct hw_mr *hw)
 	}
 	if (m->mr != NULL)
 		fi_close(&m->mr->fid);
+	if (m->remote)
+		fab_peer_put(m->dev, m->peer);
 	free(m);
 }
 
@@ -244,16 +246,17 @@ doca_error_t fab_mem_import(struct hw_dev *hw, const void *desc, size_t len, str
 	if (!wire_valid(dev, &w))
 		return DOCA_ERROR_INVALID_VALUE;
 	wire_family_swap(&w, false); /* the address as this host's fi_av_insert reads it */
-	struct fab_peer *peer = fab_peer_get(dev, w.addr, le32toh(w.addr_len));
+	struct fab_peer *peer;
+	doca_error_t err = fab_peer_get(dev, w.addr, le32toh(w.addr_len), &peer);
 
-	if (peer == NULL) {
-		hw_diag("the descriptor's address is refused by the address vector");
-		return DOCA_ERROR_INVALID_VALUE;
-	}
+	if (err != DOCA_SUCCESS)
+		return err;
 	struct fab_mr *m = calloc(1, sizeof(*m));
 
-	if (m == NULL)
+	if (m == NULL) {
+		fab_peer_put(dev, peer);
 		return DOCA_ERROR_NO_MEMORY;
+	}
 	/* A descriptor just received says the exporter lives: end a hold-down. */
 	atomic_store_explicit(&peer->dead_until_ns, 0, memory_order_relaxed);
 	m->hw = (struct hw_mr){ .addr = NULL, .len = (size_t)le64toh(w.len),

@@ -1,14 +1,20 @@
 /*
  * hw/fabric/fabric_peer.c — the exporters a fab0 device imports from (see
- * struct fab_peer): one AV entry per address.
+ * struct fab_peer): one AV entry per address, counted by the remote
+ * memories that use it and removed with the last of them, so importing
+ * descriptors of ever new (possibly forged) addresses grows nothing once
+ * their memories are destroyed (a review found one peer kept per address
+ * until the device closed).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "hw/fabric/fabric_internal.h"
 
-struct fab_peer *fab_peer_get(struct fab_dev *dev, const uint8_t *addr, size_t len)
+doca_error_t fab_peer_get(struct fab_dev *dev, const uint8_t *addr, size_t len,
+			  struct fab_peer **out)
 {
+	doca_error_t err = DOCA_SUCCESS;
 	struct fab_peer *p;
 	fi_addr_t fa;
 
@@ -16,21 +22,52 @@ struct fab_peer *fab_peer_get(struct fab_dev *dev, const uint8_t *addr, size_t l
 	for (p = dev->peers; p != NULL; p = p->next)
 		if (p->addr_len == len && memcmp(p->addr, addr, len) == 0)
 			break;
-	if (p == NULL && (p = calloc(1, sizeof(*p))) != NULL) {
-		if (fi_av_insert(dev->av, addr, 1, &fa, 0, NULL) != 1) {
+	if (p != NULL) {
+		p->refs++;
+	} else if ((p = calloc(1, sizeof(*p))) == NULL) {
+		hw_diag("no memory for the descriptor's peer");
+		err = DOCA_ERROR_NO_MEMORY;
+	} else {
+		int rc = fi_av_insert(dev->av, addr, 1, &fa, 0, NULL);
+
+		if (rc != 1) {
 			free(p);
 			p = NULL;
+			hw_diag("the descriptor's address is refused by the address vector");
+			err = rc == -FI_ENOMEM ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_INVALID_VALUE;
 		} else {
 			memcpy(p->addr, addr, len);
 			p->addr_len = len;
 			p->fa = fa;
+			p->refs = 1;
 			atomic_init(&p->dead_until_ns, 0);
 			p->next = dev->peers;
 			dev->peers = p;
+			dev->npeers++;
 		}
 	}
 	pthread_mutex_unlock(&dev->peer_lock);
-	return p;
+	*out = p;
+	return err;
+}
+
+void fab_peer_put(struct fab_dev *dev, struct fab_peer *peer)
+{
+	pthread_mutex_lock(&dev->peer_lock);
+	if (--peer->refs == 0) {
+		struct fab_peer **pp = &dev->peers;
+
+		while (*pp != peer)
+			pp = &(*pp)->next;
+		*pp = peer->next;
+		dev->npeers--;
+		/* nothing uses its entry any more: no memory names it, and so
+		 * no operation is queued or in flight to it (a buffer of the
+		 * memory stays IN_USE until its task completes) */
+		(void)fi_av_remove(dev->av, &peer->fa, 1, 0);
+		free(peer);
+	}
+	pthread_mutex_unlock(&dev->peer_lock);
 }
 
 void fab_peers_free(struct fab_dev *dev)
@@ -41,4 +78,5 @@ void fab_peers_free(struct fab_dev *dev)
 		dev->peers = p->next;
 		free(p);
 	}
+	dev->npeers = 0;
 }
