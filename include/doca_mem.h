@@ -129,7 +129,9 @@ doca_error_t doca_mem_destroy(struct doca_mem *mem);
  *         device cannot serve peers for the moment (fab0's service endpoint
  *         cannot be bound to its address again after a destroy, above:
  *         retry later);
- *         DOCA_ERROR_NO_MEMORY; the device's registration error. A refused
+ *         DOCA_ERROR_NO_MEMORY; the device's registration error
+ *         (DOCA_ERROR_DRIVER, DOCA_ERROR_NOT_PERMITTED or
+ *         DOCA_ERROR_NOT_SUPPORTED, as for doca_mem_create). A refused
  *         call exports nothing.
  *
  * Thread safety: any thread; races with doca_mem_destroy of the same memory

@@ -277,6 +277,9 @@ extern const struct hw_ops hw_fabric_ops;
 /** A libfabric error (positive FI_E* / errno, and the provider's errno of
  * a completion, 0 if none) → doca_error_t. */
 doca_error_t fab_errno_to_doca(int err, int prov_errno);
+/** A failed registration's error (positive FI_E* / errno, of fi_mr_reg) →
+ * doca_error_t: NO_MEMORY, NOT_PERMITTED, NOT_SUPPORTED or DRIVER. */
+doca_error_t fab_reg_errno_to_doca(int err);
 /** Parse the text after "fab0:" (NULL: defaults): KEY=VALUE items, each key
  * at most once, no empty item; hw_diag says what is wrong. */
 doca_error_t fab_params_parse(const char *params, struct fab_params *p);

@@ -14,7 +14,8 @@
 #include "hw/hw_parse.h"
 
 /*
- * libfabric error → doca_error_t
+ * libfabric error of an operation or its completion → doca_error_t
+ * (a registration's: fab_reg_errno_to_doca, below)
  *
  *   FI_E* / errno                               doca                why
  *   ------------------------------------------  ------------------  --------------------------
@@ -51,6 +52,28 @@ doca_error_t fab_errno_to_doca(int err, int prov_errno)
 		return DOCA_ERROR_NOT_PERMITTED;
 	case ENOMEM:
 		return DOCA_ERROR_NO_MEMORY;
+	case EOPNOTSUPP:
+	case ENOSYS:
+		return DOCA_ERROR_NOT_SUPPORTED;
+	default:
+		return DOCA_ERROR_DRIVER;
+	}
+}
+
+/* A registration's failure (fi_mr_reg: positive FI_E* / errno) →
+ * doca_error_t: what doca_mem_create / doca_mem_export document (the
+ * driver's answer: DRIVER, NOT_PERMITTED, NOT_SUPPORTED, or NO_MEMORY).
+ * No peer takes part in a registration, so none of the completions'
+ * connection errors applies: an EIO or ETIMEDOUT of the driver is DRIVER,
+ * not CONNECTION_RESET (a review). */
+doca_error_t fab_reg_errno_to_doca(int err)
+{
+	switch (err) {
+	case ENOMEM:
+		return DOCA_ERROR_NO_MEMORY;
+	case EACCES:
+	case EPERM:
+		return DOCA_ERROR_NOT_PERMITTED;
 	case EOPNOTSUPP:
 	case ENOSYS:
 		return DOCA_ERROR_NOT_SUPPORTED;

@@ -74,7 +74,7 @@ static doca_error_t mr_reg(struct fab_dev *dev, struct fid_domain *domain, void 
 	}
 	if (rc != 0) {
 		*mr = NULL;
-		return fab_errno_to_doca(-rc, 0);
+		return fab_reg_errno_to_doca(-rc);
 	}
 	return DOCA_SUCCESS;
 }

@@ -1,8 +1,9 @@
 /*
  * tests/remote/test_fab_unit.c — fab0's slow path driven directly (the
  * module's objects linked in), for what the public API cannot show: how
- * many peers a device keeps and the error of an allocation inside the
- * backend (calloc is wrapped: -Wl,--wrap=calloc).
+ * many peers a device keeps, the error of an allocation inside the
+ * backend (calloc is wrapped: -Wl,--wrap=calloc), and the error of a
+ * registration the provider refuses (the domain's fi_ops_mr replaced).
  * One process, no exporter child: a device imports its own exports.
  * Without libfabric's tcp;ofi_rxm every test skips.
  */
@@ -165,4 +166,70 @@ Test(fab_unit, import_out_of_memory_is_no_memory)
 	cr_assert_eq(peers_now(), 1);
 	fab_mem_deregister(mr);
 	cr_assert_eq(peers_now(), 0);
+}
+
+/* ---- registrations the provider refuses ---- */
+
+static int reg_errno; /* what the replaced fi_ops_mr.reg returns, negated */
+
+static int reg_refused(struct fid *fid, const void *buf, size_t len, uint64_t access, uint64_t offset,
+		       uint64_t requested_key, uint64_t flags, struct fid_mr **mr, void *context)
+{
+	(void)fid, (void)buf, (void)len, (void)access, (void)offset;
+	(void)requested_key, (void)flags, (void)mr, (void)context;
+	return -reg_errno;
+}
+
+/* Each provider errno of a failed registration, through doca_mem_create's
+ * path (the local domain) and doca_mem_export's (the service domain): the
+ * error include/doca_mem.h documents (DRIVER for what the driver alone
+ * explains: EIO, ETIMEDOUT came back as CONNECTION_RESET, a review), and
+ * nothing made. */
+Test(fab_unit, refused_registration_errors)
+{
+	static const struct { int err; doca_error_t want; } cases[] = {
+		{ EIO, DOCA_ERROR_DRIVER },          { ETIMEDOUT, DOCA_ERROR_DRIVER },
+		{ ECONNRESET, DOCA_ERROR_DRIVER },   { EINVAL, DOCA_ERROR_DRIVER },
+		{ ENOMEM, DOCA_ERROR_NO_MEMORY },    { EACCES, DOCA_ERROR_NOT_PERMITTED },
+		{ EOPNOTSUPP, DOCA_ERROR_NOT_SUPPORTED },
+	};
+	struct fab_dev *dev;
+	struct hw_mr *mr;
+
+	NEED_FAB0();
+	dev = fab_dev_of(hw);
+	struct fi_ops_mr *ops = dev->domain->mr, *sops = dev->sdomain->mr;
+	struct fi_ops_mr refusing = *ops, srefusing = *sops;
+
+	refusing.reg = reg_refused;
+	srefusing.reg = reg_refused;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const void *desc = NULL;
+		size_t len = 0;
+
+		reg_errno = cases[i].err;
+		mr = NULL;
+		dev->domain->mr = &refusing;
+		doca_error_t err = fab_mem_register(hw, region, sizeof(region), HW_ACCESS_READ, &mr);
+
+		dev->domain->mr = ops;
+		cr_assert_eq(err, cases[i].want, "register, errno %d: %s", cases[i].err,
+			     doca_error_get_name(err));
+		cr_assert_null(mr);
+		/* a new access set: a new registration in the service domain */
+		dev->sdomain->mr = &srefusing;
+		err = fab_mem_export(local, HW_ACCESS_WRITE, &desc, &len);
+		dev->sdomain->mr = sops;
+		cr_assert_eq(err, cases[i].want, "export, errno %d: %s", cases[i].err,
+			     doca_error_get_name(err));
+		cr_assert_null(desc);
+		cr_assert_eq(fab_mr_of(local)->nexports, 1, "a refused export made one");
+	}
+	/* and both work again */
+	const void *desc;
+	size_t len;
+
+	cr_assert_eq(fab_mem_register(hw, region, sizeof(region), HW_ACCESS_READ, &mr), DOCA_SUCCESS);
+	fab_mem_deregister(mr);
+	cr_assert_eq(fab_mem_export(local, HW_ACCESS_WRITE, &desc, &len), DOCA_SUCCESS);
 }
