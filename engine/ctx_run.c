@@ -355,7 +355,9 @@ doca_error_t doca_ctx_stop(struct doca_ctx *h)
 		return HANDLE_REFUSAL(h, MAGIC_CTX);
 	/* Inside a PE turn or a state callback, waiting for a report under
 	 * way could wait for ever (file comment): put off instead. */
-	err = ctx_stop(ctx, 0, pe_in_turn() || ctx_in_state_callback() ? STOP_DEFER : STOP_WAIT);
+	bool defer = (pe_in_turn() && !DOCA_REVERTED("stop_in_turn_waits")) || ctx_in_state_callback();
+
+	err = ctx_stop(ctx, 0, defer ? STOP_DEFER : STOP_WAIT);
 	ctx_ref_put(ctx);
 	return err;
 }

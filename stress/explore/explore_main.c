@@ -76,6 +76,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_wait_destroy },
 	{ "wait_destroy_race", "a submit_wait racing the stop and destroy of its context",
 	  scenario_wait_destroy_race },
+	{ "stop_deferred", "an event callback stops its ctx while the RUNNING report waits for that turn; a third thread stops too",
+	  scenario_stop_deferred },
 	{ "restart_turn", "a context stopped and started again while another thread runs its PE's turns",
 	  scenario_restart_turn },
 	{ "stale_stop", "a stop on a handle racing its destroy and a new context that reuses its memory",
@@ -447,6 +449,7 @@ static const char *const revertible[] = {
 	"turn_stop_from_ctx_state", /* a turn flushes the run it loads when the state it loaded earlier was STOPPING */
 	"pe_refusal_unchecked", /* a PE call refuses for a worker or a busy guard read from a cell its handle left */
 	"pe_enter_outside_section", /* a PE call checks its handle and takes the PE's guard outside a read-side section */
+	"stop_in_turn_waits", /* a doca_ctx_stop inside a PE turn waits for the report lock, not put off */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an
