@@ -78,6 +78,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_wait_destroy_race },
 	{ "stop_deferred", "an event callback stops its ctx while the RUNNING report waits for that turn; a third thread stops too",
 	  scenario_stop_deferred },
+	{ "stop_deferred_armed", "stop_deferred, the PE in event mode (armed, asleep) and its tasks on a sw engine thread",
+	  scenario_stop_deferred_armed },
 	{ "restart_turn", "a context stopped and started again while another thread runs its PE's turns",
 	  scenario_restart_turn },
 	{ "stale_stop", "a stop on a handle racing its destroy and a new context that reuses its memory",

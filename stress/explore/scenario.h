@@ -52,6 +52,7 @@ void scenario_cb_destroy_stop(void);
 void scenario_credit_wake(void);
 void scenario_restart_turn(void);
 void scenario_stop_deferred(void);
+void scenario_stop_deferred_armed(void);
 void scenario_wait_restart(void);
 void scenario_wait_destroy(void);
 void scenario_wait_destroy_race(void);

@@ -21,10 +21,16 @@
  * returns IN_PROGRESS (STOPPING) or BAD_STATE (IDLE, every report made);
  * the context ends IDLE. A stop in the turn that waited for the report
  * lock (stop_in_turn_waits) never came back: a deadlock.
+ *
+ * stop_deferred_armed: the same with the PE in event mode, its task on a
+ * sw engine thread: once the report is under way the progresser sleeps on
+ * the notification fd for ever whenever a turn found nothing, so a
+ * put-off report (or the stop's end) that wakes nobody is a deadlock.
  */
 #include "scenario.h"
 
 #include <sched.h>
+#include <sys/epoll.h>
 
 #define MAX_REPORTS 8
 
@@ -82,6 +88,31 @@ static void *progresser(void *unused)
 	return NULL;
 }
 
+/* The event-mode loop: once the RUNNING report is under way, the PE
+ * sleeps for ever when a turn found nothing: what is left (the task, its
+ * event, the put-off report, the stop) must wake it. */
+static void *armed_progresser(void *unused)
+{
+	struct epoll_event ev;
+	int epfd;
+
+	(void)unused;
+	explore_name("progresser");
+	EXPECT_OK(doca_pe_get_notification_handle(w.pe, &epfd));
+	for (;;) {
+		uint32_t n = doca_pe_progress(w.pe);
+
+		if (atomic_load(&nreports) == 3) /* STOPPING -> IDLE: by that turn */
+			break;
+		if (n != 0)
+			continue;
+		EXPECT_OK(doca_pe_request_notification(w.pe));
+		(void)epoll_wait(epfd, &ev, 1, atomic_load(&reporting) ? -1 : 1);
+		EXPECT_OK(doca_pe_clear_notification(w.pe));
+	}
+	return NULL;
+}
+
 static void *stopper(void *unused)
 {
 	(void)unused;
@@ -94,7 +125,7 @@ static void *stopper(void *unused)
 	return NULL;
 }
 
-void scenario_stop_deferred(void)
+static void stop_deferred(const char *dev, void *(*progress)(void *))
 {
 	static const enum doca_ctx_state want[3][2] = {
 		{ DOCA_CTX_STATE_IDLE, DOCA_CTX_STATE_RUNNING },
@@ -103,11 +134,11 @@ void scenario_stop_deferred(void)
 	};
 	pthread_t t[2];
 
-	world_open(&w, "sw0", 1, on_event);
+	world_open(&w, dev, 1, on_event);
 	/* nothing ever submitted: IDLE at once, then the callback to watch */
 	EXPECT_OK(doca_ctx_stop(w.ctx));
 	EXPECT_OK(doca_ctx_set_state_changed_cb(w.ctx, on_state));
-	if (pthread_create(&t[0], NULL, progresser, NULL) != 0 ||
+	if (pthread_create(&t[0], NULL, progress, NULL) != 0 ||
 	    pthread_create(&t[1], NULL, stopper, NULL) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	EXPECT_OK(doca_ctx_start(w.ctx));
@@ -143,4 +174,14 @@ void scenario_stop_deferred(void)
 			    atomic_load(&w.accepted_total), atomic_load(&w.events_total));
 	world_close(&w);
 	world_finish(&w);
+}
+
+void scenario_stop_deferred(void)
+{
+	stop_deferred("sw0", progresser);
+}
+
+void scenario_stop_deferred_armed(void)
+{
+	stop_deferred("sw0:engines=1", armed_progresser);
 }
