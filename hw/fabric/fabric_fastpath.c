@@ -22,7 +22,8 @@
  * operation the old one held (none touches our memory after the close),
  * fails each with CONNECTION_RESET, and holds the late one's peer down as
  * for a refusal. The queue pair's timer wakes a PE asleep in event mode
- * for it.
+ * for it; if no new CQ can be made, for the next attempt, a backoff as for
+ * a refusal (expire_step_ns).
  *
  * A reset connection. rxm learns that a peer dropped the connection (an
  * exporter cuts them all when it destroys an exported memory) only from
@@ -109,11 +110,16 @@ static bool peer_held_down(struct fab_peer *peer)
 
 /* The provider refused the next descriptor for now, at @p now (its
  * deadline: @p deadline): an armed PE tries again after a backoff. */
+/* The next step of a backoff after @p step (0: none yet). */
+static uint64_t backoff_step(uint64_t step)
+{
+	return step == 0 ? FAB_RETRY_STEP_MIN_NS
+	       : step * 2u > FAB_RETRY_STEP_MAX_NS ? FAB_RETRY_STEP_MAX_NS : step * 2u;
+}
+
 static void refused_for_now(struct fab_qp *qp, uint64_t now, uint64_t deadline)
 {
-	qp->retry_step_ns = qp->retry_step_ns == 0 ? FAB_RETRY_STEP_MIN_NS
-			    : qp->retry_step_ns * 2u > FAB_RETRY_STEP_MAX_NS ? FAB_RETRY_STEP_MAX_NS
-									  : qp->retry_step_ns * 2u;
+	qp->retry_step_ns = backoff_step(qp->retry_step_ns);
 	qp->retry_at_ns = now + qp->retry_step_ns < deadline ? now + qp->retry_step_ns : deadline;
 }
 
@@ -145,8 +151,19 @@ static void expire_stalled(struct fab_qp *qp)
 		if (qp->slots[i].in_flight && qp->slots[i].deadline_ns < first)
 			first = qp->slots[i].deadline_ns;
 	qp->next_expiry_ns = first;
-	if (first > now || !fab_qp_remake(qp))
-		return; /* (no memory for a new CQ: the next poll tries again) */
+	if (first > now)
+		return;
+	if (!fab_qp_remake(qp)) {
+		/* No memory for a new CQ: tried again after a backoff, the
+		 * timer of an armed PE set for it. Left at the deadline gone,
+		 * the arm kept the timer that rang (unread, readable) and an
+		 * event-mode PE woke at once for as long as it failed (a
+		 * review). */
+		qp->expire_step_ns = backoff_step(qp->expire_step_ns);
+		qp->next_expiry_ns = now + qp->expire_step_ns;
+		return;
+	}
+	qp->expire_step_ns = 0;
 	uint64_t retry = (uint64_t)qp->dev->params.retry_ms * 1000000ull;
 
 	for (uint32_t i = 0; i <= qp->mask; i++) {

@@ -223,8 +223,12 @@ struct fab_qp {
 	struct fab_slot **free_slots; /* a stack */
 	uint32_t nfree;
 	uint32_t nagain; /* slots waiting to be issued again (neither free nor in flight) */
-	/* no slot in flight has an earlier deadline (a bound, not exact) */
+	/* no slot in flight has an earlier deadline (a bound, not exact);
+	 * or, one past it, when the endpoint is next replaced: that failed
+	 * (no CQ could be made), tried again after a backoff of
+	 * expire_step_ns (as retry_step_ns; 0: no failure) */
 	uint64_t next_expiry_ns;
+	uint64_t expire_step_ns;
 	/* in the epoll set with the CQs: armed for next_expiry_ns while
 	 * operations are in flight, so a PE asleep in event mode wakes to
 	 * fail a stalled one */

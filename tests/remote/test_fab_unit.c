@@ -12,6 +12,8 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
 
 #include <criterion/criterion.h>
 
@@ -232,4 +234,133 @@ Test(fab_unit, refused_registration_errors)
 	cr_assert_eq(fab_mem_register(hw, region, sizeof(region), HW_ACCESS_READ, &mr), DOCA_SUCCESS);
 	fab_mem_deregister(mr);
 	cr_assert_eq(fab_mem_export(local, HW_ACCESS_WRITE, &desc, &len), DOCA_SUCCESS);
+}
+
+/* ---- a stalled operation whose endpoint cannot be replaced ---- */
+
+static void no_wake(void *arg, hw_unread_fn unread, const void *cq)
+{
+	(void)arg, (void)unread, (void)cq;
+}
+
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int cq_open_refused(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
+			   void *context)
+{
+	(void)domain, (void)attr, (void)cq, (void)context;
+	return -FI_ENOMEM;
+}
+
+/* One turn of a PE in event mode on @p qp, as engine/pe.c does: poll;
+ * unless work is left, arm and sleep on the notification fd (at most
+ * 50 ms). Completions go to *got (at most one expected). */
+static void pe_turn(struct hw_qp *qp, struct hw_cqe *got, unsigned *ngot)
+{
+	struct hw_cqe cqes[4];
+	struct epoll_event ev;
+	uint32_t n = fab_poll(qp, cqes, 4);
+
+	for (uint32_t i = 0; i < n; i++) {
+		cr_assert_lt(*ngot, 1u, "one completion expected");
+		got[(*ngot)++] = cqes[i];
+	}
+	if (fab_pending(qp))
+		return;
+	cr_assert_eq(fab_notify_arm(qp), DOCA_SUCCESS);
+	if (fab_pending(qp))
+		return;
+	(void)epoll_wait(fab_notify_fd(qp), &ev, 1, 50);
+	fab_notify_ack(qp);
+}
+
+/* An operation in flight to an exporter that stopped serving (its device
+ * never polled again) passes its deadline while the importer's endpoint
+ * cannot be replaced (no memory for a CQ): a PE in event mode sleeps
+ * between the attempts, a backoff as for a refusal, and the operation
+ * fails with CONNECTION_RESET once a CQ can be made. Before, the poll left
+ * the expiry at the past deadline, the arm left the timer that rang as it
+ * was (unread), and the PE woke at once for as long as the CQ could not be
+ * made (a review; thousands of wake-ups in 300 ms). */
+Test(fab_unit, stalled_unreplaceable_endpoint_sleeps)
+{
+	static uint8_t dst[4096] __attribute__((aligned(64)));
+	struct hw_qp_attr attr = { .depth = 8, .wake = no_wake };
+	struct hw_dev *imp;
+	struct hw_mr *dmr, *rmr;
+	struct hw_qp *qa, *qb;
+	struct hw_cqe got[1];
+	unsigned ngot = 0;
+
+	NEED_FAB0();
+	memset(region, 0x5a, sizeof(region));
+	cr_assert_eq(fab_open(FAB_DEVICE_NAME, "retry_ms=100", &imp), DOCA_SUCCESS);
+	cr_assert_eq(fab_mem_register(imp, dst, sizeof(dst), HW_ACCESS_READ | HW_ACCESS_WRITE, &dmr),
+		     DOCA_SUCCESS);
+	cr_assert_eq(fab_mem_import(imp, &genuine, sizeof(genuine), &rmr), DOCA_SUCCESS);
+	cr_assert_eq(fab_qp_create(hw, &attr, &qa), DOCA_SUCCESS); /* serves the export while polled */
+	cr_assert_eq(fab_qp_create(imp, &attr, &qb), DOCA_SUCCESS);
+
+	/* A first READ, the exporter served: the connection is made. */
+	struct hw_desc d = { .cookie = 1, .src = NULL, .dst = dst, .len = 2048, .src_mr = rmr,
+			     .dst_mr = dmr };
+
+	cr_assert_eq(fab_post(qb, &d, 1), 1u);
+	fab_doorbell(qb);
+	for (uint64_t until = ms_now() + 5000; ngot == 0 && ms_now() < until;) {
+		struct hw_cqe none[4];
+
+		cr_assert_eq(fab_poll(qa, none, 4), 0u);
+		pe_turn(qb, got, &ngot);
+	}
+	cr_assert_eq(ngot, 1u);
+	cr_assert_eq(got[0].cookie, 1u);
+	cr_assert_eq(got[0].status, HW_CQE_OK, "%s", doca_error_get_name(got[0].error));
+	cr_assert_eq(dst[0], 0x5a);
+
+	/* The exporter stops serving; a second READ is taken by the provider
+	 * and never completes, and no CQ can be made on the importer. */
+	struct fab_dev *idev = fab_dev_of(imp);
+	struct fi_ops_domain *ops = idev->domain->ops, refusing = *ops;
+
+	refusing.cq_open = cq_open_refused;
+	idev->domain->ops = &refusing;
+	memset(dst + 2048, 0xee, 2048);
+	d = (struct hw_desc){ .cookie = 2, .src = (void *)(uintptr_t)2048, .dst = dst + 2048, .len = 2048,
+			      .src_mr = rmr, .dst_mr = dmr };
+	ngot = 0;
+	cr_assert_eq(fab_post(qb, &d, 1), 1u);
+	fab_doorbell(qb);
+	cr_assert_eq(fab_in_flight(fab_qp_of(qb)), 1u, "the provider took the READ");
+	/* 100 ms to its deadline, then 300 ms of failed replacements: with a
+	 * backoff of at most 10 ms, a few dozen turns */
+	unsigned turns = 0;
+
+	for (uint64_t until = ms_now() + 400; ms_now() < until; turns++)
+		pe_turn(qb, got, &ngot);
+	idev->domain->ops = ops;
+	cr_assert_eq(ngot, 0u, "nothing completes while the endpoint cannot be replaced");
+	cr_assert_lt(turns, 150u, "the PE spun: %u turns in 400 ms", turns);
+
+	/* A CQ can be made again: the READ fails, its bytes untouched. */
+	for (uint64_t until = ms_now() + 2000; ngot == 0 && ms_now() < until;)
+		pe_turn(qb, got, &ngot);
+	cr_assert_eq(ngot, 1u);
+	cr_assert_eq(got[0].cookie, 2u);
+	cr_assert_eq(got[0].status, HW_CQE_FAILED);
+	cr_assert_eq(got[0].error, DOCA_ERROR_CONNECTION_RESET, "%s", doca_error_get_name(got[0].error));
+	for (size_t i = 2048; i < sizeof(dst); i++)
+		cr_assert_eq(dst[i], 0xee, "byte %zu written", i);
+
+	fab_qp_destroy(qb);
+	fab_qp_destroy(qa);
+	fab_mem_deregister(rmr);
+	fab_mem_deregister(dmr);
+	fab_close(imp);
 }
