@@ -204,7 +204,9 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx);
  *         may return DOCA_ERROR_IN_PROGRESS: progress the PE until IDLE;
  *         DOCA_ERROR_IN_PROGRESS when it is STOPPING (reported RUNNING →
  *         STOPPING; STOPPING → IDLE follows once every event is freed), also
- *         for a second stop while the first has not finished, and for a
+ *         for a second stop while the first has not finished (after a
+ *         put-off stop, perhaps before its RUNNING → STOPPING report is
+ *         made), and for a
  *         stop put off (made inside a PE turn or a state callback while
  *         another thread reports a transition of the context, even with
  *         nothing in flight: STOPPING, its report made later by
