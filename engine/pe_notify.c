@@ -57,6 +57,17 @@
  * grace period ended, could miss a skipping waker's work. Backend wakers
  * (pe_wake_fenced, after their own fence) do not skip.
  *
+ * A refused arming (a device cannot arm its channel) changes nothing:
+ * armed goes back to what it was before the call, so turns do not retry
+ * the arming and submitters do not take the PE for asleep; its own look
+ * fires for pending work only if an earlier arming stands (that one owes
+ * the wake-up). What it cannot take back costs at most a spurious
+ * wake-up (the fd readable with nothing new to do, drained by the next
+ * clear_notification): a channel armed earlier in the same walk stays
+ * armed (its next completion makes the fd readable), and a waker that saw
+ * ARMED before it was taken back may have fired (armed is then FIRED, as
+ * after any fire, and stays so).
+ *
  * Arming and clearing belong to the runner, like progress: they read its
  * ready list and reset the eventfd, so each takes the runner guard and a
  * caller on another thread while the PE runs is refused (DOCA_ERROR_IN_USE).
@@ -304,8 +315,9 @@ static doca_error_t pe_walk(struct doca_pe *pe, enum walk what, bool *pending)
 }
 
 /* ARMED is stored: full fence, then do the work a wake-up would be for,
- * or fire if some remains (runner guard held). */
-static doca_error_t pe_arm_check(struct doca_pe *pe)
+ * or fire if some remains (runner guard held) — when a channel could not
+ * arm, only if @p fire_on_error (an arming that stands). */
+static doca_error_t pe_arm_check(struct doca_pe *pe, bool fire_on_error)
 {
 	bool pending = pe->ready_head != NULL;
 
@@ -313,7 +325,7 @@ static doca_error_t pe_arm_check(struct doca_pe *pe)
 	atomic_thread_fence(memory_order_seq_cst);
 	doca_error_t err = pe_walk(pe, WALK_ARM, &pending);
 
-	if (pending)
+	if (pending && (err == DOCA_SUCCESS || fire_on_error))
 		pe_wake(pe);
 	return err;
 }
@@ -322,7 +334,7 @@ void pe_turn_rearm(struct doca_pe *pe)
 {
 	EXPLORE_POINT(WAKE);
 	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED)
-		(void)pe_arm_check(pe); /* a channel that cannot arm: request_notification says so */
+		(void)pe_arm_check(pe, true); /* a channel that cannot arm: request_notification says so */
 }
 
 doca_error_t doca_pe_request_notification(struct doca_pe *ph)
@@ -363,10 +375,20 @@ doca_error_t doca_pe_request_notification(struct doca_pe *ph)
 	 * wake us for what we post anyway (see top). */
 	(void)pe_walk(pe, WALK_FEED, NULL);
 	EXPLORE_POINT(WAKE);
+	int before = atomic_load_explicit(&pe->armed, memory_order_relaxed);
+
 	/* release: a waker that reads ARMED sees what our turns took (pe_wake_fenced_if) */
 	atomic_store_explicit(&pe->armed, PE_ARMED, memory_order_release);
-	doca_error_t err = pe_arm_check(pe);
+	doca_error_t err = pe_arm_check(pe, before == PE_ARMED);
 
+	if (err != DOCA_SUCCESS) {
+		/* Refused: as armed as before (see "A refused arming" at the
+		 * top); a waker that fired meanwhile left it FIRED. */
+		int armed = PE_ARMED;
+
+		(void)atomic_compare_exchange_strong_explicit(&pe->armed, &armed, before, memory_order_relaxed,
+							      memory_order_relaxed);
+	}
 	if (entry == RUNNER_ENTERED)
 		runner_exit(&pe->runner);
 	/* about to sleep: other threads may post and free for themselves */

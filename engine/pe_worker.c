@@ -50,9 +50,12 @@ static bool worker_prepare_sleep(void *arg)
 
 	if (runner_enter(&pe->runner) != RUNNER_ENTERED)
 		return false;
-	(void)doca_pe_request_notification(handle_of(pe));
+	/* A refused arming leaves the PE unarmed: nothing would wake a
+	 * sleep, so keep running turns and try again at the next idle. */
+	doca_error_t err = doca_pe_request_notification(handle_of(pe));
+
 	runner_exit(&pe->runner);
-	return true;
+	return err == DOCA_SUCCESS;
 }
 
 static void worker_after_wake(void *arg)

@@ -187,7 +187,14 @@ doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd);
  *         DOCA_ERROR_IN_USE, nothing changed, while another thread runs the PE;
  *         DOCA_ERROR_BAD_STATE, nothing changed, while a worker thread runs
  *         it (doca_pe_run_on_cpu: the worker arms and clears the fd itself);
- *         the device's error if it cannot arm its completion channel.
+ *         the device's error, nothing changed, if a device cannot arm its
+ *         completion channel: the PE stays as armed as it was before the
+ *         call (not armed, or armed by an earlier successful call), so
+ *         progress it rather than sleep on the fd; call again to retry.
+ *         A channel of another context that did arm in the same call
+ *         stays armed, and another thread may have woken the PE
+ *         meanwhile: at most one spurious wake-up (the fd readable with
+ *         nothing new to do).
  *
  * Thread safety: the thread running the PE (or a callback of it); a
  *         concurrent caller on another thread is refused, as by
@@ -212,8 +219,10 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
 /**
  * @brief Hand the PE to a new worker thread pinned to @p cpu. The worker
  *        progresses it, spins a bounded number of empty turns, then sleeps on
- *        the notification fd. Events are delivered only through the contexts'
- *        event callbacks: connect contexts that have one.
+ *        the notification fd (while a device refuses to arm it, it keeps
+ *        progressing instead and retries the arming when next idle).
+ *        Events are delivered only through the contexts' event callbacks:
+ *        connect contexts that have one.
  * @param pe The progress engine.
  * @param cpu An online CPU number, or -1 for no pinning.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle

@@ -15,10 +15,9 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "hw/hw_module.h"
 #include "hw/sw/sw.h"
+#include "tests/engine/fk_device.h"
 
-static struct hw_ops fake_ops;
 static _Atomic bool inject_fatal;
 
 static uint32_t fake_poll(struct hw_qp *qp, struct hw_cqe *cqes, uint32_t max)
@@ -28,22 +27,6 @@ static uint32_t fake_poll(struct hw_qp *qp, struct hw_cqe *cqes, uint32_t max)
 	if (n != 0 && atomic_exchange(&inject_fatal, false))
 		cqes[0].fatal = true;
 	return n;
-}
-
-static doca_error_t fake_open(const char *name, const char *params, struct hw_dev **out)
-{
-	if (strcmp(name, "fk0") != 0)
-		return DOCA_ERROR_NOT_FOUND;
-	return hw_sw_ops.open("sw0", params, out);
-}
-
-static doca_error_t fake_qp_create(struct hw_dev *dev, const struct hw_qp_attr *attr, struct hw_qp **qp)
-{
-	doca_error_t err = hw_sw_ops.qp_create(dev, attr, qp);
-
-	if (err == DOCA_SUCCESS)
-		(*qp)->ops = &fake_ops;
-	return err;
 }
 
 static struct doca_ctx *g_ctx;
@@ -103,12 +86,8 @@ struct fk_objects {
  * callbacks), make a memory and two buffers, connect @p pe. */
 static void fk_open(struct fk_objects *o, struct doca_ctx *ctx, struct doca_pe *pe)
 {
-	fake_ops = hw_sw_ops;
-	fake_ops.name = "verbs";
-	fake_ops.open = fake_open;
-	fake_ops.qp_create = fake_qp_create;
-	fake_ops.poll = fake_poll;
-	hw_module_preload("verbs", &fake_ops);
+	fk_install();
+	fk_ops.poll = fake_poll;
 	cr_assert_eq(doca_ctx_set_event_cb(ctx, on_event), DOCA_SUCCESS);
 	cr_assert_eq(doca_dev_open("fk0:engines=1", &o->dev), DOCA_SUCCESS);
 	cr_assert_eq(doca_ctx_set_dev(ctx, o->dev), DOCA_SUCCESS);
