@@ -21,7 +21,8 @@
 
 #define WAIT_MS 3000
 
-/* What a callback saw, in order. */
+/* What a callback saw, in order (callbacks run on other threads than the
+ * test's: they record, the test's thread asserts; n counts past 8 too). */
 struct seen {
 	int n;
 	enum doca_ctx_state prev[8], next[8];
@@ -30,10 +31,12 @@ struct seen {
 
 static void seen_add(struct seen *s, enum doca_ctx_state prev, enum doca_ctx_state next, bool on_pe)
 {
-	cr_assert_lt(s->n, 8);
-	s->prev[s->n] = prev;
-	s->next[s->n] = next;
-	s->on_pe_thread[s->n++] = on_pe;
+	if (s->n < 8) {
+		s->prev[s->n] = prev;
+		s->next[s->n] = next;
+		s->on_pe_thread[s->n] = on_pe;
+	}
+	s->n++;
 }
 
 /* ---- an event callback's stop while the RUNNING report waits for its PE ---- */
@@ -43,6 +46,7 @@ static struct doca_task_desc f_desc;
 static doca_error_t f_wait[2] = { -1, -1 };
 static doca_error_t f_stop = -1;
 static enum doca_ctx_state f_after_stop = (enum doca_ctx_state)-1;
+static doca_error_t f_get_state = -1;
 static struct seen f_seen;
 static _Atomic int f_events;
 static _Atomic bool f_done, f_stopped;
@@ -66,7 +70,7 @@ static void f_on_event(struct doca_event *ev, union doca_data ud)
 	if (atomic_fetch_add(&f_events, 1) != 0)
 		return;
 	f_stop = doca_ctx_stop(f.ctx);
-	cr_assert_eq(doca_ctx_get_state(f.ctx, &f_after_stop), DOCA_SUCCESS);
+	f_get_state = doca_ctx_get_state(f.ctx, &f_after_stop);
 	atomic_store(&f_stopped, true);
 }
 
@@ -78,7 +82,7 @@ static void *f_progress(void *arg)
 	return NULL;
 }
 
-Test(stop_in_turn, an_event_callbacks_stop_does_not_wait_for_a_report_under_way, .timeout = 60)
+Test(stop_in_turn, an_event_callbacks_stop_does_not_wait_for_a_report_under_way)
 {
 	enum doca_ctx_state st = DOCA_CTX_STATE_RUNNING;
 
@@ -97,6 +101,7 @@ Test(stop_in_turn, an_event_callbacks_stop_does_not_wait_for_a_report_under_way,
 		sched_yield();
 	/* the stop made inside the turn: STOPPING at once (the report came later) */
 	cr_assert_eq(f_stop, DOCA_ERROR_IN_PROGRESS, "stop in the event callback: %s", doca_error_get_name(f_stop));
+	assert_ok(f_get_state);
 	cr_assert_eq(f_after_stop, DOCA_CTX_STATE_STOPPING);
 	while (st != DOCA_CTX_STATE_IDLE)
 		assert_ok(doca_ctx_get_state(f.ctx, &st));
@@ -148,7 +153,7 @@ static void *start_b(void *arg)
 	return (void *)(intptr_t)doca_ctx_start(b.ctx);
 }
 
-Test(stop_in_turn, two_state_callbacks_stopping_each_others_context, .timeout = 30)
+Test(stop_in_turn, two_state_callbacks_stopping_each_others_context)
 {
 	void *b_start;
 	pthread_t t;
