@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "hw/fabric/fabric_internal.h"
+#include "hw/hw_errno.h"
 #include "hw/hw_parse.h"
 
 /*
@@ -68,18 +69,7 @@ doca_error_t fab_errno_to_doca(int err, int prov_errno)
  * not CONNECTION_RESET (a review). */
 doca_error_t fab_reg_errno_to_doca(int err)
 {
-	switch (err) {
-	case ENOMEM:
-		return DOCA_ERROR_NO_MEMORY;
-	case EACCES:
-	case EPERM:
-		return DOCA_ERROR_NOT_PERMITTED;
-	case EOPNOTSUPP:
-	case ENOSYS:
-		return DOCA_ERROR_NOT_SUPPORTED;
-	default:
-		return DOCA_ERROR_DRIVER;
-	}
+	return hw_driver_errno_to_doca(err);
 }
 
 /* The keys, in the order of their bits in parse_pair's *seen. */

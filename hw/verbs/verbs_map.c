@@ -7,10 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hw/hw_errno.h"
 #include "hw/verbs/verbs_internal.h"
 
 /*
- * errno of a failed slow-path verbs call → doca_error_t
+ * errno of a failed slow-path verbs call → doca_error_t (hw/hw_errno.h)
  *
  *   errno                            doca_error_t
  *   -------------------------------  -------------------------------
@@ -24,18 +25,7 @@
  */
 doca_error_t verbs_errno_to_doca(int err)
 {
-	switch (err) {
-	case ENOMEM:
-		return DOCA_ERROR_NO_MEMORY;
-	case EPERM:
-	case EACCES:
-		return DOCA_ERROR_NOT_PERMITTED;
-	case EOPNOTSUPP:
-	case ENOSYS:
-		return DOCA_ERROR_NOT_SUPPORTED;
-	default:
-		return DOCA_ERROR_DRIVER;
-	}
+	return hw_driver_errno_to_doca(err);
 }
 
 int verbs_rc_errno(int rc)
