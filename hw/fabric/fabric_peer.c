@@ -63,7 +63,13 @@ void fab_peer_put(struct fab_dev *dev, struct fab_peer *peer)
 		dev->npeers--;
 		/* nothing uses its entry any more: no memory names it, and so
 		 * no operation is queued or in flight to it (a buffer of the
-		 * memory stays IN_USE until its task completes) */
+		 * memory stays IN_USE until its task completes). The slot
+		 * is free for the next peer, which may be another exporter:
+		 * rxm closes the endpoints' connections of the address it
+		 * removes (test_fab_unit: av_slot_used_again_reaches_the_new_peer).
+		 * Its result is dropped: libfabric 1.17's rxm refuses only
+		 * flags, and a refusal would leave one entry behind for that
+		 * address, nothing a caller could act on. */
 		(void)fi_av_remove(dev->av, &peer->fa, 1, 0);
 		free(peer);
 	}

@@ -1,7 +1,8 @@
 /*
  * tests/remote/test_fab_unit.c — fab0's slow path driven directly (the
  * module's objects linked in), for what the public API cannot show: how
- * many peers a device keeps, the error of an allocation inside the
+ * many peers a device keeps and which AV slot a new one gets (and that
+ * its traffic reaches it), the error of an allocation inside the
  * backend (calloc is wrapped: -Wl,--wrap=calloc), and the error of a
  * registration the provider refuses (the domain's fi_ops_mr replaced).
  * One process, no exporter child: a device imports its own exports.
@@ -363,4 +364,121 @@ Test(fab_unit, stalled_unreplaceable_endpoint_sleeps)
 	fab_mem_deregister(rmr);
 	fab_mem_deregister(dmr);
 	fab_close(imp);
+}
+
+/* ---- an address-vector slot used again ---- */
+
+/* Post @p d on @p qp and poll it, and the exporters' queue pairs @p serve
+ * (their polls serve peers), until its one completion: returned. */
+static struct hw_cqe run_one(struct hw_qp *qp, const struct hw_desc *d, struct hw_qp *const *serve,
+			     unsigned nserve)
+{
+	struct hw_cqe got[4];
+	uint32_t n = 0;
+
+	cr_assert_eq(fab_post(qp, d, 1), 1u);
+	fab_doorbell(qp);
+	for (uint64_t until = ms_now() + 10000; n == 0 && ms_now() < until;) {
+		for (unsigned i = 0; i < nserve; i++) {
+			struct hw_cqe none[4];
+
+			cr_assert_eq(fab_poll(serve[i], none, 4), 0u, "an exporter completed something");
+		}
+		n = fab_poll(qp, got, 4);
+	}
+	cr_assert_eq(n, 1u, "one completion for cookie %llu", (unsigned long long)d->cookie);
+	cr_assert_eq(got[0].cookie, d->cookie);
+	return got[0];
+}
+
+/* A peer removed (its last remote memory destroyed) frees its AV slot; the
+ * next exporter imported, another endpoint, lands in the same slot. Its
+ * READ and WRITE reach it, byte for byte, and nothing of the first
+ * exporter's memory changes: a connection the importer's endpoint kept
+ * for the old address under that slot must not carry the new peer's
+ * traffic. */
+Test(fab_unit, av_slot_used_again_reaches_the_new_peer)
+{
+	static uint8_t region_b[4096] __attribute__((aligned(64)));
+	static uint8_t dst[4096] __attribute__((aligned(64)));
+	struct hw_qp_attr attr = { .depth = 8, .wake = no_wake };
+	struct hw_dev *imp, *hb;
+	struct hw_mr *mb, *dmr, *rmr;
+	struct hw_qp *qa, *qx, *qi;
+	const void *desc;
+	size_t len;
+	struct fab_wire wa, wb;
+
+	NEED_FAB0();
+	memset(region, 0xa1, sizeof(region));
+	memset(region_b, 0xb2, sizeof(region_b));
+	cr_assert_eq(fab_open(FAB_DEVICE_NAME, NULL, &hb), DOCA_SUCCESS);
+	cr_assert_eq(fab_mem_register(hb, region_b, sizeof(region_b), HW_ACCESS_READ | HW_ACCESS_WRITE,
+				      &mb), DOCA_SUCCESS);
+	cr_assert_eq(fab_mem_export(local, HW_ACCESS_READ | HW_ACCESS_WRITE, &desc, &len), DOCA_SUCCESS);
+	memcpy(&wa, desc, sizeof(wa));
+	cr_assert_eq(fab_mem_export(mb, HW_ACCESS_READ | HW_ACCESS_WRITE, &desc, &len), DOCA_SUCCESS);
+	memcpy(&wb, desc, sizeof(wb));
+	cr_assert_neq(memcmp(wa.addr, wb.addr, sizeof(wa.addr)), 0, "two exporters, two addresses");
+	cr_assert_eq(fab_open(FAB_DEVICE_NAME, "retry_ms=2000", &imp), DOCA_SUCCESS);
+	cr_assert_eq(fab_mem_register(imp, dst, sizeof(dst), HW_ACCESS_READ | HW_ACCESS_WRITE, &dmr),
+		     DOCA_SUCCESS);
+	cr_assert_eq(fab_qp_create(hw, &attr, &qa), DOCA_SUCCESS);
+	cr_assert_eq(fab_qp_create(hb, &attr, &qx), DOCA_SUCCESS);
+	cr_assert_eq(fab_qp_create(imp, &attr, &qi), DOCA_SUCCESS);
+	struct hw_qp *serve[] = { qa, qx };
+
+	/* exporter A: a READ and a WRITE, so the importer's endpoint is
+	 * connected to it under the slot */
+	cr_assert_eq(fab_mem_import(imp, &wa, sizeof(wa), &rmr), DOCA_SUCCESS);
+	fi_addr_t slot = fab_mr_of(rmr)->peer->fa;
+	struct hw_desc d = { .cookie = 1, .src = (void *)(uintptr_t)0, .dst = dst, .len = 4096,
+			     .src_mr = rmr, .dst_mr = dmr };
+	struct hw_cqe c = run_one(qi, &d, serve, 2);
+
+	cr_assert_eq(c.status, HW_CQE_OK, "READ from A: %s", doca_error_get_name(c.error));
+	for (size_t i = 0; i < sizeof(dst); i++)
+		cr_assert_eq(dst[i], 0xa1, "READ from A: byte %zu", i);
+	memset(dst, 0x3c, 2048);
+	d = (struct hw_desc){ .cookie = 2, .src = dst, .dst = (void *)(uintptr_t)0, .len = 2048,
+			      .src_mr = dmr, .dst_mr = rmr };
+	c = run_one(qi, &d, serve, 2);
+	cr_assert_eq(c.status, HW_CQE_OK, "WRITE to A: %s", doca_error_get_name(c.error));
+	for (size_t i = 0; i < sizeof(region); i++)
+		cr_assert_eq(region[i], i < 2048 ? 0x3c : 0xa1, "WRITE to A: byte %zu", i);
+
+	/* A's last remote memory goes: its peer and AV entry with it */
+	fab_mem_deregister(rmr);
+	cr_assert_eq(fab_dev_of(imp)->npeers, 0u);
+
+	/* exporter B, in the same slot */
+	cr_assert_eq(fab_mem_import(imp, &wb, sizeof(wb), &rmr), DOCA_SUCCESS);
+	cr_assert_eq(fab_mr_of(rmr)->peer->fa, slot, "B did not land in A's old slot");
+	memset(dst, 0, sizeof(dst));
+	d = (struct hw_desc){ .cookie = 3, .src = (void *)(uintptr_t)0, .dst = dst, .len = 4096,
+			      .src_mr = rmr, .dst_mr = dmr };
+	c = run_one(qi, &d, serve, 2);
+	cr_assert_eq(c.status, HW_CQE_OK, "READ from B: %s", doca_error_get_name(c.error));
+	cr_assert_eq(c.bytes, 4096u);
+	for (size_t i = 0; i < sizeof(dst); i++)
+		cr_assert_eq(dst[i], 0xb2, "READ from B: byte %zu is %#x", i, dst[i]);
+	memset(dst, 0x7e, 1024);
+	d = (struct hw_desc){ .cookie = 4, .src = dst, .dst = (void *)(uintptr_t)512, .len = 1024,
+			      .src_mr = dmr, .dst_mr = rmr };
+	c = run_one(qi, &d, serve, 2);
+	cr_assert_eq(c.status, HW_CQE_OK, "WRITE to B: %s", doca_error_get_name(c.error));
+	cr_assert_eq(c.bytes, 1024u);
+	for (size_t i = 0; i < sizeof(region_b); i++)
+		cr_assert_eq(region_b[i], i >= 512 && i < 1536 ? 0x7e : 0xb2, "WRITE to B: byte %zu", i);
+	for (size_t i = 0; i < sizeof(region); i++)
+		cr_assert_eq(region[i], i < 2048 ? 0x3c : 0xa1, "A's memory changed: byte %zu", i);
+
+	fab_qp_destroy(qi);
+	fab_qp_destroy(qx);
+	fab_qp_destroy(qa);
+	fab_mem_deregister(rmr);
+	fab_mem_deregister(dmr);
+	fab_mem_deregister(mb);
+	fab_close(imp);
+	fab_close(hb);
 }
