@@ -183,11 +183,12 @@ doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *ctx, doca_ctx_state_
  *         DOCA_ERROR_NO_MEMORY; DOCA_ERROR_OPERATING_SYSTEM when a file
  *         descriptor of the run (the device's completion channel, the PE's
  *         watch of it) cannot be made; or the device's
- *         error making the context's queue pair: DOCA_ERROR_DRIVER, and on
+ *         error making the context's queue pair: DOCA_ERROR_DRIVER, on
  *         a verbs device also DOCA_ERROR_NOT_CONNECTED (its port is not
- *         ACTIVE), DOCA_ERROR_NOT_PERMITTED or DOCA_ERROR_NOT_SUPPORTED as
- *         its driver answers (doca_dev_open). On each of these errors the
- *         context stays IDLE and nothing is reported.
+ *         ACTIVE), and on a verbs device or fab0 DOCA_ERROR_NOT_PERMITTED
+ *         or DOCA_ERROR_NOT_SUPPORTED as its driver answers (doca_dev_open).
+ *         On each of these errors the context stays IDLE and nothing is
+ *         reported.
  *
  * Thread safety: any thread, also while other threads submit.
  */

@@ -71,7 +71,8 @@ extern "C" {
  *         (also a `cpus` CPU that is offline or outside the process's
  *         cpuset: the kernel refuses the engine thread's pin; and for fab0
  *         a provider libfabric does not have, or an address or port it
- *         cannot bind: not this host's, or taken);
+ *         cannot bind: not this host's, taken, or privileged —
+ *         EADDRNOTAVAIL, EADDRINUSE, EACCES);
  *         DOCA_ERROR_NOT_FOUND when no loaded backend has a device of that name
  *         (the log then lists the devices that exist and the backends whose
  *         module cannot be loaded, with the reason);
@@ -80,9 +81,12 @@ extern "C" {
  *         names the missing module or library);
  *         DOCA_ERROR_NO_MEMORY; DOCA_ERROR_OPERATING_SYSTEM when an engine
  *         thread cannot be started; DOCA_ERROR_DRIVER when the device refuses;
- *         a verbs device's driver may also answer DOCA_ERROR_NOT_PERMITTED
- *         (access denied: EPERM, EACCES) or DOCA_ERROR_NOT_SUPPORTED (a call
- *         it does not implement: EOPNOTSUPP, ENOSYS).
+ *         a verbs device's or fab0's driver may also answer
+ *         DOCA_ERROR_NOT_PERMITTED (access denied: EPERM, EACCES; on fab0
+ *         an address it may not bind is DOCA_ERROR_INVALID_VALUE, above)
+ *         or DOCA_ERROR_NOT_SUPPORTED (a call it does not implement:
+ *         EOPNOTSUPP, ENOSYS). The same mapping gives the driver's errors
+ *         of doca_mem_create, doca_mem_export and doca_ctx_start.
  *
  * Thread safety: any thread.
  */

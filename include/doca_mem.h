@@ -128,11 +128,16 @@ doca_error_t doca_mem_destroy(struct doca_mem *mem);
  *         device that cannot export (sw0); DOCA_ERROR_AGAIN while the
  *         device cannot serve peers for the moment (fab0's service endpoint
  *         cannot be bound to its address again after a destroy, above:
- *         retry later);
- *         DOCA_ERROR_NO_MEMORY; the device's registration error
- *         (DOCA_ERROR_DRIVER, DOCA_ERROR_NOT_PERMITTED or
- *         DOCA_ERROR_NOT_SUPPORTED, as for doca_mem_create). A refused
- *         call exports nothing.
+ *         its port is taken, or the address is not this host's now; retry
+ *         later);
+ *         DOCA_ERROR_NO_MEMORY; the device's error registering the
+ *         memory or, after such a destroy, making its service endpoint
+ *         again for another reason (DOCA_ERROR_DRIVER,
+ *         DOCA_ERROR_NOT_PERMITTED or DOCA_ERROR_NOT_SUPPORTED as the
+ *         driver answers, see doca_dev_open; on fab0 also
+ *         DOCA_ERROR_OPERATING_SYSTEM: no random key to register with, or
+ *         a sleeping PE's epoll set refused the new endpoint's fd). A
+ *         refused call exports nothing.
  *
  * Thread safety: any thread; races with doca_mem_destroy of the same memory
  *         resolve to one winner.

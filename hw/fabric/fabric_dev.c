@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "hw/fabric/fabric_internal.h"
+#include "hw/hw_errno.h"
 
 doca_error_t fab_probe(struct hw_dev_desc *descs, size_t cap, size_t *count)
 {
@@ -137,7 +138,20 @@ doca_error_t fab_ep_make(struct fab_dev *dev, struct fid_domain *domain, struct 
 	if (*ep != NULL)
 		fi_close(&(*ep)->fid);
 	*ep = NULL;
-	return -rc == ENOMEM ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_INVALID_VALUE;
+	/* Only bind(2)'s answers about the address are the address's fault
+	 * (doca_dev_open: INVALID_VALUE; an export: AGAIN, until the port is
+	 * free). Any other refusal is the driver's, as for a registration:
+	 * mapped to INVALID_VALUE, a provider's EINVAL or ENOSYS made every
+	 * later export return AGAIN, "retry later", for a failure no retry
+	 * mends (a review). */
+	switch (-rc) {
+	case EADDRINUSE:
+	case EADDRNOTAVAIL:
+	case EACCES: /* a privileged port */
+		return DOCA_ERROR_INVALID_VALUE;
+	default:
+		return hw_driver_errno_to_doca(-rc);
+	}
 }
 
 /* The service endpoint and its CQ closed (the CQ too: libfabric 1.17's

@@ -322,7 +322,10 @@ void fab_dev_unwatch(struct fab_dev *dev, struct fab_qp *qp);
  * 0, or -FI_EAGAIN when there is something to read now. */
 int fab_dev_trywait(struct fab_dev *dev);
 /** An enabled endpoint of `domain` on `info`'s address, bound to cq and av;
- * hw_diag says why not (DOCA_ERROR_INVALID_VALUE: the address). */
+ * hw_diag says why not: DOCA_ERROR_INVALID_VALUE when the address cannot
+ * be bound (EADDRINUSE, EADDRNOTAVAIL, EACCES), else the driver's error
+ * as hw_driver_errno_to_doca maps it (NO_MEMORY, NOT_PERMITTED,
+ * NOT_SUPPORTED, DRIVER). */
 doca_error_t fab_ep_make(struct fab_dev *dev, struct fid_domain *domain, struct fid_av *av,
 			 struct fi_info *info, struct fid_cq *cq, struct fid_ep **ep);
 /** A new CQ and endpoint for @p qp, the old ones closed with what they

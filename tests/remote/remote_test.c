@@ -6,12 +6,14 @@
  * passes. Cases: see the table at the bottom. One case forges descriptors:
  * it takes their wire layout from hw/fabric/fabric_internal.h.
  */
+#include <arpa/inet.h>
 #include <endian.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -185,6 +187,18 @@ static void case_open_errors(void)
 	CHECK_RC(doca_dev_open("fab0:retry_ms=100,addr=127.0.0.1,retry_ms=200", &dev),
 		 DOCA_ERROR_INVALID_VALUE);
 	CHECK_RC(doca_dev_open("fab0:prov=tcp;ofi_rxm,prov=tcp;ofi_rxm", &dev), DOCA_ERROR_INVALID_VALUE);
+	/* a port another socket holds: the provider's EADDRINUSE is the
+	 * address's fault (INVALID_VALUE), not the driver's */
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t slen = sizeof(sin);
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char taken[64];
+
+	CHECK(s >= 0 && bind(s, (struct sockaddr *)&sin, sizeof(sin)) == 0 && listen(s, 1) == 0 &&
+	      getsockname(s, (struct sockaddr *)&sin, &slen) == 0, "a listening socket");
+	snprintf(taken, sizeof(taken), "fab0:port=%u", (unsigned)ntohs(sin.sin_port));
+	CHECK_RC(doca_dev_open(taken, &dev), DOCA_ERROR_INVALID_VALUE);
+	close(s);
 	CHECK(dev == NULL, "a refused open wrote its out-parameter");
 	/* each key once, in any order, is fine */
 	CHECK_OK(doca_dev_open("fab0:retry_ms=100,port=0,addr=127.0.0.1,prov=tcp;ofi_rxm", &dev));

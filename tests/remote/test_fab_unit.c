@@ -173,6 +173,12 @@ Test(fab_unit, import_out_of_memory_is_no_memory)
 
 /* ---- registrations the provider refuses ---- */
 
+/* A provider's errno and the doca_error_t it must come back as. */
+struct errno_case {
+	int err;
+	doca_error_t want;
+};
+
 static int reg_errno; /* what the replaced fi_ops_mr.reg returns, negated */
 
 static int reg_refused(struct fid *fid, const void *buf, size_t len, uint64_t access, uint64_t offset,
@@ -190,7 +196,7 @@ static int reg_refused(struct fid *fid, const void *buf, size_t len, uint64_t ac
  * nothing made. */
 Test(fab_unit, refused_registration_errors)
 {
-	static const struct { int err; doca_error_t want; } cases[] = {
+	static const struct errno_case cases[] = {
 		{ EIO, DOCA_ERROR_DRIVER },          { ETIMEDOUT, DOCA_ERROR_DRIVER },
 		{ ECONNRESET, DOCA_ERROR_DRIVER },   { EINVAL, DOCA_ERROR_DRIVER },
 		{ ENOMEM, DOCA_ERROR_NO_MEMORY },    { EACCES, DOCA_ERROR_NOT_PERMITTED },
@@ -481,4 +487,68 @@ Test(fab_unit, av_slot_used_again_reaches_the_new_peer)
 	fab_mem_deregister(mb);
 	fab_close(imp);
 	fab_close(hb);
+}
+
+/* ---- an export while the service endpoint cannot be made again ---- */
+
+static int ep_errno; /* what the replaced fi_ops_domain.endpoint returns, negated */
+
+static int endpoint_refused(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
+			    void *context)
+{
+	(void)domain, (void)info, (void)ep, (void)context;
+	return -ep_errno;
+}
+
+/* A memory's destroy remakes the service endpoint; when the provider
+ * refuses the endpoint, the next export makes it again and says why not:
+ * DOCA_ERROR_AGAIN only when the address cannot be bound for now (the
+ * port taken: include/doca_mem.h), the driver's error otherwise, as for a
+ * registration. Every refusal of the endpoint was AGAIN, "retry later",
+ * also for an EINVAL or ENOSYS no retry mends (a review). Each refused
+ * export writes nothing and makes nothing; once the provider makes
+ * endpoints again, the export succeeds. */
+Test(fab_unit, export_without_service_endpoint_errors)
+{
+	static const struct errno_case cases[] = {
+		{ EADDRINUSE, DOCA_ERROR_AGAIN },      { EADDRNOTAVAIL, DOCA_ERROR_AGAIN },
+		{ EACCES, DOCA_ERROR_AGAIN },          { ENOMEM, DOCA_ERROR_NO_MEMORY },
+		{ EINVAL, DOCA_ERROR_DRIVER },         { EIO, DOCA_ERROR_DRIVER },
+		{ EPERM, DOCA_ERROR_NOT_PERMITTED },   { ENOSYS, DOCA_ERROR_NOT_SUPPORTED },
+		{ EOPNOTSUPP, DOCA_ERROR_NOT_SUPPORTED },
+	};
+	static uint8_t other[4096] __attribute__((aligned(64)));
+	struct fab_dev *dev;
+	struct hw_mr *mr;
+	const void *desc;
+	size_t len;
+
+	NEED_FAB0();
+	dev = fab_dev_of(hw);
+	struct fi_ops_domain *ops = dev->sdomain->ops, refusing = *ops;
+
+	refusing.endpoint = endpoint_refused;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* an exported memory destroyed while endpoints are refused:
+		 * the service endpoint is gone */
+		cr_assert_eq(fab_mem_register(hw, other, sizeof(other), HW_ACCESS_READ, &mr), DOCA_SUCCESS);
+		cr_assert_eq(fab_mem_export(mr, HW_ACCESS_READ, &desc, &len), DOCA_SUCCESS);
+		ep_errno = cases[i].err;
+		dev->sdomain->ops = &refusing;
+		fab_mem_deregister(mr);
+		cr_assert_null(dev->ep, "errno %d: the endpoint was made", cases[i].err);
+		desc = &ep_errno;
+		len = 77;
+		doca_error_t err = fab_mem_export(local, HW_ACCESS_WRITE, &desc, &len);
+
+		dev->sdomain->ops = ops;
+		cr_assert_eq(err, cases[i].want, "errno %d: %s", cases[i].err, doca_error_get_name(err));
+		cr_assert(desc == &ep_errno && len == 77, "errno %d: a refused export wrote its out-parameters",
+			  cases[i].err);
+		cr_assert_eq(fab_mr_of(local)->nexports, 1, "errno %d: a refused export made one", cases[i].err);
+		cr_assert_null(dev->ep);
+	}
+	cr_assert_eq(fab_mem_export(local, HW_ACCESS_WRITE, &desc, &len), DOCA_SUCCESS);
+	cr_assert_not_null(dev->ep);
+	cr_assert_eq(fab_mr_of(local)->nexports, 2);
 }
