@@ -248,7 +248,13 @@ static void issue(struct fab_qp *qp)
 	if (qp->ep_broken && !qp->flushed) {
 		if (fab_in_flight(qp) != 0)
 			return; /* poll reaps the endpoint's last operations first */
-		(void)fab_qp_remake(qp); /* failed: the next issue tries again */
+		/* Failed (no CQ could be made): the next issue tries again,
+		 * and this one goes on with the old endpoint, which still
+		 * reaches the peers whose connections it kept; an operation on
+		 * a closed one fails, is issued again on it, and its second
+		 * failure is final (CONNECTION_RESET): one event each
+		 * (test_fab_unit: broken_endpoint_not_replaceable_one_event_each). */
+		(void)fab_qp_remake(qp);
 	}
 	if (flush_waits(qp))
 		return; /* poll reaps the provider's operations first: they are older */
