@@ -259,7 +259,8 @@ static doca_error_t dev_domain(struct fab_dev *dev)
 	if (rc == 0)
 		return DOCA_SUCCESS;
 	hw_diag("prov=%s: %s failed: %s", dev->params.prov, what, fi_strerror(-rc));
-	return -rc == ENOMEM ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_INVALID_VALUE;
+	/* fi_getinfo found the provider: what refuses now is its driver */
+	return hw_driver_errno_to_doca(-rc);
 }
 
 doca_error_t fab_open(const char *name, const char *params, struct hw_dev **out)

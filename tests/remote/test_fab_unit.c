@@ -35,6 +35,18 @@ void *__wrap_calloc(size_t n, size_t size)
 	return __real_calloc(n, size);
 }
 
+/* ---- fi_fabric refused (-Wl,--wrap=fi_fabric) ---- */
+
+int __real_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+int __wrap_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+
+static int fabric_errno; /* 0: off; else fi_fabric returns its negation */
+
+int __wrap_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context)
+{
+	return fabric_errno != 0 ? -fabric_errno : __real_fi_fabric(attr, fabric, context);
+}
+
 /* ---- a device and one export of its own ---- */
 
 static struct hw_dev *hw;
@@ -681,4 +693,35 @@ Test(fab_unit, broken_endpoint_not_replaceable_one_event_each)
 	fab_mem_deregister(mb);
 	fab_close(imp);
 	fab_close(hb);
+}
+
+/* ---- an open whose provider refuses its fabric ---- */
+
+/* fi_getinfo found the provider, then fi_fabric refuses: the driver's
+ * error (include/doca_dev.h), as for a registration; INVALID_VALUE is for
+ * the open string ("a provider libfabric does not have"), which was fine.
+ * Every refusal but ENOMEM was INVALID_VALUE (a review). Nothing made:
+ * the out-parameter is not written, and the next open works. */
+Test(fab_unit, refused_fabric_open_errors)
+{
+	static const struct errno_case cases[] = {
+		{ EIO, DOCA_ERROR_DRIVER },          { EINVAL, DOCA_ERROR_DRIVER },
+		{ ENOMEM, DOCA_ERROR_NO_MEMORY },    { EPERM, DOCA_ERROR_NOT_PERMITTED },
+		{ ENOSYS, DOCA_ERROR_NOT_SUPPORTED },
+	};
+	struct hw_dev *dev;
+
+	NEED_FAB0();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		dev = (struct hw_dev *)&fabric_errno;
+		fabric_errno = cases[i].err;
+		doca_error_t err = fab_open(FAB_DEVICE_NAME, NULL, &dev);
+
+		fabric_errno = 0;
+		cr_assert_eq(err, cases[i].want, "errno %d: %s", cases[i].err, doca_error_get_name(err));
+		cr_assert_eq(dev, (struct hw_dev *)&fabric_errno, "errno %d: a refused open wrote its out-parameter",
+			     cases[i].err);
+	}
+	cr_assert_eq(fab_open(FAB_DEVICE_NAME, NULL, &dev), DOCA_SUCCESS);
+	fab_close(dev);
 }
