@@ -1370,6 +1370,40 @@ static void case_keys(void)
 	peer_quit(&p);
 }
 
+/* One exporter process read and written, its remote memory destroyed (its
+ * peer and AV entry removed) and the process gone; a second exporter
+ * process imported next (its peer takes the freed AV slot: test_fab_unit
+ * checks the slot) is read and written byte for byte, and the first one's
+ * connection under that slot carries none of it. */
+static void case_slot_reuse(void)
+{
+	struct peer p;
+	struct importer im;
+	struct doca_mem *remote;
+	struct doca_buf *rb, *lb;
+	char ans[64];
+
+	importer_open(&im, importer_dev(), 4096, 0);
+	CHECK_OK(doca_buf_create(im.local, 0, 4096, &lb));
+	for (uint32_t round = 1; round <= 2; round++) {
+		peer_start(&p, exporter_dev(), 4096, "poll", "rw");
+		peer_cmd(&p, ans, sizeof(ans), "fill %u", round);
+		CHECK_OK(doca_mem_import(im.ctx, p.desc, p.desc_len, &remote));
+		CHECK_OK(doca_buf_create(remote, 0, 4096, &rb));
+		memset(im.bytes, 0, 4096);
+		CHECK_OK(importer_copy(&im, rb, lb, 4096));
+		CHECK(bytes_hash(im.bytes, 4096) == pattern_hash(round, 0, 4096), "round %u: READ", round);
+		pattern_fill(im.bytes, 4096, round + 50, 0);
+		CHECK_OK(importer_copy(&im, lb, rb, 4096));
+		CHECK(peer_sum(&p, 0, 4096) == pattern_hash(round + 50, 0, 4096), "round %u: WRITE", round);
+		CHECK_OK(doca_buf_destroy(rb));
+		CHECK_OK(doca_mem_destroy(remote));
+		peer_quit(&p);
+	}
+	CHECK_OK(doca_buf_destroy(lb));
+	importer_close(&im);
+}
+
 struct test_case {
 	const char *name;
 	void (*fn)(void);
@@ -1402,6 +1436,7 @@ static const struct test_case cases[] = {
 	{ "stalled_poll", case_stalled_poll },
 	{ "stalled_event", case_stalled_event },
 	{ "destroy_landing", case_destroy_landing },
+	{ "slot_reuse", case_slot_reuse },
 };
 
 /* Whether doca_dev_list offers fab0 (its module loaded, its provider found) */
