@@ -23,6 +23,7 @@
  * stop_run_recycled_id).
  */
 #include "worker.h"
+#include "cpu_every.h"
 #include "explore.h"
 #include "explore_revert.h"
 #include "tsan_annotate.h"
@@ -148,11 +149,16 @@ int worker_start(struct worker *w, const struct worker_ops *ops, void *arg, int 
 		return err;
 	}
 	err = pthread_attr_init(&attr);
-	if (err == 0 && cpu >= 0) {
+	if (err == 0) {
 		cpu_set_t set;
 
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
+		/* no CPU: every one, not the starter's pinning (cpu_every.h) */
+		if (cpu >= 0) {
+			CPU_ZERO(&set);
+			CPU_SET(cpu, &set);
+		} else {
+			cpu_set_every(&set);
+		}
 		err = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	}
 	atomic_store_explicit(&w->state, WORKER_RUNNING, memory_order_relaxed);

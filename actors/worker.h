@@ -51,7 +51,9 @@ struct worker {
 	struct worker_start *abandoned; /* threads stopped before they ran, not joined yet */
 };
 
-/* Start the thread. Returns 0 or an errno value (the worker is then IDLE). */
+/* Start the thread, pinned to @p cpu, or with @p cpu -1 allowed on every
+ * CPU (cpu_every.h: never the starter's own pinning). Returns 0 or an
+ * errno value (the worker is then IDLE). */
 int worker_start(struct worker *w, const struct worker_ops *ops, void *arg, int wait_fd, int cpu,
 		 uint32_t spin);
 

@@ -224,7 +224,9 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
  *        Events are delivered only through the contexts' event callbacks:
  *        connect contexts that have one.
  * @param pe The progress engine.
- * @param cpu An online CPU number, or -1 for no pinning.
+ * @param cpu An online CPU number, or -1 for no pinning: the worker may run
+ *        on every CPU of the process, whatever the calling thread's own
+ *        affinity (it does not inherit the caller's pinning).
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
  *         or a CPU no thread of this process may run on (it does not
  *         exist, is offline, or is outside the process's cpuset; the

@@ -48,6 +48,7 @@
 
 #include <urcu.h>
 
+#include "actors/cpu_every.h"
 #include "actors/explore.h"
 #include "actors/hb_annotate.h"
 #include "actors/rcu_reader.h"
@@ -330,16 +331,12 @@ static void *engine_main(void *arg)
 
 static void engine_cpu_set(const struct sw_params *p, uint32_t index, cpu_set_t *set)
 {
-	CPU_ZERO(set);
 	if (p->ncpus != 0) {
+		CPU_ZERO(set);
 		CPU_SET(p->cpus[index % p->ncpus], set);
 		return;
 	}
-	/* every CPU: never inherit the pinning of the thread that opened us */
-	long n = sysconf(_SC_NPROCESSORS_CONF);
-
-	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
-		CPU_SET((int)c, set);
+	cpu_set_every(set); /* never inherit the pinning of the thread that opened us */
 }
 
 doca_error_t sw_engines_start(struct sw_dev *dev)

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -308,6 +309,18 @@ struct worker_env {
 	atomic_int successes;
 };
 
+/* fixture_init on sw0 with @p cb as the event callback (user data @p ud),
+ * started, its PE handed to a worker on no particular CPU. */
+static void fixture_init_worker(struct api_fixture *f, size_t len, uint32_t max_tasks, doca_event_cb_t cb,
+				void *ud)
+{
+	fixture_init(f, "sw0", len, max_tasks);
+	assert_ok(doca_ctx_set_user_data(f->ctx, (union doca_data){ .ptr = ud }));
+	assert_ok(doca_ctx_set_event_cb(f->ctx, cb));
+	assert_ok(doca_ctx_start(f->ctx));
+	assert_ok(doca_pe_run_on_cpu(f->pe, -1));
+}
+
 static void worker_event_cb(struct doca_event *ev, union doca_data ud)
 {
 	struct worker_env *env = ud.ptr;
@@ -327,11 +340,7 @@ Test(event_mode, worker_runs_pe_and_delivers_every_event_through_callback)
 
 	atomic_init(&env.events, 0);
 	atomic_init(&env.successes, 0);
-	fixture_init(&f, "sw0", 256, 16);
-	assert_ok(doca_ctx_set_user_data(f.ctx, (union doca_data){ .ptr = &env }));
-	assert_ok(doca_ctx_set_event_cb(f.ctx, worker_event_cb));
-	assert_ok(doca_ctx_start(f.ctx));
-	assert_ok(doca_pe_run_on_cpu(f.pe, -1));
+	fixture_init_worker(&f, 256, 16, worker_event_cb, &env);
 	assert_doca(doca_pe_run_on_cpu(f.pe, -1), DOCA_ERROR_BAD_STATE);
 	/* The application may not progress a PE handed to a worker. */
 	cr_assert_eq(doca_pe_progress(f.pe), 0, "progress of a worker's PE was not refused");
@@ -358,6 +367,55 @@ Test(event_mode, worker_runs_pe_and_delivers_every_event_through_callback)
 	}
 	cr_assert_eq(pattern_mismatch(f.dst_bytes, 256, f.seed), 256, "copy differs");
 	fixture_fini(&f);
+}
+
+/* The worker's CPUs, as its event callback sees them. */
+struct worker_cpus_env {
+	atomic_int events;
+	cpu_set_t cpus;
+	int rc;
+};
+
+static void record_worker_cpus(struct doca_event *ev, union doca_data ud)
+{
+	struct worker_cpus_env *env = ud.ptr;
+
+	(void)ev;
+	env->rc = pthread_getaffinity_np(pthread_self(), sizeof(env->cpus), &env->cpus);
+	atomic_fetch_add(&env->events, 1); /* (seq_cst: publishes cpus and rc) */
+}
+
+/* cpu -1 is "no pinning": the worker may run on every CPU the process may,
+ * whatever the calling thread's own pinning (as sw0's engine threads). */
+Test(event_mode, worker_without_cpu_does_not_inherit_the_callers_pinning)
+{
+	cpu_set_t process, caller, both;
+	struct worker_cpus_env env = { .rc = -1 };
+	struct api_fixture f;
+	int first = -1;
+
+	cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof(process), &process), 0);
+	if (CPU_COUNT(&process) < 2)
+		cr_skip_test("one CPU: nothing to inherit");
+	for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+		if (CPU_ISSET(c, &process))
+			first = c;
+	CPU_ZERO(&caller);
+	CPU_SET(first, &caller);
+	cr_assert_eq(pthread_setaffinity_np(pthread_self(), sizeof(caller), &caller), 0);
+	atomic_init(&env.events, 0);
+	fixture_init_worker(&f, 64, 4, record_worker_cpus, &env);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));
+	for (uint64_t deadline = now_ns() + API_WAIT_MS * 1000000ull; atomic_load(&env.events) == 0;)
+		cr_assert_lt(now_ns(), deadline, "no event from the worker");
+	assert_ok(doca_pe_stop_run(f.pe));
+	cr_assert_eq(pthread_setaffinity_np(pthread_self(), sizeof(process), &process), 0);
+	fixture_fini(&f);
+	cr_assert_eq(env.rc, 0, "pthread_getaffinity_np on the worker: %d", env.rc);
+	CPU_AND(&both, &env.cpus, &process);
+	cr_assert(CPU_EQUAL(&both, &process),
+		  "the worker may run on %d CPU(s), the process on %d: it kept the caller's pinning",
+		  CPU_COUNT(&env.cpus), CPU_COUNT(&process));
 }
 
 Test(event_mode, worker_rejects_bad_cpu_and_destroy_while_running)
