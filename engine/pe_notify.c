@@ -66,7 +66,10 @@
  * clear_notification): a channel armed earlier in the same walk stays
  * armed (its next completion makes the fd readable), and a waker that saw
  * ARMED before it was taken back may have fired (armed is then FIRED, as
- * after any fire, and stays so).
+ * after any fire, and stays so). A turn's re-arm under a standing arming
+ * (pe_turn_rearm) has no caller to tell: the channel it could not arm
+ * again was spent by the turn, so the PE fires instead, and the
+ * request_notification after that wake-up reports the error.
  *
  * Arming and clearing belong to the runner, like progress: they read its
  * ready list and reset the eventfd, so each takes the runner guard and a
@@ -333,8 +336,16 @@ static doca_error_t pe_arm_check(struct doca_pe *pe, bool fire_on_error)
 void pe_turn_rearm(struct doca_pe *pe)
 {
 	EXPLORE_POINT(WAKE);
-	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED)
-		(void)pe_arm_check(pe, true); /* a channel that cannot arm: request_notification says so */
+	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) != PE_ARMED)
+		return;
+	/* Refused: a channel this arming stood on is spent (the turn took
+	 * its completions, verbs drained its event) and not armed again, so
+	 * its next completion would wake no one while the application sleeps
+	 * on an arming it was told succeeded. Fire instead: the wake-up
+	 * leads to a request_notification, which reports the device's error
+	 * (see "A refused arming" at the top). */
+	if (pe_arm_check(pe, true) != DOCA_SUCCESS)
+		pe_wake(pe);
 }
 
 doca_error_t doca_pe_request_notification(struct doca_pe *ph)

@@ -36,7 +36,9 @@
  * has work: a finished task becomes an event only in doca_pe_progress (a
  * device's completion is not yet an event), so after waking call it
  * before doca_pe_get_event, as the loop does. Progressing while armed is
- * allowed; the fd stays armed.
+ * allowed; the fd stays armed (each such progress call arms the device's
+ * completion channels again; if a device refuses, the fd becomes readable
+ * instead, and the next doca_pe_request_notification returns its error).
  * Worker mode: doca_pe_run_on_cpu hands the PE to a worker thread pinned to
  * one CPU that progresses it, delivers events through the context callbacks,
  * and sleeps on the notification fd when idle.
@@ -194,7 +196,10 @@ doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, int *fd);
  *         A channel of another context that did arm in the same call
  *         stays armed, and another thread may have woken the PE
  *         meanwhile: at most one spurious wake-up (the fd readable with
- *         nothing new to do).
+ *         nothing new to do). A progress call made while armed
+ *         that the device refuses to arm again makes the fd readable
+ *         (a wake-up, so that a sleeper does not sleep on a channel that
+ *         can no longer wake it); the call after it returns the error.
  *
  * Thread safety: the thread running the PE (or a callback of it); a
  *         concurrent caller on another thread is refused, as by

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "hw/sw/sw.h"
 #include "tests/api/common.h"
 #include "tests/engine/fk_device.h"
 
@@ -180,6 +181,112 @@ Test(notify_arm, a_worker_whose_arming_is_refused_keeps_progressing)
 		usleep(1000);
 	cr_assert_eq(atomic_load(&worker_events), 1, "the worker slept on a PE its arming left unarmed");
 	cr_assert_eq(doca_pe_stop_run(f.pe), DOCA_SUCCESS);
+	fixture_fini(&f);
+	close(channel_fd);
+}
+
+/* A channel that behaves as a verbs completion channel: an arming is good
+ * for one completion, which makes the channel readable (instead of the sw
+ * engine thread's wake-up of the PE); arming drains an event left in it
+ * first, as verbs_notify_arm does. */
+static _Atomic bool one_shot_armed;
+
+static void one_shot_drain(void)
+{
+	uint64_t n;
+
+	while (read(channel_fd, &n, sizeof(n)) > 0)
+		;
+}
+
+static doca_error_t one_shot_arm(struct hw_qp *qp)
+{
+	(void)qp;
+	atomic_fetch_add(&arm_calls, 1);
+	one_shot_drain();
+	doca_error_t err = atomic_load(&arm_result);
+
+	if (err == DOCA_SUCCESS)
+		atomic_store(&one_shot_armed, true);
+	return err;
+}
+
+static void one_shot_ack(struct hw_qp *qp)
+{
+	(void)qp;
+	one_shot_drain();
+}
+
+static void one_shot_completion(void *arg, hw_unread_fn unread, const void *cq)
+{
+	uint64_t one = 1;
+
+	(void)arg, (void)unread, (void)cq;
+	if (atomic_exchange(&one_shot_armed, false))
+		cr_assert_eq(write(channel_fd, &one, sizeof(one)), (ssize_t)sizeof(one));
+}
+
+static doca_error_t one_shot_qp_create(struct hw_dev *dev, const struct hw_qp_attr *attr, struct hw_qp **qp)
+{
+	struct hw_qp_attr mine = *attr;
+
+	mine.wake = one_shot_completion;
+	mine.wake_arg = NULL;
+	doca_error_t err = hw_sw_ops.qp_create(dev, &mine, qp);
+
+	if (err == DOCA_SUCCESS)
+		(*qp)->ops = &fk_ops;
+	return err;
+}
+
+/* A turn run while the PE is armed arms its channels again; when the
+ * device refuses, the PE must not stay asleep on a channel the turn spent:
+ * it fires, and the next request_notification reports the error. Left
+ * armed, the completion of a task posted after that turn woke no one. */
+Test(notify_arm, a_refused_rearm_in_a_turn_wakes_the_pe)
+{
+	struct api_fixture f;
+	int fd;
+
+	fk_install_channel();
+	fk_ops.notify_arm = one_shot_arm;
+	fk_ops.notify_ack = one_shot_ack;
+	fk_ops.qp_create = one_shot_qp_create;
+	fixture_init(&f, "fk0:engines=1", 4096, 0);
+	cr_assert_eq(doca_ctx_set_event_cb(f.ctx, on_event), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_start(f.ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_get_notification_handle(f.pe, &fd), DOCA_SUCCESS);
+	struct doca_pe *pe = handle_deref(f.pe);
+
+	/* Armed; a task's completion makes the channel readable. */
+	cr_assert_eq(doca_pe_request_notification(f.pe), DOCA_SUCCESS);
+	cr_assert_eq(atomic_load(&arm_calls), 1);
+	cr_assert_eq(submit_copy(f.ctx, f.src, f.dst, 0, 0), DOCA_SUCCESS);
+	cr_assert(fd_readable(fd, 5000), "the armed channel did not report the completion");
+
+	/* Progressed while armed (allowed: the fd stays armed): the turn takes
+	 * the completion (its callback the event) and arms again: refused. */
+	atomic_store(&arm_result, DOCA_ERROR_DRIVER);
+	cr_assert_eq(doca_pe_progress(f.pe), 1);
+	cr_assert_eq(atomic_load(&worker_events), 1);
+	cr_assert_eq(atomic_load(&arm_calls), 2, "the turn did not arm again");
+	cr_assert_not(atomic_load(&one_shot_armed));
+
+	/* A task posted now completes with no channel armed: only the PE's
+	 * own wake-up for the refusal lets a sleeping application know. */
+	cr_assert_eq(submit_copy(f.ctx, f.src, f.dst, 0, 0), DOCA_SUCCESS);
+	cr_assert(fd_readable(fd, 5000), "a refused re-arm left the PE asleep: the completion woke no one");
+	cr_assert_eq(atomic_load(&pe->armed), PE_FIRED);
+	cr_assert_eq(doca_pe_clear_notification(f.pe), DOCA_SUCCESS);
+	for (int i = 0; i < 5000 && atomic_load(&worker_events) < 2; i++)
+		if (doca_pe_progress(f.pe) == 0)
+			usleep(1000);
+	cr_assert_eq(atomic_load(&worker_events), 2);
+
+	/* The next arming says why it cannot sleep, and changes nothing. */
+	cr_assert_eq(doca_pe_request_notification(f.pe), DOCA_ERROR_DRIVER);
+	cr_assert_eq(atomic_load(&pe->armed), PE_DISARMED);
+	atomic_store(&arm_result, DOCA_SUCCESS);
 	fixture_fini(&f);
 	close(channel_fd);
 }
