@@ -113,21 +113,28 @@ doca_error_t doca_pe_create(struct doca_pe **out)
 
 doca_error_t doca_pe_connect_ctx(struct doca_pe *ph, struct doca_ctx *h)
 {
+	bool unchecked = DOCA_REVERTED("connect_refusal_uncounted");
 	doca_error_t err;
-	struct doca_ctx *ctx = ctx_of(h);
+	struct doca_ctx *ctx = unchecked ? ctx_of(h) : NULL;
 	struct doca_pe *pe;
 
 	/* The read-side section keeps the objects from the check to the end: a
 	 * concurrent destroy hands their cells on only after a grace period. */
 	doca_rcu_read_lock();
 	pe = pe_of(ph);
+	if (!unchecked)
+		ctx = ctx_of(h);
 	if (pe == NULL || ctx == NULL) {
 		err = pe == NULL ? HANDLE_REFUSAL(ph, MAGIC_PE) : HANDLE_REFUSAL(h, MAGIC_CTX);
 		doca_rcu_read_unlock();
 		return err;
 	}
 	pthread_mutex_lock(&g_config_lock);
-	if (pe_of(ph) != pe || ctx_of(h) != ctx) /* destroyed since the check above */
+	/* destroyed since the check above: used after its destroy, refused
+	 * (and counted) as a stale handle is, below, once the lock is let go */
+	bool pe_gone = pe_of(ph) != pe, ctx_gone = ctx_of(h) != ctx;
+
+	if (pe_gone || ctx_gone)
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
 		err = DOCA_ERROR_BAD_STATE;
@@ -138,6 +145,8 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *ph, struct doca_ctx *h)
 	if (err == DOCA_SUCCESS)
 		ctx->pe = pe;
 	pthread_mutex_unlock(&g_config_lock);
+	if ((pe_gone || ctx_gone) && !unchecked)
+		err = pe_gone ? HANDLE_REFUSAL(ph, MAGIC_PE) : HANDLE_REFUSAL(h, MAGIC_CTX);
 	doca_rcu_read_unlock();
 	return err;
 }

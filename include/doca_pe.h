@@ -80,7 +80,9 @@ doca_error_t doca_pe_create(struct doca_pe **pe);
  *        a PE serves any number of contexts.
  * @param pe The progress engine.
  * @param ctx The context to connect.
- * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type handles;
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type handles,
+ *         or one destroyed before or during the call (a stale handle:
+ *         logged and counted by doca_stale_handle_count), nothing changed;
  *         DOCA_ERROR_BAD_STATE if the context is not IDLE (checked after the
  *         handles, before the rest);
  *         DOCA_ERROR_NOT_PERMITTED if the context is already connected (to

@@ -42,6 +42,7 @@ void scenario_runner_handoff(void);
 void scenario_pool_share(void);
 void scenario_pool_revoke(void);
 void scenario_stale_stop(void);
+void scenario_stale_connect(void);
 void scenario_stale_mem_destroy(void);
 void scenario_stale_notify(void);
 void scenario_stale_progress(void);
@@ -120,6 +121,11 @@ enum doca_ctx_state world_state(const struct world *w);
 /* Yield until thread @p t sleeps on a futex (a blocked submit_wait's
  * sleep); an invariant violation if it returns instead. */
 void world_until_asleep(pthread_t t);
+/* A call racing the destroy of its handle's object returned @p result:
+ * @p current with no stale handle counted since @p stale_before (the
+ * handle was current when the call looked), or INVALID_VALUE counted
+ * once (it was not: refused as every stale handle is). */
+void expect_current_or_stale(const char *call, doca_error_t result, doca_error_t current, uint64_t stale_before);
 /* The ctx is IDLE: destroy everything, each call must succeed. */
 void world_close(struct world *w);
 /* The end of every scenario: the application opens fds of its own after

@@ -167,6 +167,15 @@ void world_until_asleep(pthread_t t)
 	}
 }
 
+void expect_current_or_stale(const char *call, doca_error_t result, doca_error_t current, uint64_t stale_before)
+{
+	uint64_t counted = doca_stale_handle_count() - stale_before;
+
+	if (!(result == current && counted == 0) && !(result == DOCA_ERROR_INVALID_VALUE && counted == 1))
+		explore_end(VERDICT_INVARIANT, "result: %s racing a destroy returned %s with %llu stale handles counted",
+			    call, doca_error_get_name(result), (unsigned long long)counted);
+}
+
 void world_close(struct world *w)
 {
 	for (unsigned t = 0; t < WORLD_TASKS; t++) {
