@@ -98,25 +98,35 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 	return DOCA_SUCCESS;
 }
 
+doca_error_t ctx_gone_refusal(const struct doca_ctx *h)
+{
+	if (DOCA_REVERTED("ctx_refusal_uncounted"))
+		return DOCA_ERROR_INVALID_VALUE;
+	return HANDLE_REFUSAL(h, MAGIC_CTX);
+}
+
 /* Run `apply` on an IDLE ctx under the config lock, after any report of a
  * transition under way has finished (the report reads the callbacks). The
  * handle is checked again under the lock: a destroy may have won since. */
 #define CTX_CONFIGURE(h, apply)                                            \
 	do {                                                               \
 		doca_error_t cfg_err_ = DOCA_SUCCESS;                      \
+		bool gone_ = false;                                        \
 		struct doca_ctx *ctx = ctx_hold(h);                        \
 		if (ctx == NULL)                                           \
 			return HANDLE_REFUSAL(h, MAGIC_CTX);               \
 		pthread_mutex_lock(&(ctx)->report_lock);                   \
 		pthread_mutex_lock(&g_config_lock);                        \
 		if (ctx_of(h) != ctx)                                      \
-			cfg_err_ = DOCA_ERROR_INVALID_VALUE;               \
+			gone_ = true;                                      \
 		else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)            \
 			cfg_err_ = DOCA_ERROR_BAD_STATE;                   \
 		else                                                       \
 			apply;                                             \
 		pthread_mutex_unlock(&g_config_lock);                      \
 		pthread_mutex_unlock(&(ctx)->report_lock);                 \
+		if (gone_)                                                 \
+			cfg_err_ = ctx_gone_refusal(h);                    \
 		ctx_ref_put(ctx);                                          \
 		return cfg_err_;                                           \
 	} while (0)

@@ -217,7 +217,9 @@ doca_error_t doca_ctx_start(struct doca_ctx *h)
 		return HANDLE_REFUSAL(h, MAGIC_CTX);
 	pthread_mutex_lock(&ctx->report_lock);
 	pthread_mutex_lock(&g_config_lock);
-	if (ctx_of(h) != ctx) /* destroyed since the check above */
+	bool gone = ctx_of(h) != ctx; /* destroyed since the check above */
+
+	if (gone)
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
 		err = DOCA_ERROR_BAD_STATE;
@@ -254,6 +256,8 @@ doca_error_t doca_ctx_start(struct doca_ctx *h)
 	if (err == DOCA_SUCCESS)
 		ctx_report(ctx, DOCA_CTX_STATE_IDLE, DOCA_CTX_STATE_RUNNING);
 	pthread_mutex_unlock(&ctx->report_lock);
+	if (gone) /* used after its destroy: refused as a stale handle is */
+		err = ctx_gone_refusal(h);
 	ctx_ref_put(ctx);
 	return err;
 }

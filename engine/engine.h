@@ -375,6 +375,10 @@ bool ctx_ref_get(struct doca_ctx *ctx);
  * between (then its lock would be another context's, or destroyed). */
 struct doca_ctx *ctx_hold(const struct doca_ctx *h);
 void ctx_ref_put(struct doca_ctx *ctx);
+/* The refusal of h, held by the caller, found destroyed under the config
+ * lock after ctx_hold: used after its destroy, so logged and counted as
+ * any stale handle (call it with the locks let go). */
+doca_error_t ctx_gone_refusal(const struct doca_ctx *h);
 /* Give a flushed or completed slot back: runner guard held, inside a
  * read-side section; run_credits_returned(run) once after the burst. */
 void event_release(struct doca_event *ev);

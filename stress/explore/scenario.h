@@ -43,6 +43,7 @@ void scenario_pool_share(void);
 void scenario_pool_revoke(void);
 void scenario_stale_stop(void);
 void scenario_stale_connect(void);
+void scenario_stale_configure(void);
 void scenario_stale_mem_destroy(void);
 void scenario_stale_notify(void);
 void scenario_stale_progress(void);
@@ -136,5 +137,9 @@ void world_finish(struct world *w);
  * uses it) on *t, destroy *old (refused only IN_USE, while the call holds
  * its guard), let its cell go free, and return the new PE that reuses it. */
 struct doca_pe *world_pe_reused_under(struct doca_pe **old, void *(*stale)(void *), pthread_t *t);
+/* A context destroyed under a stale call: create *old (IDLE, nothing
+ * bound), start @p stale (which uses it) on *t, destroy *old and let its
+ * cell go free: the next context created reuses it. */
+void world_ctx_destroyed_under(struct doca_ctx **old, void *(*stale)(void *), pthread_t *t);
 
 #endif /* DOCA_EXPLORE_SCENARIO_H */

@@ -37,11 +37,7 @@ void scenario_stale_connect(void)
 	pthread_t t;
 
 	EXPECT_OK(doca_pe_create(&pe));
-	EXPECT_OK(doca_ctx_create(&old));
-	if (pthread_create(&t, NULL, connecter, NULL) != 0)
-		explore_end(VERDICT_HARNESS, "pthread_create");
-	EXPECT_OK(doca_ctx_destroy(old));
-	explore_rcu_barrier(); /* its cell is free: the next context's */
+	world_ctx_destroyed_under(&old, connecter, &t);
 	EXPECT_OK(doca_ctx_create(&fresh));
 	pthread_join(t, NULL);
 	expect_current_or_stale("doca_pe_connect_ctx", connect_result, DOCA_SUCCESS, stale);

@@ -28,11 +28,7 @@ void scenario_stale_stop(void)
 {
 	pthread_t t;
 
-	EXPECT_OK(doca_ctx_create(&old));
-	if (pthread_create(&t, NULL, stopper, NULL) != 0)
-		explore_end(VERDICT_HARNESS, "pthread_create");
-	EXPECT_OK(doca_ctx_destroy(old));
-	explore_rcu_barrier(); /* its cell is free (unless the stop holds it): the next context's */
+	world_ctx_destroyed_under(&old, stopper, &t);
 	world_open(&w, "sw0", 2, NULL);
 	pthread_join(t, NULL);
 	if (stop_result != DOCA_ERROR_BAD_STATE && stop_result != DOCA_ERROR_INVALID_VALUE)

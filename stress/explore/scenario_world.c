@@ -263,3 +263,12 @@ struct doca_pe *world_pe_reused_under(struct doca_pe **old, void *(*stale)(void 
 	EXPECT_OK(doca_pe_create(&pe));
 	return pe;
 }
+
+void world_ctx_destroyed_under(struct doca_ctx **old, void *(*stale)(void *), pthread_t *t)
+{
+	EXPECT_OK(doca_ctx_create(old));
+	if (pthread_create(t, NULL, stale, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	EXPECT_OK(doca_ctx_destroy(*old));
+	explore_rcu_barrier(); /* its cell is free (unless the call holds it): the next context's */
+}
