@@ -252,6 +252,17 @@ static inline __attribute__((always_inline)) void route_end(struct free_route *r
 	r->entered = false;
 }
 
+/* Start routing to pe: ours already (NESTED: a callback, or a turn), ours
+ * for a moment (ENTERED), or another thread's: through the mailbox. */
+static inline __attribute__((always_inline)) void route_begin(struct free_route *r, struct doca_pe *pe)
+{
+	enum runner_entry e = runner_enter_brief(&pe->runner);
+
+	r->pe = pe;
+	r->direct = e != RUNNER_BUSY;
+	r->entered = e == RUNNER_ENTERED;
+}
+
 static inline __attribute__((always_inline)) void route_event(struct free_route *r, struct doca_event *ev)
 {
 	struct doca_pe *pe = ev->ctx->pe;
@@ -259,13 +270,7 @@ static inline __attribute__((always_inline)) void route_event(struct free_route 
 	if (r->pe != pe) {
 		if (r->pe != NULL)
 			route_end(r);
-		r->pe = pe;
-		/* ours already (NESTED: a callback, or a turn), ours for a
-		 * moment (ENTERED), or another thread's: through the mailbox */
-		enum runner_entry e = runner_enter_brief(&pe->runner);
-
-		r->direct = e != RUNNER_BUSY;
-		r->entered = e == RUNNER_ENTERED;
+		route_begin(r, pe);
 	}
 	if (r->direct) {
 		if (r->released != ev->run && r->released != NULL)
@@ -315,8 +320,22 @@ void doca_event_free(struct doca_event *h)
 	struct doca_event *ev = event_claim("doca_event_free", h);
 
 	if (ev != NULL) {
-		route_event(&route, ev);
-		route_end(&route);
+		route_begin(&route, ev->ctx->pe);
+		if (route.direct) {
+			/* route_event + route_end for one event we return
+			 * ourselves, with the route's bookkeeping left out */
+			struct ctx_run *run = ev->run;
+			struct pool_chain c = { 0 };
+
+			event_release_inline(ev, &c);
+			task_pool_put(&run->pool, &c);
+			run_credits_returned(run, 1);
+			if (route.entered)
+				runner_exit(&route.pe->runner);
+		} else {
+			route_event(&route, ev);
+			route_end(&route);
+		}
 	}
 	doca_rcu_read_unlock();
 }
