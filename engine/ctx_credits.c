@@ -125,18 +125,16 @@ static void credits_wake(struct ctx_credits *c, int sleepers)
  * load. It runs once per call, and one call covers every credit returned
  * before it, so a caller that returns a burst calls it once after the burst.
  */
-void run_credits_returned(struct ctx_run *run, uint32_t n)
+void run_credits_returned_slow(struct ctx_run *run, uint32_t n, bool waited)
 {
 	struct ctx_credits *c = run->credits;
 
-	EXPLORE_POINT(WAKE);
-	bool waited = atomic_load_explicit(&c->used, memory_order_relaxed);
-
-	/* A stop that counts our credits out after its grace period sees them
-	 * back, and one whose STOPPING came before our section is seen here:
-	 * the grace period orders the two (engine/ctx_run.c), no fence needed. */
-	if (!waited && ctx_state(run->ctx) != DOCA_CTX_STATE_STOPPING)
-		return; /* nobody ever waited (see the top), no stop to finish */
+	/* run_credits_returned (engine/engine.h) returned at once if !waited
+	 * and the ctx was not STOPPING: a stop that counts our credits out
+	 * after its grace period sees them back, and one whose STOPPING came
+	 * before our section is seen there: the grace period orders the two
+	 * (engine/ctx_run.c), no fence needed; nobody ever waited (see the
+	 * top), no stop to finish. */
 	/* seq_cst fence: the credits put back are visible before we look for
 	 * waiters (pairs with the fence a waiter runs after registering) and
 	 * before the ready set's flag is loaded. */

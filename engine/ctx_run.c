@@ -67,12 +67,6 @@ void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n)
 	}
 }
 
-void run_defer(struct ctx_run *run, struct doca_event *const *evs, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		event_list_append(&run->backlog_head, &run->backlog_tail, evs[i]);
-}
-
 struct doca_event *run_backlog_pop(struct ctx_run *run)
 {
 	struct doca_event *ev = run->backlog_head;

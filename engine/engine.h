@@ -308,10 +308,21 @@ uint32_t run_outstanding(const struct ctx_run *run);
  * run's backlog, in order, for the next post (run_post_backlog), and the
  * context stays in the ready set. */
 void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n);
-/* Leave n filled events in the run's backlog, after what waits there, for
- * its PE's next visit to post (runner guard held; the caller queues the
- * visit). */
-void run_defer(struct ctx_run *run, struct doca_event *const *evs, uint32_t n);
+/* Leave n (>= 1) filled events in the run's backlog, after what waits
+ * there, for its PE's next visit to post (runner guard held; the caller
+ * queues the visit): linked in order, then spliced on with one tail
+ * update (inline: a submit of one task pays no call for it). */
+static inline void run_defer(struct ctx_run *run, struct doca_event *const *evs, uint32_t n)
+{
+	for (uint32_t i = 0; i + 1u < n; i++)
+		evs[i]->next = evs[i + 1u];
+	evs[n - 1u]->next = NULL;
+	if (run->backlog_tail != NULL)
+		run->backlog_tail->next = evs[0];
+	else
+		run->backlog_head = evs[0];
+	run->backlog_tail = evs[n - 1u];
+}
 /* Post the backlog (runner guard held) while *posted is below max, adding
  * what the device took to *posted; true when none is left (then newer
  * tasks may be posted). */
@@ -417,11 +428,8 @@ static inline bool event_returning(struct doca_event *ev)
 	return ev_state(atomic_load_explicit(&ev->gs, memory_order_relaxed)) == EV_RETURNING;
 }
 
-/* engine/ctx_credits.c. Call after returning @p n credits to run's pool,
- * inside the read-side section the return ran in (once per burst is
- * enough: it covers every credit returned before it); wakes up to n
- * blocked submitters. */
-void run_credits_returned(struct ctx_run *run, uint32_t n);
+/* run_credits_returned past its check (engine/ctx_credits.c). */
+void run_credits_returned_slow(struct ctx_run *run, uint32_t n, bool waited);
 /* Call after the context left RUNNING: wakes every waiter (any thread). */
 void ctx_credits_left_running(struct ctx_credits *c);
 void ctx_credits_init(struct ctx_credits *c);
@@ -780,6 +788,21 @@ static inline enum doca_ctx_state ctx_state(const struct doca_ctx *ctx)
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: pairs with the release store of each transition. */
 	return (enum doca_ctx_state)atomic_load_explicit(&ctx->state, memory_order_acquire);
+}
+
+/* Call after returning @p n credits to run's pool, inside the read-side
+ * section the return ran in (once per burst is enough: it covers every
+ * credit returned before it); wakes up to n blocked submitters. Inline:
+ * when nobody ever waited and no stop is under way it is two loads
+ * (engine/ctx_credits.c says why that is enough). */
+static inline void run_credits_returned(struct ctx_run *run, uint32_t n)
+{
+	EXPLORE_POINT(WAKE);
+	bool waited = atomic_load_explicit(&run->credits->used, memory_order_relaxed);
+
+	if (!waited && ctx_state(run->ctx) != DOCA_CTX_STATE_STOPPING)
+		return;
+	run_credits_returned_slow(run, n, waited);
 }
 
 static inline void ctx_set_state(struct doca_ctx *ctx, enum doca_ctx_state s)

@@ -176,7 +176,8 @@ static void event_refused(const char *who, const struct doca_event *h, const str
 
 /* Take the event from the application: the one winner of HELD → RETURNING
  * for the handle's generation, or NULL (refused, logged, nothing changed). */
-static struct doca_event *event_claim(const char *who, const struct doca_event *h)
+static inline __attribute__((always_inline)) struct doca_event *event_claim(const char *who,
+									   const struct doca_event *h)
 {
 	struct doca_event *ev = event_slot(h);
 	uint32_t want = ev_gs(handle_gen(h), EV_HELD);

@@ -159,7 +159,7 @@ static bool task_may_post_direct(struct doca_pe *pe)
  * as a turn would, when the PE is not running a turn, the context still
  * runs and nothing waits in the mailbox (so a task of ours queued there
  * earlier still reaches the device first). True with the guard held. */
-static bool task_guard_take(struct doca_ctx *ctx, struct ctx_run *run)
+static inline __attribute__((always_inline)) bool task_guard_take(struct doca_ctx *ctx, struct ctx_run *run)
 {
 	struct runner *runner = &ctx->pe->runner;
 
@@ -198,8 +198,8 @@ static bool task_queue_visit(struct doca_pe *pe, struct doca_ctx *ctx)
  * sleeps armed, as the completion does otherwise. Both system calls
  * (kicking the executor, waking the PE) come after letting go of the
  * guard, so a thread they wake never waits for us. */
-static void task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
-			      uint32_t n)
+static inline __attribute__((always_inline)) void
+task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs, uint32_t n)
 {
 	bool inline_dev = run->qp->runs_in_poll, posted = false, wake = false;
 
