@@ -179,20 +179,25 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal)
 	EXPLORE_POINT(ATOMIC);
 	if (atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0)
 		return;
-	while (run->backlog_head != NULL && t->ndone < TURN_EVENTS && !*fatal) {
+	bool failed = false; /* in a local: the event stores below cannot alias it */
+
+	while (run->backlog_head != NULL && t->ndone < TURN_EVENTS && !failed) {
 		struct hw_desc descs[EXECUTE_CHUNK];
 		struct doca_event *ev = run->backlog_head;
-		uint32_t room = TURN_EVENTS - t->ndone, n = 0;
+		uint32_t room = TURN_EVENTS - t->ndone, most = room < EXECUTE_CHUNK ? room : EXECUTE_CHUNK;
+		uint32_t n = 0, first = t->ndone;
 
-		for (; ev != NULL && n < EXECUTE_CHUNK && n < room; ev = ev->next)
+		for (; ev != NULL && n < most; ev = ev->next)
 			descs[n++] = event_desc(ev);
 		run->backlog_head = ev;
 		if (ev == NULL)
 			run->backlog_tail = NULL;
 		hw_qp_execute(run->qp, descs, n, t->cqes);
 		for (uint32_t j = 0; j < n; j++)
-			t->done[t->ndone++] = event_from_cqe(&t->cqes[j], fatal);
+			t->done[first + j] = event_from_cqe(&t->cqes[j], &failed);
+		t->ndone = first + n;
 	}
+	*fatal = *fatal || failed;
 }
 
 /* Visit one context of the ready set: drain, post or flush, poll. */
@@ -313,6 +318,23 @@ static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
 	event_list_append(&pe->ready_head, &pe->ready_tail, ev);
 }
 
+/* pe_deliver for n (>= 1) events of one context without an event callback
+ * (none can be set while it has events: doca_ctx_set_event_cb is IDLE
+ * only): made READY and linked in order, then spliced onto the ready list
+ * with one tail update. */
+static void pe_deliver_ready(struct doca_pe *pe, struct doca_event *const *evs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		ev_set_state(evs[i], EV_READY);
+		evs[i]->next = i + 1u < n ? evs[i + 1u] : NULL;
+	}
+	if (pe->ready_tail != NULL)
+		pe->ready_tail->next = evs[0];
+	else
+		pe->ready_head = evs[0];
+	pe->ready_tail = evs[n - 1u];
+}
+
 /* PE turns the calling thread is inside (a callback may progress another PE). */
 static DOCA_TLS uint32_t turn_depth;
 
@@ -338,8 +360,11 @@ uint32_t pe_turn(struct doca_pe *pe)
 	for (uint32_t r = 0; r < t.nrecs; r++) {
 		struct turn_rec *rec = &t.recs[r];
 
-		for (uint32_t i = 0; i < rec->count; i++)
-			pe_deliver(pe, t.done[rec->first + i]);
+		if (rec->count != 0 && rec->ctx->event_cb == NULL)
+			pe_deliver_ready(pe, &t.done[rec->first], rec->count);
+		else
+			for (uint32_t i = 0; i < rec->count; i++)
+				pe_deliver(pe, t.done[rec->first + i]);
 		if (rec->stop)
 			ctx_stop_on_fatal(rec->ctx, rec->start, rec->failed_now);
 		ctx_try_finalize(rec->ctx);

@@ -273,10 +273,19 @@ void sw_qp_execute(struct hw_qp *hw, const struct hw_desc *descs, uint32_t n, st
 {
 	struct sw_qp *qp = (struct sw_qp *)hw;
 	const struct sw_params *p = &qp->dev->params;
-	bool faults = (p->fail_every | p->partial_every) != 0;
+	/* acquire: pairs with sw_qp_flush's release. Read once: the call
+	 * starts its descriptors together, so a flush that comes during it
+	 * comes after them (the engine flushes from the turn that executes,
+	 * never during a call). */
+	bool flushed = atomic_load_explicit(&qp->flushing, memory_order_acquire);
 
+	if (!flushed && (p->fail_every | p->partial_every) == 0) {
+		for (uint32_t i = 0; i < n; i++)
+			sw_copy_whole(&descs[i], &cqes[i]);
+		return;
+	}
 	for (uint32_t i = 0; i < n; i++)
-		sw_run_now(qp, &descs[i], faults, &cqes[i]);
+		sw_execute(qp->dev, &descs[i], flushed, &cqes[i]);
 }
 
 /* Inline: when the first descriptor in the SQ is due; 0 if none is
