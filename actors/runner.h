@@ -222,16 +222,19 @@ static inline bool runner_unpark(struct runner *r, const void *cur, struct runne
 	return false;
 }
 
-/* The caller's parked guard (cur is a parked word of me), entered as `as`. */
+/* The caller's parked guard (cur is a parked word of me), entered as `as`;
+ * *unparked: entered by runner_unpark (see runner_enter_from). */
 static inline enum runner_entry runner_enter_parked(struct runner *r, const void *cur, const void *me,
-						    const void *as)
+						    const void *as, bool *unparked)
 {
 	struct runner_thread *t = (struct runner_thread *)me;
 
 	if (runner_in_parked(r, t))
 		return RUNNER_NESTED; /* a callback of our own section */
-	if (runner_unpark(r, cur, t, ((uintptr_t)as & RUNNER_BRIEF_TAG) != 0))
+	if (runner_unpark(r, cur, t, ((uintptr_t)as & RUNNER_BRIEF_TAG) != 0)) {
+		*unparked = true;
 		return RUNNER_ENTERED;
+	}
 	EXPLORE_POINT(GUARD);
 	/* acquire: see a revoker's writes, if one held it in between. */
 	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, as, memory_order_acquire,
@@ -297,8 +300,16 @@ static inline enum runner_entry runner_revoke(struct runner *r, const void *cur,
 }
 
 /* Take the guard, or report who has it. Waits only while a brief holder
- * has it (see "Progress, exactly" above). */
-static inline enum runner_entry runner_enter(struct runner *r)
+ * has it (see "Progress, exactly" above). *unparked (false on entry) is
+ * set when the caller entered its own parked guard without a
+ * read-modify-write: then the owner word was the parked word W at the
+ * entry, as at the caller's load of it, and it has been W since the
+ * caller's parking that wrote it (before this call): a thread that held
+ * the guard in between replaced W by its CAS, and W comes back only by
+ * the caller parking again (a new generation, and not during its call).
+ * So no other thread held the guard since before the call, and none
+ * holds it until the caller leaves (a revoker finds it inside). */
+static inline enum runner_entry runner_enter_from(struct runner *r, bool *unparked)
 {
 	const void *me = runner_self();
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
@@ -307,7 +318,7 @@ static inline enum runner_entry runner_enter(struct runner *r)
 	if (cur == me)
 		return RUNNER_NESTED;
 	if (runner_parked_by(cur, me)) {
-		enum runner_entry e = runner_enter_parked(r, cur, me, me);
+		enum runner_entry e = runner_enter_parked(r, cur, me, me, unparked);
 
 		if (e != RUNNER_BUSY)
 			return e;
@@ -337,17 +348,25 @@ static inline enum runner_entry runner_enter(struct runner *r)
 	}
 }
 
+static inline enum runner_entry runner_enter(struct runner *r)
+{
+	bool unparked = false;
+
+	return runner_enter_from(r, &unparked);
+}
+
 /* Take the guard for a bounded moment, or give up at once if it is taken
  * (RUNNER_BUSY; RUNNER_NESTED when the caller already holds it). */
 static inline enum runner_entry runner_enter_brief(struct runner *r)
 {
 	const void *me = runner_self();
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
+	bool unparked = false;
 
 	if (cur == me)
 		return RUNNER_NESTED;
 	if (runner_parked_by(cur, me))
-		return runner_enter_parked(r, cur, me, runner_tagged(me, RUNNER_BRIEF_TAG));
+		return runner_enter_parked(r, cur, me, runner_tagged(me, RUNNER_BRIEF_TAG), &unparked);
 	cur = NULL;
 	EXPLORE_POINT(GUARD);
 	/* acquire: see the previous runner's writes (its exit released them). */
