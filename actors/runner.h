@@ -223,16 +223,16 @@ static inline bool runner_unpark(struct runner *r, const void *cur, struct runne
 }
 
 /* The caller's parked guard (cur is a parked word of me), entered as `as`;
- * *unparked: entered by runner_unpark (see runner_enter_from). */
+ * *unparked: cur, if entered by runner_unpark (see runner_enter_from). */
 static inline enum runner_entry runner_enter_parked(struct runner *r, const void *cur, const void *me,
-						    const void *as, bool *unparked)
+						    const void *as, const void **unparked)
 {
 	struct runner_thread *t = (struct runner_thread *)me;
 
 	if (runner_in_parked(r, t))
 		return RUNNER_NESTED; /* a callback of our own section */
 	if (runner_unpark(r, cur, t, ((uintptr_t)as & RUNNER_BRIEF_TAG) != 0)) {
-		*unparked = true;
+		*unparked = cur;
 		return RUNNER_ENTERED;
 	}
 	EXPLORE_POINT(GUARD);
@@ -300,16 +300,17 @@ static inline enum runner_entry runner_revoke(struct runner *r, const void *cur,
 }
 
 /* Take the guard, or report who has it. Waits only while a brief holder
- * has it (see "Progress, exactly" above). *unparked (false on entry) is
- * set when the caller entered its own parked guard without a
- * read-modify-write: then the owner word was the parked word W at the
+ * has it (see "Progress, exactly" above). *unparked (NULL on entry) is
+ * set to the parked word W when the caller entered its own parked guard
+ * without a read-modify-write: then the owner word was W at the
  * entry, as at the caller's load of it, and it has been W since the
  * caller's parking that wrote it (before this call): a thread that held
  * the guard in between replaced W by its CAS, and W comes back only by
  * the caller parking again (a new generation, and not during its call).
  * So no other thread held the guard since before the call, and none
- * holds it until the caller leaves (a revoker finds it inside). */
-static inline enum runner_entry runner_enter_from(struct runner *r, bool *unparked)
+ * holds it until the caller leaves (a revoker finds it inside): the owner
+ * word is still W then, which runner_exit_from uses. */
+static inline enum runner_entry runner_enter_from(struct runner *r, const void **unparked)
 {
 	const void *me = runner_self();
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
@@ -350,23 +351,23 @@ static inline enum runner_entry runner_enter_from(struct runner *r, bool *unpark
 
 static inline enum runner_entry runner_enter(struct runner *r)
 {
-	bool unparked = false;
+	const void *unparked = NULL;
 
 	return runner_enter_from(r, &unparked);
 }
 
 /* Take the guard for a bounded moment, or give up at once if it is taken
- * (RUNNER_BUSY; RUNNER_NESTED when the caller already holds it). */
-static inline enum runner_entry runner_enter_brief(struct runner *r)
+ * (RUNNER_BUSY; RUNNER_NESTED when the caller already holds it);
+ * *unparked as for runner_enter_from. */
+static inline enum runner_entry runner_enter_brief_from(struct runner *r, const void **unparked)
 {
 	const void *me = runner_self();
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
-	bool unparked = false;
 
 	if (cur == me)
 		return RUNNER_NESTED;
 	if (runner_parked_by(cur, me))
-		return runner_enter_parked(r, cur, me, runner_tagged(me, RUNNER_BRIEF_TAG), &unparked);
+		return runner_enter_parked(r, cur, me, runner_tagged(me, RUNNER_BRIEF_TAG), unparked);
 	cur = NULL;
 	EXPLORE_POINT(GUARD);
 	/* acquire: see the previous runner's writes (its exit released them). */
@@ -376,6 +377,26 @@ static inline enum runner_entry runner_enter_brief(struct runner *r)
 		       runner_in(r)
 		       ? RUNNER_ENTERED
 		       : RUNNER_BUSY;
+}
+
+static inline enum runner_entry runner_enter_brief(struct runner *r)
+{
+	const void *unparked = NULL;
+
+	return runner_enter_brief_from(r, &unparked);
+}
+
+/* Thread t leaves its section of r's guard, parked as cur. */
+static inline void runner_exit_parked(struct runner *r, const void *cur, struct runner_thread *t)
+{
+	t->depth--; /* sections nest: ours is the innermost */
+	/* release: a revoker that sees us gone sees this section. */
+	atomic_store_explicit(&t->in[t->depth], NULL, memory_order_release);
+	EXPLORE_POINT(GUARD);
+	if (atomic_load_explicit(&r->revoke, memory_order_relaxed) != 0)
+		/* release: as below, for the next runner */
+		(void)atomic_compare_exchange_strong_explicit(&r->owner, &cur, NULL, memory_order_release,
+							      memory_order_relaxed);
 }
 
 /* Leave (after RUNNER_ENTERED). A parked guard stays parked unless a
@@ -392,16 +413,23 @@ static inline void runner_exit(struct runner *r)
 		atomic_store_explicit(&r->owner, NULL, memory_order_release);
 		return;
 	}
-	struct runner_thread *t = (struct runner_thread *)me;
+	runner_exit_parked(r, cur, (struct runner_thread *)me);
+}
 
-	t->depth--; /* sections nest: ours is the innermost */
-	/* release: a revoker that sees us gone sees this section. */
-	atomic_store_explicit(&t->in[t->depth], NULL, memory_order_release);
+/* runner_exit after an entry that reported @p unparked (the parked word
+ * W, or NULL: then it is runner_exit): the owner word is still W
+ * (runner_enter_from) and W names the caller, so neither the caller's
+ * identity nor the owner word is read again. */
+static inline void runner_exit_from(struct runner *r, const void *unparked)
+{
+	if (unparked == NULL) {
+		runner_exit(r);
+		return;
+	}
+	runner_out(r);
 	EXPLORE_POINT(GUARD);
-	if (atomic_load_explicit(&r->revoke, memory_order_relaxed) != 0)
-		/* release: as above, for the next runner */
-		(void)atomic_compare_exchange_strong_explicit(&r->owner, &cur, NULL, memory_order_release,
-							      memory_order_relaxed);
+	runner_exit_parked(r, unparked,
+			   (struct runner_thread *)((uintptr_t)unparked & RUNNER_ID_MASK & ~RUNNER_PARKED_TAG));
 }
 
 /* Leave, keeping the guard parked for the calling thread (see top). */

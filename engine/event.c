@@ -214,6 +214,7 @@ struct free_route {
 	struct doca_pe *pe;
 	bool direct;           /* we may return credits to this PE's pools */
 	bool entered;          /* we took its guard: give it back */
+	const void *unparked;  /* entered as its parked owner: the word (runner_exit_from) */
 	struct ctx_run *mbox_run; /* a run we pushed into and have not announced */
 	struct ctx_run *released; /* a run we returned credits to and have not told */
 	struct pool_chain chain;  /* released's slots, not yet put back */
@@ -246,7 +247,7 @@ static inline __attribute__((always_inline)) void route_end(struct free_route *r
 	if (r->released != NULL)
 		route_return(r);
 	if (r->entered)
-		runner_exit(&r->pe->runner);
+		runner_exit_from(&r->pe->runner, r->unparked);
 	else if (r->pe != NULL && !r->direct)
 		pe_wake(r->pe); /* its next turn puts the credits back */
 	r->pe = NULL;
@@ -257,7 +258,8 @@ static inline __attribute__((always_inline)) void route_end(struct free_route *r
  * for a moment (ENTERED), or another thread's: through the mailbox. */
 static inline __attribute__((always_inline)) void route_begin(struct free_route *r, struct doca_pe *pe)
 {
-	enum runner_entry e = runner_enter_brief(&pe->runner);
+	r->unparked = NULL;
+	enum runner_entry e = runner_enter_brief_from(&pe->runner, &r->unparked);
 
 	r->pe = pe;
 	r->direct = e != RUNNER_BUSY;
@@ -332,7 +334,7 @@ void doca_event_free(struct doca_event *h)
 			task_pool_put(&run->pool, &c);
 			run_credits_returned(run, 1);
 			if (route.entered)
-				runner_exit(&route.pe->runner);
+				runner_exit_from(&route.pe->runner, route.unparked);
 		} else {
 			route_event(&route, ev);
 			route_end(&route);

@@ -192,14 +192,14 @@ static inline __attribute__((always_inline)) uint32_t pe_get(struct doca_pe *ph,
 		pe_lookup_unlock();
 		return 0;
 	}
-	bool unparked = false;
+	const void *unparked = NULL;
 	enum runner_entry entry = runner_enter_from(&pe->runner, &unparked);
 	/* Entered the way of a parked owner: nobody else held the guard
 	 * since before this call (runner_enter_from), and only a holder kills
 	 * a PE's handle (doca_pe_destroy), so h, current when pe_of looked,
 	 * still is and stays so until we leave: pe_entered_current's second
 	 * look is needed only after the other entries. */
-	bool current = entry != RUNNER_BUSY && (unparked || pe_entered_current(ph, pe, entry));
+	bool current = entry != RUNNER_BUSY && (unparked != NULL || pe_entered_current(ph, pe, entry));
 
 	pe_lookup_unlock();
 	if (!current)
@@ -207,7 +207,7 @@ static inline __attribute__((always_inline)) uint32_t pe_get(struct doca_pe *ph,
 	uint32_t n = pe_take_ready(pe, evs, max);
 
 	if (entry == RUNNER_ENTERED)
-		runner_exit(&pe->runner);
+		runner_exit_from(&pe->runner, unparked);
 	return n;
 }
 

@@ -159,18 +159,19 @@ static bool task_may_post_direct(struct doca_pe *pe)
  * as a turn would, when the PE is not running a turn, the context still
  * runs and nothing waits in the mailbox (so a task of ours queued there
  * earlier still reaches the device first). True with the guard held. */
-static inline __attribute__((always_inline)) bool task_guard_take(struct doca_ctx *ctx, struct ctx_run *run)
+static inline __attribute__((always_inline)) bool task_guard_take(struct doca_ctx *ctx, struct ctx_run *run,
+								  const void **unparked)
 {
 	struct runner *runner = &ctx->pe->runner;
 
-	if (!task_may_post_direct(ctx->pe) || runner_enter_brief(runner) != RUNNER_ENTERED)
+	if (!task_may_post_direct(ctx->pe) || runner_enter_brief_from(runner, unparked) != RUNNER_ENTERED)
 		return false;
 	/* Holding the guard we are the mailbox's consumer and the qp's
 	 * producer, and the flags below are ours to read. */
 	if (ctx_state(ctx) == DOCA_CTX_STATE_RUNNING && !run->fatal && !run->flush_sent &&
 	    mailbox_idle(&run->mbox))
 		return true;
-	runner_exit(runner);
+	runner_exit_from(runner, *unparked);
 	return false;
 }
 
@@ -193,13 +194,15 @@ static bool task_queue_visit(struct doca_pe *pe, struct doca_ctx *ctx)
 	return atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED;
 }
 
-/* Post a chunk prepared under the guard, then let go of it; wake the PE
+/* Post a chunk prepared under the guard (entered as @p unparked:
+ * runner_enter_from), then let go of it; wake the PE
  * if only a progress call runs what we posted (an inline device) and it
  * sleeps armed, as the completion does otherwise. Both system calls
  * (kicking the executor, waking the PE) come after letting go of the
  * guard, so a thread they wake never waits for us. */
 static inline __attribute__((always_inline)) void
-task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs, uint32_t n)
+task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs, uint32_t n,
+		  const void *unparked)
 {
 	bool inline_dev = run->qp->runs_in_poll, posted = false, wake = false;
 
@@ -223,7 +226,7 @@ task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event *
 	 * refused (the run's backlog) */
 	if (n != 0)
 		wake = task_queue_visit(ctx->pe, ctx) && inline_dev;
-	runner_exit(&ctx->pe->runner);
+	runner_exit_from(&ctx->pe->runner, unparked);
 	if (posted)
 		hw_qp_kick(run->qp);
 	if (wake)
@@ -243,7 +246,8 @@ static void task_push(struct ctx_run *run, struct doca_event **evs, uint32_t n)
  * and, when @p start is not 0, the run that start made, and the guard
  * taken (or not) for the chunk. */
 static inline __attribute__((always_inline)) doca_error_t
-task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, bool *guarded)
+task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, bool *guarded,
+		 const void **unparked)
 {
 	if (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
 		return DOCA_ERROR_BAD_STATE;
@@ -254,17 +258,17 @@ task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, boo
 			return DOCA_ERROR_BAD_STATE;
 		TSAN_ACQUIRE(*run);
 	}
-	*guarded = task_guard_take(ctx, *run);
+	*guarded = task_guard_take(ctx, *run, unparked);
 	return DOCA_SUCCESS;
 }
 
 /* Hand a chunk over: posted under the guard (which it lets go of, n = 0
  * too), or pushed. True if pushed (the PE may need a wake-up to move them). */
 static bool task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
-			   uint32_t n, bool guarded)
+			   uint32_t n, bool guarded, const void *unparked)
 {
 	if (guarded) {
-		task_post_guarded(ctx, run, evs, n);
+		task_post_guarded(ctx, run, evs, n, unparked);
 		return false;
 	}
 	if (n != 0)
@@ -285,6 +289,7 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 	struct task_pinned tp[SUBMIT_CHUNK];
 	struct doca_event *evs[SUBMIT_CHUNK];
 	bool guarded = false, entered = false;
+	const void *unparked = NULL;
 	uint32_t k;
 	doca_error_t why;
 
@@ -296,7 +301,7 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 			*err = HANDLE_REFUSAL(descs[k].src, MAGIC_BUF);
 		else if (dst == NULL)
 			*err = HANDLE_REFUSAL(descs[k].dst, MAGIC_BUF);
-		else if (!entered && (*err = task_chunk_enter(ctx, run, start, &guarded)) == DOCA_SUCCESS)
+		else if (!entered && (*err = task_chunk_enter(ctx, run, start, &guarded, &unparked)) == DOCA_SUCCESS)
 			entered = true;
 		if (*err == DOCA_SUCCESS)
 			*err = task_pin(ctx, *run, &descs[k], src, dst, guarded, k == 0, &tp[k]);
@@ -311,7 +316,7 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 		*err = why;
 	for (uint32_t i = 0; i < got; i++)
 		task_fill(evs[i], &tp[i], guarded);
-	*queued |= task_hand_over(ctx, *run, evs, got, guarded);
+	*queued |= task_hand_over(ctx, *run, evs, got, guarded, unparked);
 	return got;
 }
 
