@@ -315,27 +315,30 @@ void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
 
 void doca_event_free(struct doca_event *h)
 {
-	struct free_route route = { 0 };
-
 	if (h == NULL)
 		return;
 	doca_rcu_read_lock();
 	struct doca_event *ev = event_claim("doca_event_free", h);
 
 	if (ev != NULL) {
-		route_begin(&route, ev->ctx->pe);
-		if (route.direct) {
-			/* route_event + route_end for one event we return
-			 * ourselves, with the route's bookkeeping left out */
+		/* route_begin, route_event and route_end for one event, with the
+		 * route's bookkeeping left out when we return it ourselves */
+		struct doca_pe *pe = ev->ctx->pe;
+		const void *unparked = NULL;
+		enum runner_entry e = runner_enter_brief_from(&pe->runner, &unparked);
+
+		if (e != RUNNER_BUSY) {
 			struct ctx_run *run = ev->run;
 			struct pool_chain c = { 0 };
 
 			event_release_inline(ev, &c);
 			task_pool_put(&run->pool, &c);
 			run_credits_returned(run, 1);
-			if (route.entered)
-				runner_exit_from(&route.pe->runner, route.unparked);
+			if (e == RUNNER_ENTERED)
+				runner_exit_from(&pe->runner, unparked);
 		} else {
+			struct free_route route = { .pe = pe }; /* through the mailbox */
+
 			route_event(&route, ev);
 			route_end(&route);
 		}
