@@ -295,8 +295,11 @@ struct doca_event *wait_event(struct doca_pe *pe)
 
 void expect_success_event(struct doca_pe *pe, uint64_t user, size_t bytes)
 {
-	struct doca_event *ev = wait_event(pe);
+	assert_success_event(wait_event(pe), user, bytes);
+}
 
+void assert_success_event(struct doca_event *ev, uint64_t user, size_t bytes)
+{
 	cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS, "event status %d, error %s",
 		     (int)doca_event_get_status(ev), doca_error_get_name(doca_event_get_error(ev)));
 	assert_ok(doca_event_get_error(ev));

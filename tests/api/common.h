@@ -99,6 +99,8 @@ doca_error_t submit_copy(struct doca_ctx *ctx, struct doca_buf *src, struct doca
 struct doca_event *wait_event(struct doca_pe *pe);
 /* Wait for one event, assert SUCCESS / DOCA_SUCCESS / bytes / user data, free it. */
 void expect_success_event(struct doca_pe *pe, uint64_t user, size_t bytes);
+/* Asserts ev is a SUCCESS event of `bytes` bytes with user data `user`, then frees it. */
+void assert_success_event(struct doca_event *ev, uint64_t user, size_t bytes);
 /* Progress for @p ms milliseconds and assert that no event appeared. */
 void expect_no_event_for(struct doca_pe *pe, unsigned ms);
 /* Progress (reaping nothing) until @p ctx is in @p state; fails after API_WAIT_MS. */
