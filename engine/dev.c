@@ -227,6 +227,7 @@ static doca_error_t entry_get_or_open(const char *key, struct dev_entry **out)
 	*out = registry_lookup(key);
 	if (*out != NULL)
 		return DOCA_SUCCESS;
+	(void)hw_diag_take(); /* a reason left by an earlier failure is not ours */
 	pthread_mutex_lock(&registry_lock);
 	*out = registry_lookup(key);
 	err = *out != NULL ? DOCA_SUCCESS : entry_open(key, name, colon ? colon + 1 : NULL, out);

@@ -137,7 +137,9 @@ doca_error_t doca_mem_destroy(struct doca_mem *mem);
  *         driver answers, see doca_dev_open; on fab0 also
  *         DOCA_ERROR_OPERATING_SYSTEM: no random key to register with, or
  *         a sleeping PE's epoll set refused the new endpoint's fd). A
- *         refused call exports nothing.
+ *         refused call exports nothing. When the device gives a reason for
+ *         its refusal, the log says it: "doca_mem_export: REASON (ERROR)",
+ *         a warning for DOCA_ERROR_AGAIN, an error otherwise.
  *
  * Thread safety: any thread; races with doca_mem_destroy of the same memory
  *         resolve to one winner.
@@ -169,7 +171,9 @@ doca_error_t doca_mem_export(struct doca_mem *mem, uint32_t access, const void *
  *         wrong-version or wrong-provider descriptor (nothing is created;
  *         the log says why); DOCA_ERROR_NOT_CONNECTED when the context has
  *         no device; DOCA_ERROR_NOT_SUPPORTED when its device has no remote
- *         memory (sw0); DOCA_ERROR_NO_MEMORY.
+ *         memory (sw0); DOCA_ERROR_NO_MEMORY. A reason the device gives
+ *         for any refusal is logged as an error: "doca_mem_import: REASON
+ *         (ERROR)".
  *
  * Thread safety: any thread.
  */
