@@ -85,6 +85,12 @@ void runner_explore_two_holders(void)
 	fprintf(stderr, "runner: two threads hold one guard\n");
 	abort();
 }
+
+void runner_explore_held_when_freed(void)
+{
+	fprintf(stderr, "runner: a guard is held while its memory is handed on\n");
+	abort();
+}
 #endif
 
 void runner_fork_prepare(void)

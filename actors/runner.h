@@ -161,9 +161,20 @@ static inline void runner_out(struct runner *r)
 {
 	atomic_fetch_sub(&r->explore_holders, 1);
 }
+/* The runner's memory is about to be zeroed and handed on (cell_put):
+ * nobody may hold it. The zeroing clears the count too, so a holder still
+ * inside would otherwise go unseen when the cell's next runner is entered
+ * (verdict "abort"). */
+void runner_explore_held_when_freed(void);
+static inline void runner_explore_retire(struct runner *r)
+{
+	if (atomic_load(&r->explore_holders) != 0)
+		runner_explore_held_when_freed();
+}
 #else
 #define runner_in(r) true
 #define runner_out(r) ((void)0)
+#define runner_explore_retire(r) ((void)0)
 #endif
 
 static inline const void *runner_tagged(const void *me, uintptr_t tag)

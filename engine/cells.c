@@ -15,6 +15,21 @@
  * memory held is the peak number of live objects of each size; it stays
  * reachable from the lists, so leak checkers do not count it.
  *
+ * Why cell_put's zeroing races with no reader (C11: no plain write meets
+ * another thread's access of the same bytes):
+ *  - it skips the handle head, the only words a stale handle's check reads
+ *    (handle_obj, handle_refusal: relaxed atomics, also outside read-side
+ *    sections), and the head is written only by atomic stores;
+ *  - the rest of a cell is read only through a handle checked inside a
+ *    read-side section (HANDLE_READ, pe_lookup_lock, ...) or under the lock
+ *    that the destroy takes to kill the handle, and every object's cell is
+ *    put back from its doca_call_rcu callback, after a grace period and
+ *    after the kill, so no such reader can still be there; the other puts
+ *    are of cells a failed create never published.
+ * A reader that breaks this is a use after free whether or not the cell
+ * was zeroed. The zeroing also clears the explorer's count of a runner's
+ * holders; a PE's free checks that count first (runner_explore_retire).
+ *
  * Slow path only (creating and destroying objects, starting and retiring
  * runs): one mutex.
  */

@@ -766,8 +766,10 @@ static inline bool pe_entered_current(const struct doca_pe *h, struct doca_pe *p
 {
 	if (pe_of(h) == pe)
 		return true;
-	if (e == RUNNER_ENTERED)
+	if (e == RUNNER_ENTERED) {
+		EXPLORE_POINT(GUARD); /* holding the guard of a cell h no longer names */
 		runner_exit(&pe->runner);
+	}
 	return false;
 }
 

@@ -247,6 +247,7 @@ static void pe_free_rcu(struct rcu_head *head)
 		pe_close_fds(pe);
 	pe_ready_fini(pe); /* after every signaller's read-side section */
 	doca_free(pe->members);
+	runner_explore_retire(&pe->runner); /* cell_put zeroes the explorer's count of holders */
 	cell_put(CELL_PE, pe, sizeof(*pe));
 }
 
