@@ -7,7 +7,8 @@
  * the allocator, so reading a stale handle's magic and generation is always
  * a read of live memory of the same kind. A free cell keeps its handle head
  * (the list is an array beside the cells, not links inside them), so the
- * next object's generation continues from the last one's; the rest is
+ * next object's generation continues from the last one's, until it would
+ * go round: an object cell is then retired (cell_retire); the rest is
  * zeroed, so a free cell keeps no other object reachable (a leak checker
  * must see an application's forgotten memory as lost, not as reachable
  * from a destroyed buffer's cell). An events array is scrubbed by its
@@ -34,6 +35,7 @@
  * runs): one mutex.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +53,14 @@ struct cell_class {
 
 static pthread_mutex_t cells_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cell_class classes[CELL_KINDS][CELL_CLASSES]; /* cells_lock */
+/* Object cells whose generation went round (cell_retire), linked through
+ * their zeroed bodies, never reused; cells_lock. */
+struct retired_cell {
+	struct handle_head head;
+	struct retired_cell *next;
+};
+_Static_assert(sizeof(struct retired_cell) <= ((size_t)1 << CELL_MIN_SHIFT), "a link fits in every cell");
+static struct retired_cell *retired;
 
 static unsigned cell_class_of(size_t size)
 {
@@ -81,6 +91,26 @@ void *cell_get(enum cell_kind kind, size_t size)
 	return p;
 }
 
+/* A destroyed object's cell whose generation went round to 0 (its 2^22nd
+ * destroy): a handle of its first object would name the next one, so it
+ * is kept out of use, its head dead, for as long as the process runs (one
+ * cell per 2^22 destroys of objects in it). Only an object's kill wraps a
+ * generation: a cell a failed create gives back is dead at 0 only if it
+ * was retired already, and a retired cell is never handed out. */
+static bool cell_retire(enum cell_kind kind, void *p)
+{
+	const struct handle_head *o = p;
+
+	if (kind == CELL_EVENTS || head_load(&o->magic) != MAGIC_DEAD ||
+	    atomic_load_explicit(&o->gen, memory_order_relaxed) != 0)
+		return false;
+	pthread_mutex_lock(&cells_lock);
+	((struct retired_cell *)p)->next = retired;
+	retired = p;
+	pthread_mutex_unlock(&cells_lock);
+	return true;
+}
+
 void cell_put(enum cell_kind kind, void *p, size_t size)
 {
 	struct cell_class *k = &classes[kind][cell_class_of(size)];
@@ -89,6 +119,8 @@ void cell_put(enum cell_kind kind, void *p, size_t size)
 		return;
 	if (kind != CELL_EVENTS)
 		memset((char *)p + sizeof(struct handle_head), 0, size - sizeof(struct handle_head));
+	if (cell_retire(kind, p))
+		return;
 	pthread_mutex_lock(&cells_lock);
 	if (k->count == k->cap) {
 		size_t cap = k->cap != 0 ? k->cap * 2 : 16;

@@ -708,9 +708,10 @@ static inline void handle_kill(void *obj)
 	struct handle_head *o = obj;
 
 	head_store(&o->magic, MAGIC_DEAD);
-	/* the generation stays within the handle's bits, so the cell's next
-	 * object after 2^22 reuses still matches its own handles (handle_obj
-	 * compares the whole word); only the destroy that won writes it */
+	/* the generation stays within the handle's bits (handle_obj compares
+	 * the whole word); at 0 again an object's cell is retired
+	 * (engine/cells.c), an event slot's reused; only the destroy that won
+	 * writes it */
 	atomic_store_explicit(&o->gen,
 			      (atomic_load_explicit(&o->gen, memory_order_relaxed) + 1u) & HANDLE_GEN_MASK,
 			      memory_order_relaxed);

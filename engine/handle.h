@@ -9,9 +9,12 @@
  * bumps the object's generation, and its memory is never returned to the
  * allocator while the process runs (engine/cells.c), so a stale handle —
  * freed twice, or kept after its slot was reused — is always recognised and
- * refused, never applied to the new occupant. The generation has 22 bits: a
- * handle kept over exactly 2^22 reuses of the same slot would look current
- * again, the one case not detected.
+ * refused, never applied to the new occupant. The generation has 22 bits:
+ * an object's cell (context, memory, buffer, device, PE) is retired at its
+ * 2^22nd destroy, when the generation goes round to 0, so none of its
+ * handles ever looks current again; an event slot is not (its array is
+ * its owner's), so an event handle kept over exactly a multiple of 2^22
+ * reuses of its slot looks current again, the one case not detected.
  *
  * Nothing dereferences a handle: every entry point turns it back into an
  * address with handle_addr first.

@@ -14,12 +14,16 @@
  * That includes handles already destroyed: handles carry a generation, so
  * a stale one is refused (DOCA_ERROR_INVALID_VALUE, logged, counted by
  * doca_stale_handle_count) even once a new object lives at its address.
- * The limit: the generation has 22 bits, so a handle kept while its slot
- * was reused exactly a multiple of 2^22 (4 194 304) times looks current
- * again and reaches the object then there. Event slots are reused fastest
- * (one use per task; the pool hands the last freed slot out first), so
- * a double free of an event long after the first one is the likely case:
- * it is caught unless the slot's use count since then is such a multiple.
+ * The generation has 22 bits. A context's, memory's, buffer's, device's or
+ * PE's memory is retired at its 2^22nd (4 194 304th) destroy, when its
+ * generation would start again (one object's memory kept per 2^22
+ * destroys), so those handles are refused for ever. The limit is events':
+ * an event handle kept while its slot was reused exactly a multiple of
+ * 2^22 times looks current again and reaches the event then there. Event
+ * slots are reused fastest (one use per task; the pool hands the last
+ * freed slot out first), so a double free of an event long after the
+ * first one is the likely case: it is caught unless the slot's use count
+ * since then is such a multiple.
  *
  * fork(): a child may call exit() and may create and use objects of its
  * own. Every call that takes a handle inherited from the parent returns

@@ -193,24 +193,45 @@ Test(handles, a_stale_device_handle_cannot_touch_the_device_in_its_cell)
 }
 
 /* A cell whose generation reached the last value a handle can carry: its
- * next object starts again from 0, and its own handles still work. */
-Test(handles, a_cell_reused_past_the_last_generation_still_serves_its_new_object)
+ * object's handles work; its destroy takes the generation round to 0, and
+ * the cell is retired, never handed out again. A handle of the cell's
+ * first object (generation 0, kept over those 2^22 destroys) stays stale:
+ * it was once applied to the cell's next PE (destroyed it). */
+Test(handles, a_cell_whose_generation_goes_round_is_retired)
 {
-	struct doca_pe *first, *old, *cur;
+	struct doca_pe *first, *last, *cur;
 	int fd = -1;
 
 	cr_assert_eq(doca_pe_create(&first), DOCA_SUCCESS);
-	atomic_store(&handle_deref(first)->gen, HANDLE_GEN_MASK); /* as after 2^22 - 1 destroys */
-	old = handle_of(handle_deref(first));
-	cr_assert_eq(doca_pe_destroy(old), DOCA_SUCCESS);
+	struct doca_pe *cell = handle_deref(first);
+	struct doca_pe *ancient = handle_pack(cell, 0);
+
+	atomic_store(&cell->gen, HANDLE_GEN_MASK); /* as after 2^22 - 1 destroys */
+	last = handle_of(cell);
+	cr_assert_eq(doca_pe_get_notification_handle(last, &fd), DOCA_SUCCESS, "the last generation works");
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(doca_pe_destroy(last), DOCA_SUCCESS);
 	settle();
 	cr_assert_eq(doca_pe_create(&cur), DOCA_SUCCESS);
-	cr_assert_eq(handle_addr(cur), handle_addr(old), "the cell was reused");
-	cr_assert_eq(handle_gen(cur), 0, "the generation went round");
-	cr_assert_eq(doca_pe_get_notification_handle(cur, &fd), DOCA_SUCCESS);
+	cr_assert_neq(handle_addr(cur), (void *)cell, "the cell was retired, not reused");
+	cr_assert_eq(head_load(&cell->magic), MAGIC_DEAD);
+	cr_assert_eq(atomic_load(&cell->gen), 0);
+
+	uint64_t stale = doca_stale_handle_count();
+
+	fd = -1;
+	cr_assert_eq(doca_pe_get_notification_handle(ancient, &fd), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(fd, -1, "the refused call wrote nothing");
+	cr_assert_eq(doca_pe_destroy(ancient), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_pe_destroy(last), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_stale_handle_count(), stale + 3);
+	cr_assert_eq(doca_pe_get_notification_handle(cur, &fd), DOCA_SUCCESS, "the new PE is untouched");
 	cr_assert_geq(fd, 0);
-	cr_assert_eq(doca_pe_destroy(old), DOCA_ERROR_INVALID_VALUE, "the old handle stays stale");
 	cr_assert_eq(doca_pe_destroy(cur), DOCA_SUCCESS);
+	settle();
+	cr_assert_eq(doca_pe_create(&first), DOCA_SUCCESS);
+	cr_assert_neq(handle_addr(first), (void *)cell, "the retired cell stays out of use");
+	cr_assert_eq(doca_pe_destroy(first), DOCA_SUCCESS);
 }
 
 /* ---- two destroys of one handle at once: one wins, the other is told
