@@ -205,6 +205,7 @@ doca_error_t doca_ctx_start(struct doca_ctx *h)
 {
 	struct ctx_run *run;
 	doca_error_t err;
+	bool device_called = false;
 	struct doca_ctx *ctx = ctx_hold(h);
 
 	if (ctx == NULL)
@@ -225,7 +226,9 @@ doca_error_t doca_ctx_start(struct doca_ctx *h)
 		err = DOCA_SUCCESS;
 	if (err == DOCA_SUCCESS) {
 		ctx_set_state(ctx, DOCA_CTX_STATE_STARTING);
+		(void)hw_diag_take(); /* a reason left by an earlier failure is not ours */
 		err = run_create(ctx, &run);
+		device_called = true;
 		if (err == DOCA_SUCCESS) {
 			atomic_store_explicit(&ctx->may_finalize, false, memory_order_relaxed);
 			TSAN_RELEASE(run);
@@ -250,6 +253,8 @@ doca_error_t doca_ctx_start(struct doca_ctx *h)
 	if (err == DOCA_SUCCESS)
 		ctx_report(ctx, DOCA_CTX_STATE_IDLE, DOCA_CTX_STATE_RUNNING);
 	pthread_mutex_unlock(&ctx->report_lock);
+	if (device_called)
+		log_device_reason("doca_ctx_start", err);
 	if (gone) /* used after its destroy: refused as a stale handle is */
 		err = ctx_gone_refusal(h);
 	ctx_ref_put(ctx);

@@ -237,11 +237,14 @@ static doca_error_t entry_get_or_open(const char *key, struct dev_entry **out)
 	else if (err == DOCA_ERROR_NOT_SUPPORTED && (why = backend_unavailable(name)) != NULL)
 		doca_log(DOCA_LOG_ERROR, "doca_dev_open(\"%s\"): the %s backend is not loaded: %s", key,
 			 name, why);
-	else if (err == DOCA_ERROR_INVALID_VALUE) {
-		why = hw_diag_take();
-		doca_log(DOCA_LOG_ERROR, "doca_dev_open(\"%s\"): %s", key,
-			 why[0] != '\0' ? why : "the backend refused its parameters");
+	else if (err != DOCA_SUCCESS) {
+		char call[DEV_NAME_MAX + sizeof("doca_dev_open(\"\")")];
+
+		snprintf(call, sizeof(call), "doca_dev_open(\"%s\")", key);
+		if (!log_device_reason(call, err) && err == DOCA_ERROR_INVALID_VALUE)
+			doca_log(DOCA_LOG_ERROR, "%s: the backend refused its parameters", call);
 	}
+	(void)hw_diag_take(); /* whatever the path, no reason is left behind */
 	return err;
 }
 

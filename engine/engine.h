@@ -606,6 +606,14 @@ void doca_free(void *p);
 
 /* One message through the library's log (engine/log.c, include/doca_log.h). */
 void doca_log(enum doca_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* After a call of the device for @p call (a public call's name) that
+ * returned @p err: take the device's reason (hw_diag) and, on a failure
+ * that gave one, log "CALL: REASON (ERROR)", a warning for AGAIN ("not
+ * now"), an error otherwise; true if it logged. Every public call that
+ * calls a device clears the reason first ((void)hw_diag_take(): one left by
+ * an earlier failure is not its own) and takes it with this after, so none
+ * is left for a later call to show. One rate-limit site serves them all. */
+bool log_device_reason(const char *call, doca_error_t err);
 /* fork(): the log's lock is held across the copy, made anew in the child. */
 void log_fork_prepare(void);
 void log_fork_parent(void);

@@ -150,3 +150,14 @@ void doca_log(enum doca_log_level level, const char *fmt, ...)
 	log_emit(level, line);
 	pthread_mutex_unlock(&log_lock);
 }
+
+bool log_device_reason(const char *call, doca_error_t err)
+{
+	const char *why = hw_diag_take();
+
+	if (err == DOCA_SUCCESS || why[0] == '\0')
+		return false;
+	doca_log(err == DOCA_ERROR_AGAIN ? DOCA_LOG_WARN : DOCA_LOG_ERROR, "%s: %s (%s)", call, why,
+		 doca_error_get_name(err));
+	return true;
+}

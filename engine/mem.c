@@ -88,7 +88,9 @@ doca_error_t doca_mem_create(struct doca_ctx *ctx, size_t len, uint32_t access, 
 	if (addr == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	memset(addr, 0, len);
+	(void)hw_diag_take(); /* a reason left by an earlier failure is not ours */
 	err = mem_register(ctx, addr, len, access, true, NULL, mem);
+	log_device_reason("doca_mem_create", err);
 	if (err != DOCA_SUCCESS)
 		doca_free(addr);
 	return err;
@@ -103,7 +105,10 @@ doca_error_t doca_mem_create_from(struct doca_ctx *ctx, void *addr, size_t len, 
 		return err;
 	if (addr == NULL || (uintptr_t)addr > UINTPTR_MAX - len)
 		return DOCA_ERROR_INVALID_VALUE;
-	return mem_register(ctx, addr, len, access, false, NULL, mem);
+	(void)hw_diag_take(); /* a reason left by an earlier failure is not ours */
+	err = mem_register(ctx, addr, len, access, false, NULL, mem);
+	log_device_reason("doca_mem_create_from", err);
+	return err;
 }
 
 doca_error_t doca_mem_get_addr(const struct doca_mem *h, void **addr)

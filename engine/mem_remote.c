@@ -9,20 +9,6 @@
 
 #define ACCESS_ALL (DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE)
 
-/* After a device call of @p call that failed with @p err: log the device's
- * reason (hw_diag), if it gave one, as doca_dev_open does. A call that
- * needs the device takes any earlier reason first (it is not ours), and
- * this takes its own, so none is left for a later call to show. AGAIN is
- * "not now": a warning. */
-static void mem_remote_log_diag(const char *call, doca_error_t err)
-{
-	const char *why = hw_diag_take();
-
-	if (err != DOCA_SUCCESS && why[0] != '\0')
-		doca_log(err == DOCA_ERROR_AGAIN ? DOCA_LOG_WARN : DOCA_LOG_ERROR, "%s: %s (%s)", call, why,
-			 doca_error_get_name(err));
-}
-
 doca_error_t doca_mem_export(struct doca_mem *h, uint32_t access, const void **desc, size_t *len)
 {
 	doca_error_t err;
@@ -51,7 +37,7 @@ doca_error_t doca_mem_export(struct doca_mem *h, uint32_t access, const void **d
 	}
 	pthread_mutex_unlock(&g_config_lock);
 	if (device_called)
-		mem_remote_log_diag("doca_mem_export", err);
+		log_device_reason("doca_mem_export", err);
 	return err;
 }
 
@@ -67,6 +53,6 @@ doca_error_t doca_mem_import(struct doca_ctx *ctx, const void *desc, size_t len,
 	(void)hw_diag_take(); /* a reason left by an earlier failure is not ours */
 	doca_error_t err = mem_register(ctx, NULL, 0, 0, false, &import, remote);
 
-	mem_remote_log_diag("doca_mem_import", err);
+	log_device_reason("doca_mem_import", err);
 	return err;
 }

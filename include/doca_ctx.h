@@ -188,7 +188,9 @@ doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *ctx, doca_ctx_state_
  *         ACTIVE), and on a verbs device or fab0 DOCA_ERROR_NOT_PERMITTED
  *         or DOCA_ERROR_NOT_SUPPORTED as its driver answers (doca_dev_open).
  *         On each of these errors the context stays IDLE and nothing is
- *         reported.
+ *         reported. When the device gives a reason for its refusal, the
+ *         log says it: "doca_ctx_start: REASON (ERROR)", a warning for
+ *         DOCA_ERROR_AGAIN, an error otherwise.
  *
  * Thread safety: any thread, also while other threads submit.
  */

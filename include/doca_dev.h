@@ -87,6 +87,9 @@ extern "C" {
  *         or DOCA_ERROR_NOT_SUPPORTED (a call it does not implement:
  *         EOPNOTSUPP, ENOSYS). The same mapping gives the driver's errors
  *         of doca_mem_create, doca_mem_export and doca_ctx_start.
+ *         When the device gives a reason for its refusal, whatever the
+ *         error, the log says it: "doca_dev_open("NAME"): REASON (ERROR)"
+ *         (an INVALID_VALUE refusal with no reason is logged too).
  *
  * Thread safety: any thread.
  */

@@ -26,7 +26,9 @@ extern "C" {
  *         DOCA_ERROR_DRIVER, DOCA_ERROR_NOT_PERMITTED or
  *         DOCA_ERROR_NOT_SUPPORTED as the driver answers (verbs, fab0:
  *         doca_dev_open), on fab0 also DOCA_ERROR_OPERATING_SYSTEM (no
- *         random key to register with). A refused call creates nothing.
+ *         random key to register with). A refused call creates nothing. When
+ *         the device gives a reason for its refusal, the log says it as an
+ *         error: "doca_mem_create: REASON (ERROR)".
  *
  * Thread safety: any thread.
  */
@@ -40,7 +42,8 @@ doca_error_t doca_mem_create(struct doca_ctx *ctx, size_t len, uint32_t access, 
  * @param len 1 .. SIZE_MAX/2 bytes.
  * @param access A non-empty OR of DOCA_ACCESS_FLAG_READ / _WRITE, nothing else.
  * @param[out] mem The new memory.
- * @return As doca_mem_create.
+ * @return As doca_mem_create (a reason the device gives is logged as
+ *         "doca_mem_create_from: REASON (ERROR)").
  *
  * Thread safety: any thread.
  */

@@ -51,11 +51,12 @@ Test(log, a_refused_open_string_names_the_key_and_the_allowed_ones)
 	cr_assert_eq(got.count, 1);
 	cr_assert_eq(got.level[0], DOCA_LOG_ERROR);
 	cr_assert_str_eq(got.text[0], "doca_dev_open(\"sw0:engine=1\"): unknown key 'engine'; keys: engines, "
-				      "cpus, fail_every, partial_every, delay_us, ring_max");
+				      "cpus, fail_every, partial_every, delay_us, ring_max (DOCA_ERROR_INVALID_VALUE)");
 	cr_assert_eq(got.user, &got);
 	assert_doca(doca_dev_open("sw0:engines=1,cpus=0,cpus=1", &dev), DOCA_ERROR_INVALID_VALUE);
 	cr_assert_eq(got.count, 2);
-	cr_assert_str_eq(got.text[1], "doca_dev_open(\"sw0:engines=1,cpus=0,cpus=1\"): 'cpus' is given twice");
+	cr_assert_str_eq(got.text[1], "doca_dev_open(\"sw0:engines=1,cpus=0,cpus=1\"): 'cpus' is given twice "
+				      "(DOCA_ERROR_INVALID_VALUE)");
 }
 
 Test(log, the_threshold_drops_messages_and_refuses_unknown_levels)
@@ -95,10 +96,10 @@ Test(log, a_message_repeated_in_a_loop_is_counted_not_flooded)
 	cr_assert_eq(got.count, DOCA_LOG_BURST, "%d messages passed in one second", got.count);
 	for (int i = 0; i < DOCA_LOG_BURST; i++)
 		cr_assert_str_eq(got.text[i], "doca_dev_open(\"sw0:bogus=1\"): unknown key 'bogus'; keys: engines, "
-					      "cpus, fail_every, partial_every, delay_us, ring_max");
+					      "cpus, fail_every, partial_every, delay_us, ring_max (DOCA_ERROR_INVALID_VALUE)");
 	next_second();
 	assert_doca(doca_dev_open("sw0:bogus=1", &dev), DOCA_ERROR_INVALID_VALUE);
 	cr_assert_eq(got.count, DOCA_LOG_BURST + 2);
-	cr_assert_str_eq(got.text[DOCA_LOG_BURST], "(45 similar messages suppressed: \"doca_dev_open(\"%s\"): %s\")");
+	cr_assert_str_eq(got.text[DOCA_LOG_BURST], "(45 similar messages suppressed: \"%s: %s (%s)\")");
 	cr_assert_str_eq(got.text[DOCA_LOG_BURST + 1], got.text[0]);
 }
