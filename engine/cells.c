@@ -53,14 +53,25 @@ struct cell_class {
 
 static pthread_mutex_t cells_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cell_class classes[CELL_KINDS][CELL_CLASSES]; /* cells_lock */
-/* Object cells whose generation went round (cell_retire), linked through
- * their zeroed bodies, never reused; cells_lock. */
+/* Cells never reused: object cells whose generation went round
+ * (cell_retire) and cells a full free list could not take (cell_put),
+ * linked through the bytes after their first handle head (zeroed in an
+ * object cell; in an events array, slot 0's fields after its head, which
+ * no handle reads once the array is put back); cells_lock. */
 struct retired_cell {
 	struct handle_head head;
 	struct retired_cell *next;
 };
 _Static_assert(sizeof(struct retired_cell) <= ((size_t)1 << CELL_MIN_SHIFT), "a link fits in every cell");
 static struct retired_cell *retired;
+
+/* Keep cell @p p out of use, and reachable, for as long as the process
+ * runs (cells_lock held). */
+static void retired_push_locked(void *p)
+{
+	((struct retired_cell *)p)->next = retired;
+	retired = p;
+}
 
 static unsigned cell_class_of(size_t size)
 {
@@ -105,8 +116,7 @@ static bool cell_retire(enum cell_kind kind, void *p)
 	    atomic_load_explicit(&o->gen, memory_order_relaxed) != 0)
 		return false;
 	pthread_mutex_lock(&cells_lock);
-	((struct retired_cell *)p)->next = retired;
-	retired = p;
+	retired_push_locked(p);
 	pthread_mutex_unlock(&cells_lock);
 	return true;
 }
@@ -127,8 +137,10 @@ void cell_put(enum cell_kind kind, void *p, size_t size)
 		void **grown = realloc(k->free, cap * sizeof(*grown));
 
 		if (grown == NULL) {
-			/* keep the cell out of use rather than free it: a stale
-			 * handle may still read it */
+			/* keep the cell out of use rather than free it (a stale
+			 * handle may still read it), on the retired list, where
+			 * it stays reachable: dropped, a leak checker saw it lost */
+			retired_push_locked(p);
 			pthread_mutex_unlock(&cells_lock);
 			return;
 		}
