@@ -9,7 +9,10 @@
  *   `engines=N` (0..64; N engine threads execute descriptors on other cores),
  *   `cpus=LIST` (CPUs for engine threads, e.g. `cpus=1` or `cpus=0-1,3`;
  *   engine i is pinned to the i-th listed CPU, round robin; without it engine
- *   threads may run on every CPU and never inherit the opener's pinning),
+ *   threads may run on every CPU and never inherit the opener's pinning;
+ *   it needs `engines=N` with N >= 1 in the same string: `"sw0:cpus=1"`
+ *   and `"sw0:engines=0,cpus=1"` are DOCA_ERROR_INVALID_VALUE, as inline
+ *   execution has no thread to pin),
  *   `fail_every=N` (0..1,000,000,000, 0: never; every Nth executed
  *   descriptor fails with DOCA_ERROR_IO_FAILED), `partial_every=N` (the
  *   same range; every Nth executed descriptor copies only its first half:
@@ -68,8 +71,9 @@ extern "C" {
  * @return DOCA_SUCCESS;
  *         DOCA_ERROR_INVALID_VALUE for NULL arguments, an empty or over-long
  *         string, an unknown option, a malformed or out-of-range value
- *         (also a `cpus` CPU that is offline or outside the process's
- *         cpuset: the kernel refuses the engine thread's pin; and for fab0
+ *         (also `cpus` without `engines=N`, N >= 1; a `cpus` CPU that is
+ *         offline or outside the process's cpuset: the kernel refuses the
+ *         engine thread's pin; and for fab0
  *         a provider libfabric does not have, or an address or port it
  *         cannot bind: not this host's, taken, or privileged —
  *         EADDRNOTAVAIL, EADDRINUSE, EACCES);

@@ -164,6 +164,15 @@ doca_error_t doca_mem_export(struct doca_mem *mem, uint32_t access, const void *
  * DOCA_ERROR_NOT_PERMITTED); the context stays usable. Destroy it with
  * doca_mem_destroy (same rules as a local memory).
  *
+ * The import checks the descriptor's bytes only; it does not contact the
+ * exporter. So the descriptor of a memory already destroyed (revoked), or
+ * of an exporter that has ended, is imported with DOCA_SUCCESS, and so are
+ * buffers carved from it: the refusal comes with the first task through
+ * it, which completes with FAILURE and DOCA_ERROR_NOT_PERMITTED (the
+ * exporter lives, the memory is gone) or DOCA_ERROR_CONNECTION_RESET (the
+ * exporter cannot be reached). A successful import is no proof that the
+ * memory still exists.
+ *
  * @param ctx A context whose bound device is a fabric device of the
  *        exporter's provider.
  * @param desc The descriptor's bytes.
