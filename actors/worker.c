@@ -26,6 +26,7 @@
 #include "cpu_every.h"
 #include "explore.h"
 #include "explore_revert.h"
+#include "lib_thread.h"
 #include "tsan_annotate.h"
 
 #include <errno.h>
@@ -82,6 +83,7 @@ static void *worker_main(void *arg)
 						     memory_order_acq_rel, memory_order_acquire))
 		return NULL; /* abandoned before we ran: touch nothing more */
 
+	lib_thread_name_self("doca-worker");
 	my_worker = w;
 	while (worker_should_run(w)) {
 		if (w->ops->turn(w->arg) != 0) {
@@ -127,7 +129,7 @@ void worker_fini(struct worker *w)
 int worker_start(struct worker *w, const struct worker_ops *ops, void *arg, int wait_fd, int cpu,
 		 uint32_t spin)
 {
-	pthread_attr_t attr;
+	cpu_set_t set;
 	int err;
 
 	worker_reap(w, false);
@@ -148,23 +150,15 @@ int worker_start(struct worker *w, const struct worker_ops *ops, void *arg, int 
 		w->start = NULL;
 		return err;
 	}
-	err = pthread_attr_init(&attr);
-	if (err == 0) {
-		cpu_set_t set;
-
-		/* no CPU: every one, not the starter's pinning (cpu_every.h) */
-		if (cpu >= 0) {
-			CPU_ZERO(&set);
-			CPU_SET(cpu, &set);
-		} else {
-			cpu_set_every(&set);
-		}
-		err = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	/* no CPU: every one, not the starter's pinning (cpu_every.h) */
+	if (cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+	} else {
+		cpu_set_every(&set);
 	}
 	atomic_store_explicit(&w->state, WORKER_RUNNING, memory_order_relaxed);
-	if (err == 0)
-		err = pthread_create(&w->thread, &attr, worker_main, w->start);
-	pthread_attr_destroy(&attr);
+	err = lib_thread_start(&w->thread, &set, worker_main, w->start);
 	if (err != 0) {
 		atomic_store_explicit(&w->state, WORKER_IDLE, memory_order_relaxed);
 		close(w->stop_fd);

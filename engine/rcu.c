@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "actors/lib_thread.h"
 #include "actors/rcu_reader.h"
 #include "engine/live.h"
 
@@ -120,6 +121,7 @@ static struct rcu_head *head_next(struct rcu_head *head)
 static void *reclaimer_main(void *unused)
 {
 	(void)unused;
+	lib_thread_name_self("doca-rcu");
 	pthread_mutex_lock(&rc.lock);
 	rc.up = true;
 	pthread_cond_broadcast(&rc.idle);

@@ -229,7 +229,8 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
  *        the notification fd (while a device refuses to arm it, it keeps
  *        progressing instead and retries the arming when next idle).
  *        Events are delivered only through the contexts' event callbacks:
- *        connect contexts that have one.
+ *        connect contexts that have one. The thread is named "doca-worker"
+ *        (README "The library's threads").
  * @param pe The progress engine.
  * @param cpu An online CPU number, or -1 for no pinning: the worker may run
  *        on every CPU of the process, whatever the calling thread's own

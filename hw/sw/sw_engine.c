@@ -41,6 +41,7 @@
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -51,6 +52,7 @@
 #include "actors/cpu_every.h"
 #include "actors/explore.h"
 #include "actors/hb_annotate.h"
+#include "actors/lib_thread.h"
 #include "actors/rcu_reader.h"
 #include "actors/tsan_annotate.h"
 #include "hw/sw/sw.h"
@@ -289,7 +291,11 @@ static void *engine_main(void *arg)
 {
 	struct sw_engine *e = arg;
 	uint32_t idle = 0;
+	char name[16];
 
+	/* engines were allocated before any of them started; index < 64 */
+	snprintf(name, sizeof(name), "doca-sw0-%u", (unsigned)(e - e->dev->engines) % SW_ENGINES_MAX);
+	lib_thread_name_self(name);
 	reader_register();
 	while (atomic_load_explicit(&e->run, memory_order_acquire) == ENGINE_RUN) {
 		uint64_t now = 0;
@@ -351,7 +357,6 @@ doca_error_t sw_engines_start(struct sw_dev *dev)
 	hb_private(dev->engines, sizeof(*dev->engines) * n);
 	for (uint32_t i = 0; i < n; i++) {
 		struct sw_engine *e = &dev->engines[i];
-		pthread_attr_t attr;
 		cpu_set_t set;
 		int err;
 
@@ -361,11 +366,7 @@ doca_error_t sw_engines_start(struct sw_dev *dev)
 		CDS_INIT_LIST_HEAD(&e->to_del);
 		ready_set_init(&e->ready);
 		engine_cpu_set(&dev->params, i, &set);
-		pthread_attr_init(&attr);
-		err = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-		if (err == 0)
-			err = pthread_create(&e->thread, &attr, engine_main, e);
-		pthread_attr_destroy(&attr);
+		err = lib_thread_start(&e->thread, &set, engine_main, e);
 		if (err != 0) {
 			pthread_mutex_destroy(&e->lock);
 			dev->nengines = i;
