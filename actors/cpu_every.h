@@ -4,7 +4,8 @@
  *
  * A new thread inherits the affinity of the thread that creates it. The
  * library's own threads (the workers of doca_pe_run_on_cpu with no CPU,
- * sw0's engine threads without `cpus`) are created by whatever application
+ * sw0's engine threads without `cpus`, the deferred-free thread of
+ * engine/rcu.c) are created by whatever application
  * thread made the call, often one pinned to its own CPU; inheriting that
  * pinning would put them on the caller's CPU, competing with it. So they
  * are created with this set instead. The kernel intersects it with the

@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "actors/cpu_every.h"
 #include "actors/lib_thread.h"
 #include "actors/rcu_reader.h"
 #include "engine/live.h"
@@ -189,10 +190,15 @@ static void reclaimer_atexit(void)
 static void reclaimer_start_locked(void)
 {
 	static pthread_once_t atexit_once = PTHREAD_ONCE_INIT;
+	cpu_set_t every;
 
 	pthread_once(&atexit_once, reclaimer_atexit);
 	rc.up = false;
-	if (pthread_create(&rc.thread, NULL, reclaimer_main, NULL) != 0) {
+	/* every CPU, not the pinning of whichever thread made the first
+	 * deferred free: one polling there would starve us, and a close or
+	 * destroy waiting for our frees would wait with us (cpu_every.h) */
+	cpu_set_every(&every);
+	if (lib_thread_start(&rc.thread, &every, reclaimer_main, NULL) != 0) {
 		fprintf(stderr, "doca-core: cannot start the deferred-free thread\n");
 		abort();
 	}

@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +20,22 @@ uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void pin_to_first_cpu(cpu_set_t *process)
+{
+	cpu_set_t caller;
+	int first = -1;
+
+	cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof(*process), process), 0);
+	if (CPU_COUNT(process) < 2)
+		cr_skip_test("one CPU: nothing to inherit");
+	for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+		if (CPU_ISSET(c, process))
+			first = c;
+	CPU_ZERO(&caller);
+	CPU_SET(first, &caller);
+	cr_assert_eq(pthread_setaffinity_np(pthread_self(), sizeof(caller), &caller), 0);
 }
 
 void sleep_ms(unsigned ms)

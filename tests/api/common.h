@@ -10,6 +10,7 @@
 #ifndef DOCA_TESTS_API_COMMON_H
 #define DOCA_TESTS_API_COMMON_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -121,6 +122,10 @@ size_t pattern_mismatch(const void *p, size_t len, uint32_t seed);
 size_t bytes_mismatch(const void *p, size_t len, uint8_t value);
 
 uint64_t now_ns(void);
+/* Pin the calling thread to the first CPU it may run on; @p process gets
+ * the thread's affinity from before (restore it with
+ * pthread_setaffinity_np). Skips the test on a one-CPU process. */
+void pin_to_first_cpu(cpu_set_t *process);
 void sleep_ms(unsigned ms);
 /* Number of open file descriptors of this process. */
 int count_open_fds(void);

@@ -389,20 +389,11 @@ static void record_worker_cpus(struct doca_event *ev, union doca_data ud)
  * whatever the calling thread's own pinning (as sw0's engine threads). */
 Test(event_mode, worker_without_cpu_does_not_inherit_the_callers_pinning)
 {
-	cpu_set_t process, caller, both;
+	cpu_set_t process, both;
 	struct worker_cpus_env env = { .rc = -1 };
 	struct api_fixture f;
-	int first = -1;
 
-	cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof(process), &process), 0);
-	if (CPU_COUNT(&process) < 2)
-		cr_skip_test("one CPU: nothing to inherit");
-	for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
-		if (CPU_ISSET(c, &process))
-			first = c;
-	CPU_ZERO(&caller);
-	CPU_SET(first, &caller);
-	cr_assert_eq(pthread_setaffinity_np(pthread_self(), sizeof(caller), &caller), 0);
+	pin_to_first_cpu(&process);
 	atomic_init(&env.events, 0);
 	fixture_init_worker(&f, 64, 4, record_worker_cpus, &env);
 	assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));

@@ -141,3 +141,43 @@ Test(library_threads, every_thread_of_the_library_is_named)
 	cr_assert_eq(count_named(seen, n, "doca-rcu"), 1u);
 	cr_assert_eq(n, 4u, "no other thread is named doca-*");
 }
+
+/* The CPUs a thread of this process may run on. */
+static void task_cpus(int tid, cpu_set_t *set)
+{
+	cr_assert_eq(sched_getaffinity(tid, sizeof(*set), set), 0, "sched_getaffinity(%d)", tid);
+}
+
+/*
+ * None of them inherits the pinning of the thread that started it: an
+ * application thread pinned to one CPU (polling there at a high
+ * priority) would otherwise starve a worker with no CPU, the engines and
+ * the deferred-free thread, and a close or destroy waiting for a grace
+ * period would wait with them. The calling thread keeps its own pinning.
+ */
+Test(library_threads, no_thread_of_the_library_inherits_the_callers_pinning)
+{
+	struct lib_thread_seen seen[MAX_THREADS];
+	cpu_set_t process, caller, now, got;
+	struct threads_world w;
+
+	pin_to_first_cpu(&process);
+	cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof(caller), &caller), 0);
+	world_start(&w);
+	unsigned n = world_threads(seen, MAX_THREADS);
+	cpu_set_t cpus[MAX_THREADS];
+
+	for (unsigned i = 0; i < n; i++)
+		task_cpus(seen[i].tid, &cpus[i]);
+	cr_assert_eq(pthread_getaffinity_np(pthread_self(), sizeof(now), &now), 0);
+	world_stop(&w);
+	cr_assert_eq(pthread_setaffinity_np(pthread_self(), sizeof(process), &process), 0);
+	cr_assert(CPU_EQUAL(&now, &caller), "the calling thread's own pinning changed");
+	cr_assert_eq(n, 4u, "worker, two engines, reclaimer");
+	for (unsigned i = 0; i < n; i++) {
+		CPU_AND(&got, &cpus[i], &process);
+		cr_assert(CPU_EQUAL(&got, &process),
+			  "%s may run on %d CPU(s), the process on %d: it kept the caller's pinning",
+			  seen[i].comm, CPU_COUNT(&cpus[i]), CPU_COUNT(&process));
+	}
+}
