@@ -7,7 +7,8 @@
  *   happens inside doca_pe_progress, never inside submit.
  * - `"sw0:key=value,key=value"` — the same with options:
  *   `engines=N` (0..64; N engine threads, named "doca-sw0-0" to
- *   "doca-sw0-<N-1>", execute descriptors on other cores),
+ *   "doca-sw0-<N-1>" and blocking every asynchronous signal, execute
+ *   descriptors on other cores),
  *   `cpus=LIST` (CPUs for engine threads, e.g. `cpus=1` or `cpus=0-1,3`;
  *   engine i is pinned to the i-th listed CPU, round robin; without it engine
  *   threads may run on every CPU and never inherit the opener's pinning;

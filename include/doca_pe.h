@@ -230,7 +230,11 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
  *        progressing instead and retries the arming when next idle).
  *        Events are delivered only through the contexts' event callbacks:
  *        connect contexts that have one. The thread is named "doca-worker"
- *        (README "The library's threads").
+ *        and blocks every asynchronous signal, whatever the caller's mask
+ *        (README "The library's threads"): a signal sent to the process is
+ *        never handled on it, and the callbacks run with those signals
+ *        blocked (a write to a closed pipe or socket there fails with
+ *        EPIPE, no SIGPIPE).
  * @param pe The progress engine.
  * @param cpu An online CPU number, or -1 for no pinning: the worker may run
  *        on every CPU of the process, whatever the calling thread's own

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -180,4 +181,63 @@ Test(library_threads, no_thread_of_the_library_inherits_the_callers_pinning)
 			  "%s may run on %d CPU(s), the process on %d: it kept the caller's pinning",
 			  seen[i].comm, CPU_COUNT(&cpus[i]), CPU_COUNT(&process));
 	}
+}
+
+/* SigBlk of /proc/self/task/TID/status, as the kernel keeps it. */
+static unsigned long long task_sigblk(int tid)
+{
+	char status[4096];
+	unsigned long long mask;
+
+	cr_assert(read_task_file(tid, "status", status, sizeof(status)), "task %d is gone", tid);
+	const char *line = strstr(status, "\nSigBlk:");
+
+	cr_assert_not_null(line, "no SigBlk in task %d's status", tid);
+	cr_assert_eq(sscanf(line, "\nSigBlk: %llx", &mask), 1);
+	return mask;
+}
+
+/*
+ * Every asynchronous signal is blocked on the library's threads, whatever
+ * the mask of the thread that started them, so a signal sent to the
+ * process always goes to a thread of the application: one that blocks
+ * SIGTERM in its own threads to take it with sigwait or a signalfd does
+ * not have it delivered to (and, by default action, the process killed
+ * through) a library thread, and no handler of its runs there.
+ *
+ * The exact mask: all of 1..64 but the synchronous signals, raised by the
+ * faulting thread itself (SIGILL 4, SIGTRAP 5, SIGABRT 6, SIGBUS 7,
+ * SIGFPE 8, SIGSEGV 11, SIGSYS 31: blocked, the kernel would kill the
+ * process without running a handler, the sanitizers' included), those
+ * that cannot be blocked (SIGKILL 9, SIGSTOP 19) and the two glibc keeps
+ * for itself (32, 33).
+ */
+#define LIBRARY_SIGBLK 0xfffffffe3ffbfa07ull
+#define CALLER_SIGBLK (1ull << (SIGUSR1 - 1)) /* what the test blocks itself */
+
+Test(library_threads, every_thread_of_the_library_blocks_asynchronous_signals)
+{
+	struct lib_thread_seen seen[MAX_THREADS];
+	unsigned long long masks[MAX_THREADS];
+	sigset_t usr1, before;
+	struct threads_world w;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	cr_assert_eq(pthread_sigmask(SIG_SETMASK, &usr1, &before), 0);
+	cr_assert_eq(task_sigblk(gettid()), CALLER_SIGBLK);
+	world_start(&w);
+	unsigned n = world_threads(seen, MAX_THREADS);
+
+	for (unsigned i = 0; i < n; i++)
+		masks[i] = task_sigblk(seen[i].tid);
+	unsigned long long caller = task_sigblk(gettid());
+
+	world_stop(&w);
+	cr_assert_eq(pthread_sigmask(SIG_SETMASK, &before, NULL), 0);
+	cr_assert_eq(caller, CALLER_SIGBLK, "the calling thread's mask changed: %016llx", caller);
+	cr_assert_eq(n, 4u, "worker, two engines, reclaimer");
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_eq(masks[i], LIBRARY_SIGBLK, "%s blocks %016llx, not %016llx", seen[i].comm,
+			     masks[i], LIBRARY_SIGBLK);
 }
