@@ -220,7 +220,11 @@ doca_error_t doca_ctx_destroy(struct doca_ctx *h)
 	 * the read-side section keeps the free (and its mutex destroy) after
 	 * that unlock. Entered with the locks held: nothing below waits. */
 	doca_rcu_read_lock();
-	if (ctx_of(h) != ctx) /* a concurrent destroy won */
+	/* a concurrent destroy won: used after its destroy, refused (and
+	 * counted) as a stale handle is, below, once the locks are let go */
+	bool gone = ctx_of(h) != ctx;
+
+	if (gone)
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
 		err = DOCA_ERROR_BAD_STATE;
@@ -237,6 +241,8 @@ doca_error_t doca_ctx_destroy(struct doca_ctx *h)
 	pthread_mutex_unlock(&g_config_lock);
 	pthread_mutex_unlock(&ctx->report_lock);
 	doca_rcu_read_unlock();
+	if (gone)
+		err = ctx_gone_refusal(h);
 	if (err == DOCA_SUCCESS && put)
 		ctx_ref_put(ctx);
 	ctx_ref_put(ctx);

@@ -244,8 +244,9 @@ doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_state 
  *        RCU grace period.
  * @param ctx The context.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type
- *         handle or one already destroyed (a stale handle: logged and
- *         counted by doca_stale_handle_count);
+ *         handle or one already destroyed, the loser of two concurrent
+ *         destroys included (a stale handle: logged and counted by
+ *         doca_stale_handle_count);
  *         DOCA_ERROR_BAD_STATE if RUNNING, STARTING or STOPPING;
  *         DOCA_ERROR_IN_USE while memories exist or a device is bound.
  *         On error nothing is changed.

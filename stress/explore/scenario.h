@@ -44,6 +44,7 @@ void scenario_pool_revoke(void);
 void scenario_stale_stop(void);
 void scenario_stale_connect(void);
 void scenario_stale_configure(void);
+void scenario_stale_ctx_destroy(void);
 void scenario_stale_mem_destroy(void);
 void scenario_stale_notify(void);
 void scenario_stale_progress(void);
@@ -127,6 +128,16 @@ void world_until_asleep(pthread_t t);
  * handle was current when the call looked), or INVALID_VALUE counted
  * once (it was not: refused as every stale handle is). */
 void expect_current_or_stale(const char *call, doca_error_t result, doca_error_t current, uint64_t stale_before);
+/* Two destroys of one object raced and returned @p mine and @p theirs:
+ * exactly one DOCA_SUCCESS; the other INVALID_VALUE counted once since
+ * @p stale_before (the handle was destroyed when it looked again: refused
+ * as every stale handle is), or @p busy with nothing counted
+ * (DOCA_SUCCESS: the loser has no such answer). */
+void expect_one_destroyed(const char *call, doca_error_t mine, doca_error_t theirs, doca_error_t busy,
+			  uint64_t stale_before);
+/* Race @p destroy(@p h) on a new thread against the same call on this one,
+ * and check the outcome (expect_one_destroyed). */
+void world_destroy_twice(const char *call, doca_error_t (*destroy)(void *h), void *h, doca_error_t busy);
 /* The ctx is IDLE: destroy everything, each call must succeed. */
 void world_close(struct world *w);
 /* The end of every scenario: the application opens fds of its own after

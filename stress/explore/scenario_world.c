@@ -176,6 +176,44 @@ void expect_current_or_stale(const char *call, doca_error_t result, doca_error_t
 			    call, doca_error_get_name(result), (unsigned long long)counted);
 }
 
+void expect_one_destroyed(const char *call, doca_error_t mine, doca_error_t theirs, doca_error_t busy,
+			  uint64_t stale_before)
+{
+	if ((mine == DOCA_SUCCESS) == (theirs == DOCA_SUCCESS))
+		explore_end(VERDICT_INVARIANT, "result: two racing %s returned %s and %s", call,
+			    doca_error_get_name(mine), doca_error_get_name(theirs));
+	expect_current_or_stale(call, mine == DOCA_SUCCESS ? theirs : mine, busy, stale_before);
+}
+
+struct destroy_race {
+	doca_error_t (*destroy)(void *h);
+	void *h;
+	doca_error_t result;
+};
+
+static void *racing_destroyer(void *arg)
+{
+	struct destroy_race *r = arg;
+
+	explore_name("destroyer");
+	r->result = r->destroy(r->h);
+	return NULL;
+}
+
+void world_destroy_twice(const char *call, doca_error_t (*destroy)(void *h), void *h, doca_error_t busy)
+{
+	struct destroy_race r = { .destroy = destroy, .h = h, .result = DOCA_SUCCESS };
+	uint64_t stale = doca_stale_handle_count();
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, racing_destroyer, &r) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	doca_error_t mine = destroy(h);
+
+	pthread_join(t, NULL);
+	expect_one_destroyed(call, mine, r.result, busy, stale);
+}
+
 void world_close(struct world *w)
 {
 	for (unsigned t = 0; t < WORLD_TASKS; t++) {
