@@ -271,7 +271,11 @@ doca_error_t doca_pe_destroy(struct doca_pe *ph)
 	}
 	pthread_mutex_lock(&g_config_lock);
 	EXPLORE_POINT(ATOMIC);
-	if (pe_of(ph) != pe) /* a concurrent destroy won */
+	/* a concurrent destroy won: destroyed twice, refused (and counted) as
+	 * a stale handle is, below, once the lock is let go */
+	bool gone = pe_of(ph) != pe;
+
+	if (gone)
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (atomic_load_explicit(&pe->members->count, memory_order_relaxed) != 0 ||
 		 !pe_retire_unless_worker(pe))
@@ -279,6 +283,8 @@ doca_error_t doca_pe_destroy(struct doca_pe *ph)
 	pthread_mutex_unlock(&g_config_lock);
 	runner_exit(&pe->runner);
 	doca_rcu_read_unlock();
+	if (gone && !DOCA_REVERTED("pe_destroy_refusal_uncounted"))
+		return HANDLE_REFUSAL(ph, MAGIC_PE);
 	if (err != DOCA_SUCCESS)
 		return err;
 	worker_fini(&pe->worker); /* workers stopped before they ran: joined now */

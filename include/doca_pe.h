@@ -293,9 +293,11 @@ doca_error_t doca_pe_stop_run(struct doca_pe *pe);
  *        one the application opened since. Until then the fd number stays
  *        taken.
  * @param pe The progress engine.
- * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle
- *         (the loser of two concurrent destroys gets it or DOCA_ERROR_IN_USE,
- *         and changes nothing); DOCA_ERROR_IN_USE while a context is
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type
+ *         handle or one already destroyed (a stale handle: logged and
+ *         counted by doca_stale_handle_count; the loser of two concurrent
+ *         destroys gets it, or DOCA_ERROR_IN_USE uncounted while the winner
+ *         holds the PE, and changes nothing); DOCA_ERROR_IN_USE while a context is
  *         connected (destroying a context disconnects it), a worker runs it
  *         or is being stopped, another thread is progressing it, or the
  *         caller is inside one of its callbacks (its own progress call still

@@ -89,6 +89,7 @@ const struct scenario explore_scenarios[] = {
 	{ "stale_configure", "a setter and a start on a context handle racing its destroy and a new context in its cell",
 	  scenario_stale_configure },
 	{ "stale_ctx_destroy", "two destroys of one context racing", scenario_stale_ctx_destroy },
+	{ "stale_pe_destroy", "two destroys of one progress engine racing", scenario_stale_pe_destroy },
 	{ "stale_mem_destroy", "two destroys of one memory racing, and a new memory that reuses its cell",
 	  scenario_stale_mem_destroy },
 	{ "stale_notify", "a notification clear on a PE handle racing its destroy and a new PE, on a worker, in its cell",
@@ -451,6 +452,7 @@ static const char *const revertible[] = {
 	"credit_arm_before_count", /* a credit notification request arms the fd before it is counted in waiters */
 	"wait_refusal_uncounted", /* submit_wait's "destroyed before it held the context" is not logged nor counted stale */
 	"ctx_refusal_uncounted", /* a ctx setter, start or losing destroy finding its ctx destroyed under the lock is not counted stale */
+	"pe_destroy_refusal_uncounted", /* the loser of two doca_pe_destroy calls finding the PE destroyed under the lock is not counted stale */
 	"connect_refusal_uncounted", /* doca_pe_connect_ctx looks its ctx up outside its section; "destroyed since" not counted stale */
 	"wait_destroyed_stale", /* a submit_wait sleeper whose context was destroyed looks its handle up: stale */
 	"wait_run_after_grace", /* submit_wait waits in the run current after its first-use grace period, not the one at its start */

@@ -45,6 +45,7 @@ void scenario_stale_stop(void);
 void scenario_stale_connect(void);
 void scenario_stale_configure(void);
 void scenario_stale_ctx_destroy(void);
+void scenario_stale_pe_destroy(void);
 void scenario_stale_mem_destroy(void);
 void scenario_stale_notify(void);
 void scenario_stale_progress(void);
@@ -136,7 +137,8 @@ void expect_current_or_stale(const char *call, doca_error_t result, doca_error_t
 void expect_one_destroyed(const char *call, doca_error_t mine, doca_error_t theirs, doca_error_t busy,
 			  uint64_t stale_before);
 /* Race @p destroy(@p h) on a new thread against the same call on this one,
- * and check the outcome (expect_one_destroyed). */
+ * check the outcome (expect_one_destroyed), let every deferred free run
+ * and check the runner guards. */
 void world_destroy_twice(const char *call, doca_error_t (*destroy)(void *h), void *h, doca_error_t busy);
 /* The ctx is IDLE: destroy everything, each call must succeed. */
 void world_close(struct world *w);

@@ -212,6 +212,8 @@ void world_destroy_twice(const char *call, doca_error_t (*destroy)(void *h), voi
 
 	pthread_join(t, NULL);
 	expect_one_destroyed(call, mine, r.result, busy, stale);
+	explore_rcu_barrier();
+	explore_guards_check();
 }
 
 void world_close(struct world *w)
