@@ -78,6 +78,17 @@ static const struct worker_ops pe_worker_ops = {
  * (online, inside the cgroup's set: not the caller's own affinity, which
  * may be narrower) only the kernel knows: the worker's creation fails with
  * EINVAL otherwise (doca_pe_run_on_cpu). */
+/* The refusal of ph, found destroyed under the locks after the check
+ * made before them: used after its destroy, so logged and counted as any
+ * stale handle (call it with the locks let go: the log may call the
+ * application's handler). */
+static doca_error_t pe_gone_refusal(const struct doca_pe *ph)
+{
+	if (DOCA_REVERTED("worker_refusal_uncounted"))
+		return DOCA_ERROR_INVALID_VALUE;
+	return HANDLE_REFUSAL(ph, MAGIC_PE);
+}
+
 static bool cpu_nameable(int cpu)
 {
 	return cpu == -1 || (cpu >= 0 && cpu < CPU_SETSIZE);
@@ -142,7 +153,11 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *ph, int cpu)
 	pthread_mutex_lock(&g_config_lock);
 	pthread_mutex_lock(&worker_lock);
 	EXPLORE_POINT(ATOMIC);
-	if (pe_of(ph) != pe) /* destroyed since the check above */
+	/* destroyed since the check above: used after its destroy, refused
+	 * (and counted) as a stale handle is, once the locks are let go */
+	bool gone = pe_of(ph) != pe;
+
+	if (gone)
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (atomic_load_explicit(&pe->has_worker, memory_order_relaxed))
 		err = DOCA_ERROR_BAD_STATE;
@@ -162,7 +177,7 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *ph, int cpu)
 		atomic_store_explicit(&pe->has_worker, true, memory_order_release);
 	pthread_mutex_unlock(&worker_lock);
 	pthread_mutex_unlock(&g_config_lock);
-	return err;
+	return gone ? pe_gone_refusal(ph) : err;
 }
 
 doca_error_t doca_pe_stop_run(struct doca_pe *ph)
@@ -190,7 +205,9 @@ doca_error_t doca_pe_stop_run(struct doca_pe *ph)
 	}
 	pthread_mutex_lock(&worker_lock);
 	EXPLORE_POINT(ATOMIC);
-	if (pe_of(ph) != pe)
+	bool gone = pe_of(ph) != pe; /* destroyed since: refused below, as in doca_pe_run_on_cpu */
+
+	if (gone)
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (!atomic_load_explicit(&pe->has_worker, memory_order_relaxed))
 		err = DOCA_ERROR_BAD_STATE;
@@ -203,7 +220,7 @@ doca_error_t doca_pe_stop_run(struct doca_pe *ph)
 		worker_stop(&pe->worker);
 	pthread_mutex_unlock(&worker_lock);
 	if (err != DOCA_SUCCESS)
-		return err;
+		return gone ? pe_gone_refusal(ph) : err;
 	/* The claim makes the worker ours to join; no lock held while we wait. */
 	if (!join_locked)
 		worker_stop(&pe->worker);

@@ -239,7 +239,9 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe);
  * @param cpu An online CPU number, or -1 for no pinning: the worker may run
  *        on every CPU of the process, whatever the calling thread's own
  *        affinity (it does not inherit the caller's pinning).
- * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle,
+ *         a destroyed one (a stale handle, also when the destroy wins
+ *         during this call: logged and counted by doca_stale_handle_count)
  *         or a CPU no thread of this process may run on (it does not
  *         exist, is offline, or is outside the process's cpuset; the
  *         calling thread's own affinity does not matter), nothing changed;
@@ -271,7 +273,10 @@ doca_error_t doca_pe_run_on_cpu(struct doca_pe *pe, int cpu);
  *        later doca_pe_run_on_cpu or doca_pe_stop_run if it has ended by
  *        then, at the latest by doca_pe_destroy.
  * @param pe The progress engine.
- * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or a wrong-type handle;
+ * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type
+ *         handle or a destroyed one (a stale handle, also when the destroy
+ *         wins during this call: logged and counted by
+ *         doca_stale_handle_count);
  *         DOCA_ERROR_BAD_STATE if no worker runs it;
  *         DOCA_ERROR_IN_PROGRESS, at once and changing nothing, while another
  *         thread's doca_pe_stop_run of this PE is under way (the worker has

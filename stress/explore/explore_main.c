@@ -96,6 +96,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_stale_notify },
 	{ "stale_progress", "a progress on a PE handle racing its destroy and a new PE in its cell, progressed by the main thread",
 	  scenario_stale_progress },
+	{ "stale_worker", "a worker stop and start on a PE handle racing its destroy and a new PE in its cell",
+	  scenario_stale_worker },
 	{ "free_destroy", "a free off the PE's thread, a destroy of its buffers and a guarded submit naming them",
 	  scenario_free_destroy },
 	{ "cb_destroy", "a destroy in the callback of a task naming the buffer, racing a foreign destroy and submit", scenario_cb_destroy },
@@ -453,6 +455,7 @@ static const char *const revertible[] = {
 	"wait_refusal_uncounted", /* submit_wait's "destroyed before it held the context" is not logged nor counted stale */
 	"ctx_refusal_uncounted", /* a ctx setter, start or losing destroy finding its ctx destroyed under the lock is not counted stale */
 	"pe_destroy_refusal_uncounted", /* the loser of two doca_pe_destroy calls finding the PE destroyed under the lock is not counted stale */
+	"worker_refusal_uncounted", /* doca_pe_run_on_cpu / _stop_run finding the PE destroyed under the lock do not count it stale */
 	"connect_refusal_uncounted", /* doca_pe_connect_ctx looks its ctx up outside its section; "destroyed since" not counted stale */
 	"wait_destroyed_stale", /* a submit_wait sleeper whose context was destroyed looks its handle up: stale */
 	"wait_run_after_grace", /* submit_wait waits in the run current after its first-use grace period, not the one at its start */

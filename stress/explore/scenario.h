@@ -49,6 +49,7 @@ void scenario_stale_pe_destroy(void);
 void scenario_stale_mem_destroy(void);
 void scenario_stale_notify(void);
 void scenario_stale_progress(void);
+void scenario_stale_worker(void);
 void scenario_free_destroy(void);
 void scenario_cb_destroy(void);
 void scenario_cb_destroy_shared(void);
