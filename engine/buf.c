@@ -188,8 +188,8 @@ static doca_error_t buf_destroy_checked(struct doca_buf *h, struct doca_buf *buf
 		if (!buf_users_closed(buf))
 			return DOCA_ERROR_IN_USE;
 		EXPLORE_POINT(ATOMIC);
-		if (buf_of(h) != buf)
-			return DOCA_ERROR_INVALID_VALUE; /* a concurrent destroy won */
+		if (buf_of(h) != buf) /* a concurrent destroy won: destroyed twice */
+			return DOCA_ERROR_INVALID_VALUE; /* refused as stale by our caller */
 		EXPLORE_YIELD();
 		if (spins % 64u == 63u)
 			sched_yield(); /* the winner may have been preempted */
@@ -203,9 +203,13 @@ doca_error_t doca_buf_destroy(struct doca_buf *h)
 	doca_rcu_read_lock();
 	struct doca_buf *buf = buf_of(h);
 
-	err = buf == NULL ? HANDLE_REFUSAL(h, MAGIC_BUF) : buf_destroy_checked(h, buf);
+	err = buf == NULL ? DOCA_ERROR_INVALID_VALUE : buf_destroy_checked(h, buf);
 	doca_rcu_read_unlock();
-	if (buf != NULL && err == DOCA_SUCCESS)
+	/* not a buffer's handle, or (from buf_destroy_checked) one another
+	 * destroy killed while we looked: a stale one is logged and counted */
+	if (err == DOCA_ERROR_INVALID_VALUE && (buf == NULL || !DOCA_REVERTED("buf_destroy_refusal_uncounted")))
+		return HANDLE_REFUSAL(h, MAGIC_BUF);
+	if (err == DOCA_SUCCESS)
 		live_destroyed(LIVE_BUF, 0);
 	return err;
 }

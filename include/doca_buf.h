@@ -59,7 +59,8 @@ doca_error_t doca_buf_get_len(const struct doca_buf *buf, size_t *len);
  * @param buf The buffer.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
  *         or a buffer already destroyed (also by a concurrent destroy: of two,
- *         one succeeds and the other gets this); DOCA_ERROR_IN_USE while the
+ *         one succeeds and the other gets this; a stale handle: logged and
+ *         counted by doca_stale_handle_count); DOCA_ERROR_IN_USE while the
  *         event of another task naming it is not freed (nothing is
  *         changed; once doca_event_free returns, on any thread, that event
  *         no longer counts).

@@ -90,6 +90,7 @@ const struct scenario explore_scenarios[] = {
 	  scenario_stale_configure },
 	{ "stale_ctx_destroy", "two destroys of one context racing", scenario_stale_ctx_destroy },
 	{ "stale_pe_destroy", "two destroys of one progress engine racing", scenario_stale_pe_destroy },
+	{ "stale_buf_destroy", "two destroys of one buffer racing", scenario_stale_buf_destroy },
 	{ "stale_mem_destroy", "two destroys of one memory racing, and a new memory that reuses its cell",
 	  scenario_stale_mem_destroy },
 	{ "stale_notify", "a notification clear on a PE handle racing its destroy and a new PE, on a worker, in its cell",
@@ -456,6 +457,7 @@ static const char *const revertible[] = {
 	"ctx_refusal_uncounted", /* a ctx setter, start or losing destroy finding its ctx destroyed under the lock is not counted stale */
 	"pe_destroy_refusal_uncounted", /* the loser of two doca_pe_destroy calls finding the PE destroyed under the lock is not counted stale */
 	"worker_refusal_uncounted", /* doca_pe_run_on_cpu / _stop_run finding the PE destroyed under the lock do not count it stale */
+	"buf_destroy_refusal_uncounted", /* the loser of two doca_buf_destroy calls, finding the buffer killed, is not counted stale */
 	"connect_refusal_uncounted", /* doca_pe_connect_ctx looks its ctx up outside its section; "destroyed since" not counted stale */
 	"wait_destroyed_stale", /* a submit_wait sleeper whose context was destroyed looks its handle up: stale */
 	"wait_run_after_grace", /* submit_wait waits in the run current after its first-use grace period, not the one at its start */

@@ -1,6 +1,6 @@
 /*
  * stress/explore/scenario_stale_destroy.c — two destroys of one object
- * racing (stale_ctx_destroy, stale_pe_destroy).
+ * racing (stale_ctx_destroy, stale_pe_destroy, stale_buf_destroy).
  *
  * The application destroys an object on two threads at once (an
  * application bug the library must survive): exactly one destroy
@@ -39,4 +39,23 @@ void scenario_stale_pe_destroy(void)
 
 	EXPECT_OK(doca_pe_create(&pe));
 	world_destroy_twice("doca_pe_destroy", pe_destroy, pe, DOCA_ERROR_IN_USE);
+}
+
+static doca_error_t buf_destroy(void *h)
+{
+	return doca_buf_destroy(h);
+}
+
+void scenario_stale_buf_destroy(void)
+{
+	struct world w;
+	struct doca_buf *buf;
+
+	world_open(&w, "sw0", 2, NULL);
+	EXPECT_OK(doca_buf_create(w.mem, 0, WORLD_LEN, &buf));
+	world_destroy_twice("doca_buf_destroy", buf_destroy, buf, DOCA_SUCCESS);
+	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+	world_progress_until_idle(&w);
+	world_close(&w);
+	world_finish(&w);
 }
