@@ -730,6 +730,10 @@ static inline void handle_kill(void *obj)
  * destroyed or outdated one is counted (doca_stale_handle_count). */
 doca_error_t handle_refusal(const void *h, uint32_t magic);
 #define HANDLE_REFUSAL(h, MAGIC) handle_refusal((h), (MAGIC))
+/* The refusal of a handle whose object a destroy has already claimed
+ * (closed to new users) but may not have killed yet: stale all the same,
+ * so INVALID_VALUE, logged and counted. */
+doca_error_t stale_refusal(void);
 
 /* A worker thread runs the PE and the caller is not it: the calls that
  * would run the PE themselves refuse (the worker's callbacks may). */

@@ -18,6 +18,13 @@ uint64_t doca_stale_handle_count(void)
 	return atomic_load_explicit(&stale_handles, memory_order_relaxed);
 }
 
+doca_error_t stale_refusal(void)
+{
+	handle_count_stale();
+	doca_log(DOCA_LOG_ERROR, "a handle used after its object was destroyed (stale handle)");
+	return DOCA_ERROR_INVALID_VALUE;
+}
+
 doca_error_t handle_refusal(const void *h, uint32_t magic)
 {
 	const struct handle_head *o = handle_addr(h);
@@ -30,9 +37,7 @@ doca_error_t handle_refusal(const void *h, uint32_t magic)
 	    atomic_load_explicit(&o->gen, memory_order_relaxed) == handle_gen(h))
 		return DOCA_ERROR_BAD_STATE;
 	if (head_load(&o->magic) == MAGIC_DEAD ||
-	    (head_load(&o->magic) == magic && atomic_load_explicit(&o->gen, memory_order_relaxed) != handle_gen(h))) {
-		handle_count_stale();
-		doca_log(DOCA_LOG_ERROR, "a handle used after its object was destroyed (stale handle)");
-	}
+	    (head_load(&o->magic) == magic && atomic_load_explicit(&o->gen, memory_order_relaxed) != handle_gen(h)))
+		return stale_refusal();
 	return DOCA_ERROR_INVALID_VALUE;
 }

@@ -154,6 +154,10 @@ static struct doca_mem *mem_close(struct doca_mem *h, doca_error_t *err)
 		*err = DOCA_SUCCESS;
 	if (section)
 		doca_rcu_read_unlock();
+	/* destroyed twice (the winner may not have killed the handle yet):
+	 * refused as a stale handle, logged and counted */
+	if (mem != NULL && *err == DOCA_ERROR_INVALID_VALUE && !DOCA_REVERTED("mem_destroy_refusal_uncounted"))
+		*err = stale_refusal();
 	return *err == DOCA_SUCCESS ? mem : NULL;
 }
 

@@ -77,7 +77,8 @@ doca_error_t doca_mem_get_len(const struct doca_mem *mem, size_t *len);
  * @param mem The memory.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL, a wrong-type handle
  *         or a memory already destroyed (also by a concurrent destroy: of
- *         two, one succeeds and the other gets this); DOCA_ERROR_IN_USE while
+ *         two, one succeeds and the other gets this; a stale handle: logged
+ *         and counted by doca_stale_handle_count); DOCA_ERROR_IN_USE while
  *         buffers of it exist (nothing is changed).
  *
  * Thread safety: any thread; races with doca_buf_create on the same memory

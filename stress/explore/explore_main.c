@@ -458,6 +458,7 @@ static const char *const revertible[] = {
 	"pe_destroy_refusal_uncounted", /* the loser of two doca_pe_destroy calls finding the PE destroyed under the lock is not counted stale */
 	"worker_refusal_uncounted", /* doca_pe_run_on_cpu / _stop_run finding the PE destroyed under the lock do not count it stale */
 	"buf_destroy_refusal_uncounted", /* the loser of two doca_buf_destroy calls, finding the buffer killed, is not counted stale */
+	"mem_destroy_refusal_uncounted", /* the loser of two doca_mem_destroy calls, finding the count closed, is not counted stale */
 	"connect_refusal_uncounted", /* doca_pe_connect_ctx looks its ctx up outside its section; "destroyed since" not counted stale */
 	"wait_destroyed_stale", /* a submit_wait sleeper whose context was destroyed looks its handle up: stale */
 	"wait_run_after_grace", /* submit_wait waits in the run current after its first-use grace period, not the one at its start */

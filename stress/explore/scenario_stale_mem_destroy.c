@@ -6,10 +6,12 @@
  * (an application bug: exactly one must succeed, the other is refused),
  * waits for its cell to be freed, and registers a new memory, which gets
  * the same cell (engine/cells.c hands the last freed one out first). The
- * loser must answer INVALID_VALUE, and the new memory must stay whole (a
- * buffer can be made on it, and it is destroyed once): a destroy that
- * checked the handle, was preempted, and then closed the cell's count
- * would destroy the new memory instead.
+ * loser must answer INVALID_VALUE, counted once by doca_stale_handle_count
+ * (a loser that found the count closed by the winner answered it
+ * uncounted, with no log line: found by a review), and the new memory must
+ * stay whole (a buffer can be made on it, and it is destroyed once): a
+ * destroy that checked the handle, was preempted, and then closed the
+ * cell's count would destroy the new memory instead.
  */
 #include "scenario.h"
 
@@ -30,6 +32,7 @@ void scenario_stale_mem_destroy(void)
 	struct doca_mem *fresh;
 	struct doca_buf *buf;
 	doca_error_t first;
+	uint64_t stale = doca_stale_handle_count();
 
 	world_open(&w, "sw0", 2, NULL);
 	EXPECT_OK(doca_mem_create(w.ctx, WORLD_LEN, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &old));
@@ -39,10 +42,7 @@ void scenario_stale_mem_destroy(void)
 	explore_rcu_barrier(); /* its cell is free (unless the late destroy holds it): the next memory's */
 	EXPECT_OK(doca_mem_create(w.ctx, WORLD_LEN, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &fresh));
 	pthread_join(t, NULL);
-	if (!((first == DOCA_SUCCESS && late_result == DOCA_ERROR_INVALID_VALUE) ||
-	      (first == DOCA_ERROR_INVALID_VALUE && late_result == DOCA_SUCCESS)))
-		explore_end(VERDICT_INVARIANT, "result: two destroys of one memory returned %s and %s",
-			    doca_error_get_name(first), doca_error_get_name(late_result));
+	expect_one_destroyed("doca_mem_destroy", first, late_result, DOCA_SUCCESS, stale);
 	if (doca_buf_create(fresh, 0, WORLD_LEN, &buf) != DOCA_SUCCESS)
 		explore_end(VERDICT_INVARIANT, "state: a destroy on a stale handle destroyed the memory that reused its cell");
 	EXPECT_OK(doca_buf_destroy(buf));
