@@ -23,7 +23,11 @@ doca_error_t mem_register(const struct doca_ctx *h, void *addr, size_t len, uint
 		return DOCA_ERROR_NO_MEMORY;
 	pthread_mutex_lock(&g_config_lock);
 	ctx = ctx_of(h);
-	if (ctx == NULL) { /* destroyed since the caller's check */
+	/* destroyed since the caller's check: used after its destroy, refused
+	 * (and counted) as a stale handle is, below, once the lock is let go */
+	bool gone = ctx == NULL;
+
+	if (gone) {
 		err = DOCA_ERROR_INVALID_VALUE;
 	} else if (ctx->dev == NULL) {
 		err = DOCA_ERROR_NOT_CONNECTED;
@@ -43,7 +47,7 @@ doca_error_t mem_register(const struct doca_ctx *h, void *addr, size_t len, uint
 	pthread_mutex_unlock(&g_config_lock);
 	if (err != DOCA_SUCCESS) {
 		cell_put(CELL_MEM, mem, sizeof(*mem));
-		return err;
+		return gone && !DOCA_REVERTED("mem_register_refusal_uncounted") ? HANDLE_REFUSAL(h, MAGIC_CTX) : err;
 	}
 	mem->ctx = ctx;
 	mem->addr = addr;

@@ -20,7 +20,9 @@ extern "C" {
  * @param access A non-empty OR of DOCA_ACCESS_FLAG_READ / _WRITE, nothing else.
  * @param[out] mem The new memory.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type
- *         handles, len 0 or too large, bad access flags;
+ *         handles, a destroyed context (a stale handle, also when its
+ *         destroy wins during this call: logged and counted by
+ *         doca_stale_handle_count), len 0 or too large, bad access flags;
  *         DOCA_ERROR_NOT_CONNECTED when the context has no device;
  *         DOCA_ERROR_NO_MEMORY; the device's registration error:
  *         DOCA_ERROR_DRIVER, DOCA_ERROR_NOT_PERMITTED or
