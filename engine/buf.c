@@ -53,7 +53,7 @@
 static struct doca_mem *buf_mem_enter(struct doca_mem *h, size_t offset, size_t len, bool out_ok,
 				      doca_error_t *err)
 {
-	bool section = !DOCA_REVERTED("handle_lookup_outside_section");
+	bool section = !DOCA_REVERTED("handle_lookup_outside_section"), closed = false;
 
 	if (section)
 		doca_rcu_read_lock();
@@ -64,11 +64,14 @@ static struct doca_mem *buf_mem_enter(struct doca_mem *h, size_t offset, size_t 
 	else if (!out_ok || offset > mem->len || len > mem->len - offset)
 		*err = DOCA_ERROR_INVALID_VALUE;
 	else if (!users_enter(&mem->bufs))
-		*err = DOCA_ERROR_INVALID_VALUE; /* the memory is being destroyed */
+		closed = true; /* by its destroy, which may not have killed the handle yet */
 	else
 		*err = DOCA_SUCCESS;
 	if (section)
 		doca_rcu_read_unlock();
+	/* used after its destroy: refused as a stale handle, logged and counted */
+	if (closed)
+		*err = DOCA_REVERTED("buf_create_refusal_uncounted") ? DOCA_ERROR_INVALID_VALUE : stale_refusal();
 	return *err == DOCA_SUCCESS ? mem : NULL;
 }
 

@@ -21,10 +21,14 @@ extern "C" {
  *        destination: submit refuses it).
  * @param[out] buf The new buffer.
  * @return DOCA_SUCCESS; DOCA_ERROR_INVALID_VALUE for NULL or wrong-type
- *         handles, or when offset + len overflows or exceeds the memory's
- *         length; DOCA_ERROR_NO_MEMORY.
+ *         handles, a destroyed memory (a stale handle, also when its
+ *         destroy wins during this call: logged and counted by
+ *         doca_stale_handle_count), or when offset + len overflows or
+ *         exceeds the memory's length; DOCA_ERROR_NO_MEMORY.
  *
- * Thread safety: any thread.
+ * Thread safety: any thread; races with doca_mem_destroy of the memory
+ *         resolve to one winner (the destroy then fails with
+ *         DOCA_ERROR_IN_USE).
  */
 doca_error_t doca_buf_create(struct doca_mem *mem, size_t offset, size_t len, struct doca_buf **buf);
 

@@ -95,6 +95,7 @@ const struct scenario explore_scenarios[] = {
 	  scenario_stale_mem_destroy },
 	{ "stale_mem_create", "memories created on a context handle racing its destroy and a new context in its cell",
 	  scenario_stale_mem_create },
+	{ "stale_buf_create", "a buffer created on a memory racing its destroy", scenario_stale_buf_create },
 	{ "stale_notify", "a notification clear on a PE handle racing its destroy and a new PE, on a worker, in its cell",
 	  scenario_stale_notify },
 	{ "stale_progress", "a progress on a PE handle racing its destroy and a new PE in its cell, progressed by the main thread",
@@ -462,6 +463,7 @@ static const char *const revertible[] = {
 	"buf_destroy_refusal_uncounted", /* the loser of two doca_buf_destroy calls, finding the buffer killed, is not counted stale */
 	"mem_destroy_refusal_uncounted", /* the loser of two doca_mem_destroy calls, finding the count closed, is not counted stale */
 	"mem_register_refusal_uncounted", /* a memory's create finding its ctx destroyed under the lock does not count it stale */
+	"buf_create_refusal_uncounted", /* doca_buf_create finding its memory's count closed by its destroy does not count it stale */
 	"connect_refusal_uncounted", /* doca_pe_connect_ctx looks its ctx up outside its section; "destroyed since" not counted stale */
 	"wait_destroyed_stale", /* a submit_wait sleeper whose context was destroyed looks its handle up: stale */
 	"wait_run_after_grace", /* submit_wait waits in the run current after its first-use grace period, not the one at its start */

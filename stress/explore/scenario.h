@@ -49,6 +49,7 @@ void scenario_stale_pe_destroy(void);
 void scenario_stale_buf_destroy(void);
 void scenario_stale_mem_destroy(void);
 void scenario_stale_mem_create(void);
+void scenario_stale_buf_create(void);
 void scenario_stale_notify(void);
 void scenario_stale_progress(void);
 void scenario_stale_worker(void);
