@@ -55,8 +55,9 @@
 #define TASK_DEFER_BELOW 8u /* smaller chunks for an inline device wait for the turn */
 
 /* The argument checks that come after the state check, in contract order. */
-static doca_error_t task_check(const struct doca_ctx *ctx, const struct doca_task_desc *desc,
-			       const struct doca_buf *src, const struct doca_buf *dst, uint64_t *len)
+static inline __attribute__((always_inline)) doca_error_t
+task_check(const struct doca_ctx *ctx, const struct doca_task_desc *desc, const struct doca_buf *src,
+	   const struct doca_buf *dst, uint64_t *len)
 {
 	if (desc->type != DOCA_TASK_COPY || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 || src->len == 0 ||
 	    dst->len == 0 || src->mem->ctx != ctx || dst->mem->ctx != ctx)
@@ -264,8 +265,9 @@ task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, boo
 
 /* Hand a chunk over: posted under the guard (which it lets go of, n = 0
  * too), or pushed. True if pushed (the PE may need a wake-up to move them). */
-static bool task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs,
-			   uint32_t n, bool guarded, const void *unparked)
+static inline __attribute__((always_inline)) bool
+task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs, uint32_t n, bool guarded,
+	       const void *unparked)
 {
 	if (guarded) {
 		task_post_guarded(ctx, run, evs, n, unparked);
@@ -320,8 +322,38 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 	return got;
 }
 
+/* task_chunk for one task, with no arrays or loops: a single submit is the
+ * common call, and on the owner's way this is most of its cost. The same
+ * steps in the same order, so the same answers. */
+static inline __attribute__((always_inline)) uint32_t
+task_one(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struct doca_task_desc *desc,
+	 bool *queued, doca_error_t *err)
+{
+	struct doca_buf *src = buf_of(desc->src), *dst = buf_of(desc->dst);
+	struct task_pinned tp;
+	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
+	bool guarded = false;
+	const void *unparked = NULL;
+	uint32_t got = 0;
+
+	if (src == NULL)
+		*err = HANDLE_REFUSAL(desc->src, MAGIC_BUF);
+	else if (dst == NULL)
+		*err = HANDLE_REFUSAL(desc->dst, MAGIC_BUF);
+	else
+		*err = task_chunk_enter(ctx, run, start, &guarded, &unparked);
+	if (*err != DOCA_SUCCESS)
+		return 0;
+	*err = task_pin(ctx, *run, desc, src, dst, guarded, true, &tp);
+	/* (task_take_credits sets *err only when it takes none) */
+	if (*err == DOCA_SUCCESS && (got = task_take_credits(*run, &tp, 1, guarded, evs, err)) == 1)
+		task_fill(evs[0], &tp, guarded);
+	*queued |= task_hand_over(ctx, *run, evs, got, guarded, unparked);
+	return got;
+}
+
 /* The entry points, inlined into each: a single task's call is then
- * compiled for n = 1 (no chunk loops left), and a call for any run
+ * compiled for n = 1 (task_one, no chunk loops), and a call for any run
  * (@p start 0) without the run check. */
 static inline __attribute__((always_inline)) doca_error_t
 task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32_t n, uint64_t start,
@@ -342,6 +374,8 @@ task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32
 	ctx = ctx_of(h);
 	if (ctx == NULL)
 		err = HANDLE_REFUSAL(h, MAGIC_CTX);
+	if (__builtin_constant_p(n) && n == 1 && err == DOCA_SUCCESS) /* a single submit */
+		i = task_one(ctx, &run, start, descs, &queued, &err);
 	while (err == DOCA_SUCCESS && i < n) {
 		uint32_t m = n - i < SUBMIT_CHUNK ? n - i : SUBMIT_CHUNK;
 
