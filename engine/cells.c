@@ -113,7 +113,7 @@ static bool cell_retire(enum cell_kind kind, void *p)
 	const struct handle_head *o = p;
 
 	if (kind == CELL_EVENTS || head_load(&o->magic) != MAGIC_DEAD ||
-	    atomic_load_explicit(&o->gen, memory_order_relaxed) != 0)
+	    atomic_load_explicit(&o->tag, memory_order_relaxed) != 0)
 		return false;
 	pthread_mutex_lock(&cells_lock);
 	retired_push_locked(p);

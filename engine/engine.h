@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <ck_ring.h>
@@ -72,7 +73,7 @@ struct dev_entry {
 struct doca_dev {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
-	_Atomic uint32_t gen;    /* the handle generation (engine/handle.h) */
+	_Atomic uintptr_t tag;   /* the handle generation, as a handle carries it (engine/handle.h) */
 	struct dev_entry *entry;
 	char name[64];          /* the part before ':' */
 	uint32_t nr_mems;       /* g_config_lock */
@@ -91,7 +92,7 @@ void dev_after_fork_child(void);
 struct doca_mem {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
-	_Atomic uint32_t gen;    /* the handle generation (engine/handle.h) */
+	_Atomic uintptr_t tag;   /* the handle generation, as a handle carries it (engine/handle.h) */
 	struct doca_ctx *ctx;
 	struct doca_dev *dev;
 	void *addr;
@@ -107,7 +108,7 @@ struct doca_mem {
 struct doca_buf {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
-	_Atomic uint32_t gen;    /* the handle generation (engine/handle.h) */
+	_Atomic uintptr_t tag;   /* the handle generation, as a handle carries it (engine/handle.h) */
 	struct doca_mem *mem;
 	uint8_t *data;
 	size_t len;
@@ -335,7 +336,7 @@ uint32_t run_poll(struct ctx_run *run, struct hw_cqe *cqes, uint32_t max);
 struct doca_ctx {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
-	_Atomic uint32_t gen;    /* the handle generation (engine/handle.h) */
+	_Atomic uintptr_t tag;   /* the handle generation, as a handle carries it (engine/handle.h) */
 	_Atomic int state;            /* enum doca_ctx_state */
 	struct doca_dev *dev;         /* g_config_lock */
 	struct cds_list_head dev_link; /* in dev->ctxs, g_config_lock */
@@ -459,7 +460,7 @@ enum pe_armed { PE_DISARMED = 0, PE_ARMED, PE_FIRED };
 struct doca_pe {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
-	_Atomic uint32_t gen;    /* the handle generation (engine/handle.h) */
+	_Atomic uintptr_t tag;   /* the handle generation, as a handle carries it (engine/handle.h) */
 	struct runner runner;
 	struct pe_members *members;   /* RCU-published; g_config_lock for writers */
 	struct ready_set ready;        /* the contexts with work (engine/pe_ready.c) */
@@ -631,8 +632,19 @@ extern uint32_t g_fork_epoch;
 struct handle_head {
 	uint32_t magic;
 	uint32_t epoch;
-	_Atomic uint32_t gen;
+	_Atomic uintptr_t tag;
 };
+#define HEAD_FIRST(type)                                                                     \
+	_Static_assert(offsetof(struct type, magic) == offsetof(struct handle_head, magic) &&  \
+			       offsetof(struct type, epoch) == offsetof(struct handle_head, epoch) && \
+			       offsetof(struct type, tag) == offsetof(struct handle_head, tag),      \
+		       #type " starts with a handle_head")
+HEAD_FIRST(doca_dev);
+HEAD_FIRST(doca_mem);
+HEAD_FIRST(doca_buf);
+HEAD_FIRST(doca_ctx);
+HEAD_FIRST(doca_pe);
+#undef HEAD_FIRST
 
 /* An object's magic and epoch are read by any thread holding a handle,
  * also while the object's destroy or its cell's next create writes them (a
@@ -653,7 +665,7 @@ static inline void *handle_obj(const void *h, uint32_t magic)
 	const struct handle_head *o = handle_addr(h);
 
 	if (o == NULL || head_load(&o->magic) != magic || head_load(&o->epoch) != g_fork_epoch ||
-	    atomic_load_explicit(&o->gen, memory_order_relaxed) != handle_gen(h))
+	    atomic_load_explicit(&o->tag, memory_order_relaxed) != handle_tag_of(h))
 		return NULL;
 	return (void *)o;
 }
@@ -706,8 +718,8 @@ static inline struct doca_pe *pe_of(const struct doca_pe *h)
 /* The application's handle for an object's current generation. */
 static inline void *handle_of(const void *obj)
 {
-	return handle_pack(obj, atomic_load_explicit(&((const struct handle_head *)obj)->gen,
-						     memory_order_relaxed));
+	return (void *)((uintptr_t)obj |
+			atomic_load_explicit(&((const struct handle_head *)obj)->tag, memory_order_relaxed));
 }
 
 /* A destroy's last word on a handle: every handle of it is stale now. */
@@ -720,8 +732,8 @@ static inline void handle_kill(void *obj)
 	 * the whole word); at 0 again an object's cell is retired
 	 * (engine/cells.c), an event slot's reused; only the destroy that won
 	 * writes it */
-	atomic_store_explicit(&o->gen,
-			      (atomic_load_explicit(&o->gen, memory_order_relaxed) + 1u) & HANDLE_GEN_MASK,
+	atomic_store_explicit(&o->tag,
+			      handle_tag(handle_tag_gen(atomic_load_explicit(&o->tag, memory_order_relaxed)) + 1u),
 			      memory_order_relaxed);
 }
 

@@ -39,11 +39,24 @@ static inline bool handle_fits(const void *obj)
 	return ((uintptr_t)obj & ~HANDLE_ADDR_MASK) == 0;
 }
 
-static inline void *handle_pack(const void *obj, uint32_t gen)
+/* A generation as a handle carries it: its tag, the bits outside the
+ * address. An object keeps its generation in this form, so checking a
+ * handle compares one word (0 for generation 0, as a zeroed cell has). */
+static inline uintptr_t handle_tag(uint32_t gen)
 {
 	uintptr_t g = gen & HANDLE_GEN_MASK;
 
-	return (void *)((uintptr_t)obj | (g & 63u) | ((g >> HANDLE_LOW_BITS) << HANDLE_ADDR_BITS));
+	return (g & 63u) | ((g >> HANDLE_LOW_BITS) << HANDLE_ADDR_BITS);
+}
+
+static inline uint32_t handle_tag_gen(uintptr_t tag)
+{
+	return (uint32_t)((tag & 63u) | ((tag >> HANDLE_ADDR_BITS) << HANDLE_LOW_BITS));
+}
+
+static inline void *handle_pack(const void *obj, uint32_t gen)
+{
+	return (void *)((uintptr_t)obj | handle_tag(gen));
 }
 
 static inline void *handle_addr(const void *h)
@@ -51,11 +64,15 @@ static inline void *handle_addr(const void *h)
 	return (void *)((uintptr_t)h & HANDLE_ADDR_MASK);
 }
 
+/* A handle's tag (handle_tag) and generation. */
+static inline uintptr_t handle_tag_of(const void *h)
+{
+	return (uintptr_t)h & ~HANDLE_ADDR_MASK;
+}
+
 static inline uint32_t handle_gen(const void *h)
 {
-	uintptr_t v = (uintptr_t)h;
-
-	return (uint32_t)((v & 63u) | ((v >> HANDLE_ADDR_BITS) << HANDLE_LOW_BITS));
+	return handle_tag_gen(handle_tag_of(h));
 }
 
 /* The object behind a handle, typed as the handle (for engine tests that
