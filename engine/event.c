@@ -104,16 +104,17 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *h)
  * publishing it; the grace period before the run is freed covers that
  * tail (and shows TSan the order). The caller puts the chain back, then
  * runs run_credits_returned once after its burst of releases. */
-static inline void event_release_inline(struct doca_event *ev, struct pool_chain *c)
+static inline __attribute__((always_inline)) void event_release_gen(struct doca_event *ev,
+								 struct pool_chain *c, uint32_t gen)
 {
-	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+	uint8_t pins = ev->pins;
 
-	if (ev->pins != EV_PINS_DROPPED) {
-		buf_unpin(ev->src, ev->pins == EV_PINS_GUARDED);
-		buf_unpin(ev->dst, ev->pins == EV_PINS_GUARDED);
+	if (pins != EV_PINS_DROPPED) {
+		buf_unpin(ev->src, pins == EV_PINS_GUARDED);
+		buf_unpin(ev->dst, pins == EV_PINS_GUARDED);
 	}
 	/* the next generation: every handle of this use is stale from now on */
-	atomic_store_explicit(&ev->gs, ev_gs(ev_gen(gs) + 1u, EV_FREE), memory_order_relaxed);
+	atomic_store_explicit(&ev->gs, ev_gs(gen + 1u, EV_FREE), memory_order_relaxed);
 	TSAN_RELEASE(ev);
 	TSAN_RELEASE(&ev->run->pool);
 	EXPLORE_POINT(QUEUE);
@@ -123,6 +124,12 @@ static inline void event_release_inline(struct doca_event *ev, struct pool_chain
 	 * frees the run); task_pool_put's CAS is a release too. */
 	atomic_thread_fence(memory_order_release);
 	pool_chain_add(c, ev);
+}
+
+/* The same, for a slot whose generation the caller does not know. */
+static inline void event_release_inline(struct doca_event *ev, struct pool_chain *c)
+{
+	event_release_gen(ev, c, ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed)));
 }
 
 void event_release_to(struct doca_event *ev, struct pool_chain *c)
@@ -313,6 +320,17 @@ void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
 	doca_rcu_read_unlock();
 }
 
+/* doca_event_free's way when another thread runs the PE: through the
+ * mailbox (route_event and route_end for one event), out of line so that
+ * the owner's way keeps few registers. */
+static __attribute__((noinline)) void event_free_foreign(struct doca_event *ev, struct doca_pe *pe)
+{
+	struct free_route route = { .pe = pe };
+
+	route_event(&route, ev);
+	route_end(&route);
+}
+
 void doca_event_free(struct doca_event *h)
 {
 	if (h == NULL)
@@ -331,16 +349,14 @@ void doca_event_free(struct doca_event *h)
 			struct ctx_run *run = ev->run;
 			struct pool_chain c = { 0 };
 
-			event_release_inline(ev, &c);
+			/* the claim made gs (handle_gen(h), RETURNING): its generation */
+			event_release_gen(ev, &c, handle_gen(h));
 			task_pool_put(&run->pool, &c);
 			run_credits_returned(run, 1);
 			if (e == RUNNER_ENTERED)
 				runner_exit_from(&pe->runner, unparked);
 		} else {
-			struct free_route route = { .pe = pe }; /* through the mailbox */
-
-			route_event(&route, ev);
-			route_end(&route);
+			event_free_foreign(ev, pe);
 		}
 	}
 	doca_rcu_read_unlock();
