@@ -151,26 +151,29 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *ph, struct doca_ctx *h)
 	return err;
 }
 
-/* Take up to max ready events (the caller holds the runner guard). */
+/* Take up to max ready events (the caller holds the runner guard). The
+ * list's head is kept in a local: the stores to the events would
+ * otherwise make the compiler load it again after each one. An event's
+ * link is left as it was: every append writes it (engine.h). */
 static inline uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs, uint32_t max)
 {
+	struct doca_event *ev = pe->ready_head;
 	uint32_t n = 0;
 
-	while (n < max && pe->ready_head != NULL) {
-		struct doca_event *ev = pe->ready_head;
-
-		pe->ready_head = ev->next;
-		ev->next = NULL;
-		uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+	while (n < max && ev != NULL) {
+		struct doca_event *next = ev->next;
+		uint32_t gen = ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed));
 
 		/* release: a free on any thread claims HELD with an acquire CAS
 		 * (event_claim), so it sees the slot as the PE left it however
 		 * the application passed the handle on (free on x86) */
-		atomic_store_explicit(&ev->gs, ev_gs(ev_gen(gs), EV_HELD), memory_order_release);
+		atomic_store_explicit(&ev->gs, ev_gs(gen, EV_HELD), memory_order_release);
 		hb_acquire(ev); /* the device's writes happen before the handout */
-		evs[n++] = event_handle(ev);
+		evs[n++] = handle_pack(ev, gen);
+		ev = next;
 	}
-	if (pe->ready_head == NULL)
+	pe->ready_head = ev;
+	if (ev == NULL)
 		pe->ready_tail = NULL;
 	return n;
 }
