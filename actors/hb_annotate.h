@@ -41,6 +41,7 @@
 #define hb_acquire(obj) ((void)(obj))
 #define hb_private(p, len) ((void)(p), (void)(len))
 #define hb_app_memory(p, len) ((void)(p), (void)(len))
+#define hb_watching() false
 #else
 #define HB_HIDDEN __attribute__((visibility("hidden")))
 
@@ -52,6 +53,12 @@ HB_HIDDEN void hb_acquire_slow(const void *obj);
 HB_HIDDEN void hb_private_slow(const void *p, size_t len);
 HB_HIDDEN void hb_app_memory_slow(const void *p, size_t len);
 
+/* A race detector watches: a loop of annotated hand-offs tests it once
+ * (hb_release and hb_acquire test it again, which costs nothing then). */
+static inline bool hb_watching(void)
+{
+	return __builtin_expect(hb_tool_present, 0);
+}
 /* Everything this thread did so far happens before what follows an
  * hb_acquire(obj) on any thread. */
 static inline void hb_release(const void *obj)

@@ -173,30 +173,49 @@ static struct doca_event *event_from_cqe(const struct hw_cqe *c, bool *fatal)
  * backlog's tasks, oldest first, executed here instead of posted and
  * polled, as long as none of the run's posts is on the device (so nothing
  * posted earlier is overtaken) and the turn has room for their events.
- * What is left (the turn is full) is posted by run_drain as before. */
+ * What is left (the turn is full) is posted by run_drain as before.
+ * One pass over the events: each one's descriptor, and its status as the
+ * whole copy the device reports for all but its failures (hw_ops.execute
+ * returns how many leading ones those are, without writing their
+ * completions); the completions of the rest overwrite every field. The
+ * events are the turn's until it delivers them, so no one sees the status
+ * before the copy. */
 static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal)
 {
 	EXPLORE_POINT(ATOMIC);
 	if (atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0)
 		return;
 	bool failed = false; /* in a local: the event stores below cannot alias it */
+	struct hw_qp *qp = run->qp;
+	struct doca_event *ev = run->backlog_head;
+	uint32_t ndone = t->ndone;
 
-	while (run->backlog_head != NULL && t->ndone < TURN_EVENTS && !failed) {
+	while (ev != NULL && ndone < TURN_EVENTS && !failed) {
 		struct hw_desc descs[EXECUTE_CHUNK];
-		struct doca_event *ev = run->backlog_head;
-		uint32_t room = TURN_EVENTS - t->ndone, most = room < EXECUTE_CHUNK ? room : EXECUTE_CHUNK;
-		uint32_t n = 0, first = t->ndone;
+		struct doca_event **done = &t->done[ndone];
+		uint32_t room = TURN_EVENTS - ndone, most = room < EXECUTE_CHUNK ? room : EXECUTE_CHUNK;
+		uint32_t n = 0;
 
-		for (; ev != NULL && n < most; ev = ev->next)
-			descs[n++] = event_desc(ev);
-		run->backlog_head = ev;
-		if (ev == NULL)
-			run->backlog_tail = NULL;
-		hw_qp_execute(run->qp, descs, n, t->cqes);
-		for (uint32_t j = 0; j < n; j++)
-			t->done[first + j] = event_from_cqe(&t->cqes[j], &failed);
-		t->ndone = first + n;
+		for (; ev != NULL && n < most; ev = ev->next) {
+			struct hw_desc d = event_desc(ev);
+			bool short_dst = d.len < ev->src->len; /* ALLOW_PARTIAL with a short dst */
+
+			descs[n] = d;
+			ev->bytes = d.len;
+			ev->error = short_dst ? DOCA_ERROR_TOO_BIG : DOCA_SUCCESS;
+			ev->status = short_dst ? DOCA_EVENT_STATUS_PARTIAL : DOCA_EVENT_STATUS_SUCCESS;
+			done[n++] = ev;
+		}
+		uint32_t whole = hw_qp_execute(qp, descs, n, t->cqes);
+
+		for (uint32_t j = whole; j < n; j++)
+			(void)event_from_cqe(&t->cqes[j], &failed);
+		ndone += n;
 	}
+	run->backlog_head = ev;
+	if (ev == NULL)
+		run->backlog_tail = NULL;
+	t->ndone = ndone;
 	*fatal = *fatal || failed;
 }
 

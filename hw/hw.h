@@ -182,11 +182,14 @@ struct hw_ops {
 	/* Reap up to max completions (an inline device executes here). */
 	uint32_t (*poll)(struct hw_qp *qp, struct hw_cqe *cqes, uint32_t max);
 	/* Optional, only with hw_qp.executes_at_once: run n descriptors now,
-	 * in order, cqes[i] the completion of descs[i], exactly as a post, a
-	 * doorbell and a poll returning their completions would. The engine
-	 * calls it only while none of the qp's posted descriptors is
-	 * outstanding, so nothing posted earlier is overtaken. */
-	void (*execute)(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n, struct hw_cqe *cqes);
+	 * in order, exactly as a post, a doorbell and a poll returning their
+	 * completions would. Returns k (<= n): descs[0..k) each completed
+	 * whole (HW_CQE_OK, bytes == len, error DOCA_SUCCESS, not fatal) and
+	 * their cqes are left unwritten (the common case costs no completion
+	 * written and read back); cqes[i] is the completion of descs[i] for
+	 * k <= i < n. The engine calls it only while none of the qp's posted
+	 * descriptors is outstanding, so nothing posted earlier is overtaken. */
+	uint32_t (*execute)(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n, struct hw_cqe *cqes);
 	/* True if poll would return something without a new post or a wake:
 	 * work poll itself executes now (inline; one waiting for a delay is
 	 * not, and the backend's notify_fd wakes for it), completions already queued, or
@@ -251,9 +254,9 @@ static inline uint32_t hw_qp_poll(struct hw_qp *qp, struct hw_cqe *c, uint32_t m
 {
 	return qp->ops->poll(qp, c, max);
 }
-static inline void hw_qp_execute(struct hw_qp *qp, const struct hw_desc *d, uint32_t n, struct hw_cqe *c)
+static inline uint32_t hw_qp_execute(struct hw_qp *qp, const struct hw_desc *d, uint32_t n, struct hw_cqe *c)
 {
-	qp->ops->execute(qp, d, n, c);
+	return qp->ops->execute(qp, d, n, c);
 }
 
 #endif /* DOCA_HW_H */
