@@ -29,7 +29,10 @@
 
 struct turn_rec {
 	struct doca_ctx *ctx;
-	uint32_t first; /* index of its first event in the turn's array */
+	/* its executed events, READY and linked in order, when it has no
+	 * event callback (turn_execute); NULL if none */
+	struct doca_event *head, *tail;
+	uint32_t first; /* index of its first other event in the turn's array */
 	uint32_t count;
 	bool stop;      /* its qp failed, the run is not stopping: stop the ctx after delivering */
 	bool failed_now; /* the failure was seen in this turn */
@@ -179,16 +182,31 @@ static struct doca_event *event_from_cqe(const struct hw_cqe *c, bool *fatal)
  * returns how many leading ones those are, without writing their
  * completions); the completions of the rest overwrite every field. The
  * events are the turn's until it delivers them, so no one sees the status
- * before the copy. */
-static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal)
+ * before the copy.
+ * Without an event callback the same pass makes each one READY, and the
+ * executed events stay linked as they were in the backlog: *head..*tail,
+ * for the turn to splice onto the ready list with one tail update (no
+ * array entry, no second walk). READY before the copy is not observable
+ * either: a free on another thread refuses QUEUED and READY alike
+ * (engine/event.c looks for HELD or CALLBACK), and only this thread, which
+ * holds the runner guard, reads the ready list. */
+static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
+			 struct doca_event **head, struct doca_event **tail)
 {
 	EXPLORE_POINT(ATOMIC);
 	if (atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0)
 		return;
+	struct doca_event *ev = run->backlog_head, *last = NULL;
+
+	if (ev == NULL)
+		return;
 	bool failed = false; /* in a local: the event stores below cannot alias it */
 	struct hw_qp *qp = run->qp;
-	struct doca_event *ev = run->backlog_head;
 	uint32_t ndone = t->ndone;
+	struct doca_event *first_ev = ev;
+	/* tasks in hand: the ctx is not IDLE, so its event callback is fixed
+	 * until they are delivered (doca_ctx_set_event_cb is IDLE only) */
+	bool ready = run->ctx->event_cb == NULL;
 
 	while (ev != NULL && ndone < TURN_EVENTS && !failed) {
 		struct hw_desc descs[EXECUTE_CHUNK];
@@ -204,7 +222,12 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal)
 			ev->bytes = d.len;
 			ev->error = short_dst ? DOCA_ERROR_TOO_BIG : DOCA_SUCCESS;
 			ev->status = short_dst ? DOCA_EVENT_STATUS_PARTIAL : DOCA_EVENT_STATUS_SUCCESS;
-			done[n++] = ev;
+			if (ready)
+				ev_set_state(ev, EV_READY);
+			else
+				done[n] = ev;
+			n++;
+			last = ev;
 		}
 		uint32_t whole = hw_qp_execute(qp, descs, n, t->cqes);
 
@@ -215,6 +238,11 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal)
 	run->backlog_head = ev;
 	if (ev == NULL)
 		run->backlog_tail = NULL;
+	if (ready) {
+		last->next = NULL; /* ev, the backlog's rest, was read above */
+		*tail = last;
+		*head = first_ev;
+	}
 	t->ndone = ndone;
 	*fatal = *fatal || failed;
 }
@@ -245,9 +273,11 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 				? st == DOCA_CTX_STATE_STOPPING
 				: atomic_load_explicit(&run->stopping, memory_order_acquire);
 	bool running = !stopping && !run->fatal, fatal = false;
+	struct doca_event *head = NULL, *tail = NULL;
 
 	if (running && qp->executes_at_once)
-		turn_execute(t, run, &fatal);
+		turn_execute(t, run, &fatal, &head, &tail);
+	uint32_t rest = head != NULL ? t->ndone : first; /* where done[] starts */
 	if (running)
 		run_drain(t, run, true);
 	else if (!run->flush_sent) {
@@ -281,8 +311,10 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	}
 	t->recs[t->nrecs++] = (struct turn_rec){
 		.ctx = ctx,
-		.first = first,
-		.count = t->ndone - first,
+		.head = head,
+		.tail = tail,
+		.first = rest,
+		.count = t->ndone - rest,
 		.stop = (fatal || run->fatal) && !stopping,
 		.failed_now = fatal && !run->fatal,
 		.start = run->start,
@@ -337,6 +369,16 @@ static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
 	event_list_append(&pe->ready_head, &pe->ready_tail, ev);
 }
 
+/* READY events head..tail, linked in order, onto the end of the ready list. */
+static void pe_splice_ready(struct doca_pe *pe, struct doca_event *head, struct doca_event *tail)
+{
+	if (pe->ready_tail != NULL)
+		pe->ready_tail->next = head;
+	else
+		pe->ready_head = head;
+	pe->ready_tail = tail;
+}
+
 /* pe_deliver for n (>= 1) events of one context without an event callback
  * (none can be set while it has events: doca_ctx_set_event_cb is IDLE
  * only): made READY and linked in order, then spliced onto the ready list
@@ -347,11 +389,7 @@ static void pe_deliver_ready(struct doca_pe *pe, struct doca_event *const *evs, 
 		ev_set_state(evs[i], EV_READY);
 		evs[i]->next = i + 1u < n ? evs[i + 1u] : NULL;
 	}
-	if (pe->ready_tail != NULL)
-		pe->ready_tail->next = evs[0];
-	else
-		pe->ready_head = evs[0];
-	pe->ready_tail = evs[n - 1u];
+	pe_splice_ready(pe, evs[0], evs[n - 1u]);
 }
 
 /* PE turns the calling thread is inside (a callback may progress another PE). */
@@ -379,6 +417,8 @@ uint32_t pe_turn(struct doca_pe *pe)
 	for (uint32_t r = 0; r < t.nrecs; r++) {
 		struct turn_rec *rec = &t.recs[r];
 
+		if (rec->head != NULL) /* executed first, so first in order */
+			pe_splice_ready(pe, rec->head, rec->tail);
 		if (rec->count != 0 && rec->ctx->event_cb == NULL)
 			pe_deliver_ready(pe, &t.done[rec->first], rec->count);
 		else
