@@ -170,7 +170,7 @@ static struct doca_event *event_from_cqe(const struct hw_cqe *c, bool *fatal)
 	return ev;
 }
 
-#define EXECUTE_CHUNK 32u /* descriptors built on the stack per execute call */
+#define EXECUTE_CHUNK 32u /* copies built on the stack per execute call */
 
 /* A device that runs descriptors at once (hw_qp.executes_at_once): the
  * backlog's tasks, oldest first, executed here instead of posted and
@@ -209,16 +209,19 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 	bool ready = run->ctx->event_cb == NULL;
 
 	while (ev != NULL && ndone < TURN_EVENTS && !failed) {
-		struct hw_desc descs[EXECUTE_CHUNK];
+		struct hw_copy copies[EXECUTE_CHUNK];
 		struct doca_event **done = &t->done[ndone];
 		uint32_t room = TURN_EVENTS - ndone, most = room < EXECUTE_CHUNK ? room : EXECUTE_CHUNK;
 		uint32_t n = 0;
 
 		for (; ev != NULL && n < most; ev = ev->next) {
-			struct hw_desc d = event_desc(ev);
-			bool short_dst = d.len < ev->src->len; /* ALLOW_PARTIAL with a short dst */
+			struct doca_buf *src = ev->src;
+			/* event_desc's copy: no registrations (hw_copy) */
+			struct hw_copy d = { .cookie = (uint64_t)(uintptr_t)ev, .src = src->data,
+					     .dst = ev->dst->data, .len = ev->len };
+			bool short_dst = d.len < src->len; /* ALLOW_PARTIAL with a short dst */
 
-			descs[n] = d;
+			copies[n] = d;
 			ev->bytes = d.len;
 			ev->error = short_dst ? DOCA_ERROR_TOO_BIG : DOCA_SUCCESS;
 			ev->status = short_dst ? DOCA_EVENT_STATUS_PARTIAL : DOCA_EVENT_STATUS_SUCCESS;
@@ -229,7 +232,7 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 			n++;
 			last = ev;
 		}
-		uint32_t whole = hw_qp_execute(qp, descs, n, t->cqes);
+		uint32_t whole = hw_qp_execute(qp, copies, n, t->cqes);
 
 		for (uint32_t j = whole; j < n; j++)
 			(void)event_from_cqe(&t->cqes[j], &failed);

@@ -84,6 +84,17 @@ struct hw_desc {
 	const struct hw_mr *dst_mr;
 };
 
+/** One copy for hw_ops.execute. A device that executes at once copies
+ * with the CPU in this process's address space (both sides local), so it
+ * needs no registration: the hw_desc without its two memory registrations.
+ * The engine has checked bounds and access. */
+struct hw_copy {
+	uint64_t cookie; /* as hw_desc.cookie (the race detector's key) */
+	void *src;
+	void *dst;
+	uint64_t len;
+};
+
 enum hw_cqe_status {
 	HW_CQE_OK = 0,      /* every byte copied */
 	HW_CQE_FAILED = 1,  /* nothing reliable was copied; error says why */
@@ -183,13 +194,13 @@ struct hw_ops {
 	uint32_t (*poll)(struct hw_qp *qp, struct hw_cqe *cqes, uint32_t max);
 	/* Optional, only with hw_qp.executes_at_once: run n descriptors now,
 	 * in order, exactly as a post, a doorbell and a poll returning their
-	 * completions would. Returns k (<= n): descs[0..k) each completed
+	 * completions would. Returns k (<= n): copies[0..k) each completed
 	 * whole (HW_CQE_OK, bytes == len, error DOCA_SUCCESS, not fatal) and
 	 * their cqes are left unwritten (the common case costs no completion
-	 * written and read back); cqes[i] is the completion of descs[i] for
+	 * written and read back); cqes[i] is the completion of copies[i] for
 	 * k <= i < n. The engine calls it only while none of the qp's posted
 	 * descriptors is outstanding, so nothing posted earlier is overtaken. */
-	uint32_t (*execute)(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n, struct hw_cqe *cqes);
+	uint32_t (*execute)(struct hw_qp *qp, const struct hw_copy *copies, uint32_t n, struct hw_cqe *cqes);
 	/* True if poll would return something without a new post or a wake:
 	 * work poll itself executes now (inline; one waiting for a delay is
 	 * not, and the backend's notify_fd wakes for it), completions already queued, or
@@ -254,7 +265,7 @@ static inline uint32_t hw_qp_poll(struct hw_qp *qp, struct hw_cqe *c, uint32_t m
 {
 	return qp->ops->poll(qp, c, max);
 }
-static inline uint32_t hw_qp_execute(struct hw_qp *qp, const struct hw_desc *d, uint32_t n, struct hw_cqe *c)
+static inline uint32_t hw_qp_execute(struct hw_qp *qp, const struct hw_copy *d, uint32_t n, struct hw_cqe *c)
 {
 	return qp->ops->execute(qp, d, n, c);
 }

@@ -269,7 +269,7 @@ uint32_t sw_qp_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
 	return n;
 }
 
-uint32_t sw_qp_execute(struct hw_qp *hw, const struct hw_desc *descs, uint32_t n, struct hw_cqe *cqes)
+uint32_t sw_qp_execute(struct hw_qp *hw, const struct hw_copy *copies, uint32_t n, struct hw_cqe *cqes)
 {
 	struct sw_qp *qp = (struct sw_qp *)hw;
 	const struct sw_params *p = &qp->dev->params;
@@ -280,21 +280,26 @@ uint32_t sw_qp_execute(struct hw_qp *hw, const struct hw_desc *descs, uint32_t n
 	bool flushed = atomic_load_explicit(&qp->flushing, memory_order_acquire);
 
 	if (flushed || (p->fail_every | p->partial_every) != 0) {
-		for (uint32_t i = 0; i < n; i++)
-			sw_execute(qp->dev, &descs[i], flushed, &cqes[i]);
+		for (uint32_t i = 0; i < n; i++) {
+			/* sw_execute reads no memory registration */
+			struct hw_desc d = { .cookie = copies[i].cookie, .src = copies[i].src,
+					     .dst = copies[i].dst, .len = copies[i].len };
+
+			sw_execute(qp->dev, &d, flushed, &cqes[i]);
+		}
 		return 0; /* every completion written */
 	}
 	/* every copy whole: no completion written (hw_ops.execute) */
 	if (hb_watching()) {
 		for (uint32_t i = 0; i < n; i++) {
-			hb_acquire((const void *)(uintptr_t)descs[i].cookie); /* the submitter's writes first */
-			memmove(descs[i].dst, descs[i].src, descs[i].len);
-			hb_release((const void *)(uintptr_t)descs[i].cookie); /* then whoever gets the event */
+			hb_acquire((const void *)(uintptr_t)copies[i].cookie); /* the submitter's writes first */
+			memmove(copies[i].dst, copies[i].src, copies[i].len);
+			hb_release((const void *)(uintptr_t)copies[i].cookie); /* then whoever gets the event */
 		}
 		return n;
 	}
 	for (uint32_t i = 0; i < n; i++)
-		memmove(descs[i].dst, descs[i].src, descs[i].len);
+		memmove(copies[i].dst, copies[i].src, copies[i].len);
 	return n;
 }
 
