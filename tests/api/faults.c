@@ -312,6 +312,54 @@ Test(faults, allow_partial_with_short_dst_is_partial_too_big_with_dst_len_bytes_
 	allow_partial_short_dst("sw0:engines=1");
 }
 
+/* The PE's own thread submits (one progress first parks the runner guard
+ * with it), so the next turn executes its tasks at once (hw_ops.execute)
+ * and sets their statuses in the pass that builds their copies: a short
+ * destination between two whole copies is PARTIAL / TOO_BIG, its
+ * neighbours are SUCCESS, in submission order. */
+Test(faults, allow_partial_with_short_dst_between_whole_copies_on_the_pe_thread_inline)
+{
+	struct api_fixture f;
+	struct doca_buf *short_dst = NULL, *src = NULL, *dst_a = NULL, *dst_b = NULL;
+	struct doca_event *ev;
+	static const uint64_t want_bytes[3] = { 100, 60, 100 };
+	static const enum doca_event_status want_status[3] = {
+		DOCA_EVENT_STATUS_SUCCESS, DOCA_EVENT_STATUS_PARTIAL, DOCA_EVENT_STATUS_SUCCESS
+	};
+	static const doca_error_t want_error[3] = { DOCA_SUCCESS, DOCA_ERROR_TOO_BIG, DOCA_SUCCESS };
+
+	fixture_init_started(&f, "sw0", 1000, 0);
+	cr_assert_eq(doca_pe_progress(f.pe), 0, "nothing submitted yet");
+	memset(f.dst_bytes, GUARD_BYTE, 1000);
+	assert_ok(doca_buf_create(f.src_mem, 0, 100, &src));
+	assert_ok(doca_buf_create(f.dst_mem, 0, 100, &dst_a));
+	assert_ok(doca_buf_create(f.dst_mem, 200, 60, &short_dst));
+	assert_ok(doca_buf_create(f.dst_mem, 400, 100, &dst_b));
+	assert_ok(submit_copy(f.ctx, src, dst_a, 0, 0));
+	assert_ok(submit_copy(f.ctx, src, short_dst, 1, DOCA_TASK_FLAG_ALLOW_PARTIAL));
+	assert_ok(submit_copy(f.ctx, src, dst_b, 2, 0));
+	cr_assert_eq(doca_pe_progress(f.pe), 3, "one turn completes the three");
+	for (uint64_t i = 0; i < 3; i++) {
+		ev = doca_pe_get_event(f.pe);
+		cr_assert_not_null(ev, "event %llu", (unsigned long long)i);
+		cr_assert_eq(doca_event_get_user_data(ev).u64, i, "submission order");
+		cr_assert_eq(doca_event_get_status(ev), want_status[i], "status %d", doca_event_get_status(ev));
+		assert_doca(doca_event_get_error(ev), want_error[i]);
+		cr_assert_eq(doca_event_get_bytes(ev), want_bytes[i], "bytes %zu", doca_event_get_bytes(ev));
+		doca_event_free(ev);
+	}
+	cr_assert_null(doca_pe_get_event(f.pe), "exactly one event per task");
+	cr_assert_eq(pattern_mismatch(f.dst_bytes, 100, f.seed), 100, "first copy differs");
+	cr_assert_eq(pattern_mismatch(f.dst_bytes + 200, 60, f.seed), 60, "partial copy differs");
+	cr_assert_eq(bytes_mismatch(f.dst_bytes + 260, 140, GUARD_BYTE), 140, "the partial copy wrote past its window");
+	cr_assert_eq(pattern_mismatch(f.dst_bytes + 400, 100, f.seed), 100, "last copy differs");
+	assert_ok(doca_buf_destroy(src));
+	assert_ok(doca_buf_destroy(dst_a));
+	assert_ok(doca_buf_destroy(short_dst));
+	assert_ok(doca_buf_destroy(dst_b));
+	fixture_fini(&f);
+}
+
 Test(faults, allow_partial_with_long_enough_dst_is_plain_success)
 {
 	struct api_fixture f;
