@@ -280,3 +280,76 @@ Test(event_free, a_worker_pe_takes_no_running_context_without_callback)
 	assert_ok(doca_pe_stop_run(f.pe));
 	fixture_fini(&f);
 }
+
+/* Collect exactly @p n events of @p pe into @p evs. */
+static void collect_events(struct doca_pe *pe, struct doca_event **evs, uint32_t n)
+{
+	uint32_t got = 0;
+	uint64_t deadline = now_ns() + (uint64_t)API_WAIT_MS * 1000000ull;
+
+	while (got < n && now_ns() < deadline) {
+		(void)doca_pe_progress(pe);
+		got += doca_pe_get_events(pe, evs + got, n - got);
+	}
+	cr_assert_eq(got, n, "%u of %u events", got, n);
+	cr_assert_null(doca_pe_get_event(pe), "no event more than its tasks");
+}
+
+/* Exactly @p max tasks accepted, then DOCA_ERROR_AGAIN: every credit back. */
+static void assert_credits(struct doca_ctx *ctx, struct doca_buf *src, struct doca_buf *dst, uint32_t max)
+{
+	for (uint32_t i = 0; i < max; i++)
+		assert_ok(submit_copy(ctx, src, dst, 100 + i, 0));
+	assert_doca(submit_copy(ctx, src, dst, 199, 0), DOCA_ERROR_AGAIN);
+}
+
+#define MIXED_MAX 3u
+
+/* One burst with the events of two contexts of one PE and of a context of
+ * another PE interleaved (runs and PEs change between neighbours, and
+ * back), a double free and a NULL among them: each run gets back exactly
+ * its credits, the double free alone is refused and counted. */
+Test(event_free, a_burst_mixing_runs_and_pes_returns_each_run_its_credits,
+     .init = log_counting, .fini = log_restore)
+{
+	struct api_fixture f, g;
+	struct api_sibling s;
+	struct doca_event *p1[2 * MIXED_MAX], *p2[MIXED_MAX];
+
+	fixture_init_started(&f, "sw0", 64, MIXED_MAX);
+	sibling_init(&s, &f, MIXED_MAX);
+	fixture_init_started(&g, "sw0", 64, MIXED_MAX);
+	for (uint32_t i = 0; i < MIXED_MAX; i++) {
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+		assert_ok(submit_copy(s.ctx, s.src, s.dst, 10 + i, 0));
+		assert_ok(submit_copy(g.ctx, g.src, g.dst, 20 + i, 0));
+	}
+	collect_events(f.pe, p1, 2 * MIXED_MAX);
+	collect_events(g.pe, p2, MIXED_MAX);
+
+	/* p1 as delivered: find each context's events */
+	struct doca_event *a[MIXED_MAX], *b[MIXED_MAX];
+	uint32_t na = 0, nb = 0;
+
+	for (uint32_t i = 0; i < 2 * MIXED_MAX; i++) {
+		if (doca_event_get_ctx(p1[i]) == f.ctx)
+			a[na++] = p1[i];
+		else
+			b[nb++] = p1[i];
+	}
+	cr_assert_eq(na, MIXED_MAX);
+	cr_assert_eq(nb, MIXED_MAX);
+
+	struct doca_event *burst[] = { a[0], b[0], p2[0], a[1], p2[1], b[1], NULL,
+				       a[2], a[0], b[2], p2[2] };
+	uint64_t stale = doca_stale_handle_count();
+
+	doca_event_free_bulk(burst, sizeof(burst) / sizeof(burst[0]));
+	cr_assert_eq(doca_stale_handle_count(), stale + 1, "the double free alone is counted");
+	cr_assert_eq(atomic_load(&errors_logged), 1, "the double free alone is refused");
+	assert_credits(f.ctx, f.src, f.dst, MIXED_MAX);
+	assert_credits(s.ctx, s.src, s.dst, MIXED_MAX);
+	assert_credits(g.ctx, g.src, g.dst, MIXED_MAX);
+	fixture_fini(&g);
+	sibling_fini_with_fixture(&s, &f);
+}
