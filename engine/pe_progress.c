@@ -290,7 +290,8 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	/* A device that executes at once completes only what was posted to
 	 * it, inside poll: with nothing on it (on_device's one writer is the
 	 * runner, this thread) a poll would find nothing. */
-	bool idle_dev = qp->executes_at_once && atomic_load_explicit(&run->on_device, memory_order_relaxed) == 0;
+	bool idle_dev = qp->executes_at_once && !qp->always_polled &&
+			atomic_load_explicit(&run->on_device, memory_order_relaxed) == 0;
 	uint32_t n = idle_dev ? 0 : run_poll(run, t->cqes, TURN_EVENTS - t->ndone);
 
 	for (uint32_t j = 0; j < n; j++)

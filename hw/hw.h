@@ -65,7 +65,9 @@ struct hw_qp {
 	/* Set at qp_create by an inline device whose descriptors run, with
 	 * no delay and no ring of limited size, as soon as poll looks at them:
 	 * the engine may hand a turn's tasks to hw_ops.execute instead of
-	 * posting them and polling their completions. */
+	 * posting them and polling their completions. Its poll does nothing
+	 * while nothing is posted to it, so the engine then skips the poll
+	 * (unless always_polled is set too). */
 	bool executes_at_once;
 };
 
