@@ -177,6 +177,23 @@ static inline void runner_explore_retire(struct runner *r)
 #define runner_explore_retire(r) ((void)0)
 #endif
 
+/* The runner's memory is handed on to a new actor (engine/cells.c,
+ * cell_put_keep): nobody holds it and no revoker is in flight, but a
+ * thread outside a read-side section may still load its words (a parked
+ * owner's getter that checked a handle just before the destroy,
+ * engine/pe.c pe_get), so they are reset with atomic stores, never
+ * zeroed with plain ones. park_gen goes on counting: only a holder reads
+ * it. */
+static inline void runner_reset(struct runner *r)
+{
+	runner_explore_retire(r);
+	atomic_store_explicit(&r->owner, NULL, memory_order_relaxed);
+	atomic_store_explicit(&r->revoke, 0, memory_order_relaxed);
+#ifdef DOCA_EXPLORE
+	atomic_store_explicit(&r->explore_holders, 0, memory_order_relaxed);
+#endif
+}
+
 static inline const void *runner_tagged(const void *me, uintptr_t tag)
 {
 	return (const void *)((uintptr_t)me | tag);

@@ -21,15 +21,22 @@
  *  - it skips the handle head, the only words a stale handle's check reads
  *    (handle_obj, handle_refusal: relaxed atomics, also outside read-side
  *    sections), and the head is written only by atomic stores;
+ *  - it skips the words a kind keeps (cell_put_keep: a PE's runner guard,
+ *    whose parked owner's getter loads them outside a read-side section,
+ *    engine/pe.c pe_get), which the caller reset with atomic stores before
+ *    the put; the retired list's link goes after them;
  *  - the rest of a cell is read only through a handle checked inside a
- *    read-side section (HANDLE_READ, pe_lookup_lock, ...) or under the lock
- *    that the destroy takes to kill the handle, and every object's cell is
- *    put back from its doca_call_rcu callback, after a grace period and
- *    after the kill, so no such reader can still be there; the other puts
- *    are of cells a failed create never published.
+ *    read-side section (HANDLE_READ, pe_lookup_lock, ...), under the lock
+ *    that the destroy takes to kill the handle, or under a guard the
+ *    destroy must take first (a parked PE owner's getter: engine/pe.c
+ *    says why it never holds it in a cell being put back), and every
+ *    object's cell is put back from its doca_call_rcu callback, after a
+ *    grace period and after the kill, so no such reader can still be
+ *    there; the other puts are of cells a failed create never published.
  * A reader that breaks this is a use after free whether or not the cell
- * was zeroed. The zeroing also clears the explorer's count of a runner's
- * holders; a PE's free checks that count first (runner_explore_retire).
+ * was zeroed. A PE's put resets the explorer's count of its runner's
+ * holders with the guard's other words, after checking that it is 0
+ * (runner_reset, runner_explore_retire).
  *
  * Slow path only (creating and destroying objects, starting and retiring
  * runs): one mutex.
@@ -55,21 +62,18 @@ static pthread_mutex_t cells_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cell_class classes[CELL_KINDS][CELL_CLASSES]; /* cells_lock */
 /* Cells never reused: object cells whose generation went round
  * (cell_retire) and cells a full free list could not take (cell_put),
- * linked through the bytes after their first handle head (zeroed in an
- * object cell; in an events array, slot 0's fields after its head, which
- * no handle reads once the array is put back); cells_lock. */
-struct retired_cell {
-	struct handle_head head;
-	struct retired_cell *next;
-};
-_Static_assert(sizeof(struct retired_cell) <= ((size_t)1 << CELL_MIN_SHIFT), "a link fits in every cell");
-static struct retired_cell *retired;
+ * linked through the first bytes a put zeroes, after the handle head and
+ * the words the kind keeps (zeroed in an object cell; in an events array,
+ * slot 0's fields after its head, which no handle reads once the array is
+ * put back); cells_lock. */
+#define CELL_KEEP_MAX (((size_t)1 << CELL_MIN_SHIFT) - sizeof(void *))
+static void *retired;
 
 /* Keep cell @p p out of use, and reachable, for as long as the process
- * runs (cells_lock held). */
-static void retired_push_locked(void *p)
+ * runs, linked at byte @p link (cells_lock held). */
+static void retired_push_locked(void *p, size_t link)
 {
-	((struct retired_cell *)p)->next = retired;
+	memcpy((char *)p + link, &retired, sizeof(retired));
 	retired = p;
 }
 
@@ -108,7 +112,7 @@ void *cell_get(enum cell_kind kind, size_t size)
  * cell per 2^22 destroys of objects in it). Only an object's kill wraps a
  * generation: a cell a failed create gives back is dead at 0 only if it
  * was retired already, and a retired cell is never handed out. */
-static bool cell_retire(enum cell_kind kind, void *p)
+static bool cell_retire(enum cell_kind kind, void *p, size_t link)
 {
 	const struct handle_head *o = p;
 
@@ -116,20 +120,25 @@ static bool cell_retire(enum cell_kind kind, void *p)
 	    atomic_load_explicit(&o->tag, memory_order_relaxed) != 0)
 		return false;
 	pthread_mutex_lock(&cells_lock);
-	retired_push_locked(p);
+	retired_push_locked(p, link);
 	pthread_mutex_unlock(&cells_lock);
 	return true;
 }
 
-void cell_put(enum cell_kind kind, void *p, size_t size)
+void cell_put_keep(enum cell_kind kind, void *p, size_t size, size_t keep)
 {
 	struct cell_class *k = &classes[kind][cell_class_of(size)];
 
 	if (p == NULL)
 		return;
+	if (keep < sizeof(struct handle_head) || keep > CELL_KEEP_MAX || keep % sizeof(void *) != 0 ||
+	    keep > size) {
+		doca_log(DOCA_LOG_ERROR, "cell_put_keep: %zu bytes kept of a %zu-byte cell", keep, size);
+		abort();
+	}
 	if (kind != CELL_EVENTS)
-		memset((char *)p + sizeof(struct handle_head), 0, size - sizeof(struct handle_head));
-	if (cell_retire(kind, p))
+		memset((char *)p + keep, 0, size - keep);
+	if (cell_retire(kind, p, keep))
 		return;
 	pthread_mutex_lock(&cells_lock);
 	if (k->count == k->cap) {
@@ -140,7 +149,7 @@ void cell_put(enum cell_kind kind, void *p, size_t size)
 			/* keep the cell out of use rather than free it (a stale
 			 * handle may still read it), on the retired list, where
 			 * it stays reachable: dropped, a leak checker saw it lost */
-			retired_push_locked(p);
+			retired_push_locked(p, keep);
 			pthread_mutex_unlock(&cells_lock);
 			return;
 		}
@@ -149,6 +158,11 @@ void cell_put(enum cell_kind kind, void *p, size_t size)
 	}
 	k->free[k->count++] = p;
 	pthread_mutex_unlock(&cells_lock);
+}
+
+void cell_put(enum cell_kind kind, void *p, size_t size)
+{
+	cell_put_keep(kind, p, size, sizeof(struct handle_head));
 }
 
 /* fork(): the free lists are copied whole, never in the middle of a put. */

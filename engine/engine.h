@@ -769,7 +769,9 @@ static inline bool pe_worker_elsewhere(const struct doca_pe *pe)
  * go; or it took the guard in the dead cell, the cell was zeroed and
  * reused, and its exit cleared the guard of the new PE's runner (a
  * review). Never held across a turn: its callbacks may wait for grace
- * periods. */
+ * periods. A getter that enters its own parked guard without a
+ * read-modify-write needs none (engine/pe.c, pe_get, says why); every
+ * other entry does. */
 static inline void pe_lookup_lock(void)
 {
 	if (!DOCA_REVERTED("pe_enter_outside_section"))

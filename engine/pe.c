@@ -13,6 +13,22 @@
 #include "engine/engine.h"
 
 #define PE_MEMBERS_INITIAL 8u
+/* The bytes of a PE's cell not zeroed when it is put back: the head and
+ * the runner guard right after it (pe_free_rcu, pe_get). */
+#define PE_CELL_KEEP ((offsetof(struct doca_pe, runner) + sizeof(struct runner) + 7u) & ~(size_t)7u)
+_Static_assert(offsetof(struct doca_pe, runner) == sizeof(struct handle_head),
+	       "a PE's runner guard follows its handle head");
+
+/* Give a PE's cell back (its PE destroyed after a grace period, or never
+ * published): a getter that checked a handle of an earlier PE of the cell
+ * just before that PE's destroy may still load the guard's words outside
+ * a read-side section (pe_get), so they are reset by atomic stores and
+ * kept out of the zeroing. */
+static void pe_cell_put(struct doca_pe *pe)
+{
+	runner_reset(&pe->runner);
+	cell_put_keep(CELL_PE, pe, sizeof(*pe), PE_CELL_KEEP);
+}
 
 static struct pe_members *members_alloc(uint32_t capacity)
 {
@@ -86,7 +102,7 @@ doca_error_t doca_pe_create(struct doca_pe **out)
 		return DOCA_ERROR_NO_MEMORY;
 	pe->members = members_alloc(PE_MEMBERS_INITIAL);
 	if (pe->members == NULL) {
-		cell_put(CELL_PE, pe, sizeof(*pe));
+		pe_cell_put(pe);
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	pe->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -99,7 +115,7 @@ doca_error_t doca_pe_create(struct doca_pe **out)
 		if (pe->evfd >= 0)
 			close(pe->evfd);
 		doca_free(pe->members);
-		cell_put(CELL_PE, pe, sizeof(*pe));
+		pe_cell_put(pe);
 		return DOCA_ERROR_OPERATING_SYSTEM;
 	}
 	ready_set_init(&pe->ready);
@@ -178,21 +194,28 @@ static inline uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs
 	return n;
 }
 
-/* Both getters, inlined into each: the single one is compiled for max = 1. */
-static inline __attribute__((always_inline)) uint32_t pe_get(struct doca_pe *ph, struct doca_event **evs,
-							    uint32_t max)
+/* The getters' way for every call but a parked owner's: the handle
+ * checked and the guard taken inside one read-side section
+ * (pe_lookup_lock says why). Out of line: the owner's way (pe_get) keeps
+ * fewer values across it. @p sectioned false only for the explorer's
+ * planted bug (pe_get). */
+static __attribute__((noinline)) uint32_t pe_get_locked(struct doca_pe *ph, struct doca_event **evs,
+							 uint32_t max, bool sectioned)
 {
-	pe_lookup_lock();
+	if (sectioned)
+		pe_lookup_lock();
 	struct doca_pe *pe = pe_of(ph);
 
 	if (pe == NULL) {
-		pe_lookup_unlock();
+		if (sectioned)
+			pe_lookup_unlock();
 		(void)HANDLE_REFUSAL(ph, MAGIC_PE); /* a stale one is logged and counted */
 		return 0;
 	}
 	/* A worker's PE delivers through callbacks: no other thread takes its events. */
 	if (evs == NULL || max == 0 || pe_worker_elsewhere(pe)) {
-		pe_lookup_unlock();
+		if (sectioned)
+			pe_lookup_unlock();
 		return 0;
 	}
 	const void *unparked = NULL;
@@ -204,13 +227,75 @@ static inline __attribute__((always_inline)) uint32_t pe_get(struct doca_pe *ph,
 	 * look is needed only after the other entries. */
 	bool current = entry != RUNNER_BUSY && (unparked != NULL || pe_entered_current(ph, pe, entry));
 
-	pe_lookup_unlock();
+	if (sectioned)
+		pe_lookup_unlock();
 	if (!current)
 		return 0;
 	uint32_t n = pe_take_ready(pe, evs, max);
 
 	if (entry == RUNNER_ENTERED)
 		runner_exit_from(&pe->runner, unparked);
+	return n;
+}
+
+/* Both getters, inlined into each: the single one is compiled for max = 1.
+ *
+ * The owner's way: no read-side section. When the calling thread t finds
+ * its own parked word W in the guard and enters it by runner_unpark (not
+ * nested, no revocation under way), the call needs no section to keep
+ * the cell from being zeroed and handed to a new PE under it:
+ *  1. pe_of(h) found h current at a time t1, before the load of W (t2).
+ *  2. The owner word was W at t2 and again at the unpark's load (t3):
+ *     W, a parked word of t, is written only by t parking a guard it
+ *     holds (runner_exit_park; a record another thread left is inherited
+ *     before t runs), never during this call, and every other writer
+ *     replaces it (a revoker's CAS, the holder's exit or park, a reset).
+ *     So it stayed W from t2 to t3, and stays W until t leaves: a
+ *     revoker finds t in its list from the push on (runner_unpark), and
+ *     waits or refuses (runner_enter_from says why).
+ *  3. A PE's handle is killed, and its cell later zeroed, only by a
+ *     doca_pe_destroy that holds the guard (by the CAS that replaces the
+ *     owner word), after a grace period. Had one held it at any time
+ *     from t1 on, the owner word would not be W at t2 or after (step 2;
+ *     it held it before t2 only if it took it after t1 and had given it
+ *     back, and then W was replaced). So h is still current at t3, and
+ *     stays so, the cell unzeroed and unreused, until we leave.
+ *  4. Before t3 proves that, the call reads only words that are never
+ *     written by plain stores, whatever the cell's fate meanwhile (a
+ *     destroy, a zeroing, a new PE): the handle head (atomics, never
+ *     zeroed) and the guard's owner and revoke words (atomics; cell_put_keep
+ *     leaves them to pe_cell_put's runner_reset). It writes only its own
+ *     list (a stale entry there is harmless: runner.h). Cells are never
+ *     given back to the allocator while the library runs (engine/cells.c:
+ *     a free list, or the retired list), so every such read is of mapped
+ *     memory. Everything else (the worker flag, the ready list) is read
+ *     after t3.
+ * The parking generation restarts nowhere (runner_reset keeps park_gen),
+ * but the proof does not need W to be unique across a cell's PEs: a W
+ * left by t's parking of an earlier PE in the cell is gone by step 3
+ * (that PE's destroy replaced it), and a W of a later PE is written only
+ * by t, never during this call; h names one PE by its tag, checked at t1.
+ * Every other case (no record, not parked by t, nested, a revoker under
+ * way, a stale or refused handle, a full nesting list) takes the
+ * sectioned way, which looks everything up again. */
+static inline __attribute__((always_inline)) uint32_t pe_get(struct doca_pe *ph, struct doca_event **evs,
+							    uint32_t max)
+{
+	struct runner_thread *t = runner_me;
+	struct doca_pe *pe = pe_of(ph);
+
+	if (t == NULL || pe == NULL || evs == NULL || max == 0)
+		return pe_get_locked(ph, evs, max, true);
+	EXPLORE_POINT(GUARD);
+	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
+
+	if (!runner_parked_by(cur, t) || runner_in_parked(&pe->runner, t) ||
+	    !runner_unpark(&pe->runner, cur, t, false))
+		/* the explorer's planted bug: any entry outside a section */
+		return pe_get_locked(ph, evs, max, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
+	uint32_t n = pe_worker_elsewhere(pe) ? 0 : pe_take_ready(pe, evs, max);
+
+	runner_exit_from(&pe->runner, cur);
 	return n;
 }
 
@@ -250,8 +335,7 @@ static void pe_free_rcu(struct rcu_head *head)
 		pe_close_fds(pe);
 	pe_ready_fini(pe); /* after every signaller's read-side section */
 	doca_free(pe->members);
-	runner_explore_retire(&pe->runner); /* cell_put zeroes the explorer's count of holders */
-	cell_put(CELL_PE, pe, sizeof(*pe));
+	pe_cell_put(pe);
 }
 
 doca_error_t doca_pe_destroy(struct doca_pe *ph)

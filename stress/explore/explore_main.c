@@ -100,6 +100,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_stale_notify },
 	{ "stale_progress", "a progress on a PE handle racing its destroy and a new PE in its cell, progressed by the main thread",
 	  scenario_stale_progress },
+	{ "stale_get", "a PE's parked owner getting events while the PE is destroyed and a new PE in its cell is progressed by the main thread",
+	  scenario_stale_get },
 	{ "stale_worker", "a worker stop and start on a PE handle racing its destroy and a new PE in its cell",
 	  scenario_stale_worker },
 	{ "free_destroy", "a free off the PE's thread, a destroy of its buffers and a guarded submit naming them",
@@ -471,6 +473,7 @@ static const char *const revertible[] = {
 	"turn_stop_from_ctx_state", /* a turn flushes the run it loads when the state it loaded earlier was STOPPING */
 	"pe_refusal_unchecked", /* a PE call refuses for a worker or a busy guard read from a cell its handle left */
 	"pe_enter_outside_section", /* a PE call checks its handle and takes the PE's guard outside a read-side section */
+	"pe_get_any_entry_outside_section", /* a getter skips the read-side section on every entry, not only its own parked guard's */
 	"stop_in_turn_waits", /* a doca_ctx_stop inside a PE turn waits for the report lock, not put off */
 };
 

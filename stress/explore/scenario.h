@@ -52,6 +52,7 @@ void scenario_stale_mem_create(void);
 void scenario_stale_buf_create(void);
 void scenario_stale_notify(void);
 void scenario_stale_progress(void);
+void scenario_stale_get(void);
 void scenario_stale_worker(void);
 void scenario_free_destroy(void);
 void scenario_cb_destroy(void);
@@ -154,6 +155,14 @@ void world_finish(struct world *w);
  * uses it) on *t, destroy *old (refused only IN_USE, while the call holds
  * its guard), let its cell go free, and return the new PE that reuses it. */
 struct doca_pe *world_pe_reused_under(struct doca_pe **old, void *(*stale)(void *), pthread_t *t);
+/* The new PE's own thread progresses it @p times: each call must succeed
+ * (no other thread runs it); with @p get, a get after each must find no
+ * event (it has no context). */
+void world_pe_progress_alone(struct doca_pe *pe, int times, bool get);
+/* A stale call's result @p rc, by @p what (e.g. "a progress"), must be
+ * SUCCESS (it came first), IN_USE (the destroy held the guard) or
+ * INVALID_VALUE (stale). */
+void world_pe_stale_result(const char *what, doca_error_t rc);
 /* A context destroyed under a stale call: create *old (IDLE, nothing
  * bound), start @p stale (which uses it) on *t, destroy *old and let its
  * cell go free: the next context created reuses it. */

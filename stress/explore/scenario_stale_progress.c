@@ -38,19 +38,9 @@ void scenario_stale_progress(void)
 	uint32_t n;
 	struct doca_pe *pe = world_pe_reused_under(&old, stale_progress, &t);
 
-	for (int i = 0; i < 3; i++) {
-		doca_error_t rc = doca_pe_try_progress(pe, &n);
-
-		if (rc != DOCA_SUCCESS)
-			explore_end(VERDICT_INVARIANT,
-				    "result: doca_pe_try_progress on the new PE (run by this thread only) returned %s",
-				    doca_error_get_name(rc));
-	}
+	world_pe_progress_alone(pe, 3, false);
 	pthread_join(t, NULL);
-	if (stale_result != DOCA_SUCCESS && stale_result != DOCA_ERROR_IN_USE &&
-	    stale_result != DOCA_ERROR_INVALID_VALUE)
-		explore_end(VERDICT_INVARIANT, "result: a progress on a destroyed PE's handle returned %s",
-			    doca_error_get_name(stale_result));
+	world_pe_stale_result("a progress", stale_result);
 	EXPECT_OK(doca_pe_try_progress(pe, &n));
 	EXPECT_OK(doca_pe_destroy(pe));
 	explore_rcu_barrier();

@@ -304,6 +304,29 @@ struct doca_pe *world_pe_reused_under(struct doca_pe **old, void *(*stale)(void 
 	return pe;
 }
 
+void world_pe_progress_alone(struct doca_pe *pe, int times, bool get)
+{
+	uint32_t n;
+
+	for (int i = 0; i < times; i++) {
+		doca_error_t rc = doca_pe_try_progress(pe, &n);
+
+		if (rc != DOCA_SUCCESS)
+			explore_end(VERDICT_INVARIANT,
+				    "result: doca_pe_try_progress on the new PE (run by this thread only) returned %s",
+				    doca_error_get_name(rc));
+		if (get && doca_pe_get_event(pe) != NULL)
+			explore_end(VERDICT_INVARIANT, "result: an event from a PE without contexts");
+	}
+}
+
+void world_pe_stale_result(const char *what, doca_error_t rc)
+{
+	if (rc != DOCA_SUCCESS && rc != DOCA_ERROR_IN_USE && rc != DOCA_ERROR_INVALID_VALUE)
+		explore_end(VERDICT_INVARIANT, "result: %s on a destroyed PE's handle returned %s", what,
+			    doca_error_get_name(rc));
+}
+
 void world_ctx_destroyed_under(struct doca_ctx **old, void *(*stale)(void *), pthread_t *t)
 {
 	EXPECT_OK(doca_ctx_create(old));
