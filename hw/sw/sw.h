@@ -1,8 +1,9 @@
 /*
  * hw/sw/sw.h — the software DMA engine ("sw0"): private structures.
  *
- * Per queue pair an SQ ring of descriptors and, with engine threads, a CQ
- * ring of completions — the shape of real hardware. Inline mode executes
+ * Per queue pair an SQ ring of descriptors (two to a slot for a burst,
+ * sw_sq.h) and, with engine threads, a CQ ring of completions (three to a
+ * slot, sw_cq.h) — the shape of real hardware. Inline mode executes
  * descriptors inside poll (so inside doca_pe_progress, on the PE's thread);
  * engine mode hands each queue pair to one engine thread that executes its
  * SQ and writes its CQ.
@@ -20,6 +21,7 @@
 #include "actors/ready_set.h"
 #include "hw/hw.h"
 #include "hw/sw/sw_ring.h"
+#include "hw/sw/sw_sq.h"
 
 #define SW_ENGINES_MAX 64u
 #define SW_DELAY_US_MAX 10000000u
@@ -42,13 +44,6 @@ struct sw_params {
  * DOCA_ERROR_INVALID_VALUE on any unknown key, malformed or out-of-range value. */
 doca_error_t sw_params_parse(const char *text, struct sw_params *p);
 
-struct sw_desc {
-	struct hw_desc d;
-	uint64_t due_ns; /* 0: no delay */
-};
-
-_Static_assert(sizeof(struct sw_desc) <= SW_SLOT_PAYLOAD, "a descriptor fits one ring slot");
-
 struct sw_engine;
 
 struct sw_dev {
@@ -70,13 +65,14 @@ struct sw_qp {
 	hw_wake_fn wake;
 	void *wake_arg;
 	_Atomic bool flushing;
+	bool sq_pack; /* posts pack two descriptors a slot (hw/sw/sw_sq.h) */
 	/* Inline with delay_us only (else -1): the completion channel of an
 	 * event-mode PE (notify_fd), set at each arming to when the first
 	 * descriptor is due; timer_at_ns is what it is set to (0: disarmed).
 	 * The PE's thread's, like the SQ's consumer side. */
 	int timer_fd;
 	uint64_t timer_at_ns;
-	struct sw_ring sq; /* producer: the PE's thread; consumer: the executor */
+	struct sw_ring sq; /* producer: the PE's thread; consumer: the executor (sw_sq.h) */
 	struct sw_ring cq; /* engine mode only: engine thread → PE's thread, packed (sw_cq.h) */
 	/* the executor's: a descriptor taken from the SQ, waiting for its delay */
 	_Alignas(64) struct sw_desc held;

@@ -5,9 +5,10 @@
  * Rings (sw_ring.h): the SQ carries descriptors by value from the thread
  * running the owning PE to the executor (that same thread inline, the qp's
  * engine thread otherwise); the CQ (engine mode) carries completions from
- * the engine thread back to the PE's thread. Both ends write and read the
- * SQ's descriptors in place (no copy through a local); inline with no
- * delay, poll executes each straight from its slot. Inline with no delay
+ * the engine thread back to the PE's thread, both packed (sw_sq.h: two
+ * descriptors of a burst to a slot; sw_cq.h: three completions). The
+ * producer writes the SQ's descriptors in place; the executor copies each
+ * out as it takes it. Inline with no delay
  * and no ring_max, the engine hands a turn's tasks to sw_qp_execute
  * instead (hw_ops.execute): they never pass through the SQ at all.
  *
@@ -90,6 +91,8 @@ doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, stru
 	qp->base.runs_in_poll = dev->nengines == 0;
 	qp->base.signals_completions = dev->nengines > 0;
 	qp->base.executes_at_once = dev->nengines == 0 && dev->params.delay_us == 0 && dev->params.ring_max == 0;
+	/* sw_sq.h: a due time and ring_max's count of descriptors need them alone */
+	qp->sq_pack = dev->params.delay_us == 0 && dev->params.ring_max == 0;
 	qp->dev = dev;
 	qp->wake = attr->wake;
 	qp->wake_arg = attr->wake_arg;
@@ -116,18 +119,8 @@ uint32_t sw_qp_post(struct hw_qp *hw, const struct hw_desc *descs, uint32_t n)
 	struct sw_qp *qp = (struct sw_qp *)hw;
 	uint32_t delay_us = qp->dev->params.delay_us;
 	uint64_t due = delay_us ? sw_now_ns() + (uint64_t)delay_us * 1000u : 0;
-	uint32_t i;
 
-	for (i = 0; i < n; i++) {
-		struct sw_desc *d = sw_ring_claim(&qp->sq); /* written in place */
-
-		if (d == NULL)
-			break;
-		d->d = descs[i];
-		d->due_ns = due;
-		sw_ring_publish(&qp->sq);
-	}
-	return i;
+	return sw_sq_post(&qp->sq, descs, n, due, qp->sq_pack);
 }
 
 void sw_qp_kick(struct hw_qp *hw)
@@ -140,23 +133,21 @@ void sw_qp_kick(struct hw_qp *hw)
 
 uint64_t sw_qp_next_len(struct sw_qp *qp)
 {
-	const struct sw_desc *d = qp->has_held ? &qp->held : sw_ring_peek(&qp->sq);
-
-	return d != NULL ? d->d.len : 0;
+	return qp->has_held ? qp->held.d.len : sw_sq_next_len(&qp->sq);
 }
 
 bool sw_qp_take_due(struct sw_qp *qp, struct sw_desc *out, bool *flushed, uint64_t *now)
 {
 	if (!qp->has_held && qp->dev->params.delay_us == 0) {
 		/* nothing ever waits: straight from the SQ slot */
-		if (!sw_ring_get(&qp->sq, out, sizeof(*out)))
+		if (!sw_sq_get(&qp->sq, out))
 			return false;
 		/* acquire: pairs with sw_qp_flush's release. */
 		*flushed = atomic_load_explicit(&qp->flushing, memory_order_acquire);
 		return true;
 	}
 	if (!qp->has_held) {
-		if (!sw_ring_get(&qp->sq, &qp->held, sizeof(qp->held)))
+		if (!sw_sq_get(&qp->sq, &qp->held))
 			return false;
 		qp->has_held = true;
 		/* acquire: pairs with sw_qp_flush's release. */
@@ -250,14 +241,12 @@ uint32_t sw_qp_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
 	const struct sw_params *p = &qp->dev->params;
 
 	if (!qp->has_held && p->delay_us == 0) {
-		/* nothing ever waits: execute each descriptor in its SQ slot */
+		/* nothing ever waits: execute each descriptor as it comes */
 		bool faults = (p->fail_every | p->partial_every) != 0;
-		const struct sw_desc *d;
+		struct sw_desc d;
 
-		while (n < max && (d = sw_ring_peek(&qp->sq)) != NULL) {
-			sw_run_now(qp, &d->d, faults, &cqes[n++]);
-			sw_ring_release(&qp->sq);
-		}
+		while (n < max && sw_sq_get(&qp->sq, &d))
+			sw_run_now(qp, &d.d, faults, &cqes[n++]);
 		return n;
 	}
 	uint64_t now = 0;
@@ -312,9 +301,10 @@ static uint64_t first_due_ns(struct sw_qp *qp)
 		return 0;
 	if (qp->has_held)
 		return qp->held.due_ns;
-	const struct sw_desc *d = sw_ring_peek(&qp->sq);
+	struct sw_desc d;
+	uint16_t tag;
 
-	return d != NULL ? d->due_ns : 0;
+	return sw_sq_peek(&qp->sq, &d, &tag) ? d.due_ns : 0;
 }
 
 bool sw_qp_pending(struct hw_qp *hw)

@@ -23,13 +23,17 @@
  *
  * An item may also be written and read in place (sw_ring_claim /
  * sw_ring_publish, sw_ring_peek / sw_ring_release): the same steps
- * without the copy through a local, the inline device's path.
+ * without the copy through a local, the inline device's path. A slot
+ * also carries a 16-bit tag beside its sequence, the producer's word on
+ * the item's form (the SQ's: one descriptor or several packed,
+ * hw/sw/sw_sq.h), published and read with the item.
  *
  * Why it is correct: only the producer writes items, links and sequences,
  * only the consumer writes tail. A slot's previous sequence (position + 1 -
  * segment size; a new segment's slots start with that value) never equals
  * the one the consumer waits for (position + 1), so it never takes a stale
- * item. The producer reuses a slot only after loading a tail past it, and
+ * item (nor a stale tag: the tag is written with the item, before the
+ * release). The producer reuses a slot only after loading a tail past it, and
  * the consumer stored that tail after copying the item out, so an item is
  * never overwritten while being read; a new segment holds only positions
  * from its link on, so its fill is counted from there. The link is
@@ -53,7 +57,8 @@
 
 struct sw_slot {
 	_Atomic uint32_t seq;
-	uint32_t link; /* 1: the payload is a struct sw_ring_link, not an item */
+	uint16_t link; /* 1: the payload is a struct sw_ring_link, not an item */
+	uint16_t tag;  /* the producer's word on the item's form (hw/sw/sw_sq.h) */
 	unsigned char payload[SW_SLOT_PAYLOAD] __attribute__((aligned(8)));
 } __attribute__((aligned(64)));
 
@@ -121,17 +126,25 @@ static inline void *sw_ring_claim(struct sw_ring *r)
 	return r->pslots[r->head & r->pmask].payload;
 }
 
-/* Producer: publish the item written into the slot sw_ring_claim gave. */
-static inline void sw_ring_publish(struct sw_ring *r)
+/* Producer: publish the item written into the slot sw_ring_claim gave,
+ * with @p tag for the consumer (sw_ring_peek_tag). */
+static inline void sw_ring_publish_tag(struct sw_ring *r, uint16_t tag)
 {
 	uint32_t pos = r->head;
 	struct sw_slot *s = &r->pslots[pos & r->pmask];
 
 	s->link = 0;
+	s->tag = tag;
 	EXPLORE_POINT(QUEUE);
 	/* release: the item is in the slot before the consumer sees its sequence. */
 	atomic_store_explicit(&s->seq, pos + 1u, memory_order_release);
 	r->head = pos + 1u;
+}
+
+/* Producer: publish the item written into the slot sw_ring_claim gave. */
+static inline void sw_ring_publish(struct sw_ring *r)
+{
+	sw_ring_publish_tag(r, 0);
 }
 
 /* Producer: copy @p len bytes of @p item in. False if the ring is full at
@@ -173,9 +186,9 @@ static inline bool sw_ring_unread(const struct sw_ring *r)
 	return atomic_load_explicit(&r->tail, memory_order_relaxed) != r->head;
 }
 
-/* Consumer: the next item, read in place until sw_ring_release; NULL if
- * none is ready. */
-static inline const void *sw_ring_peek(struct sw_ring *r)
+/* Consumer: the next item, read in place until sw_ring_release, and its
+ * tag in *tag; NULL if none is ready. */
+static inline const void *sw_ring_peek_tag(struct sw_ring *r, uint16_t *tag)
 {
 	for (;;) {
 		uint32_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
@@ -185,10 +198,21 @@ static inline const void *sw_ring_peek(struct sw_ring *r)
 		/* acquire: pairs with publish's release, so the item is complete. */
 		if (atomic_load_explicit(&s->seq, memory_order_acquire) != pos + 1u)
 			return NULL;
-		if (!s->link)
+		if (!s->link) {
+			*tag = s->tag;
 			return s->payload;
+		}
 		sw_ring_follow(r, s);
 	}
+}
+
+/* Consumer: the next item, read in place until sw_ring_release; NULL if
+ * none is ready. */
+static inline const void *sw_ring_peek(struct sw_ring *r)
+{
+	uint16_t tag;
+
+	return sw_ring_peek_tag(r, &tag);
 }
 
 /* Consumer: done with the item sw_ring_peek gave; its slot may be reused. */

@@ -1,0 +1,164 @@
+/*
+ * hw/sw/sw_sq.h — the submission queue of the software device: a burst's
+ * descriptors packed two to a slot of an SPSC ring (hw/sw/sw_ring.h).
+ *
+ * Why packed: with one descriptor per slot, every task made one SQ line
+ * cross from the PE's CPU to the engine's, in series, and perf showed the
+ * engine thread stalled on it (offload 64 B: 25 % of its samples on the
+ * load of the slot's sequence). A post hands over a burst (hw_ops.post
+ * gets n descriptors at once), so it writes two compact entries into a
+ * slot (cookie, src, dst and a 32-bit length: all that sw_execute, the
+ * fault injection and the race detector read; never the memory
+ * registrations) and publishes the slot once, with both in it. A lone
+ * descriptor, the last of an odd burst, one of 4 GiB or more, and every
+ * one of a queue pair that does not pack goes alone, whole (struct
+ * sw_desc), as before: a one-at-a-time copy waits for nothing. The slot's
+ * tag says which: 0 one struct sw_desc, SW_SQ_PACK a struct sw_sq_pair.
+ *
+ * A queue pair packs only without delay_us and without ring_max: a
+ * delayed descriptor carries its due time (not in the compact entry), and
+ * ring_max counts descriptors (a ring that cannot grow past that many, as
+ * when memory runs out), which a packed slot would double.
+ *
+ * The consumer (the executor) takes a slot's entries in order, one at a
+ * time, remembers how many it took in the ring's `csub` (as the CQ's,
+ * hw/sw/sw_cq.h), and releases the slot with its last entry.
+ *
+ * Why it is correct: the ring's argument, item = slot; the tag is
+ * written with the item, before its release (sw_ring_publish_tag), and
+ * read after the acquire that finds it (sw_ring_peek_tag). A slot is
+ * released only when its last entry is taken, so tail != head still means
+ * "a descriptor the executor has not taken" (sw_ring_unread), and a slot
+ * at tail with entries left is still published (sw_ring_ready: work). The
+ * entries of one slot are taken one by one, each with its own look at the
+ * flush flag (sw_qp_take_due), so a flush between them flushes the second
+ * and not the first, as with one descriptor per slot.
+ */
+#ifndef DOCA_HW_SW_SQ_H
+#define DOCA_HW_SW_SQ_H
+
+#include "hw/hw.h"
+#include "hw/sw/sw_ring.h"
+
+#define SW_SQ_PACK 2u /* descriptors per packed ring slot */
+
+/* One descriptor alone in a slot (tag 0). */
+struct sw_desc {
+	struct hw_desc d;
+	uint64_t due_ns; /* 0: no delay */
+};
+
+/* Two compact descriptors in a slot (tag SW_SQ_PACK). */
+struct sw_sq_pair {
+	uint64_t cookie[SW_SQ_PACK];
+	void *src[SW_SQ_PACK];
+	void *dst[SW_SQ_PACK];
+	uint32_t len[SW_SQ_PACK];
+};
+
+_Static_assert(sizeof(struct sw_desc) <= SW_SLOT_PAYLOAD, "a descriptor fits one ring slot");
+_Static_assert(sizeof(struct sw_sq_pair) <= SW_SLOT_PAYLOAD, "a packed pair fits one ring slot");
+
+/* A length a compact entry holds. */
+static inline bool sw_sq_compact(const struct hw_desc *d)
+{
+	return d->len <= UINT32_MAX;
+}
+
+/* Producer: queue up to @p n descriptors, due at @p due_ns (0: no delay),
+ * two to a slot when @p pack (then @p due_ns must be 0). Returns how many
+ * were queued (fewer only when the ring is full at its largest). Every
+ * slot written is published before this returns. */
+static inline uint32_t sw_sq_post(struct sw_ring *sq, const struct hw_desc *descs, uint32_t n, uint64_t due_ns,
+				  bool pack)
+{
+	uint32_t i = 0;
+
+	while (i < n) {
+		void *slot = sw_ring_claim(sq); /* written in place */
+
+		if (slot == NULL)
+			break;
+		if (pack && n - i >= SW_SQ_PACK && sw_sq_compact(&descs[i]) && sw_sq_compact(&descs[i + 1u])) {
+			struct sw_sq_pair *p = slot;
+
+			for (uint32_t k = 0; k < SW_SQ_PACK; k++) {
+				p->cookie[k] = descs[i + k].cookie;
+				p->src[k] = descs[i + k].src;
+				p->dst[k] = descs[i + k].dst;
+				p->len[k] = (uint32_t)descs[i + k].len;
+			}
+			sw_ring_publish_tag(sq, SW_SQ_PACK);
+			i += SW_SQ_PACK;
+		} else {
+			struct sw_desc *d = slot;
+
+			d->d = descs[i];
+			d->due_ns = due_ns;
+			sw_ring_publish(sq);
+			i++;
+		}
+	}
+	return i;
+}
+
+/* Consumer: the next descriptor in *out, left in the queue; false if none
+ * is ready. *tag: its slot's tag, for sw_sq_take. A compact entry comes
+ * back without memory registrations and with no due time. */
+static inline bool sw_sq_peek(struct sw_ring *sq, struct sw_desc *out, uint16_t *tag)
+{
+	const void *item = sw_ring_peek_tag(sq, tag);
+
+	if (item == NULL)
+		return false;
+	if (*tag == 0) {
+		memcpy(out, item, sizeof(*out));
+		return true;
+	}
+	const struct sw_sq_pair *p = item;
+	uint32_t i = sq->csub;
+
+	*out = (struct sw_desc){ .d = { .cookie = p->cookie[i], .src = p->src[i], .dst = p->dst[i],
+					.len = p->len[i] } };
+	return true;
+}
+
+/* Consumer: the length of the next descriptor, left in the queue; 0 if
+ * none is ready. */
+static inline uint64_t sw_sq_next_len(struct sw_ring *sq)
+{
+	uint16_t tag;
+	const void *item = sw_ring_peek_tag(sq, &tag);
+
+	if (item == NULL)
+		return 0;
+	if (tag == 0)
+		return ((const struct sw_desc *)item)->d.len;
+	return ((const struct sw_sq_pair *)item)->len[sq->csub];
+}
+
+/* Consumer: take the descriptor sw_sq_peek just gave (@p tag its tag);
+ * its slot is released with its last entry. */
+static inline void sw_sq_take(struct sw_ring *sq, uint16_t tag)
+{
+	if (tag != 0 && sq->csub + 1u < tag) {
+		sq->csub++;
+		return;
+	}
+	sq->csub = 0;
+	sw_ring_release(sq);
+}
+
+/* Consumer: copy the next descriptor out and take it. False if none is
+ * ready. */
+static inline bool sw_sq_get(struct sw_ring *sq, struct sw_desc *out)
+{
+	uint16_t tag;
+
+	if (!sw_sq_peek(sq, out, &tag))
+		return false;
+	sw_sq_take(sq, tag);
+	return true;
+}
+
+#endif /* DOCA_HW_SW_SQ_H */

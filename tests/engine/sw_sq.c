@@ -1,0 +1,370 @@
+/* tests/engine/sw_sq.c — the software device's packed submission queue
+ * (hw/sw/sw_sq.h): a burst's descriptors two to a slot, a lone one whole,
+ * each taken exactly once and in order, through growth, a full ring, a
+ * flush and a delay. */
+#include <criterion/criterion.h>
+
+#include <string.h>
+#include <time.h>
+
+#include "hw/sw/sw.h"
+
+#define NDESC 256u
+
+static unsigned char src_mem[NDESC][8], dst_mem[NDESC][8];
+static const struct hw_mr mr_a, mr_b; /* only their addresses matter */
+
+/* Descriptor i: distinct cookie, buffers and length (under 4 GiB). */
+static struct hw_desc desc_of(uint32_t i)
+{
+	return (struct hw_desc){ .cookie = (uint64_t)(uintptr_t)&dst_mem[i][1],
+				 .src = src_mem[i],
+				 .dst = dst_mem[i],
+				 .len = 1u + i % 8u,
+				 .src_mr = &mr_a,
+				 .dst_mr = &mr_b };
+}
+
+static void descs_from(struct hw_desc *d, uint32_t first, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		d[k] = desc_of(first + k);
+}
+
+/* The executor takes the next descriptor: descriptor i, exactly. A
+ * compact entry carries no memory registration; a whole one both. */
+static void expect_take(struct sw_ring *sq, uint32_t i)
+{
+	struct sw_desc got;
+	struct hw_desc want = desc_of(i);
+
+	cr_assert(sw_sq_get(sq, &got), "descriptor %u is there", i);
+	cr_assert_eq(got.d.cookie, want.cookie, "descriptor %u comes out in order", i);
+	cr_assert_eq(got.d.src, want.src);
+	cr_assert_eq(got.d.dst, want.dst);
+	cr_assert_eq(got.d.len, want.len);
+	cr_assert_eq(got.due_ns, 0u);
+	cr_assert(got.d.src_mr == NULL || (got.d.src_mr == &mr_a && got.d.dst_mr == &mr_b));
+}
+
+Test(sw_sq, bursts_of_odd_and_even_sizes_take_half_a_slot_each_and_come_out_once_in_order)
+{
+	static const uint32_t sizes[] = { 1, 2, 3, 4, 5, 7, 8, 6, 9, 1 };
+	struct sw_ring sq;
+	struct hw_desc d[16];
+	uint32_t next = 0, taken = 0;
+
+	cr_assert(sw_ring_init(&sq, 256));
+	for (size_t b = 0; b < sizeof(sizes) / sizeof(sizes[0]); b++) {
+		uint32_t n = sizes[b], head = sq.head;
+
+		descs_from(d, next, n);
+		cr_assert_eq(sw_sq_post(&sq, d, n, 0, true), n);
+		/* the ring grew once on the way: a link slot (16 slots, one kept) */
+		uint32_t slots = sq.head - head - (sq.seg_start > head && sq.seg_start <= sq.head ? 1u : 0u);
+
+		cr_assert_eq(slots, n / 2u + n % 2u, "a burst of %u takes %u slots (took %u)", n,
+			     n / 2u + n % 2u, slots);
+		next += n;
+		/* the consumer keeps up with every other burst, and takes an
+		 * odd count, stopping inside a pair */
+		if (b % 2u == 1u) {
+			for (uint32_t k = 0; k + 1u < next - taken; k++)
+				expect_take(&sq, taken + k);
+			taken = next - 1u;
+			cr_assert(sw_ring_ready(&sq), "one descriptor left, and it is work");
+			cr_assert(sw_ring_unread(&sq));
+		}
+	}
+	while (taken < next)
+		expect_take(&sq, taken++);
+	struct sw_desc none;
+
+	cr_assert_not(sw_sq_get(&sq, &none), "nothing more");
+	cr_assert_not(sw_ring_ready(&sq));
+	cr_assert_not(sw_ring_unread(&sq), "every slot was released with its last entry");
+	cr_assert_eq(sq.csub, 0u);
+	sw_ring_fini(&sq);
+}
+
+Test(sw_sq, a_lone_descriptor_goes_whole_with_its_registrations_and_due_time)
+{
+	struct sw_ring sq;
+	struct hw_desc d = desc_of(3);
+	struct sw_desc got;
+	uint16_t tag = 7;
+
+	cr_assert(sw_ring_init(&sq, 16));
+	cr_assert_eq(sw_sq_post(&sq, &d, 1, 0, true), 1u);
+	cr_assert(sw_sq_peek(&sq, &got, &tag));
+	cr_assert_eq(tag, 0u, "alone in its slot: a whole descriptor");
+	cr_assert_eq(got.d.src_mr, &mr_a);
+	cr_assert_eq(got.d.dst_mr, &mr_b);
+	sw_sq_take(&sq, tag);
+	cr_assert_not(sw_ring_unread(&sq));
+	/* a queue pair that does not pack (delay_us, ring_max): one a slot, due time kept */
+	struct hw_desc two[2] = { desc_of(4), desc_of(5) };
+
+	cr_assert_eq(sw_sq_post(&sq, two, 2, 12345u, false), 2u);
+	cr_assert_eq(sq.head, 3u, "one slot each");
+	for (uint32_t i = 4; i < 6; i++) {
+		cr_assert(sw_sq_get(&sq, &got));
+		cr_assert_eq(got.d.cookie, desc_of(i).cookie);
+		cr_assert_eq(got.due_ns, 12345u);
+		cr_assert_eq(got.d.src_mr, &mr_a);
+	}
+	sw_ring_fini(&sq);
+}
+
+Test(sw_sq, a_copy_of_4_gib_or_more_goes_alone_with_its_whole_length)
+{
+	struct sw_ring sq;
+	struct hw_desc d[4] = { desc_of(0), desc_of(1), desc_of(2), desc_of(3) };
+	struct sw_desc got;
+	uint16_t tag;
+
+	d[1].len = (uint64_t)UINT32_MAX + 1u;
+	cr_assert(sw_ring_init(&sq, 16));
+	cr_assert_eq(sw_sq_post(&sq, d, 4, 0, true), 4u);
+	cr_assert_eq(sq.head, 3u, "the first alone (its partner is too long), the long one alone, then a pair");
+	for (uint32_t i = 0; i < 4; i++) {
+		cr_assert(sw_sq_peek(&sq, &got, &tag));
+		cr_assert_eq(tag, i < 2 ? 0u : SW_SQ_PACK);
+		cr_assert_eq(got.d.cookie, d[i].cookie);
+		cr_assert_eq(got.d.len, d[i].len, "descriptor %u: length %llu", i, (unsigned long long)got.d.len);
+		sw_sq_take(&sq, tag);
+	}
+	cr_assert_not(sw_ring_unread(&sq));
+	sw_ring_fini(&sq);
+}
+
+Test(sw_sq, a_burst_that_fills_the_ring_takes_two_a_slot_and_a_refused_post_changes_nothing)
+{
+	struct sw_ring sq;
+	struct hw_desc d[40];
+	struct sw_desc none;
+
+	cr_assert(sw_ring_init(&sq, 16)); /* 16 slots, never grows */
+	descs_from(d, 0, 40);
+	cr_assert_eq(sw_sq_post(&sq, d, 40, 0, true), 32u, "16 slots hold 32 descriptors");
+	cr_assert_eq(sq.head, 16u);
+	struct sw_slot before[16];
+
+	memcpy(before, sq.pslots, sizeof(before));
+	cr_assert_eq(sw_sq_post(&sq, &d[32], 8, 0, true), 0u, "full: refused");
+	cr_assert_eq(sq.head, 16u, "and nothing changed");
+	cr_assert_eq(memcmp(before, sq.pslots, sizeof(before)), 0);
+	expect_take(&sq, 0);
+	cr_assert_eq(atomic_load(&sq.tail), 0u, "half a slot taken: not released");
+	cr_assert_eq(sw_sq_post(&sq, &d[32], 8, 0, true), 0u, "so still full");
+	expect_take(&sq, 1);
+	cr_assert_eq(atomic_load(&sq.tail), 1u, "released with its second entry");
+	cr_assert_eq(sw_sq_post(&sq, &d[32], 3, 0, true), 2u, "one slot free: a pair, not the third");
+	for (uint32_t i = 2; i < 34; i++)
+		expect_take(&sq, i);
+	cr_assert_not(sw_sq_get(&sq, &none));
+	cr_assert_not(sw_ring_unread(&sq));
+	sw_ring_fini(&sq);
+}
+
+Test(sw_sq, growth_across_segments_while_packed_entries_are_pending)
+{
+	struct sw_ring sq;
+	struct hw_desc d[NDESC];
+	uint32_t next = 0;
+
+	cr_assert(sw_ring_init(&sq, 64));
+	descs_from(d, 0, NDESC);
+	cr_assert_eq(sw_sq_post(&sq, d, 30, 0, true), 30u, "15 pairs: the first segment but its link slot");
+	next = 30;
+	cr_assert_eq(sq.pslots, sq.cslots, "no growth yet");
+	expect_take(&sq, 0); /* the consumer inside slot 0 */
+	cr_assert_eq(sq.csub, 1u);
+	cr_assert_eq(sw_sq_post(&sq, &d[next], 11, 0, true), 11u, "five pairs and a lone one, in a new segment");
+	next += 11;
+	cr_assert_neq(sq.pslots, sq.cslots, "the producer moved to a larger segment");
+	cr_assert_eq(sq.pmask + 1u, 32u);
+	for (uint32_t i = 1; i < 30; i++)
+		expect_take(&sq, i);
+	cr_assert_neq(sq.pslots, sq.cslots, "the consumer is not yet past the link");
+	expect_take(&sq, 30); /* follows the link, freeing the first segment */
+	cr_assert_eq(sq.pslots, sq.cslots, "the consumer followed the link");
+	cr_assert_eq(sw_sq_post(&sq, &d[next], 64, 0, true), 64u, "and growth again, to 64 slots");
+	next += 64;
+	for (uint32_t i = 31; i < next; i++)
+		expect_take(&sq, i);
+	cr_assert_not(sw_ring_unread(&sq));
+	cr_assert_eq(sq.csub, 0u);
+	sw_ring_fini(&sq);
+}
+
+/* ---- through the device's queue pair (hw/sw/sw_qp.c) ---- */
+
+static void no_wake(void *arg, hw_unread_fn unread, const void *cq)
+{
+	(void)arg;
+	(void)unread;
+	(void)cq;
+}
+
+static struct hw_qp *qp_open(const char *params, struct hw_dev **dev)
+{
+	struct hw_qp_attr attr = { .depth = 64, .wake = no_wake };
+	struct hw_qp *qp;
+
+	memset(dst_mem, 0, sizeof(dst_mem));
+	for (uint32_t i = 0; i < NDESC; i++)
+		memset(src_mem[i], 0xa0 + (int)(i % 16u), sizeof(src_mem[i]));
+	cr_assert_eq(hw_sw_ops.open("sw0", params, dev), DOCA_SUCCESS);
+	cr_assert_eq(hw_sw_ops.qp_create(*dev, &attr, &qp), DOCA_SUCCESS);
+	return qp;
+}
+
+static void qp_close(struct hw_dev *dev, struct hw_qp *qp)
+{
+	hw_sw_ops.qp_destroy(qp);
+	hw_sw_ops.close(dev);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Poll until @p n completions came (at most 5 s), then 10 ms more for any
+ * extra one; returns how many came. */
+static uint32_t poll_all(struct hw_qp *qp, struct hw_cqe *out, uint32_t n, uint32_t cap)
+{
+	uint32_t got = 0;
+	uint64_t end = now_ns() + 5000000000u, quiet = 0;
+
+	while (now_ns() < end && got < cap) {
+		got += hw_sw_ops.poll(qp, out + got, cap - got);
+		if (got >= n && quiet == 0)
+			quiet = now_ns() + 10000000u;
+		if (quiet != 0 && now_ns() >= quiet)
+			break;
+	}
+	return got;
+}
+
+static void expect_flushed(const struct hw_cqe *c, uint32_t i)
+{
+	cr_assert_eq(c->cookie, desc_of(i).cookie, "descriptor %u's completion, in order", i);
+	cr_assert_eq(c->status, (uint32_t)HW_CQE_FLUSHED, "descriptor %u flushed", i);
+	cr_assert_eq(c->error, DOCA_ERROR_SHUTDOWN);
+	cr_assert_eq(c->bytes, 0u);
+	cr_assert_eq(dst_mem[i][0], 0u, "a flushed descriptor copied nothing");
+}
+
+static void expect_copied(const struct hw_cqe *c, uint32_t i)
+{
+	struct hw_desc d = desc_of(i);
+
+	cr_assert_eq(c->cookie, d.cookie, "descriptor %u's completion, in order", i);
+	cr_assert_eq(c->status, (uint32_t)HW_CQE_OK, "descriptor %u copied", i);
+	cr_assert_eq(c->bytes, d.len);
+	cr_assert_eq(memcmp(dst_mem[i], src_mem[i], d.len), 0);
+}
+
+Test(sw_sq, a_flush_with_packed_entries_pending_flushes_each_exactly_once_inline)
+{
+	struct hw_dev *dev;
+	struct hw_qp *qp = qp_open(NULL, &dev);
+	struct sw_qp *sqp = (struct sw_qp *)qp;
+	struct hw_desc d[5];
+	struct hw_cqe c[8];
+
+	descs_from(d, 0, 5);
+	cr_assert(sqp->sq_pack, "no delay, no ring_max: it packs");
+	cr_assert_eq(hw_sw_ops.post(qp, d, 5), 5u);
+	cr_assert_eq(sqp->sq.head, 3u, "two pairs and a lone one");
+	cr_assert_eq(hw_sw_ops.poll(qp, c, 1), 1u, "the first of the first pair runs");
+	expect_copied(&c[0], 0);
+	hw_sw_ops.flush(qp);
+	cr_assert_eq(hw_sw_ops.poll(qp, c, 8), 4u, "its partner, the second pair and the lone one");
+	for (uint32_t i = 1; i < 5; i++)
+		expect_flushed(&c[i - 1u], i);
+	cr_assert_eq(hw_sw_ops.poll(qp, c, 8), 0u, "each exactly once");
+	cr_assert_not(hw_sw_ops.pending(qp));
+	cr_assert_not(sw_ring_unread(&sqp->sq));
+	qp_close(dev, qp);
+}
+
+Test(sw_sq, a_flush_with_packed_entries_pending_flushes_each_exactly_once_on_an_engine)
+{
+	struct hw_dev *dev;
+	struct hw_qp *qp = qp_open("engines=1", &dev);
+	struct hw_desc d[7];
+	struct hw_cqe c[16];
+
+	descs_from(d, 0, 7);
+	hw_sw_ops.flush(qp); /* later posts are flushed too: none may run */
+	cr_assert_eq(hw_sw_ops.post(qp, d, 7), 7u);
+	hw_sw_ops.kick(qp);
+	cr_assert_eq(poll_all(qp, c, 7, 16), 7u, "exactly one completion each");
+	for (uint32_t i = 0; i < 7; i++)
+		expect_flushed(&c[i], i);
+	qp_close(dev, qp);
+}
+
+Test(sw_sq, packed_bursts_on_an_engine_complete_whole_and_in_order)
+{
+	struct hw_dev *dev;
+	struct hw_qp *qp = qp_open("engines=1", &dev);
+	struct hw_desc d[NDESC];
+	struct hw_cqe c[NDESC + 1u];
+	uint32_t next = 0;
+
+	descs_from(d, 0, NDESC);
+	for (uint32_t n = 1; next + n <= 60u; next += n, n++) {
+		cr_assert_eq(hw_sw_ops.post(qp, &d[next], n), n);
+		hw_sw_ops.kick(qp);
+	}
+	cr_assert_eq(poll_all(qp, c, next, NDESC + 1u), next);
+	for (uint32_t i = 0; i < next; i++)
+		expect_copied(&c[i], i);
+	qp_close(dev, qp);
+}
+
+/* delay_us: every descriptor goes whole (its due time), none completes
+ * before it is due, and they complete in the order posted. */
+static void delay_keeps_order(const char *params)
+{
+	struct hw_dev *dev;
+	struct hw_qp *qp = qp_open(params, &dev);
+	struct hw_cqe c[16];
+	struct hw_desc d[9];
+
+	descs_from(d, 0, 9);
+	cr_assert_not(((struct sw_qp *)qp)->sq_pack, "a delayed descriptor carries its due time: not packed");
+	uint64_t t0 = now_ns();
+
+	cr_assert_eq(hw_sw_ops.post(qp, d, 4), 4u);
+	cr_assert_eq(hw_sw_ops.post(qp, &d[4], 5), 5u);
+	cr_assert_eq(((struct sw_qp *)qp)->sq.head, 9u, "one slot each");
+	hw_sw_ops.kick(qp);
+	uint32_t got = 0;
+
+	while (got == 0 && now_ns() - t0 < 5000000000u)
+		got = hw_sw_ops.poll(qp, c, 16);
+	cr_assert_geq(now_ns() - t0, 2000000u, "nothing completes before its delay");
+	got += poll_all(qp, c + got, 9 - got, 16 - got);
+	cr_assert_eq(got, 9u);
+	for (uint32_t i = 0; i < 9; i++)
+		expect_copied(&c[i], i);
+	qp_close(dev, qp);
+}
+
+Test(sw_sq, delay_us_keeps_the_order_posted_inline)
+{
+	delay_keeps_order("delay_us=2000");
+}
+
+Test(sw_sq, delay_us_keeps_the_order_posted_on_an_engine)
+{
+	delay_keeps_order("engines=1,delay_us=2000");
+}
