@@ -254,12 +254,16 @@ static __attribute__((noinline)) uint32_t pe_get_locked(struct doca_pe *ph, stru
  *     revoker finds t in its list from the push on (runner_unpark), and
  *     waits or refuses (runner_enter_from says why).
  *  3. A PE's handle is killed, and its cell later zeroed, only by a
- *     doca_pe_destroy that holds the guard (by the CAS that replaces the
- *     owner word), after a grace period. Had one held it at any time
- *     from t1 on, the owner word would not be W at t2 or after (step 2;
- *     it held it before t2 only if it took it after t1 and had given it
- *     back, and then W was replaced). So h is still current at t3, and
- *     stays so, the cell unzeroed and unreused, until we leave.
+ *     doca_pe_destroy that holds the guard, after a grace period. A
+ *     destroy on another thread took the guard by a CAS that replaced
+ *     the owner word (a revoker's, when it was W); a destroy on t enters
+ *     W by runner_unpark and leaves it in place (until pe_cell_put's
+ *     reset), but t is in this call, not in a destroy. Had one held it
+ *     at any time from t1 on, then, the owner word would not be W at t2
+ *     or after (step 2; it held it before t2 only if it took it after t1
+ *     and had given it back, and then W was replaced). So h is still
+ *     current at t3, and stays so, the cell unzeroed and unreused, until
+ *     we leave.
  *  4. Before t3 proves that, the call reads only words that are never
  *     written by plain stores, whatever the cell's fate meanwhile (a
  *     destroy, a zeroing, a new PE): the handle head (atomics, never

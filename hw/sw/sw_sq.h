@@ -10,9 +10,10 @@
  * slot (cookie, src, dst and a 32-bit length: all that sw_execute, the
  * fault injection and the race detector read; never the memory
  * registrations) and publishes the slot once, with both in it. A lone
- * descriptor, the last of an odd burst, one of 4 GiB or more, and every
- * one of a queue pair that does not pack goes alone, whole (struct
- * sw_desc), as before: a one-at-a-time copy waits for nothing. The slot's
+ * descriptor, the last of an odd burst, one of 4 GiB or more (and one
+ * whose partner would be such a one), and every one of a queue pair that
+ * does not pack goes alone, whole (struct sw_desc), as before: a
+ * one-at-a-time copy waits for nothing. The slot's
  * tag says which: 0 one struct sw_desc, SW_SQ_PACK a struct sw_sq_pair.
  *
  * A queue pair packs only without delay_us and without ring_max: a
