@@ -172,8 +172,9 @@ enum event_pins {
 struct doca_event {
 	uint32_t magic;         /* MAGIC_EVENT for the slot's whole life */
 	uint32_t epoch;         /* g_fork_epoch of its pool */
-	/* generation (HANDLE_GEN_BITS) << 8 | enum event_state: the one word a
-	 * free on another thread races on (engine/event.c) */
+	/* generation and enum event_state (ev_gs: the generation laid out
+	 * as a handle's tag carries it): the one word a free on another thread
+	 * races on (engine/event.c) */
 	_Atomic uint32_t gs;
 	uint8_t status;         /* enum doca_event_status */
 	uint8_t pins;           /* enum event_pins */
@@ -397,17 +398,53 @@ void event_release(struct doca_event *ev);
 /* The same, into a chain of its run's slots, which the caller puts back
  * (task_pool_put) before run_credits_returned. */
 void event_release_to(struct doca_event *ev, struct pool_chain *c);
+/* An event's gs word: its generation as a handle's tag carries it
+ * (handle_tag: the low 6 bits, and the top 16 bits of the tag in bits 16 to
+ * 31), and its state in bits 6 to 13 (14 and 15 stay 0). So the hot
+ * transitions need no unpacking: a handle's tag becomes a gs with a shift
+ * and an or (event_claim), a gs becomes a handle with the inverse
+ * (pe_take_ready), a state change keeps every other bit, and the next
+ * generation is one carry across the state's bits (ev_gs_next_free). */
+#define EV_STATE_SHIFT 6u
+#define EV_STATE_BITS (0x3ffu << EV_STATE_SHIFT) /* bits 6..15 */
+
+_Static_assert(HANDLE_LOW_BITS == EV_STATE_SHIFT && HANDLE_ADDR_BITS - 32u == 16u &&
+		       HANDLE_GEN_BITS - HANDLE_LOW_BITS == 16u,
+	       "an event's gs holds a handle's tag bits in bits 0-5 and 16-31");
+
+/* The gs of a handle's tag (handle_tag) in state s. */
+static inline uint32_t ev_tag_gs(uintptr_t tag, enum event_state s)
+{
+	return (uint32_t)(tag & 63u) | (uint32_t)(tag >> 32) | (uint32_t)s << EV_STATE_SHIFT;
+}
+/* The handle tag of a gs's generation. */
+static inline uintptr_t ev_gs_tag(uint32_t gs)
+{
+	return (uintptr_t)(gs & 63u) | (uintptr_t)(gs >> 16) << HANDLE_ADDR_BITS;
+}
 static inline uint32_t ev_gs(uint32_t gen, enum event_state s)
 {
-	return (gen & HANDLE_GEN_MASK) << 8 | (uint32_t)s;
+	return ev_tag_gs(handle_tag(gen), s);
 }
 static inline uint32_t ev_gen(uint32_t gs)
 {
-	return gs >> 8;
+	return (gs & 63u) | (gs >> 16) << HANDLE_LOW_BITS;
 }
 static inline enum event_state ev_state(uint32_t gs)
 {
-	return (enum event_state)(gs & 0xffu);
+	return (enum event_state)((gs & EV_STATE_BITS) >> EV_STATE_SHIFT);
+}
+/* gs with its state replaced by s, the generation kept. */
+static inline uint32_t ev_gs_with(uint32_t gs, enum event_state s)
+{
+	return (gs & ~EV_STATE_BITS) | (uint32_t)s << EV_STATE_SHIFT;
+}
+/* ev_gs(ev_gen(gs) + 1, EV_FREE): with the state's bits all 1 the
+ * increment carries from bit 5 to bit 16; 2^22 - 1 goes round to 0, as
+ * the generation's mask makes it. */
+static inline uint32_t ev_gs_next_free(uint32_t gs)
+{
+	return ((gs | EV_STATE_BITS) + 1u) & ~EV_STATE_BITS;
 }
 /* A state change by the slot's owner of the moment (the submitter that took
  * it, or the PE's runner); nobody else writes gs then, a free's CAS fails. */
@@ -415,12 +452,13 @@ static inline void ev_set_state(struct doca_event *ev, enum event_state s)
 {
 	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
-	atomic_store_explicit(&ev->gs, ev_gs(ev_gen(gs), s), memory_order_relaxed);
+	atomic_store_explicit(&ev->gs, ev_gs_with(gs, s), memory_order_relaxed);
 }
 /* The application's handle for a slot's current generation. */
 static inline struct doca_event *event_handle(const struct doca_event *ev)
 {
-	return handle_pack(ev, ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed)));
+	return (struct doca_event *)((uintptr_t)ev |
+				     ev_gs_tag(atomic_load_explicit(&ev->gs, memory_order_relaxed)));
 }
 /* A slot in a run's mailbox that a free on another thread sent back
  * (engine/event.c), not a task: the runner returns its credit. */

@@ -104,8 +104,8 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *h)
  * publishing it; the grace period before the run is freed covers that
  * tail (and shows TSan the order). The caller puts the chain back, then
  * runs run_credits_returned once after its burst of releases. */
-static inline __attribute__((always_inline)) void event_release_gen(struct doca_event *ev,
-								 struct pool_chain *c, uint32_t gen)
+static inline __attribute__((always_inline)) void event_release_gs(struct doca_event *ev,
+								struct pool_chain *c, uint32_t gs)
 {
 	uint8_t pins = ev->pins;
 
@@ -114,7 +114,7 @@ static inline __attribute__((always_inline)) void event_release_gen(struct doca_
 		buf_unpin(ev->dst, pins == EV_PINS_GUARDED);
 	}
 	/* the next generation: every handle of this use is stale from now on */
-	atomic_store_explicit(&ev->gs, ev_gs(gen + 1u, EV_FREE), memory_order_relaxed);
+	atomic_store_explicit(&ev->gs, ev_gs_next_free(gs), memory_order_relaxed);
 	TSAN_RELEASE(ev);
 	TSAN_RELEASE(&ev->run->pool);
 	EXPLORE_POINT(QUEUE);
@@ -126,10 +126,10 @@ static inline __attribute__((always_inline)) void event_release_gen(struct doca_
 	pool_chain_add(c, ev);
 }
 
-/* The same, for a slot whose generation the caller does not know. */
+/* The same, for a slot whose gs the caller does not know. */
 static inline void event_release_inline(struct doca_event *ev, struct pool_chain *c)
 {
-	event_release_gen(ev, c, ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed)));
+	event_release_gs(ev, c, atomic_load_explicit(&ev->gs, memory_order_relaxed));
 }
 
 void event_release_to(struct doca_event *ev, struct pool_chain *c)
@@ -188,7 +188,7 @@ static inline __attribute__((always_inline)) struct doca_event *event_claim(cons
 									   const struct doca_event *h)
 {
 	struct doca_event *ev = event_slot(h);
-	uint32_t want = ev_gs(handle_gen(h), EV_HELD);
+	uint32_t want = ev_tag_gs(handle_tag_of(h), EV_HELD);
 	uint32_t gs = want;
 
 	if (ev == NULL) {
@@ -200,12 +200,12 @@ static inline __attribute__((always_inline)) struct doca_event *event_claim(cons
 		gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 		EXPLORE_POINT(ATOMIC);
 		if (gs == want)
-			atomic_store_explicit(&ev->gs, ev_gs(handle_gen(h), EV_RETURNING),
+			atomic_store_explicit(&ev->gs, ev_tag_gs(handle_tag_of(h), EV_RETURNING),
 					      memory_order_relaxed);
 	} else {
 		/* acquire: pairs with the handout's release (pe_take_ready). */
 		(void)atomic_compare_exchange_strong_explicit(&ev->gs, &gs,
-							      ev_gs(handle_gen(h), EV_RETURNING),
+							      ev_tag_gs(handle_tag_of(h), EV_RETURNING),
 							      memory_order_acquire, memory_order_relaxed);
 	}
 	if (gs != want) {
@@ -332,8 +332,8 @@ void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
 		if (ev == NULL)
 			continue;
 		if (ev->run == run) {
-			/* the claim made gs (handle_gen(h), RETURNING) */
-			event_release_gen(ev, &chain, handle_gen(h));
+			/* the claim made gs (h's generation, RETURNING) */
+			event_release_gs(ev, &chain, ev_tag_gs(handle_tag_of(h), EV_RETURNING));
 			continue;
 		}
 		route.released = run;
@@ -377,8 +377,8 @@ void doca_event_free(struct doca_event *h)
 			struct ctx_run *run = ev->run;
 			struct pool_chain c = { 0 };
 
-			/* the claim made gs (handle_gen(h), RETURNING): its generation */
-			event_release_gen(ev, &c, handle_gen(h));
+			/* the claim made gs (h's generation, RETURNING) */
+			event_release_gs(ev, &c, ev_tag_gs(handle_tag_of(h), EV_RETURNING));
 			task_pool_put(&run->pool, &c);
 			run_credits_returned(run, 1);
 			if (e == RUNNER_ENTERED)

@@ -178,14 +178,14 @@ static inline uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs
 
 	while (n < max && ev != NULL) {
 		struct doca_event *next = ev->next;
-		uint32_t gen = ev_gen(atomic_load_explicit(&ev->gs, memory_order_relaxed));
+		uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
 		/* release: a free on any thread claims HELD with an acquire CAS
 		 * (event_claim), so it sees the slot as the PE left it however
 		 * the application passed the handle on (free on x86) */
-		atomic_store_explicit(&ev->gs, ev_gs(gen, EV_HELD), memory_order_release);
+		atomic_store_explicit(&ev->gs, ev_gs_with(gs, EV_HELD), memory_order_release);
 		hb_acquire(ev); /* the device's writes happen before the handout */
-		evs[n++] = handle_pack(ev, gen);
+		evs[n++] = (struct doca_event *)((uintptr_t)ev | ev_gs_tag(gs));
 		ev = next;
 	}
 	pe->ready_head = ev;
