@@ -23,7 +23,17 @@
  * Of the two, one sees the other's store. A destroy that reopens was
  * racing a use of the buffer it destroys: a submission naming the buffer
  * in that moment may be refused (INVALID_VALUE) although the destroy ends
- * refused (IN_USE). Inside an event callback the guard's holder is the
+ * refused (IN_USE). A task's two pins share one light fence
+ * (engine/task.c, task_pin): both counts are stored, then the fence, then
+ * both loads of users; for each buffer that is still its store, the
+ * fence, its load (the other buffer's store in between is another
+ * location), so the pair holds per buffer, and the looks run in the
+ * order of two whole pins: source, then destination. A pin that may not
+ * stand is taken back with a plain store of the count less one (it was
+ * never a task's: buf_pin_guarded_undo); so a destination counted beside
+ * a DEAD source is counted for a moment, as the source of a DEAD
+ * destination always was, and a destroy of it in that moment ends
+ * refused (IN_USE) beside the refused submission, as just said. Inside an event callback the guard's holder is the
  * caller, so there the count is read as it is. The pin and unpin are
  * inline (engine/buf_pin.h): they run twice per task.
  *

@@ -10,34 +10,54 @@
 #include "actors/asym_fence.h"
 #include "engine/engine.h"
 
-/* Pin a buffer for a task; false if it is being destroyed. @p guarded:
- * the caller holds the runner guard of the buffer's PE (then no atomic
- * read-modify-write: engine/buf.c), and unpins under it. */
-static inline bool buf_pin(struct doca_buf *buf, bool guarded)
+/* Pin a buffer for a task from a thread without its PE's runner guard;
+ * false if it is being destroyed. */
+static inline bool buf_pin_shared(struct doca_buf *buf)
 {
-	if (!guarded) {
-		EXPLORE_POINT(ATOMIC);
-		/* acquire: after the unpins of an earlier life (a reopen) */
-		if ((atomic_fetch_add_explicit(&buf->users, 1u, memory_order_acquire) & BUF_DEAD) == 0)
-			return true;
-		EXPLORE_POINT(ATOMIC);
-		atomic_fetch_sub_explicit(&buf->users, 1u, memory_order_relaxed); /* never counted */
-		return false;
-	}
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: after the unpins of an earlier life (a reopen) */
+	if ((atomic_fetch_add_explicit(&buf->users, 1u, memory_order_acquire) & BUF_DEAD) == 0)
+		return true;
+	EXPLORE_POINT(ATOMIC);
+	atomic_fetch_sub_explicit(&buf->users, 1u, memory_order_relaxed); /* never counted */
+	return false;
+}
+
+/* A guarded pin (the caller holds the runner guard of the buffer's PE:
+ * no atomic read-modify-write, engine/buf.c) is three steps, so that a
+ * task's two pins share one fence: buf_pin_guarded_store counts each;
+ * then one asym_fence_light() makes both visible before any DEAD is
+ * looked for; then buf_pin_guarded_alive looks, source first, and a pin
+ * that may not stand (its buffer, or the source, is DEAD) is taken back
+ * with buf_pin_guarded_undo (a plain store: it was never a task's).
+ * engine/buf.c says why that is still the Dekker pair (engine/task.c,
+ * task_pin, is the one user). */
+static inline void buf_pin_guarded_store(struct doca_buf *buf)
+{
 	uint32_t n = atomic_load_explicit(&buf->guarded_pins, memory_order_relaxed);
 
 	EXPLORE_POINT(ATOMIC);
 	atomic_store_explicit(&buf->guarded_pins, n + 1u, memory_order_relaxed);
-	asym_fence_light(); /* our pin is visible before we look for DEAD (engine/buf.c) */
-	EXPLORE_POINT(ATOMIC);
-	/* acquire: as users_enter, after the unpins of an earlier life */
-	if ((atomic_load_explicit(&buf->users, memory_order_acquire) & BUF_DEAD) == 0)
-		return true;
-	atomic_store_explicit(&buf->guarded_pins, n, memory_order_relaxed);
-	return false;
 }
 
-/* Unpin what buf_pin pinned, with the same @p guarded. */
+/* After buf_pin_guarded_store and a light fence: false if a destroy
+ * closed the buffer (the pin must be taken back). */
+static inline bool buf_pin_guarded_alive(struct doca_buf *buf)
+{
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: as users_enter, after the unpins of an earlier life */
+	return (atomic_load_explicit(&buf->users, memory_order_acquire) & BUF_DEAD) == 0;
+}
+
+static inline void buf_pin_guarded_undo(struct doca_buf *buf)
+{
+	atomic_store_explicit(&buf->guarded_pins,
+			      atomic_load_explicit(&buf->guarded_pins, memory_order_relaxed) - 1u,
+			      memory_order_relaxed);
+}
+
+/* Unpin what a pin that stood (buf_pin_shared, or a guarded pin found
+ * alive) pinned, @p guarded as it was. */
 static inline void buf_unpin(struct doca_buf *buf, bool guarded)
 {
 	hb_release(buf); /* the task's last use happens before the buffer's destroy */
@@ -54,8 +74,8 @@ static inline void buf_unpin(struct doca_buf *buf, bool guarded)
 			      memory_order_release);
 }
 
-/* Unpin what buf_pin pinned, with the same @p guarded, on a thread that
- * does not hold the guard (a freer on another thread): a guarded pin is
+/* buf_unpin on a thread that does not hold the guard (a freer on
+ * another thread): a guarded pin is
  * counted out in foreign_unpins, which only such freers write. Caller:
  * inside a read-side section (the buffer may be destroyed right after). */
 static inline void buf_unpin_foreign(struct doca_buf *buf, bool guarded)

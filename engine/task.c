@@ -92,17 +92,36 @@ static inline doca_error_t task_pin(struct doca_ctx *ctx, struct ctx_run *run,
 
 	if (err != DOCA_SUCCESS)
 		return err;
-	/* An empty pool refuses another thread's chunk before its pins: a
-	 * submitter retrying on AGAIN (spinning until the PE frees) then reads
-	 * the pool's line and never writes the buffers' lines the PE unpins.
-	 * (Pins under the guard are the holder's own counts: nothing shared.) */
-	if (first && !guarded && task_pool_free(&run->pool) == 0)
-		return DOCA_ERROR_AGAIN;
-	if (!buf_pin(src, guarded))
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!buf_pin(dst, guarded)) {
-		buf_unpin(src, guarded);
-		return DOCA_ERROR_INVALID_VALUE;
+	if (guarded) {
+		/* both pins counted, one fence, then both looks, in the order
+		 * of two whole pins: the same answers (engine/buf_pin.h) */
+		buf_pin_guarded_store(src);
+		buf_pin_guarded_store(dst);
+		asym_fence_light(); /* our pins are visible before we look for DEAD (engine/buf.c) */
+		if (!buf_pin_guarded_alive(src)) {
+			buf_pin_guarded_undo(dst);
+			buf_pin_guarded_undo(src);
+			return DOCA_ERROR_INVALID_VALUE;
+		}
+		if (!buf_pin_guarded_alive(dst)) {
+			buf_pin_guarded_undo(dst);
+			buf_unpin(src, true);
+			return DOCA_ERROR_INVALID_VALUE;
+		}
+	} else {
+		/* An empty pool refuses another thread's chunk before its
+		 * pins: a submitter retrying on AGAIN (spinning until the PE
+		 * frees) then reads the pool's line and never writes the
+		 * buffers' lines the PE unpins. (Pins under the guard are the
+		 * holder's own counts: nothing shared.) */
+		if (first && task_pool_free(&run->pool) == 0)
+			return DOCA_ERROR_AGAIN;
+		if (!buf_pin_shared(src))
+			return DOCA_ERROR_INVALID_VALUE;
+		if (!buf_pin_shared(dst)) {
+			buf_unpin(src, false);
+			return DOCA_ERROR_INVALID_VALUE;
+		}
 	}
 	*out = (struct task_pinned){ .desc = desc, .src = src, .dst = dst, .len = len };
 	return DOCA_SUCCESS;
