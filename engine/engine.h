@@ -696,13 +696,33 @@ static inline void head_store(uint32_t *word, uint32_t value)
 	__atomic_store_n(word, value, __ATOMIC_RELAXED);
 }
 
+/* The magic and the epoch of an object, as one relaxed load of both
+ * words (the head is at the start of a 64-byte aligned object; the magic
+ * is the low half on our little-endian targets), to be compared with
+ * head_key: one load and one compare instead of two of each. Each word is
+ * still written with its own head_store: the pair read at one instant is
+ * what the two loads could have read, one right after the other. */
+typedef uint64_t __attribute__((may_alias, aligned(8))) head_pair_t;
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&
+		       offsetof(struct handle_head, epoch) == offsetof(struct handle_head, magic) + 4u,
+	       "a head's magic and epoch read as one little-endian word");
+static inline uint64_t head_pair_load(const void *o)
+{
+	return __atomic_load_n((const head_pair_t *)o, __ATOMIC_RELAXED);
+}
+/* What head_pair_load reads from a live object of this process with @p magic. */
+static inline uint64_t head_key(uint32_t magic)
+{
+	return (uint64_t)g_fork_epoch << 32 | magic;
+}
+
 /* The object behind a handle if it is a live one of this process (not
  * destroyed, not inherited across fork) of the handle's generation. */
 static inline void *handle_obj(const void *h, uint32_t magic)
 {
 	const struct handle_head *o = handle_addr(h);
 
-	if (o == NULL || head_load(&o->magic) != magic || head_load(&o->epoch) != g_fork_epoch ||
+	if (o == NULL || head_pair_load(o) != head_key(magic) ||
 	    atomic_load_explicit(&o->tag, memory_order_relaxed) != handle_tag_of(h))
 		return NULL;
 	return (void *)o;

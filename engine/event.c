@@ -35,7 +35,7 @@ static struct doca_event *event_slot(const struct doca_event *h)
 {
 	struct doca_event *ev = handle_addr(h);
 
-	if (ev == NULL || head_load(&ev->magic) != MAGIC_EVENT || head_load(&ev->epoch) != g_fork_epoch)
+	if (ev == NULL || head_pair_load(ev) != head_key(MAGIC_EVENT))
 		return NULL;
 	return ev;
 }
