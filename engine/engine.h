@@ -717,15 +717,23 @@ static inline uint64_t head_key(uint32_t magic)
 }
 
 /* The object behind a handle if it is a live one of this process (not
- * destroyed, not inherited across fork) of the handle's generation. */
-static inline void *handle_obj(const void *h, uint32_t magic)
+ * destroyed, not inherited across fork) of the handle's generation; @p
+ * key: head_key of its magic, which a loop over many handles computes
+ * once (the epoch changes only in a fork child's atfork handler, which
+ * no call of the child's one thread is inside). */
+static inline void *handle_obj_keyed(const void *h, uint64_t key)
 {
 	const struct handle_head *o = handle_addr(h);
 
-	if (o == NULL || head_pair_load(o) != head_key(magic) ||
+	if (o == NULL || head_pair_load(o) != key ||
 	    atomic_load_explicit(&o->tag, memory_order_relaxed) != handle_tag_of(h))
 		return NULL;
 	return (void *)o;
+}
+
+static inline void *handle_obj(const void *h, uint32_t magic)
+{
+	return handle_obj_keyed(h, head_key(magic));
 }
 
 /* Contexts, memories, buffers, devices and PEs live in cells
@@ -741,6 +749,11 @@ static inline struct doca_mem *mem_of(const struct doca_mem *h)
 static inline struct doca_buf *buf_of(const struct doca_buf *h)
 {
 	return handle_obj(h, MAGIC_BUF);
+}
+/* buf_of with head_key(MAGIC_BUF) computed by the caller. */
+static inline struct doca_buf *buf_of_keyed(const struct doca_buf *h, uint64_t key)
+{
+	return handle_obj_keyed(h, key);
 }
 static inline struct doca_dev *dev_of(const struct doca_dev *h)
 {

@@ -30,14 +30,20 @@
 #include "engine/task_pool.h"
 
 /* The slot behind a handle if it is an event of this process (not one
- * inherited across fork); its generation may still be stale. */
-static struct doca_event *event_slot(const struct doca_event *h)
+ * inherited across fork); its generation may still be stale. @p key:
+ * head_key(MAGIC_EVENT), computed once by a burst. */
+static inline struct doca_event *event_slot_keyed(const struct doca_event *h, uint64_t key)
 {
 	struct doca_event *ev = handle_addr(h);
 
-	if (ev == NULL || head_pair_load(ev) != head_key(MAGIC_EVENT))
+	if (ev == NULL || head_pair_load(ev) != key)
 		return NULL;
 	return ev;
+}
+
+static struct doca_event *event_slot(const struct doca_event *h)
+{
+	return event_slot_keyed(h, head_key(MAGIC_EVENT));
 }
 
 /* The slot if the handle names its current generation while the
@@ -184,10 +190,10 @@ static __attribute__((cold, noinline)) void event_refused(const char *who, const
 
 /* Take the event from the application: the one winner of HELD → RETURNING
  * for the handle's generation, or NULL (refused, logged, nothing changed). */
-static inline __attribute__((always_inline)) struct doca_event *event_claim(const char *who,
-									   const struct doca_event *h)
+static inline __attribute__((always_inline)) struct doca_event *
+event_claim(const char *who, const struct doca_event *h, uint64_t key)
 {
-	struct doca_event *ev = event_slot(h);
+	struct doca_event *ev = event_slot_keyed(h, key);
 	uint32_t want = ev_tag_gs(handle_tag_of(h), EV_HELD);
 	uint32_t gs = want;
 
@@ -317,6 +323,7 @@ void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
 	 * run lives), so it is released into the chain as route_event would. */
 	struct ctx_run *run = NULL;
 	struct pool_chain chain = { 0 };
+	const uint64_t key = head_key(MAGIC_EVENT); /* once for the burst's handles */
 
 	if (evs == NULL)
 		return;
@@ -327,7 +334,7 @@ void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
 
 		if (h == NULL)
 			continue;
-		struct doca_event *ev = event_claim("doca_event_free_bulk", h);
+		struct doca_event *ev = event_claim("doca_event_free_bulk", h, key);
 
 		if (ev == NULL)
 			continue;
@@ -364,7 +371,7 @@ void doca_event_free(struct doca_event *h)
 	if (h == NULL)
 		return;
 	doca_rcu_read_lock();
-	struct doca_event *ev = event_claim("doca_event_free", h);
+	struct doca_event *ev = event_claim("doca_event_free", h, head_key(MAGIC_EVENT));
 
 	if (ev != NULL) {
 		/* route_begin, route_event and route_end for one event, with the

@@ -311,7 +311,7 @@ task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **ev
  * next one was refused (DOCA_SUCCESS: none was). */
 static inline __attribute__((always_inline)) uint32_t
 task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struct doca_task_desc *descs,
-	   uint32_t n, bool *queued, doca_error_t *err)
+	   uint32_t n, uint64_t buf_key, bool *queued, doca_error_t *err)
 {
 	struct task_pinned tp[SUBMIT_CHUNK];
 	struct doca_event *evs[SUBMIT_CHUNK];
@@ -322,7 +322,8 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 
 	*err = DOCA_SUCCESS;
 	for (k = 0; k < n; k++) {
-		struct doca_buf *src = buf_of(descs[k].src), *dst = buf_of(descs[k].dst);
+		struct doca_buf *src = buf_of_keyed(descs[k].src, buf_key);
+		struct doca_buf *dst = buf_of_keyed(descs[k].dst, buf_key);
 
 		if (src == NULL)
 			*err = HANDLE_REFUSAL(descs[k].src, MAGIC_BUF);
@@ -360,9 +361,9 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
  * steps in the same order, so the same answers. */
 static inline __attribute__((always_inline)) uint32_t
 task_one(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struct doca_task_desc *desc,
-	 bool *queued, doca_error_t *err)
+	 uint64_t buf_key, bool *queued, doca_error_t *err)
 {
-	struct doca_buf *src = buf_of(desc->src), *dst = buf_of(desc->dst);
+	struct doca_buf *src = buf_of_keyed(desc->src, buf_key), *dst = buf_of_keyed(desc->dst, buf_key);
 	struct task_pinned tp;
 	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
 	bool guarded = false;
@@ -397,6 +398,9 @@ task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32
 	struct ctx_run *run = NULL;
 	uint32_t i = 0;
 	bool queued = false;
+	/* the buffers' handle checks compare with this (once per call:
+	 * handle_obj_keyed says why it cannot change meanwhile) */
+	const uint64_t buf_key = head_key(MAGIC_BUF);
 
 	if (accepted != NULL)
 		*accepted = 0;
@@ -408,11 +412,11 @@ task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32
 	if (ctx == NULL)
 		err = HANDLE_REFUSAL(h, MAGIC_CTX);
 	if (__builtin_constant_p(n) && n == 1 && err == DOCA_SUCCESS) /* a single submit */
-		i = task_one(ctx, &run, start, descs, &queued, &err);
+		i = task_one(ctx, &run, start, descs, buf_key, &queued, &err);
 	while (err == DOCA_SUCCESS && i < n) {
 		uint32_t m = n - i < SUBMIT_CHUNK ? n - i : SUBMIT_CHUNK;
 
-		i += task_chunk(ctx, &run, start, &descs[i], m, &queued, &err);
+		i += task_chunk(ctx, &run, start, &descs[i], m, buf_key, &queued, &err);
 	}
 	if (queued)
 		pe_wake_after_push(ctx, run);
