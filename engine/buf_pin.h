@@ -57,10 +57,13 @@ static inline void buf_pin_guarded_undo(struct doca_buf *buf)
 }
 
 /* Unpin what a pin that stood (buf_pin_shared, or a guarded pin found
- * alive) pinned, @p guarded as it was. */
-static inline void buf_unpin(struct doca_buf *buf, bool guarded)
+ * alive) pinned, @p guarded as it was; @p watched false only when the
+ * caller found hb_watching() false (a loop tests it once). */
+static inline __attribute__((always_inline)) void buf_unpin_watched(struct doca_buf *buf, bool guarded,
+								   bool watched)
 {
-	hb_release(buf); /* the task's last use happens before the buffer's destroy */
+	if (watched)
+		hb_release(buf); /* the task's last use happens before the buffer's destroy */
 	if (!guarded) {
 		EXPLORE_POINT(ATOMIC);
 		/* release: a destroy that reads the count sees the task's last use */
@@ -72,6 +75,11 @@ static inline void buf_unpin(struct doca_buf *buf, bool guarded)
 	atomic_store_explicit(&buf->guarded_pins,
 			      atomic_load_explicit(&buf->guarded_pins, memory_order_relaxed) - 1u,
 			      memory_order_release);
+}
+
+static inline void buf_unpin(struct doca_buf *buf, bool guarded)
+{
+	buf_unpin_watched(buf, guarded, true);
 }
 
 /* buf_unpin on a thread that does not hold the guard (a freer on

@@ -109,22 +109,27 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *h)
  * the run at once, and the pool's CAS still reads the run's memory after
  * publishing it; the grace period before the run is freed covers that
  * tail (and shows TSan the order). The caller puts the chain back, then
- * runs run_credits_returned once after its burst of releases. */
+ * runs run_credits_returned once after its burst of releases. @p gs: the
+ * slot's gs now (the next generation is made from it); @p watched:
+ * hb_watching() as the caller found it, or true (each annotation then
+ * tests it itself). */
 static inline __attribute__((always_inline)) void event_release_gs(struct doca_event *ev,
-								struct pool_chain *c, uint32_t gs)
+								struct pool_chain *c, uint32_t gs,
+								bool watched)
 {
 	uint8_t pins = ev->pins;
 
 	if (pins != EV_PINS_DROPPED) {
-		buf_unpin(ev->src, pins == EV_PINS_GUARDED);
-		buf_unpin(ev->dst, pins == EV_PINS_GUARDED);
+		buf_unpin_watched(ev->src, pins == EV_PINS_GUARDED, watched);
+		buf_unpin_watched(ev->dst, pins == EV_PINS_GUARDED, watched);
 	}
 	/* the next generation: every handle of this use is stale from now on */
 	atomic_store_explicit(&ev->gs, ev_gs_next_free(gs), memory_order_relaxed);
 	TSAN_RELEASE(ev);
 	TSAN_RELEASE(&ev->run->pool);
 	EXPLORE_POINT(QUEUE);
-	hb_release(ev); /* the application is done with the task before the slot's reuse */
+	if (watched)
+		hb_release(ev); /* the application is done with the task before the slot's reuse */
 	/* release: our last touch of the slot happens before whoever sees the
 	 * credit back (a submitter, or a stop that counts none outstanding and
 	 * frees the run); task_pool_put's CAS is a release too. */
@@ -135,7 +140,7 @@ static inline __attribute__((always_inline)) void event_release_gs(struct doca_e
 /* The same, for a slot whose gs the caller does not know. */
 static inline void event_release_inline(struct doca_event *ev, struct pool_chain *c)
 {
-	event_release_gs(ev, c, atomic_load_explicit(&ev->gs, memory_order_relaxed));
+	event_release_gs(ev, c, atomic_load_explicit(&ev->gs, memory_order_relaxed), true);
 }
 
 void event_release_to(struct doca_event *ev, struct pool_chain *c)
@@ -314,7 +319,12 @@ static __attribute__((noinline)) void route_event_slow(struct free_route *r, str
 	route_event(r, ev);
 }
 
-void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
+/* doca_event_free_bulk's body, compiled once for each value of @p watched
+ * (hb_watching(), tested once per call: it is set before main), so its
+ * fast way tests no annotation flag per event when no race detector
+ * watches; with one, every annotation is made as before. */
+static inline __attribute__((always_inline)) void event_free_burst(struct doca_event **evs, uint32_t n,
+								   bool watched)
 {
 	struct free_route route = { 0 };
 	/* The fast way: route.released and route.chain in locals while the
@@ -325,10 +335,6 @@ void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
 	struct pool_chain chain = { 0 };
 	const uint64_t key = head_key(MAGIC_EVENT); /* once for the burst's handles */
 
-	if (evs == NULL)
-		return;
-	/* The runs and PEs we touch stay allocated until we leave. */
-	doca_rcu_read_lock();
 	for (uint32_t i = 0; i < n; i++) {
 		const struct doca_event *h = evs[i];
 
@@ -340,7 +346,7 @@ void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
 			continue;
 		if (ev->run == run) {
 			/* the claim made gs (h's generation, RETURNING) */
-			event_release_gs(ev, &chain, ev_tag_gs(handle_tag_of(h), EV_RETURNING));
+			event_release_gs(ev, &chain, ev_tag_gs(handle_tag_of(h), EV_RETURNING), watched);
 			continue;
 		}
 		route.released = run;
@@ -352,6 +358,18 @@ void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
 	route.released = run;
 	route.chain = chain;
 	route_end(&route);
+}
+
+void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
+{
+	if (evs == NULL)
+		return;
+	/* The runs and PEs we touch stay allocated until we leave. */
+	doca_rcu_read_lock();
+	if (hb_watching())
+		event_free_burst(evs, n, true);
+	else
+		event_free_burst(evs, n, false);
 	doca_rcu_read_unlock();
 }
 
@@ -385,7 +403,7 @@ void doca_event_free(struct doca_event *h)
 			struct pool_chain c = { 0 };
 
 			/* the claim made gs (h's generation, RETURNING) */
-			event_release_gs(ev, &c, ev_tag_gs(handle_tag_of(h), EV_RETURNING));
+			event_release_gs(ev, &c, ev_tag_gs(handle_tag_of(h), EV_RETURNING), true);
 			task_pool_put(&run->pool, &c);
 			run_credits_returned(run, 1);
 			if (e == RUNNER_ENTERED)

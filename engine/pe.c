@@ -170,8 +170,11 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *ph, struct doca_ctx *h)
 /* Take up to max ready events (the caller holds the runner guard). The
  * list's head is kept in a local: the stores to the events would
  * otherwise make the compiler load it again after each one. An event's
- * link is left as it was: every append writes it (engine.h). */
-static inline uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs, uint32_t max)
+ * link is left as it was: every append writes it (engine.h). @p watched:
+ * hb_watching(), a constant in each of pe_take_ready's two copies. */
+static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(struct doca_pe *pe,
+									     struct doca_event **evs,
+									     uint32_t max, bool watched)
 {
 	struct doca_event *ev = pe->ready_head;
 	uint32_t n = 0;
@@ -184,7 +187,8 @@ static inline uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs
 		 * (event_claim), so it sees the slot as the PE left it however
 		 * the application passed the handle on (free on x86) */
 		atomic_store_explicit(&ev->gs, ev_gs_with(gs, EV_HELD), memory_order_release);
-		hb_acquire(ev); /* the device's writes happen before the handout */
+		if (watched)
+			hb_acquire(ev); /* the device's writes happen before the handout */
 		evs[n++] = (struct doca_event *)((uintptr_t)ev | ev_gs_tag(gs));
 		ev = next;
 	}
@@ -192,6 +196,15 @@ static inline uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs
 	if (ev == NULL)
 		pe->ready_tail = NULL;
 	return n;
+}
+
+/* The annotation flag tested once per call, not per event (it is set
+ * before main). */
+static inline uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs, uint32_t max)
+{
+	if (hb_watching())
+		return pe_take_ready_watched(pe, evs, max, true);
+	return pe_take_ready_watched(pe, evs, max, false);
 }
 
 /* The getters' way for every call but a parked owner's: the handle
