@@ -223,19 +223,18 @@ void task_pool_fini(struct task_pool *p);
  * in engine/task_pool.h. */
 /* Returned slots of one run, linked through pool_next, put back at once. */
 struct pool_chain {
-	struct doca_event *first, *last;
+	struct doca_event *last;
+	uint32_t top; /* the first slot's pool_index + 1, as a link names it (0: empty) */
 	uint32_t n;
 };
 /* Add a slot to a chain (its owner only): linked in front. */
 static inline void pool_chain_add(struct pool_chain *c, struct doca_event *ev)
 {
 	/* relaxed: task_pool_put's release publishes the links */
-	atomic_store_explicit(&ev->pool_next, c->first != NULL ? c->first->pool_index + 1u : 0u,
-			      memory_order_relaxed);
-	if (c->first == NULL)
+	atomic_store_explicit(&ev->pool_next, c->top, memory_order_relaxed);
+	if (c->n++ == 0)
 		c->last = ev;
-	c->first = ev;
-	c->n++;
+	c->top = ev->pool_index + 1u;
 }
 /* Free credits now (exact when no submitter races). Any thread. */
 uint32_t task_pool_free(const struct task_pool *p);

@@ -168,7 +168,7 @@ static inline void task_pool_put(struct task_pool *p, struct pool_chain *c)
 	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
 
 	for (;;) {
-		uint64_t next = head_next(h, head_free(h) + c->n, c->first->pool_index + 1u);
+		uint64_t next = head_next(h, head_free(h) + c->n, c->top);
 
 		if (head_free(h) + c->n > p->size) {
 			doca_log(DOCA_LOG_ERROR, "task pool full on a release: a slot was returned twice");
