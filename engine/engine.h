@@ -724,8 +724,10 @@ static inline void *handle_obj_keyed(const void *h, uint64_t key)
 {
 	const struct handle_head *o = handle_addr(h);
 
+	/* the tag's bits and the address's are apart: h ^ tag is o exactly
+	 * when the tag is h's (handle_tag_of(h)) */
 	if (o == NULL || head_pair_load(o) != key ||
-	    atomic_load_explicit(&o->tag, memory_order_relaxed) != handle_tag_of(h))
+	    ((uintptr_t)h ^ atomic_load_explicit(&o->tag, memory_order_relaxed)) != (uintptr_t)o)
 		return NULL;
 	return (void *)o;
 }
