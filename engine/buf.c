@@ -102,6 +102,9 @@ doca_error_t doca_buf_create(struct doca_mem *h, size_t offset, size_t len, stru
 	/* A remote memory's addr is NULL: its buffers' data is the offset. */
 	buf->data = (uint8_t *)((uintptr_t)mem->addr + offset);
 	buf->len = len;
+	buf->ctx = mem->ctx;
+	buf->access = mem->access;
+	buf->remote = mem->remote;
 	head_store(&buf->epoch, g_fork_epoch);
 	head_store(&buf->magic, MAGIC_BUF);
 	live_created(LIVE_BUF, 0);

@@ -112,7 +112,12 @@ struct doca_buf {
 	struct doca_mem *mem;
 	uint8_t *data;
 	size_t len;
-	struct rcu_head rcu;
+	/* Its memory's fields that every task naming it checks (task_check),
+	 * copied at create (a memory's are fixed from its create on): on
+	 * this line, so a check reads no second object. */
+	const struct doca_ctx *ctx; /* mem->ctx */
+	uint32_t access;            /* mem->access */
+	bool remote;                /* mem->remote */
 	/* Off the read-only line above, the counts on two lines by who writes
 	 * them, so a task submitted on one CPU and freed on another moves no
 	 * count line between them (engine/buf.c). Written by submitters
@@ -127,7 +132,9 @@ struct doca_buf {
 	/* unfreed events of tasks submitted under its PE's runner guard (the
 	 * guard holder's own count: engine/buf.c), less foreign_unpins */
 	_Atomic uint32_t guarded_pins;
+	struct rcu_head rcu; /* its destroy's only */
 };
+_Static_assert(offsetof(struct doca_buf, remote) < 64, "what task_check reads is on a buffer's first line");
 /* A buffer's users closed by a destroy (the count's top bit: 2^63 pins
  * are never taken). */
 #define BUF_DEAD (UINT64_C(1) << 63)

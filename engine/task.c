@@ -60,12 +60,11 @@ task_check(const struct doca_ctx *ctx, const struct doca_task_desc *desc, const 
 	   const struct doca_buf *dst, uint64_t *len)
 {
 	if (desc->type != DOCA_TASK_COPY || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 || src->len == 0 ||
-	    dst->len == 0 || src->mem->ctx != ctx || dst->mem->ctx != ctx)
+	    dst->len == 0 || src->ctx != ctx || dst->ctx != ctx) /* (the buffers' copies of their memories') */
 		return DOCA_ERROR_INVALID_VALUE;
-	if (src->mem->remote && dst->mem->remote) /* one RMA has one remote side */
+	if (src->remote && dst->remote) /* one RMA has one remote side */
 		return DOCA_ERROR_NOT_SUPPORTED;
-	if ((src->mem->access & DOCA_ACCESS_FLAG_READ) == 0 ||
-	    (dst->mem->access & DOCA_ACCESS_FLAG_WRITE) == 0)
+	if ((src->access & DOCA_ACCESS_FLAG_READ) == 0 || (dst->access & DOCA_ACCESS_FLAG_WRITE) == 0)
 		return DOCA_ERROR_NOT_PERMITTED;
 	if (dst->len < src->len && (desc->flags & DOCA_TASK_FLAG_ALLOW_PARTIAL) == 0)
 		return DOCA_ERROR_INVALID_VALUE;
