@@ -159,10 +159,12 @@ struct doca_pe *world_pe_reused_under(struct doca_pe **old, void *(*stale)(void 
  * (no other thread runs it); with @p get, a get after each must find no
  * event (it has no context). */
 void world_pe_progress_alone(struct doca_pe *pe, int times, bool get);
-/* A stale call's result @p rc, by @p what (e.g. "a progress"), must be
- * SUCCESS (it came first), IN_USE (the destroy held the guard) or
- * INVALID_VALUE (stale). */
-void world_pe_stale_result(const char *what, doca_error_t rc);
+/* The end of a stale PE call's scenario: join *t; the stale call's
+ * result *rc (read after the join), by @p what (e.g. "a progress"), must
+ * be SUCCESS (it came first), IN_USE (the destroy held the guard) or
+ * INVALID_VALUE (stale); then the new PE still progresses on this thread
+ * and is destroyed, and its cell goes free. */
+void world_pe_stale_end(struct doca_pe *pe, pthread_t t, const char *what, const doca_error_t *rc);
 /* A context destroyed under a stale call: create *old (IDLE, nothing
  * bound), start @p stale (which uses it) on *t, destroy *old and let its
  * cell go free: the next context created reuses it. */

@@ -44,15 +44,10 @@ static void *owner(void *unused)
 void scenario_stale_get(void)
 {
 	pthread_t t;
-	uint32_t n;
 	struct doca_pe *pe = world_pe_reused_under(&old, owner, &t);
 
 	world_pe_progress_alone(pe, 3, true);
-	pthread_join(t, NULL);
-	world_pe_stale_result("a progress", owner_progress);
+	world_pe_stale_end(pe, t, "a progress", &owner_progress);
 	if (owner_events != 0)
 		explore_end(VERDICT_INVARIANT, "result: %u events got from a PE without contexts", owner_events);
-	EXPECT_OK(doca_pe_try_progress(pe, &n));
-	EXPECT_OK(doca_pe_destroy(pe));
-	explore_rcu_barrier();
 }

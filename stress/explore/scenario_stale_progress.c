@@ -35,13 +35,8 @@ static void *stale_progress(void *unused)
 void scenario_stale_progress(void)
 {
 	pthread_t t;
-	uint32_t n;
 	struct doca_pe *pe = world_pe_reused_under(&old, stale_progress, &t);
 
 	world_pe_progress_alone(pe, 3, false);
-	pthread_join(t, NULL);
-	world_pe_stale_result("a progress", stale_result);
-	EXPECT_OK(doca_pe_try_progress(pe, &n));
-	EXPECT_OK(doca_pe_destroy(pe));
-	explore_rcu_barrier();
+	world_pe_stale_end(pe, t, "a progress", &stale_result);
 }

@@ -320,11 +320,17 @@ void world_pe_progress_alone(struct doca_pe *pe, int times, bool get)
 	}
 }
 
-void world_pe_stale_result(const char *what, doca_error_t rc)
+void world_pe_stale_end(struct doca_pe *pe, pthread_t t, const char *what, const doca_error_t *rc)
 {
-	if (rc != DOCA_SUCCESS && rc != DOCA_ERROR_IN_USE && rc != DOCA_ERROR_INVALID_VALUE)
+	uint32_t n;
+
+	pthread_join(t, NULL);
+	if (*rc != DOCA_SUCCESS && *rc != DOCA_ERROR_IN_USE && *rc != DOCA_ERROR_INVALID_VALUE)
 		explore_end(VERDICT_INVARIANT, "result: %s on a destroyed PE's handle returned %s", what,
-			    doca_error_get_name(rc));
+			    doca_error_get_name(*rc));
+	EXPECT_OK(doca_pe_try_progress(pe, &n));
+	EXPECT_OK(doca_pe_destroy(pe));
+	explore_rcu_barrier();
 }
 
 void world_ctx_destroyed_under(struct doca_ctx **old, void *(*stale)(void *), pthread_t *t)
