@@ -23,7 +23,9 @@
  *
  * An item may also be written and read in place (sw_ring_claim /
  * sw_ring_publish, sw_ring_peek / sw_ring_release): the same steps
- * without the copy through a local, the inline device's path. A slot
+ * without the copy through a local (the SQ's producer writes its
+ * descriptors in place, hw/sw/sw_sq.h; the CQ's consumer reads its
+ * packed completions in place, hw/sw/sw_cq.h). A slot
  * also carries a 16-bit tag beside its sequence, the producer's word on
  * the item's form (the SQ's: one descriptor or several packed,
  * hw/sw/sw_sq.h), published and read with the item.
