@@ -22,12 +22,32 @@
  * the moment in which a pusher sees ARMED but cannot take the guard to
  * feed for itself is short. Submitters post straight to the device while
  * the PE is armed (engine/task.c), and an engine thread wakes only while a
- * completion is still unread (hw/sw/sw_engine.c): it looks once before
- * calling us and, when it finds ARMED, once more before firing
+ * completion is still unread (hw/sw/sw_engine.c): once pe_wake_cb finds
+ * ARMED it looks at the CQ, and once more before firing
  * (pe_wake_fenced_if), since the PE may have taken the completion in
- * between and armed after. The second look reads what the PE did before
- * arming (the ARMED store is a release, the load an acquire); whatever it
+ * between and armed after. Each look reads what the PE did before
+ * arming (the ARMED store is a release, the loads acquire); whatever it
  * reads, skipping is safe: a PE that took every entry has their events.
+ *
+ * A backend's completions (pe_wake_cb: an engine thread's, or a fabric
+ * doorbell's) signal the context and wake the PE only while the PE is
+ * ARMED. The backend published its entries, fenced, and we load armed:
+ * the waker's half of the pair above. Not ARMED, nothing is lost by
+ * skipping: (1) the context is in the ready set, or its release's look
+ * again will requeue it, as long as one of its descriptors is on the
+ * device (run->on_device, counted by the runner before its post's visit
+ * and uncounted only by the poll that takes the completion;
+ * engine/pe_ready.c visits such a context every turn), so turns find
+ * the entries without our signal; (2) a PE that arms after our load
+ * stores ARMED, fences and walks its ready set, which holds the context
+ * by (1), and its look at the queue pair (hw_ops.pending) sees our
+ * entries, by the pair: it fires for them itself instead of sleeping.
+ * FIRED means a wake-up is on its way; DISARMED, that the PE does not
+ * sleep on its fd (it sleeps only armed). So an unarmed PE (a
+ * polling loop: every busy pass of an engine thread) costs the backend
+ * one load of armed's line, which the PE writes only when it arms or
+ * clears, instead of a look at the CQ's consumer index (a line the PE
+ * writes on every slot it takes) and at the context's ready flag.
  *
  * A pusher that sees ARMED takes the brief runner guard and feeds the
  * mailbox itself: its own pushes are then posted (or were, by whoever
@@ -198,7 +218,15 @@ void pe_wake_cb(void *arg, hw_unread_fn unread, const void *cq)
 {
 	struct ctx_run *run = arg;
 
-	/* the backend fenced after its completions (hw_qp_attr.wake) */
+	/* The backend fenced after its completions (hw_qp_attr.wake). A PE
+	 * not armed needs neither the signal nor the wake-up: see "A backend's
+	 * completions" at the top. acquire: pairs with the arming's release,
+	 * so unread() sees what the PE took before it armed. */
+	EXPLORE_POINT(WAKE);
+	if (atomic_load_explicit(&run->pe->armed, memory_order_acquire) != PE_ARMED)
+		return;
+	if (unread != NULL && !unread(cq))
+		return; /* the PE took every entry: it has their events */
 	pe_ready_signal_wake_fenced_if(run->pe, run->ctx, unread, cq);
 }
 

@@ -27,13 +27,21 @@
  * or its signaller of the moment is still to push and kick.
  *
  * Waking the PE (hw_qp_attr.wake) after a batch of completions: put the
- * entries, full fence, then wake only if the CQ still holds one the PE has
- * not taken. The PE arms (armed store, full fence) and then looks at the
- * CQ: either it sees our entries, or we see ARMED. If we see the CQ
- * drained, the PE took every entry, so nothing is left to wake it for: the
- * check only drops wake-ups that would find no event. It looks again once
- * the PE is seen armed (hw_qp_attr.wake's unread): the PE may have taken
- * them between our look and its arming.
+ * entries, full fence, then call the wake, which looks at the PE's armed
+ * flag first and, only if it finds ARMED, at the CQ (our cq_unread) and
+ * fires if an entry is still unread (engine/pe_notify.c, "A backend's
+ * completions"). The PE arms (armed store, full fence) and then looks at
+ * the CQ: either it sees our entries, or we see ARMED. Every entry of the
+ * pass is published before the fence (the gathered slot too), so no entry
+ * is left for a later pass to publish without a look of its own. If the
+ * CQ is drained, the PE took every entry, so nothing is left to wake it
+ * for: the check only drops wake-ups that would find no event. A PE not
+ * armed is polling, and polls a queue pair with descriptors on it every
+ * turn: it needs no wake-up, and the busy pass pays one load of a line the
+ * PE seldom writes. Looking at the CQ first, as this file did before, made
+ * every busy pass load the CQ's consumer index, a line the PE writes on
+ * each slot it takes, just after the PE wrote it (bench/README.md, "The
+ * engine's wake look").
  *
  * The engine is an RCU reader during each pass (never while asleep): the
  * wake callback it calls after publishing completions targets an
@@ -51,6 +59,7 @@
 
 #include "actors/cpu_every.h"
 #include "actors/explore.h"
+#include "actors/explore_revert.h"
 #include "actors/hb_annotate.h"
 #include "actors/lib_thread.h"
 #include "actors/rcu_reader.h"
@@ -176,7 +185,8 @@ static bool qp_has_work(struct sw_qp *qp)
 	return qp->has_held || sw_ring_ready(&qp->sq);
 }
 
-/* hw_qp_attr.wake's second look at a CQ this thread produces into. */
+/* hw_qp_attr.wake's look at a CQ this thread produces into, made once
+ * the wake sees the PE armed: true while an entry is left unread. */
 static bool cq_unread(const void *cq)
 {
 	return sw_ring_unread(cq);
@@ -213,21 +223,27 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 		sw_cq_add(&qp->cq, &gathered, &c); /* publishes a full slot, or a large copy's */
 		n++;
 	}
-	sw_cq_flush(&qp->cq, &gathered); /* the pass's last entries wait for no later one */
+	/* (Reverted: the wake's look before the pass's last slot is out, as
+	 * a slot kept across passes to fill it would have it.) */
+	bool late = DOCA_REVERTED("engine_wake_before_publish") && gathered.count != 0;
+
+	if (!late)
+		sw_cq_flush(&qp->cq, &gathered); /* the pass's last entries wait for no later one */
 	*waiting = *waiting || qp->has_held;
 	if (n == 0)
 		return 0;
 	/* After every batch, not only one that found the CQ empty: the PE may
-	 * have emptied it and armed before our entries became visible. But
-	 * only while an entry is still unread: a PE that already took them
-	 * all has them, and waking it again would find nothing.
-	 * seq_cst fence: our CQ entries are visible before we look at the
-	 * CQ's consumer index and the PE's armed flag (the waker's half of
-	 * the Dekker pair with doca_pe_request_notification). */
+	 * have emptied it and armed before our entries became visible. The
+	 * wake looks at the PE's armed flag, and only when it is ARMED at the
+	 * CQ: a PE that already took every entry has them (top).
+	 * seq_cst fence: our CQ entries are visible before the wake's load of
+	 * the PE's armed flag (the waker's half of the Dekker pair with
+	 * doca_pe_request_notification). */
 	EXPLORE_POINT(WAKE);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (sw_ring_unread(&qp->cq))
-		qp->wake(qp->wake_arg, cq_unread, &qp->cq); /* looks again once the PE is seen armed */
+	qp->wake(qp->wake_arg, cq_unread, &qp->cq);
+	if (late)
+		sw_cq_flush(&qp->cq, &gathered);
 	return n;
 }
 

@@ -475,6 +475,7 @@ static const char *const revertible[] = {
 	"pe_enter_outside_section", /* a PE call checks its handle and takes the PE's guard outside a read-side section */
 	"pe_get_any_entry_outside_section", /* a getter skips the read-side section on every entry, not only its own parked guard's */
 	"stop_in_turn_waits", /* a doca_ctx_stop inside a PE turn waits for the report lock, not put off */
+	"engine_wake_before_publish", /* an engine thread calls the wake before publishing its pass's last, partly filled CQ slot */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an

@@ -207,9 +207,9 @@ static void no_wake(void *arg, hw_unread_fn unread, const void *cq)
 	(void)cq;
 }
 
-static struct hw_qp *qp_open(const char *params, struct hw_dev **dev)
+static struct hw_qp *qp_open_waking(const char *params, struct hw_dev **dev, hw_wake_fn wake)
 {
-	struct hw_qp_attr attr = { .depth = 64, .wake = no_wake };
+	struct hw_qp_attr attr = { .depth = 64, .wake = wake };
 	struct hw_qp *qp;
 
 	memset(dst_mem, 0, sizeof(dst_mem));
@@ -218,6 +218,11 @@ static struct hw_qp *qp_open(const char *params, struct hw_dev **dev)
 	cr_assert_eq(hw_sw_ops.open("sw0", params, dev), DOCA_SUCCESS);
 	cr_assert_eq(hw_sw_ops.qp_create(*dev, &attr, &qp), DOCA_SUCCESS);
 	return qp;
+}
+
+static struct hw_qp *qp_open(const char *params, struct hw_dev **dev)
+{
+	return qp_open_waking(params, dev, no_wake);
 }
 
 static void qp_close(struct hw_dev *dev, struct hw_qp *qp)
@@ -327,6 +332,56 @@ Test(sw_sq, packed_bursts_on_an_engine_complete_whole_and_in_order)
 	cr_assert_eq(poll_all(qp, c, next, NDESC + 1u), next);
 	for (uint32_t i = 0; i < next; i++)
 		expect_copied(&c[i], i);
+	qp_close(dev, qp);
+}
+
+/* What the engine thread's wake calls saw: how many came, how many CQ
+ * slots were published at the last one, and whether the first could look
+ * at the CQ again (and found an entry unread). */
+static struct {
+	_Atomic uint32_t calls;
+	_Atomic uint32_t cq_head;
+	_Atomic bool first_unread;
+} seen;
+
+static void record_wake(void *arg, hw_unread_fn unread, const void *cq)
+{
+	(void)arg;
+	/* the engine thread is the CQ's producer: head is its own */
+	atomic_store(&seen.cq_head, ((const struct sw_ring *)cq)->head);
+	if (atomic_load(&seen.calls) == 0)
+		atomic_store(&seen.first_unread, unread != NULL && unread(cq));
+	atomic_fetch_add(&seen.calls, 1);
+}
+
+/* The wake (the PE's Dekker pair, hw/sw/sw_engine.c) comes after every
+ * entry of its pass is out, the partly filled last slot too: an entry
+ * published after the pass's last wake could be slept through. */
+Test(sw_sq, an_engine_wakes_after_its_pass_published_every_completion)
+{
+	struct hw_dev *dev;
+	struct hw_qp *qp = qp_open_waking("engines=1", &dev, record_wake);
+	struct sw_qp *sqp = (struct sw_qp *)qp;
+	struct hw_desc d[5];
+	struct hw_cqe c[8];
+	uint64_t end = now_ns() + 5000000000u;
+
+	memset(&seen, 0, sizeof(seen));
+	descs_from(d, 0, 5);
+	cr_assert_eq(hw_sw_ops.post(qp, d, 5), 5u);
+	hw_sw_ops.kick(qp);
+	/* nothing polled before the first wake: it sees its entries unread */
+	while (now_ns() < end && atomic_load(&seen.calls) == 0)
+		;
+	cr_assert_geq(atomic_load(&seen.calls), 1u, "a busy pass calls the wake");
+	cr_assert(atomic_load(&seen.first_unread), "the wake may look at the CQ again, and sees entries");
+	cr_assert_eq(poll_all(qp, c, 5, 8), 5u);
+	for (uint32_t i = 0; i < 5; i++)
+		expect_copied(&c[i], i);
+	/* poll_all waited 10 ms after the last completion: every pass is over */
+	cr_assert_eq(atomic_load(&seen.cq_head), atomic_load(&sqp->cq.tail),
+		     "every CQ slot (%u, all taken) was out at the last wake, which saw %u",
+		     atomic_load(&sqp->cq.tail), atomic_load(&seen.cq_head));
 	qp_close(dev, qp);
 }
 
