@@ -321,11 +321,59 @@ uint32_t doca_pe_get_events(struct doca_pe *pe, struct doca_event **evs, uint32_
 	return pe_get(pe, evs, max);
 }
 
-struct doca_event *doca_pe_get_event(struct doca_pe *pe)
+/* doca_pe_get_event's ways that need a call, out of line (below). */
+static __attribute__((noinline)) struct doca_event *pe_get_one_locked(struct doca_pe *ph, bool sectioned)
 {
 	struct doca_event *ev = NULL;
 
-	return pe_get(pe, &ev, 1) == 1 ? ev : NULL;
+	return pe_get_locked(ph, &ev, 1, sectioned) == 1 ? ev : NULL;
+}
+
+/* ... and after the owner's unpark (cur) when a worker claimed the PE
+ * (@p worker: has_worker as loaded) or a race detector watches: the rest
+ * of pe_get's steps, in its order. */
+static __attribute__((noinline)) struct doca_event *pe_get_one_rest(struct doca_pe *pe, const void *cur,
+								    bool worker)
+{
+	struct doca_event *ev = NULL;
+
+	if (!worker || worker_is_self(&pe->worker))
+		(void)pe_take_ready(pe, &ev, 1);
+	runner_exit_from(&pe->runner, cur);
+	return ev;
+}
+
+/* pe_get for one event, with every way that calls a function (the
+ * sectioned way, a worker's PE, a race detector's annotations) a tail
+ * call, so the owner's way keeps its values in registers the caller may
+ * clobber and the function needs no frame (no register saved or
+ * restored). The same steps in the same order as pe_get: the load of
+ * has_worker is pe_worker_elsewhere's, split from its worker_is_self. */
+struct doca_event *doca_pe_get_event(struct doca_pe *ph)
+{
+	struct runner_thread *t = runner_me;
+	struct doca_pe *pe = pe_of(ph);
+
+	if (t == NULL || pe == NULL)
+		return pe_get_one_locked(ph, true);
+	EXPLORE_POINT(GUARD);
+	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
+
+	if (!runner_parked_by(cur, t) || runner_in_parked(&pe->runner, t) ||
+	    !runner_unpark(&pe->runner, cur, t, false))
+		/* the explorer's planted bug: any entry outside a section */
+		return pe_get_one_locked(ph, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: as pe_worker_elsewhere's */
+	bool worker = atomic_load_explicit(&pe->has_worker, memory_order_acquire);
+
+	if (worker || hb_watching())
+		return pe_get_one_rest(pe, cur, worker);
+	struct doca_event *ev = NULL;
+
+	(void)pe_take_ready_watched(pe, &ev, 1, false);
+	runner_exit_from(&pe->runner, cur);
+	return ev;
 }
 
 doca_error_t doca_pe_get_notification_handle(struct doca_pe *ph, int *fd)
