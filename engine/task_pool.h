@@ -25,9 +25,12 @@ static inline uint32_t head_free(uint64_t h)
 {
 	return (uint32_t)(h >> POOL_TOP_BITS) & POOL_FIELD_MASK;
 }
+/* The word after h: tag + 1 (mod 2^22), free and top. With every bit
+ * below the tag set, adding 1 carries exactly into the tag, and one past
+ * its top bit falls off the word, as (tag + 1) mod 2^22 would. */
 static inline uint64_t head_next(uint64_t h, uint32_t free, uint32_t top)
 {
-	return ((h >> POOL_TAG_SHIFT) + 1u) << POOL_TAG_SHIFT | (uint64_t)free << POOL_TOP_BITS | top;
+	return ((h | (((uint64_t)1 << POOL_TAG_SHIFT) - 1u)) + 1u) | (uint64_t)free << POOL_TOP_BITS | top;
 }
 
 /* The pool's mode (engine/task_pool.c): plain updates by guard holders
