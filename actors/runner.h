@@ -344,13 +344,13 @@ static inline enum runner_entry runner_enter_from(struct runner *r, const void *
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
 	unsigned spins = 0;
 
-	if (cur == me)
-		return RUNNER_NESTED;
-	if (runner_parked_by(cur, me)) {
+	if (runner_parked_by(cur, me)) { /* the common case first */
 		enum runner_entry e = runner_enter_parked(r, cur, me, me, unparked);
 
 		if (e != RUNNER_BUSY)
 			return e;
+	} else if (cur == me) {
+		return RUNNER_NESTED;
 	}
 	for (;;) {
 		cur = NULL;
@@ -392,10 +392,11 @@ static inline enum runner_entry runner_enter_brief_from(struct runner *r, const 
 	const void *me = runner_self();
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
 
-	if (cur == me)
-		return RUNNER_NESTED;
+	/* the parked owner's case first (the common one; cur == me is not) */
 	if (runner_parked_by(cur, me))
 		return runner_enter_parked(r, cur, me, runner_tagged(me, RUNNER_BRIEF_TAG), unparked);
+	if (cur == me)
+		return RUNNER_NESTED;
 	cur = NULL;
 	EXPLORE_POINT(GUARD);
 	/* acquire: see the previous runner's writes (its exit released them). */
