@@ -412,7 +412,10 @@ task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32
 		err = HANDLE_REFUSAL(h, MAGIC_CTX);
 	if (__builtin_constant_p(n) && n == 1 && err == DOCA_SUCCESS) /* a single submit */
 		i = task_one(ctx, &run, start, descs, buf_key, &queued, &err);
-	while (err == DOCA_SUCCESS && i < n) {
+	/* a single submit compiles no chunk loop: task_one accepts its task
+	 * or sets err (a refusal is never DOCA_SUCCESS, and a take of no
+	 * credit says why), so the loop would never run after it */
+	while (!(__builtin_constant_p(n) && n == 1) && err == DOCA_SUCCESS && i < n) {
 		uint32_t m = n - i < SUBMIT_CHUNK ? n - i : SUBMIT_CHUNK;
 
 		i += task_chunk(ctx, &run, start, &descs[i], m, buf_key, &queued, &err);
