@@ -79,6 +79,17 @@ struct runner_thread *runner_thread_first(void)
 	return t;
 }
 
+enum runner_entry runner_enter_parked_cas(struct runner *r, const void *cur, const void *as)
+{
+	EXPLORE_POINT(GUARD);
+	/* acquire: see a revoker's writes, if one held it in between. */
+	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, as, memory_order_acquire,
+						       memory_order_relaxed) &&
+		       runner_in(r)
+		       ? RUNNER_ENTERED
+		       : RUNNER_BUSY;
+}
+
 #ifdef DOCA_EXPLORE
 void runner_explore_two_holders(void)
 {

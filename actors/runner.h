@@ -250,26 +250,27 @@ static inline bool runner_unpark(struct runner *r, const void *cur, struct runne
 	return false;
 }
 
-/* The caller's parked guard (cur is a parked word of me), entered as `as`;
- * *unparked: cur, if entered by runner_unpark (see runner_enter_from). */
+/* runner_enter_parked's slow way: a CAS from the parked word cur to `as`
+ * (out of line, actors/runner.c: a revocation is under way, or the list
+ * is full). */
+enum runner_entry runner_enter_parked_cas(struct runner *r, const void *cur, const void *as);
+
+/* The caller's parked guard (cur is a parked word of me), entered
+ * briefly or not (@p brief: the identity it takes on the slow way is then
+ * tagged, made only there); *unparked: cur, if entered by runner_unpark
+ * (see runner_enter_from). */
 static inline enum runner_entry runner_enter_parked(struct runner *r, const void *cur, const void *me,
-						    const void *as, const void **unparked)
+						    bool brief, const void **unparked)
 {
 	struct runner_thread *t = (struct runner_thread *)me;
 
 	if (runner_in_parked(r, t))
 		return RUNNER_NESTED; /* a callback of our own section */
-	if (runner_unpark(r, cur, t, ((uintptr_t)as & RUNNER_BRIEF_TAG) != 0)) {
+	if (runner_unpark(r, cur, t, brief)) {
 		*unparked = cur;
 		return RUNNER_ENTERED;
 	}
-	EXPLORE_POINT(GUARD);
-	/* acquire: see a revoker's writes, if one held it in between. */
-	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, as, memory_order_acquire,
-						       memory_order_relaxed) &&
-		       runner_in(r)
-		       ? RUNNER_ENTERED
-		       : RUNNER_BUSY;
+	return runner_enter_parked_cas(r, cur, runner_tagged(me, brief ? RUNNER_BRIEF_TAG : 0));
 }
 
 /* A revoker counts itself in before it looks at the owner's list. */
@@ -345,7 +346,7 @@ static inline enum runner_entry runner_enter_from(struct runner *r, const void *
 	unsigned spins = 0;
 
 	if (runner_parked_by(cur, me)) { /* the common case first */
-		enum runner_entry e = runner_enter_parked(r, cur, me, me, unparked);
+		enum runner_entry e = runner_enter_parked(r, cur, me, false, unparked);
 
 		if (e != RUNNER_BUSY)
 			return e;
@@ -394,7 +395,7 @@ static inline enum runner_entry runner_enter_brief_from(struct runner *r, const 
 
 	/* the parked owner's case first (the common one; cur == me is not) */
 	if (runner_parked_by(cur, me))
-		return runner_enter_parked(r, cur, me, runner_tagged(me, RUNNER_BRIEF_TAG), unparked);
+		return runner_enter_parked(r, cur, me, true, unparked);
 	if (cur == me)
 		return RUNNER_NESTED;
 	cur = NULL;
