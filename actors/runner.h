@@ -450,16 +450,22 @@ static inline void runner_exit(struct runner *r)
  * W, or NULL: then it is runner_exit): the owner word is still W
  * (runner_enter_from) and W names the caller, so neither the caller's
  * identity nor the owner word is read again. */
+/* runner_exit after runner_unpark (cur) by t, when the caller knows t. */
+static inline void runner_exit_unparked(struct runner *r, const void *cur, struct runner_thread *t)
+{
+	runner_out(r);
+	EXPLORE_POINT(GUARD);
+	runner_exit_parked(r, cur, t);
+}
+
 static inline void runner_exit_from(struct runner *r, const void *unparked)
 {
 	if (unparked == NULL) {
 		runner_exit(r);
 		return;
 	}
-	runner_out(r);
-	EXPLORE_POINT(GUARD);
-	runner_exit_parked(r, unparked,
-			   (struct runner_thread *)((uintptr_t)unparked & RUNNER_ID_MASK & ~RUNNER_PARKED_TAG));
+	runner_exit_unparked(r, unparked,
+			     (struct runner_thread *)((uintptr_t)unparked & RUNNER_ID_MASK & ~RUNNER_PARKED_TAG));
 }
 
 /* Leave, keeping the guard parked for the calling thread (see top). */

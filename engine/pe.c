@@ -312,7 +312,7 @@ static inline __attribute__((always_inline)) uint32_t pe_get(struct doca_pe *ph,
 		return pe_get_locked(ph, evs, max, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
 	uint32_t n = pe_worker_elsewhere(pe) ? 0 : pe_take_ready(pe, evs, max);
 
-	runner_exit_from(&pe->runner, cur);
+	runner_exit_unparked(&pe->runner, cur, t);
 	return n;
 }
 
@@ -372,7 +372,7 @@ struct doca_event *doca_pe_get_event(struct doca_pe *ph)
 	struct doca_event *ev = NULL;
 
 	(void)pe_take_ready_watched(pe, &ev, 1, false);
-	runner_exit_from(&pe->runner, cur);
+	runner_exit_unparked(&pe->runner, cur, t);
 	return ev;
 }
 
