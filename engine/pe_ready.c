@@ -34,13 +34,15 @@
  *
  * A context leaves the set only after a visit that finds nothing left: its
  * queue pair not always polled, its mailbox idle, no task the device
- * refused or a submit left for the turn (the run's backlog), nothing on its queue pair that only polling would find
- * (inline work, a CQ with entries, descriptors on a device that does not
- * signal its completions — verbs in polling mode), no stop to flush or
- * finish, and, while it stops, no descriptor on the device at all. So a
- * completion an engine thread has put but not yet signalled (the thread
- * preempted in between) waits for that thread, as a mailbox push waits for
- * its pusher, except on a stopping context, which is polled. The release clears its flag and fences, then this file looks at
+ * refused or a submit left for the turn (the run's backlog), nothing on
+ * its queue pair that only polling would find (inline work, a CQ with
+ * entries), no descriptor on the device at all (run->on_device: a context
+ * with one is visited every turn, see run_needs_visit), and no stop to
+ * flush or finish. So a completion an engine thread has put but not yet
+ * signalled (the thread preempted in between) is found by the next turn,
+ * not by its signal; an engine thread signals only a PE that is armed
+ * (engine/pe_notify.c, "A backend's completions"), which relies on this
+ * rule. The release clears its flag and fences, then this file looks at
  * the same things once more (ready_set.h: no signal lost between the
  * visit and the release). A context kept goes to the tail of the PE's FIFO,
  * so busy contexts take turns; a turn visits at most TURN_CTXS of them.
