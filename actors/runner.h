@@ -328,6 +328,64 @@ static inline enum runner_entry runner_revoke(struct runner *r, const void *cur,
 	return won ? RUNNER_ENTERED : RUNNER_NESTED;
 }
 
+/* Quiescing the parked owner's brief sections (the stop of a context,
+ * engine/ctx_run.c). A brief section entered by runner_unpark may run
+ * without a read-side section (engine/event.c, doca_event_free's owner
+ * way), so a grace period does not wait for it. runner_quiesce_begin
+ * counts the caller in revoke as a revoker does, so no runner_unpark
+ * succeeds until runner_quiesce_end (an owner's entry meanwhile takes the
+ * slow way, a CAS, and never the owner way), runs the heavy half of the
+ * fence, then waits until the owner of the parked word it finds is in no
+ * brief section of r. Why every brief section entered by runner_unpark
+ * before the call has then ended, and happens before the caller's next
+ * steps: such a section's thread t pushed its entry, ran the light half,
+ * and loaded revoke 0, so that load came before our count (else it saw
+ * the count: no runner_unpark), and by the fence pair our loads after the
+ * heavy half see its push or what t wrote later. While t is inside, the
+ * owner word is t's parked word W (a revoker finds t inside and leaves it;
+ * only t's exit gives it up), so we look in t's list: an entry r|brief is
+ * waited out (t pops it with a release store, our load acquires), and a
+ * value t wrote after its pop (acquired) comes with the section's end too.
+ * A section of the caller's own is never brief (the stop runs no brief
+ * hold), and a non-brief one (a parked owner's progress or get) is not
+ * waited for: its tail holds read-side sections where it needs them, and
+ * a progress may run callbacks that wait for the caller. The wait is for
+ * brief holds only, which are bounded and never wait (see top). Never
+ * inside a brief hold of r. */
+static inline void runner_quiesce_begin(struct runner *r)
+{
+	unsigned spins = 0;
+
+	runner_revoke_announce(r);
+	asym_fence_heavy(); /* our count is visible before we read the owner's list */
+	EXPLORE_POINT(GUARD);
+	const void *cur = atomic_load_explicit(&r->owner, memory_order_acquire);
+
+	if (((uintptr_t)cur & RUNNER_PARKED_TAG) == 0)
+		return; /* free, or held by a CAS: no section entered by runner_unpark */
+	const struct runner_thread *owner =
+		(const struct runner_thread *)((uintptr_t)cur & RUNNER_ID_MASK & ~RUNNER_PARKED_TAG);
+
+	for (uint32_t i = 0; i < RUNNER_NEST_MAX; i++) {
+		EXPLORE_POINT(GUARD);
+		/* acquire: pairs with the owner's release when it left. */
+		if (atomic_load_explicit(&owner->in[i], memory_order_acquire) == runner_entry_of(r, true)) {
+			EXPLORE_YIELD();
+			if (++spins % 64u == 0)
+				sched_yield(); /* the brief holder may have been preempted */
+			i = (uint32_t)-1; /* look at the whole list again */
+		}
+	}
+}
+
+/* The end of runner_quiesce_begin's window: runner_unpark may succeed
+ * again. The runner's memory must still be its actor's (the caller keeps
+ * the actor from being destroyed until this returns). */
+static inline void runner_quiesce_end(struct runner *r)
+{
+	runner_revoke_withdraw(r, false);
+}
+
 /* Take the guard, or report who has it. Waits only while a brief holder
  * has it (see "Progress, exactly" above). *unparked (NULL on entry) is
  * set to the parked word W when the caller entered its own parked guard

@@ -22,6 +22,13 @@
  * the store before every later section) and takes the fenced path. So a
  * returner that skips cannot miss a registered waiter. With waiters known,
  * a return costs the fence and a relaxed load of a line only waiters write.
+ * One returner runs outside a section: doca_event_free by the PE's parked
+ * owner (engine/event.c). It runs the light half of an asymmetric fence
+ * (actors/asym_fence.h) between its ring stores and its load of `used`,
+ * and the first waiter runs the heavy half between its store of `used`
+ * and its grace period: of the two, one sees the other's store, so that
+ * returner either takes the fenced path or has its credits seen by the
+ * waiter's check, as a returner inside a section does.
  * "The first waiter" is every waiter until one's grace period has passed
  * (`settled`): a waiter that only saw another's store of `used` registers
  * after a grace period of its own too (credits_first_use).
@@ -52,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "actors/asym_fence.h"
 #include "actors/explore_revert.h"
 #include "engine/engine.h"
 
@@ -237,6 +245,8 @@ static void credits_first_use(struct doca_ctx *h)
 	doca_rcu_read_unlock();
 	if (!wait)
 		return;
+	/* the heavy half for the returner outside a section (top) */
+	asym_fence_heavy();
 	doca_synchronize_rcu(); /* every returner that missed `used` has returned */
 	doca_rcu_read_lock();
 	ctx = ctx_of(h); /* still this context (a destroy frees after a grace period) */

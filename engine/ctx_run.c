@@ -23,6 +23,31 @@
  * completed by a PE that has not seen STOPPING yet, is not the stop's: it
  * may complete normally under a stop that reports RUNNING → IDLE.
  *
+ * The owner's frees. A doca_event_free by the thread that keeps its PE's
+ * guard parked, entering it by runner_unpark, takes no read-side section
+ * (engine/event.c): its credit keeps the run (a run is retired only with
+ * none out), but it still reads the run and its context after putting
+ * the credit back (task_pool_put's tail, run_credits_returned), and the
+ * grace periods above do not wait for it. Such a free holds the PE's
+ * guard as a brief section, so: a retirement by the PE (ctx_try_finalize)
+ * holds the guard, which such a free left before the turn entered it (its
+ * thread's own turn follows it; another thread's revoked the parked word
+ * after seeing it leave); and the stop's own retirement below first waits
+ * out the brief sections entered by runner_unpark and keeps new ones from
+ * starting until it has counted (runner_quiesce_begin, actors/runner.h,
+ * says why that catches every one). So a free whose credit the count sees
+ * back has ended before the run is retired; one that enters afterwards
+ * either takes the slow way (then a read-side section) or, after the
+ * window, sees this stop's STOPPING (or IDLE): its event is then of
+ * another run, since this one had every credit back. A free on the slow
+ * way keeps the rule above: its section begins before its credit goes
+ * back, so the retirement's grace period waits for it. Nor does such a
+ * free need the section to see STOPPING (run_credits_returned wakes the
+ * PE when it does): a stop handed to the PE is finished by a turn, which
+ * holds the guard, so it comes after the free (and counts its credit
+ * back) or before it (and then the free, entering after the turn, sees
+ * the STOPPING the turn saw).
+ *
  * Report order: a thread holds the ctx's report_lock (recursive, so a
  * callback may start or stop its own ctx) from a state change to the end of
  * its report, so the state callback sees transitions in the order they
@@ -39,6 +64,7 @@
  * later turn, once the lock is free, and only then may finish the stop.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/engine.h"
 
@@ -133,6 +159,11 @@ static void run_free(struct ctx_run *run)
 		dev_entry_put(run->entry);
 	}
 	task_pool_fini(&run->pool);
+#ifdef DOCA_EXPLORE
+	/* the explorer's check: a use after the free reads these bytes,
+	 * and a pointer made of them faults (verdict "crash") */
+	memset(run, 0xa5, sizeof(*run));
+#endif
 	doca_free(run);
 }
 
@@ -328,6 +359,13 @@ static doca_error_t ctx_stop(struct doca_ctx *ctx, uint64_t only_start, enum sto
 		err = DOCA_ERROR_IN_PROGRESS; /* put off: the PE reports it */
 	}
 	if (!deferred && st == DOCA_CTX_STATE_RUNNING) {
+		/* The PE's parked owner frees without a read-side section
+		 * (engine/event.c): wait out its brief sections, and keep new
+		 * ones from starting, before the count (file comment). */
+		bool quiesce = !DOCA_REVERTED("stop_ignores_owner_frees");
+
+		if (quiesce)
+			runner_quiesce_begin(&pe->runner);
 		pthread_mutex_lock(&g_config_lock);
 		/* (the acquire in run_outstanding orders the mark's load) */
 		bool idle = run_outstanding(ctx->run) == 0 && !busy_at_stop &&
@@ -337,6 +375,10 @@ static doca_error_t ctx_stop(struct doca_ctx *ctx, uint64_t only_start, enum sto
 			run_retire_locked(ctx);
 			ctx_set_state(ctx, DOCA_CTX_STATE_IDLE);
 		}
+		/* before the lock goes: then the ctx, and with it the PE,
+		 * may be destroyed, and the count must not outlive the PE */
+		if (quiesce)
+			runner_quiesce_end(&pe->runner);
 		pthread_mutex_unlock(&g_config_lock);
 		ctx_report(ctx, DOCA_CTX_STATE_RUNNING, idle ? DOCA_CTX_STATE_IDLE : DOCA_CTX_STATE_STOPPING);
 		err = idle ? DOCA_SUCCESS : DOCA_ERROR_IN_PROGRESS;

@@ -18,8 +18,12 @@
  * pool. A burst returns the slots of
  * one run with one CAS (engine/task_pool.c). Until then the slot counts as
  * outstanding, so a stop cannot finish and free the run under it; the
- * freeing thread stays inside a read-side section until its last touch of
- * the run and the PE.
+ * freeing thread stays inside a read-side section from before the credit
+ * goes back (or the slot into the mailbox) until its last touch of the
+ * run and the PE. But for doca_event_free by the PE's parked owner
+ * entering its guard by runner_unpark: that one takes no section, and a
+ * stop's retirement waits for its brief section instead (engine/ctx_run.c,
+ * "The owner's frees"; doca_event_free below).
  */
 #include <stdlib.h>
 
@@ -388,29 +392,56 @@ void doca_event_free(struct doca_event *h)
 {
 	if (h == NULL)
 		return;
-	doca_rcu_read_lock();
+	/* Claimed outside a read-side section: the claim reads and writes
+	 * only the slot's handle head and gs, atomics never written by plain
+	 * stores in a type-stable cell (engine/cells.c; a retired pool
+	 * scrubs its slots but keeps them). A claim that wins holds its
+	 * run's credit: the run, its context and the context's PE stay
+	 * (a run is retired only with every credit back, a context
+	 * destroyed only IDLE, a PE only without contexts), so the slot's
+	 * fields and the PE's guard may be read until the credit goes back. */
 	struct doca_event *ev = event_claim("doca_event_free", h, head_key(MAGIC_EVENT));
 
-	if (ev != NULL) {
-		/* route_begin, route_event and route_end for one event, with the
-		 * route's bookkeeping left out when we return it ourselves */
-		struct doca_pe *pe = ev->ctx->pe;
-		const void *unparked = NULL;
-		enum runner_entry e = runner_enter_brief_from(&pe->runner, &unparked);
+	if (ev == NULL)
+		return;
+	/* route_begin, route_event and route_end for one event, with the
+	 * route's bookkeeping left out when we return it ourselves */
+	struct doca_pe *pe = ev->ctx->pe;
+	const void *unparked = NULL;
+	enum runner_entry e = runner_enter_brief_from(&pe->runner, &unparked);
+	/* The owner's way: entered our parked guard by runner_unpark. The
+	 * credit's return and the tail after it then need no read-side
+	 * section: a stop retires the run only after waiting out such brief
+	 * sections (engine/ctx_run.c, runner_quiesce_begin), a turn that
+	 * retires it holds the guard, and a PE's destroy takes the guard
+	 * too (its revoker waits for a brief hold), so nothing we touch
+	 * before we leave is freed. Every other way (nested in a turn or a
+	 * callback, the guard taken by a CAS, another thread's guard: the
+	 * mailbox) takes a section before the credit goes anywhere. */
+	bool section = unparked == NULL;
 
-		if (e != RUNNER_BUSY) {
-			struct ctx_run *run = ev->run;
-			struct pool_chain c = { 0 };
+	if (section)
+		doca_rcu_read_lock();
+	if (e != RUNNER_BUSY) {
+		struct ctx_run *run = ev->run;
+		struct pool_chain c = { 0 };
 
-			/* the claim made gs (h's generation, RETURNING) */
-			event_release_gs(ev, &c, ev_tag_gs(handle_tag_of(h), EV_RETURNING), true);
-			task_pool_put(&run->pool, &c);
-			run_credits_returned(run, 1);
-			if (e == RUNNER_ENTERED)
-				runner_exit_from(&pe->runner, unparked);
-		} else {
-			event_free_foreign(ev, pe);
-		}
+		/* the claim made gs (h's generation, RETURNING) */
+		event_release_gs(ev, &c, ev_tag_gs(handle_tag_of(h), EV_RETURNING), true);
+		task_pool_put(&run->pool, &c);
+		/* Outside a section the grace period of a context's first
+		 * credit waiter does not order our ring stores before its
+		 * check: this light half pairs with the heavy half it runs
+		 * after storing `used` (engine/ctx_credits.c, top). (A
+		 * compiler barrier when membarrier works.) */
+		if (!section)
+			asym_fence_light();
+		run_credits_returned(run, 1);
+		if (e == RUNNER_ENTERED)
+			runner_exit_from(&pe->runner, unparked);
+	} else {
+		event_free_foreign(ev, pe);
 	}
-	doca_rcu_read_unlock();
+	if (section)
+		doca_rcu_read_unlock();
 }

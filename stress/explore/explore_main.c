@@ -111,6 +111,8 @@ const struct scenario explore_scenarios[] = {
 	{ "cb_destroy_stop", "buffers destroyed in their callback, the ctx stopped and the memory destroyed on another thread", scenario_cb_destroy_stop },
 	{ "submit_order", "two submitters' tasks complete in the order each submitted them (event mode, engine thread)",
 	  scenario_submit_order },
+	{ "owner_free_stop", "the PE's parked owner frees its last event (no read-side section) while another thread stops the ctx",
+	  scenario_owner_free_stop },
 	{ "event_wake", "two submitters meet an event-mode PE armed, arming and running; events freed at once (engine thread)",
 	  scenario_event_wake },
 	{ "fork_in_flight", "fork with a task on an engine thread and a worker running; the child uses the same device",
@@ -474,6 +476,7 @@ static const char *const revertible[] = {
 	"pe_refusal_unchecked", /* a PE call refuses for a worker or a busy guard read from a cell its handle left */
 	"pe_enter_outside_section", /* a PE call checks its handle and takes the PE's guard outside a read-side section */
 	"pe_get_any_entry_outside_section", /* a getter skips the read-side section on every entry, not only its own parked guard's */
+	"stop_ignores_owner_frees", /* a stop retires the run without waiting out the parked owner's brief sections (its frees take no read-side section) */
 	"stop_in_turn_waits", /* a doca_ctx_stop inside a PE turn waits for the report lock, not put off */
 	"engine_wake_before_publish", /* an engine thread calls the wake before publishing its pass's last, partly filled CQ slot */
 };

@@ -67,6 +67,7 @@ void scenario_wait_destroy(void);
 void scenario_wait_destroy_race(void);
 void scenario_credit_many(void);
 void scenario_submit_order(void);
+void scenario_owner_free_stop(void);
 
 /* End the schedule unless @p call returned one of the @p n codes listed. */
 #define EXPECT_IN(call, n, ...)                                                      \
@@ -89,11 +90,16 @@ struct world {
 	atomic_uint accepted[WORLD_TASKS];
 	atomic_uint events[WORLD_TASKS];
 	atomic_uint accepted_total, events_total;
+	doca_error_t stop_result; /* world_stop_start's stop */
 };
 
 /* Open dev, make a RUNNING ctx of @p max_tasks on a new PE; @p cb NULL:
  * events are taken with doca_pe_get_event. */
 void world_open(struct world *w, const char *dev, uint32_t max_tasks, doca_event_cb_t cb);
+/* Start a thread ("stopper") that stops w's context once (doca_ctx_stop). */
+void world_stop_start(struct world *w, pthread_t *t);
+/* Join it: its stop must have returned DOCA_SUCCESS or DOCA_ERROR_IN_PROGRESS. */
+void world_stop_join(struct world *w, pthread_t t);
 /* Submit the copy of slot @p tag; counts it if accepted. */
 doca_error_t world_submit(struct world *w, unsigned tag);
 /* The same with doca_task_submit_wait (blocks for a credit). */

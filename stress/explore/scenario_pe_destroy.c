@@ -19,16 +19,6 @@
 #include <sched.h>
 
 static struct world w;
-static doca_error_t stop_result;
-
-static void *stopper(void *unused)
-{
-	(void)unused;
-	explore_name("stopper");
-	stop_result = doca_ctx_stop(w.ctx);
-	return NULL;
-}
-
 /* Progress until the first ready event, which is kept (not freed). */
 static struct doca_event *take_event(void)
 {
@@ -53,15 +43,13 @@ void scenario_pe_destroy_after_stop(void)
 	struct doca_event *ev = take_event();
 
 	EXPECT_OK(doca_pe_request_notification(w.pe));
-	if (pthread_create(&t, NULL, stopper, NULL) != 0)
-		explore_end(VERDICT_HARNESS, "pthread_create");
+	world_stop_start(&w, &t);
 	while (world_state(&w) == DOCA_CTX_STATE_RUNNING)
 		sched_yield();
 	doca_event_free(ev);
 	world_progress_until_idle(&w);
 	world_close(&w);
-	pthread_join(t, NULL);
-	EXPECT_IN(stop_result, 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+	world_stop_join(&w, t);
 	world_finish(&w);
 }
 

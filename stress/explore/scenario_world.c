@@ -44,6 +44,27 @@ void world_open(struct world *w, const char *dev, uint32_t max_tasks, doca_event
 	EXPECT_OK(doca_ctx_start(w->ctx));
 }
 
+static void *world_stopper(void *arg)
+{
+	struct world *w = arg;
+
+	explore_name("stopper");
+	w->stop_result = doca_ctx_stop(w->ctx);
+	return NULL;
+}
+
+void world_stop_start(struct world *w, pthread_t *t)
+{
+	if (pthread_create(t, NULL, world_stopper, w) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+}
+
+void world_stop_join(struct world *w, pthread_t t)
+{
+	pthread_join(t, NULL);
+	EXPECT_IN(w->stop_result, 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+}
+
 /* Submit slot @p tag, blocking for a credit when @p wait (timeout_ms). */
 static doca_error_t world_submit_as(struct world *w, unsigned tag, bool wait, int timeout_ms)
 {
