@@ -141,7 +141,9 @@ void run_credits_returned_slow(struct ctx_run *run, uint32_t n, bool waited)
 	 * and the ctx was not STOPPING: a stop that counts our credits out
 	 * after its grace period sees them back, and one whose STOPPING came
 	 * before our section is seen there: the grace period orders the two
-	 * (engine/ctx_run.c), no fence needed; nobody ever waited (see the
+	 * (engine/ctx_run.c), no fence needed. The parked owner's free has no
+	 * section: the stop's wait for its brief guard orders the two instead
+	 * (engine/ctx_run.c, "The owner's frees"). Nobody ever waited (see the
 	 * top), no stop to finish. */
 	/* seq_cst fence: the credits put back are visible before we look for
 	 * waiters (pairs with the fence a waiter runs after registering) and

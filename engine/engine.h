@@ -899,8 +899,10 @@ static inline enum doca_ctx_state ctx_state(const struct doca_ctx *ctx)
 }
 
 /* Call after returning @p n credits to run's pool, inside the read-side
- * section the return ran in (once per burst is enough: it covers every
- * credit returned before it); wakes up to n blocked submitters. Inline:
+ * section the return ran in, or, for the PE's parked owner's free, inside
+ * the brief guard it entered by runner_unpark after asym_fence_light
+ * (engine/event.c, doca_event_free). Once per burst is enough: it covers
+ * every credit returned before it. Wakes up to n blocked submitters. Inline:
  * when nobody ever waited and no stop is under way it is two loads
  * (engine/ctx_credits.c says why that is enough). */
 static inline void run_credits_returned(struct ctx_run *run, uint32_t n)
