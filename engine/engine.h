@@ -898,6 +898,16 @@ static inline enum doca_ctx_state ctx_state(const struct doca_ctx *ctx)
 	return (enum doca_ctx_state)atomic_load_explicit(&ctx->state, memory_order_acquire);
 }
 
+/* run_credits_returned's check, for a caller that makes the slow call
+ * itself (engine/event.c, doca_event_free's owner way): true if it must
+ * call run_credits_returned_slow(run, n, *waited). */
+static inline bool run_credits_waiting(struct ctx_run *run, bool *waited)
+{
+	EXPLORE_POINT(WAKE);
+	*waited = atomic_load_explicit(&run->credits->used, memory_order_relaxed);
+	return *waited || ctx_state(run->ctx) == DOCA_CTX_STATE_STOPPING;
+}
+
 /* Call after returning @p n credits to run's pool, inside the read-side
  * section the return ran in, or, for the PE's parked owner's free, inside
  * the brief guard it entered by runner_unpark after asym_fence_light
@@ -907,12 +917,10 @@ static inline enum doca_ctx_state ctx_state(const struct doca_ctx *ctx)
  * (engine/ctx_credits.c says why that is enough). */
 static inline void run_credits_returned(struct ctx_run *run, uint32_t n)
 {
-	EXPLORE_POINT(WAKE);
-	bool waited = atomic_load_explicit(&run->credits->used, memory_order_relaxed);
+	bool waited;
 
-	if (!waited && ctx_state(run->ctx) != DOCA_CTX_STATE_STOPPING)
-		return;
-	run_credits_returned_slow(run, n, waited);
+	if (run_credits_waiting(run, &waited))
+		run_credits_returned_slow(run, n, waited);
 }
 
 static inline void ctx_set_state(struct doca_ctx *ctx, enum doca_ctx_state s)

@@ -388,27 +388,13 @@ static __attribute__((noinline)) void event_free_foreign(struct doca_event *ev, 
 	route_end(&route);
 }
 
-void doca_event_free(struct doca_event *h)
+/* doca_event_free past its entry (@p e, @p unparked as runner_enter_brief_from
+ * reported them), for the entries the owner's way below does not finish:
+ * out of line, so that that way needs no frame. */
+static __attribute__((noinline)) void event_free_entered(struct doca_event *ev, const struct doca_event *h,
+							 struct doca_pe *pe, enum runner_entry e,
+							 const void *unparked)
 {
-	if (h == NULL)
-		return;
-	/* Claimed outside a read-side section: the claim reads and writes
-	 * only the slot's handle head and gs, atomics never written by plain
-	 * stores in a type-stable cell (engine/cells.c; a retired pool
-	 * scrubs its slots but keeps them). A claim that wins holds its
-	 * run's credit: the run, its context and the context's PE stay
-	 * (a run is retired only with every credit back, a context
-	 * destroyed only IDLE, a PE only without contexts), so the slot's
-	 * fields and the PE's guard may be read until the credit goes back. */
-	struct doca_event *ev = event_claim("doca_event_free", h, head_key(MAGIC_EVENT));
-
-	if (ev == NULL)
-		return;
-	/* route_begin, route_event and route_end for one event, with the
-	 * route's bookkeeping left out when we return it ourselves */
-	struct doca_pe *pe = ev->ctx->pe;
-	const void *unparked = NULL;
-	enum runner_entry e = runner_enter_brief_from(&pe->runner, &unparked);
 	/* The owner's way: entered our parked guard by runner_unpark. The
 	 * credit's return and the tail after it then need no read-side
 	 * section: a stop retires the run only after waiting out such brief
@@ -444,4 +430,108 @@ void doca_event_free(struct doca_event *h)
 	}
 	if (section)
 		doca_rcu_read_unlock();
+}
+
+/* doca_event_free's entries that its owner's way does not make itself,
+ * each the rest of runner_enter_brief_from in its order. The owner word
+ * @p cur, loaded by the caller, is the calling thread t's parked word,
+ * but runner_unpark failed (t's list is full, or a revocation may be
+ * under way): runner_enter_parked's slow way, the CAS. */
+static __attribute__((noinline)) void event_free_cas(struct doca_event *ev, const struct doca_event *h,
+						     struct doca_pe *pe, const void *cur,
+						     const struct runner_thread *t)
+{
+	event_free_entered(ev, h, pe,
+			   runner_enter_parked_cas(&pe->runner, cur, runner_tagged(t, RUNNER_BRIEF_TAG)), NULL);
+}
+
+/* ... the calling thread has no record yet, or the owner word is not its
+ * parked word: the whole entry. It loads the owner word again; what the
+ * caller's load decided cannot have changed since, since only the calling
+ * thread writes its own parked word or its own identity there. */
+static __attribute__((noinline)) void event_free_enter(struct doca_event *ev, const struct doca_event *h,
+						       struct doca_pe *pe)
+{
+	const void *unparked = NULL;
+	enum runner_entry e = runner_enter_brief_from(&pe->runner, &unparked);
+
+	event_free_entered(ev, h, pe, e, unparked);
+}
+
+/* The owner's way past its credit's return when run_credits_returned must
+ * wake somebody (@p waited: its load of `used`): its slow part, then the
+ * exit. */
+static __attribute__((noinline)) void event_free_credits_slow(struct ctx_run *run, bool waited, const void *cur)
+{
+	run_credits_returned_slow(run, 1, waited);
+	runner_exit_from(&run->pe->runner, cur);
+}
+
+/* The steps of route_begin, route_event and route_end for one event (the
+ * route's bookkeeping left out when we return it ourselves), arranged as
+ * doca_pe_get_event's (engine/pe.c): the parked owner's way, entering by
+ * runner_unpark with no race detector watching and no credit waiter to
+ * wake, is inline and calls no function, so it keeps its values in
+ * registers the caller may clobber and saves almost none; every other way
+ * (a refusal, a thread without a record, a guard not parked by us, a
+ * nested entry, runner_unpark failing, a race detector, the credit
+ * waiters' slow part) is a tail call to an out-of-line rest that makes
+ * the same steps in the same order (event_free_entered and the three
+ * above). */
+void doca_event_free(struct doca_event *h)
+{
+	if (h == NULL)
+		return;
+	/* Claimed outside a read-side section: the claim reads and writes
+	 * only the slot's handle head and gs, atomics never written by plain
+	 * stores in a type-stable cell (engine/cells.c; a retired pool
+	 * scrubs its slots but keeps them). A claim that wins holds its
+	 * run's credit: the run, its context and the context's PE stay
+	 * (a run is retired only with every credit back, a context
+	 * destroyed only IDLE, a PE only without contexts), so the slot's
+	 * fields and the PE's guard may be read until the credit goes back. */
+	struct doca_event *ev = event_claim("doca_event_free", h, head_key(MAGIC_EVENT));
+
+	if (ev == NULL)
+		return;
+	/* runner_enter_brief_from, its parked owner's case first */
+	struct doca_pe *pe = ev->ctx->pe;
+	struct runner_thread *t = runner_me;
+	const void *cur;
+
+	if (t == NULL ||
+	    !runner_parked_by(cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed), t)) {
+		event_free_enter(ev, h, pe);
+		return;
+	}
+	if (runner_in_parked(&pe->runner, t)) {
+		event_free_entered(ev, h, pe, RUNNER_NESTED, NULL); /* a callback of our own section */
+		return;
+	}
+	if (!runner_unpark(&pe->runner, cur, t, true)) {
+		event_free_cas(ev, h, pe, cur, t);
+		return;
+	}
+	if (hb_watching()) {
+		event_free_entered(ev, h, pe, RUNNER_ENTERED, cur);
+		return;
+	}
+	/* event_free_entered's way for ENTERED by runner_unpark (no
+	 * section), its annotations left out. After the credit's return the
+	 * guard is found from the run (a run's context keeps its PE, and its
+	 * run records it, while the run lives) and our record from cur (as
+	 * runner_exit_from does): fewer values live across the pool's put. */
+	struct ctx_run *run = ev->run;
+	struct pool_chain c = { 0 };
+
+	event_release_gs(ev, &c, ev_tag_gs(handle_tag_of(h), EV_RETURNING), false);
+	task_pool_put(&run->pool, &c);
+	asym_fence_light(); /* as event_free_entered's, outside a section */
+	bool waited;
+
+	if (run_credits_waiting(run, &waited)) {
+		event_free_credits_slow(run, waited, cur);
+		return;
+	}
+	runner_exit_from(&run->pe->runner, cur);
 }
