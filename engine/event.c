@@ -20,8 +20,9 @@
  * outstanding, so a stop cannot finish and free the run under it; the
  * freeing thread stays inside a read-side section from before the credit
  * goes back (or the slot into the mailbox) until its last touch of the
- * run and the PE. But for doca_event_free by the PE's parked owner
- * entering its guard by runner_unpark: that one takes no section, and a
+ * run and the PE. But for a free by the PE's parked owner entering its
+ * guard by runner_unpark (doca_event_free's owner way, and a route of
+ * doca_event_free_bulk that entered so): that one takes no section, and a
  * stop's retirement waits for its brief section instead (engine/ctx_run.c,
  * "The owner's frees"; doca_event_free below).
  */
@@ -112,7 +113,9 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *h)
  * inside a read-side section: the credit we return can let a stop retire
  * the run at once, and the pool's CAS still reads the run's memory after
  * publishing it; the grace period before the run is freed covers that
- * tail (and shows TSan the order). The caller puts the chain back, then
+ * tail (and shows TSan the order). Or, without one, the parked owner in a
+ * brief guard entered by runner_unpark, which the stop waits out instead
+ * (doca_event_free, doca_event_free_bulk's routes). The caller puts the chain back, then
  * runs run_credits_returned once after its burst of releases. @p gs: the
  * slot's gs now (the next generation is made from it); @p watched:
  * hb_watching() as the caller found it, or true (each annotation then
@@ -238,6 +241,7 @@ struct free_route {
 	bool direct;           /* we may return credits to this PE's pools */
 	bool entered;          /* we took its guard: give it back */
 	const void *unparked;  /* entered as its parked owner: the word (runner_exit_from) */
+	bool sectioned;        /* we are inside a read-side section (doca_event_free_bulk) */
 	struct ctx_run *mbox_run; /* a run we pushed into and have not announced */
 	struct ctx_run *released; /* a run we returned credits to and have not told */
 	struct pool_chain chain;  /* released's slots, not yet put back */
@@ -249,6 +253,8 @@ static void route_return(struct free_route *r)
 	uint32_t n = r->chain.n;
 
 	task_pool_put(&r->released->pool, &r->chain);
+	if (!r->sectioned)
+		asym_fence_light(); /* as doca_event_free's, outside a section */
 	run_credits_returned(r->released, n);
 	r->released = NULL;
 }
@@ -284,6 +290,15 @@ static inline __attribute__((always_inline)) void route_begin(struct free_route 
 	r->unparked = NULL;
 	enum runner_entry e = runner_enter_brief_from(&pe->runner, &r->unparked);
 
+	/* Entered as the parked owner by runner_unpark, the route returns
+	 * its credits and runs the tail after them inside that brief guard,
+	 * which a stop's retirement waits out (doca_event_free says why that
+	 * needs no section); every other route takes the section before
+	 * the first credit goes anywhere, and keeps it to the burst's end. */
+	if (r->unparked == NULL && !r->sectioned) {
+		doca_rcu_read_lock();
+		r->sectioned = true;
+	}
 	r->pe = pe;
 	r->direct = e != RUNNER_BUSY;
 	r->entered = e == RUNNER_ENTERED;
@@ -362,19 +377,20 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 	route.released = run;
 	route.chain = chain;
 	route_end(&route);
+	if (route.sectioned)
+		doca_rcu_read_unlock();
 }
 
 void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
 {
 	if (evs == NULL)
 		return;
-	/* The runs and PEs we touch stay allocated until we leave. */
-	doca_rcu_read_lock();
+	/* Claimed outside a read-side section, as doca_event_free's; a route
+	 * takes one when it needs it (route_begin). */
 	if (hb_watching())
 		event_free_burst(evs, n, true);
 	else
 		event_free_burst(evs, n, false);
-	doca_rcu_read_unlock();
 }
 
 /* doca_event_free's way when another thread runs the PE: through the
@@ -382,7 +398,7 @@ void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
  * the owner's way keeps few registers. */
 static __attribute__((noinline)) void event_free_foreign(struct doca_event *ev, struct doca_pe *pe)
 {
-	struct free_route route = { .pe = pe };
+	struct free_route route = { .pe = pe, .sectioned = true };
 
 	route_event(&route, ev);
 	route_end(&route);
