@@ -113,6 +113,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_submit_order },
 	{ "owner_free_stop", "the PE's parked owner frees its last event (no read-side section) while another thread stops the ctx",
 	  scenario_owner_free_stop },
+	{ "owner_free_bulk_stop", "owner_free_stop, the event freed by doca_event_free_bulk (its route takes no read-side section)",
+	  scenario_owner_free_bulk_stop },
 	{ "event_wake", "two submitters meet an event-mode PE armed, arming and running; events freed at once (engine thread)",
 	  scenario_event_wake },
 	{ "fork_in_flight", "fork with a task on an engine thread and a worker running; the child uses the same device",

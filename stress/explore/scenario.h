@@ -68,6 +68,7 @@ void scenario_wait_destroy_race(void);
 void scenario_credit_many(void);
 void scenario_submit_order(void);
 void scenario_owner_free_stop(void);
+void scenario_owner_free_bulk_stop(void);
 
 /* End the schedule unless @p call returned one of the @p n codes listed. */
 #define EXPECT_IN(call, n, ...)                                                      \

@@ -1,6 +1,8 @@
 /*
  * stress/explore/scenario_owner_free_stop.c — the PE's parked owner frees
- * its last event while another thread stops the context (owner_free_stop).
+ * its last event while another thread stops the context (owner_free_stop;
+ * owner_free_bulk_stop frees it with doca_event_free_bulk, whose route
+ * entered by runner_unpark takes no section either).
  *
  * The owner's doca_event_free takes no read-side section when it enters
  * its parked guard by runner_unpark (engine/event.c), yet it reads the
@@ -21,7 +23,17 @@
 
 static struct world w;
 
-void scenario_owner_free_stop(void)
+static void free_one(struct doca_event *ev)
+{
+	doca_event_free(ev);
+}
+
+static void free_bulk(struct doca_event *ev)
+{
+	doca_event_free_bulk(&ev, 1);
+}
+
+static void owner_free_stop_with(void (*free_fn)(struct doca_event *))
 {
 	pthread_t s;
 
@@ -31,9 +43,19 @@ void scenario_owner_free_stop(void)
 	struct doca_event *ev = world_take_event(&w);
 
 	world_stop_start(&w, &s);
-	doca_event_free(ev);
+	free_fn(ev);
 	world_stop_join(&w, s);
 	world_progress_until_idle(&w);
 	world_close(&w);
 	world_finish(&w);
+}
+
+void scenario_owner_free_stop(void)
+{
+	owner_free_stop_with(free_one);
+}
+
+void scenario_owner_free_bulk_stop(void)
+{
+	owner_free_stop_with(free_bulk);
 }
