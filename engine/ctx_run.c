@@ -23,9 +23,9 @@
  * completed by a PE that has not seen STOPPING yet, is not the stop's: it
  * may complete normally under a stop that reports RUNNING → IDLE.
  *
- * The owner's frees. A doca_event_free by the thread that keeps its PE's
- * guard parked, entering it by runner_unpark, takes no read-side section
- * (engine/event.c): its credit keeps the run (a run is retired only with
+ * The owner's frees. A doca_event_free (or a doca_event_free_bulk route)
+ * by the thread that keeps its PE's guard parked, entering it by
+ * runner_unpark, takes no read-side section (engine/event.c): its credit keeps the run (a run is retired only with
  * none out), but it still reads the run and its context after putting
  * the credit back (task_pool_put's tail, run_credits_returned), and the
  * grace periods above do not wait for it. Such a free holds the PE's
