@@ -199,6 +199,9 @@ struct doca_event {
 	struct mailbox_node mbox_node; /* its link while in the run's mailbox */
 	uint32_t pool_index;     /* its slot number in the run's pool */
 	_Atomic uint32_t pool_next; /* the free stack's link (engine/task_pool.c) */
+	/* the slot pool_next names, followed while the pool is the owner's
+	 * (engine/task_pool.c) */
+	_Atomic(struct doca_event *) pool_next_ev;
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct doca_event) == 128, "an event is two cache lines");
@@ -220,6 +223,9 @@ struct task_pool {
 	_Alignas(64) _Atomic uint64_t head; /* tag | free credits | top of the returned stack */
 	_Atomic uint32_t mode; /* POOL_OWNER until a taker without the guard appears */
 	_Atomic uint32_t busy; /* a guard holder is in a plain update of head */
+	/* the slot head's top names while mode is POOL_OWNER (read and
+	 * written by guard holders only, engine/task_pool.c) */
+	_Atomic(struct doca_event *) top_ev;
 };
 
 /* The pool of a new run, with its first chunk. DOCA_ERROR_NO_MEMORY. */
@@ -230,6 +236,7 @@ void task_pool_fini(struct task_pool *p);
  * in engine/task_pool.h. */
 /* Returned slots of one run, linked through pool_next, put back at once. */
 struct pool_chain {
+	struct doca_event *first; /* the slot top names */
 	struct doca_event *last;
 	uint32_t top; /* the first slot's pool_index + 1, as a link names it (0: empty) */
 	uint32_t n;
@@ -239,6 +246,8 @@ static inline void pool_chain_add(struct pool_chain *c, struct doca_event *ev)
 {
 	/* relaxed: task_pool_put's release publishes the links */
 	atomic_store_explicit(&ev->pool_next, c->top, memory_order_relaxed);
+	atomic_store_explicit(&ev->pool_next_ev, c->first, memory_order_relaxed);
+	c->first = ev;
 	if (c->n++ == 0)
 		c->last = ev;
 	c->top = ev->pool_index + 1u;

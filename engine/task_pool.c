@@ -61,6 +61,28 @@
  * brief holds. Other foreign takers wait for POOL_SHARED too, each through
  * the same steps, so none CASes before the last plain update is visible.
  *
+ * Popped slots without a chunk lookup while the pool is the owner's.
+ * Each link carries the slot it names twice: its index + 1 (pool_next, what
+ * head holds) and its address (pool_next_ev), and the pool keeps top_ev,
+ * the address of the slot head's top names. A plain take starts at top_ev
+ * and follows the addresses; a CAS take (shared) finds each slot from its
+ * index through the chunk table, as before. Why the addresses are right:
+ * while mode is POOL_OWNER, top_ev is the slot head's top names (when top
+ * is not 0) and every link on the stack names one slot both ways. True at
+ * init (top 0); a plain take pops the slots the indexes name (the
+ * addresses name the same ones), and leaves top_ev at its last slot's
+ * link, the new top; a return links its chain's slots both ways
+ * (pool_chain_add: first is the slot top names), its last one to head's
+ * top and to top_ev, and leaves top_ev at its first. Both are plain
+ * updates, one at a time; the fresh take leaves top at 0. Once the pool is
+ * shared it stays so for the run: a return then links top_ev (stale) and
+ * moves it, and nobody follows either again. top_ev is read and written by
+ * guard holders only (plain takes, and returns in either mode), one at a
+ * time under the guard, as the plain updates of head; relaxed atomics, so
+ * a stale value is never a data race. The counts, the tag, the switch and
+ * the double-return check are untouched: a plain take stores the same word
+ * as before, and returns the same slots.
+ *
  * The take and the return are inline (engine/task_pool.h): they run once
  * per submit and per free call.
  *
@@ -131,6 +153,7 @@ doca_error_t task_pool_init(struct task_pool *p, struct ctx_run *run, uint32_t s
 	atomic_init(&p->head, head_next(0, size, 0));
 	atomic_init(&p->mode, POOL_OWNER);
 	atomic_init(&p->busy, 0);
+	atomic_init(&p->top_ev, NULL);
 	if (p->chunks == NULL || !task_pool_publish_chunk(p, 0))
 		return DOCA_ERROR_NO_MEMORY;
 	return DOCA_SUCCESS;

@@ -101,7 +101,18 @@ static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool
 			*why = DOCA_ERROR_AGAIN;
 			return 0;
 		}
-		if (top != 0) {
+		if (top != 0 && plain) {
+			/* pop from the stack, following the links' slot pointers
+			 * (exact while the pool is the owner's: task_pool.c) */
+			struct doca_event *ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed);
+
+			do {
+				evs[n++] = ev;
+				next = atomic_load_explicit(&ev->pool_next, memory_order_relaxed);
+				ev = atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed);
+			} while (n < most && next != 0);
+			atomic_store_explicit(&p->top_ev, ev, memory_order_relaxed);
+		} else if (top != 0) {
 			/* pop from the stack; relaxed: a stale link fails the CAS
 			 * below (the tag moved) */
 			while (n < most && next != 0) {
@@ -142,15 +153,16 @@ static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool
 /* A take without the guard while the pool is not shared yet (task_pool.c). */
 uint32_t task_pool_take_unshared(struct task_pool *p, struct doca_event **evs, uint32_t want, doca_error_t *why);
 
-/* Take between 1 and @p want credits and their slots (into evs) in one
+/* Take between 1 and @p want (>= 1) credits and their slots (into evs) in one
  * atomic step; 0 with *why: DOCA_ERROR_AGAIN (every credit is out) or
  * DOCA_ERROR_NO_MEMORY (a chunk could not be made). Fewer than asked when
  * fewer are free, or at the end of the returned stack or of a chunk: the
  * caller asks again. Any thread (@p guarded: it holds the PE's runner
  * guard); lock-free but for a chunk's first use and the first take without
- * the guard while another thread holds it (engine/task_pool.c). */
-static inline uint32_t task_pool_take(struct task_pool *p, struct doca_event **evs, uint32_t want,
-				      bool guarded, doca_error_t *why)
+ * the guard while another thread holds it (engine/task_pool.c).
+ * always_inline: gcc would otherwise call it once per submit. */
+static inline __attribute__((always_inline)) uint32_t task_pool_take(struct task_pool *p, struct doca_event **evs,
+								     uint32_t want, bool guarded, doca_error_t *why)
 {
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: pairs with task_pool_share's release (the last plain update) */
@@ -167,6 +179,11 @@ static inline void task_pool_put(struct task_pool *p, struct pool_chain *c)
 		return;
 	bool plain = pool_plain_begin(p);
 
+	/* the slot under the chain, and the new top (task_pool.c: used only
+	 * while the pool is the owner's, when top_ev names head's top) */
+	atomic_store_explicit(&c->last->pool_next_ev, atomic_load_explicit(&p->top_ev, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&p->top_ev, c->first, memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
 	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
 

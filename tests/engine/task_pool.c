@@ -4,6 +4,7 @@
 #include "../api/common.h"
 
 #include "engine/engine.h"
+#include "engine/task_pool.h"
 
 static uint32_t chunks_made(const struct task_pool *p)
 {
@@ -94,5 +95,94 @@ Test(task_pool, a_handle_of_a_slot_from_an_earlier_run_is_stale_after_its_chunk_
 	cr_assert_eq(doca_stale_handle_count(), stale + 1, "a free of it is refused and counted");
 	cr_assert_eq(doca_event_get_user_data(ev).u64, 2, "the live event is untouched");
 	doca_event_free(ev);
+	fixture_fini(&f);
+}
+
+/* A model of the returned stack: the slot indexes, top last. */
+struct stack_model {
+	uint32_t idx[4 * POOL_CHUNK];
+	uint32_t n;
+};
+
+/* Take until want are taken (or AGAIN), checking that every popped slot is
+ * the one the model's top names, at its own address in its chunk. */
+static uint32_t take_checked(struct task_pool *p, struct stack_model *m, struct doca_event **out, uint32_t want)
+{
+	uint32_t got = 0;
+
+	while (got < want) {
+		doca_error_t why = DOCA_SUCCESS;
+		uint32_t n = task_pool_take(p, &out[got], want - got, false, &why);
+
+		if (n == 0) {
+			cr_assert_eq(why, DOCA_ERROR_AGAIN);
+			break;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			struct doca_event *ev = out[got + i];
+
+			cr_assert_eq(ev, pool_slot_of(p, ev->pool_index), "slot %u at its own address", ev->pool_index);
+			if (m->n > 0)
+				cr_assert_eq(ev->pool_index, m->idx[--m->n], "the stack's top, in order");
+		}
+		got += n;
+	}
+	return got;
+}
+
+/* Return out[from, to) as chains of the given sizes, recording them in the model. */
+static void put_chains(struct task_pool *p, struct stack_model *m, struct doca_event **out, uint32_t from, uint32_t to,
+		       uint32_t size)
+{
+	while (from < to) {
+		struct pool_chain c = { 0 };
+		uint32_t end = to - from < size ? to : from + size;
+		uint32_t base = m->n;
+
+		for (uint32_t i = from; i < end; i++)
+			pool_chain_add(&c, out[i]);
+		/* the chain's first (its top) is the last added */
+		for (uint32_t i = from; i < end; i++)
+			m->idx[base + (i - from)] = out[i]->pool_index;
+		m->n += end - from;
+		task_pool_put(p, &c);
+		from = end;
+	}
+}
+
+static void take_and_return_all(struct task_pool *p, struct stack_model *m, uint32_t max)
+{
+	struct doca_event *out[4 * POOL_CHUNK];
+	uint32_t sizes[] = { 1, 5, 13, 32 };
+
+	for (uint32_t round = 0; round < 4; round++) {
+		uint32_t half = max / 2;
+
+		cr_assert_eq(take_checked(p, m, out, max + 1), max, "every credit, then AGAIN");
+		cr_assert_eq(task_pool_free(p), 0);
+		put_chains(p, m, out, 0, half, sizes[round]);
+		cr_assert_eq(take_checked(p, m, out, 7), 7, "the last chain's slots first");
+		put_chains(p, m, out, 0, 7, sizes[3 - round]);
+		put_chains(p, m, out, half, max, sizes[3 - round]);
+		cr_assert_eq(task_pool_free(p), max);
+	}
+}
+
+Test(task_pool, popped_slots_are_the_ones_their_links_name_before_and_after_the_pool_turns_shared)
+{
+	enum { MAX = 3 * POOL_CHUNK + 5 };
+	struct api_fixture f;
+	struct stack_model m = { .n = 0 };
+
+	fixture_init_started(&f, "sw0", 64, MAX);
+	struct task_pool *p = &handle_deref(f.ctx)->run->pool;
+
+	/* nobody runs the PE: each take enters its guard briefly, a plain update */
+	take_and_return_all(p, &m, MAX);
+	cr_assert_eq(atomic_load(&p->mode), POOL_OWNER);
+	/* shared from here (no plain update is under way: as task_pool_share
+	 * leaves it), with the slots the owner returned still on the stack */
+	atomic_store(&p->mode, POOL_SHARED);
+	take_and_return_all(p, &m, MAX);
 	fixture_fini(&f);
 }
