@@ -177,6 +177,7 @@ void task_pool_fini(struct task_pool *p)
 			ev->next = NULL;
 			ev->user_data.u64 = 0;
 			atomic_store_explicit(&ev->mbox_node.next, NULL, memory_order_relaxed);
+			atomic_store_explicit(&ev->pool_next_ev, NULL, memory_order_relaxed);
 		}
 		cell_put(CELL_EVENTS, evs, sizeof(*evs) * n);
 	}
