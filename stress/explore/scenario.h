@@ -69,6 +69,10 @@ void scenario_credit_many(void);
 void scenario_submit_order(void);
 void scenario_owner_free_stop(void);
 void scenario_owner_free_bulk_stop(void);
+void scenario_owner_free_close(void);
+void scenario_owner_free_bulk_close(void);
+void scenario_owner_free_wait(void);
+void scenario_owner_free_bulk_wait(void);
 
 /* End the schedule unless @p call returned one of the @p n codes listed. */
 #define EXPECT_IN(call, n, ...)                                                      \
