@@ -120,9 +120,8 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *h)
  * slot's gs now (the next generation is made from it); @p watched:
  * hb_watching() as the caller found it, or true (each annotation then
  * tests it itself). */
-static inline __attribute__((always_inline)) void event_release_gs(struct doca_event *ev,
-								struct pool_chain *c, uint32_t gs,
-								bool watched)
+static inline __attribute__((always_inline)) void event_release_slot(struct doca_event *ev, uint32_t gs,
+								  bool watched)
 {
 	uint8_t pins = ev->pins;
 
@@ -141,6 +140,14 @@ static inline __attribute__((always_inline)) void event_release_gs(struct doca_e
 	 * credit back (a submitter, or a stop that counts none outstanding and
 	 * frees the run); task_pool_put's CAS is a release too. */
 	atomic_thread_fence(memory_order_release);
+}
+
+/* event_release_slot, the slot then added to the caller's chain @p c. */
+static inline __attribute__((always_inline)) void event_release_gs(struct doca_event *ev,
+								struct pool_chain *c, uint32_t gs,
+								bool watched)
+{
+	event_release_slot(ev, gs, watched);
 	pool_chain_add(c, ev);
 }
 
@@ -483,6 +490,19 @@ static __attribute__((noinline)) void event_free_credits_slow(struct ctx_run *ru
 	runner_exit_from(&run->pe->runner, cur);
 }
 
+/* The owner's way when its pool is shared: the slot @p ev (released)
+ * returned by the CAS, then the rest of the way after the put. */
+static __attribute__((noinline)) void event_free_put_shared(struct ctx_run *run, struct doca_event *ev,
+							    const void *cur)
+{
+	const struct pool_chain c = { .first = ev, .last = ev, .top = ev->pool_index + 1u, .n = 1 };
+
+	pool_put_shared(&run->pool, &c);
+	asym_fence_light(); /* as event_free_entered's, outside a section */
+	run_credits_returned(run, 1);
+	runner_exit_from(&run->pe->runner, cur);
+}
+
 /* The steps of route_begin, route_event and route_end for one event (the
  * route's bookkeeping left out when we return it ourselves), arranged as
  * doca_pe_get_event's (engine/pe.c): the parked owner's way, entering by
@@ -536,12 +556,19 @@ void doca_event_free(struct doca_event *h)
 	 * section), its annotations left out. After the credit's return the
 	 * guard is found from the run (a run's context keeps its PE, and its
 	 * run records it, while the run lives) and our record from cur (as
-	 * runner_exit_from does): fewer values live across the pool's put. */
+	 * runner_exit_from does): fewer values live across the pool's put.
+	 * The put is task_pool_put's for a chain of this one slot, its CAS
+	 * way (a shared pool) the out-of-line rest below, so the inline way
+	 * keeps few enough values to need no frame; the slot's links are
+	 * written by the put alone (the chain's would be overwritten). */
 	struct ctx_run *run = ev->run;
-	struct pool_chain c = { 0 };
 
-	event_release_gs(ev, &c, ev_tag_gs(handle_tag_of(h), EV_RETURNING), false);
-	task_pool_put(&run->pool, &c);
+	event_release_slot(ev, ev_tag_gs(handle_tag_of(h), EV_RETURNING), false);
+	if (!pool_plain_begin(&run->pool)) {
+		event_free_put_shared(run, ev, cur);
+		return;
+	}
+	pool_put_plain(&run->pool, ev, ev, ev->pool_index + 1u, 1);
 	asym_fence_light(); /* as event_free_entered's, outside a section */
 	bool waited;
 

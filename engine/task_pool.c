@@ -233,3 +233,30 @@ uint32_t task_pool_free(const struct task_pool *p)
 	/* acquire: a caller that sees a credit back sees the PE done with its slot. */
 	return head_free(atomic_load_explicit(&p->head, memory_order_acquire));
 }
+
+void pool_double_return(void)
+{
+	doca_log(DOCA_LOG_ERROR, "task pool full on a release: a slot was returned twice");
+	abort();
+}
+
+void pool_put_shared(struct task_pool *p, const struct pool_chain *c)
+{
+	/* as pool_put_plain: the links to top_ev, stale once shared (task_pool.c) */
+	atomic_store_explicit(&c->last->pool_next_ev, atomic_load_explicit(&p->top_ev, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&p->top_ev, c->first, memory_order_relaxed);
+	EXPLORE_POINT(QUEUE);
+	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
+
+	for (;;) {
+		if (head_free(h) + c->n > p->size)
+			pool_double_return();
+		atomic_store_explicit(&c->last->pool_next, head_top(h), memory_order_relaxed);
+		EXPLORE_POINT(QUEUE);
+		/* release: our last touch of the slots happens before their next takers'. */
+		if (atomic_compare_exchange_weak_explicit(&p->head, &h, head_next(h, head_free(h) + c->n, c->top),
+							  memory_order_release, memory_order_relaxed))
+			return;
+	}
+}

@@ -5,8 +5,6 @@
 #ifndef DOCA_ENGINE_TASK_POOL_H
 #define DOCA_ENGINE_TASK_POOL_H
 
-#include <stdlib.h>
-
 #include "actors/asym_fence.h"
 #include "engine/engine.h"
 
@@ -38,6 +36,10 @@ static inline uint64_t head_next(uint64_t h, uint32_t free, uint32_t top)
 enum { POOL_OWNER, POOL_SWITCHING, POOL_SHARED };
 
 /* Make chunk c unless another taker did; false when out of memory. */
+/* A return would make more credits free than the pool has: a slot was
+ * returned twice. Logs and aborts. */
+__attribute__((cold, noreturn)) void pool_double_return(void);
+
 bool task_pool_publish_chunk(struct task_pool *p, uint32_t c);
 
 /* A guard holder about to update head: true if it may do so with a plain
@@ -171,41 +173,49 @@ static inline __attribute__((always_inline)) uint32_t task_pool_take(struct task
 	return pool_take(p, evs, want, guarded, why);
 }
 
+/* task_pool_put's way while the pool is the owner's, after pool_plain_begin
+ * returned true: the chain first..last (n slots, first's index + 1 is
+ * top, linked to each other as pool_chain_add links them) goes on the
+ * stack with plain stores, then pool_plain_end. Separate so that a single
+ * free (engine/event.c) can return its one slot without building a chain:
+ * @p last's two links are written here, so a one-slot chain needs none
+ * written before. */
+static inline __attribute__((always_inline)) void pool_put_plain(struct task_pool *p, struct doca_event *first,
+								 struct doca_event *last, uint32_t top,
+								 uint32_t n)
+{
+	/* the slot under the chain, and the new top (task_pool.c: used only
+	 * while the pool is the owner's, when top_ev names head's top) */
+	atomic_store_explicit(&last->pool_next_ev, atomic_load_explicit(&p->top_ev, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&p->top_ev, first, memory_order_relaxed);
+	EXPLORE_POINT(QUEUE);
+	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
+
+	if (head_free(h) + n > p->size)
+		pool_double_return();
+	atomic_store_explicit(&last->pool_next, head_top(h), memory_order_relaxed);
+	EXPLORE_POINT(QUEUE);
+	/* release: our last touch of the slots happens before their next takers'. */
+	atomic_store_explicit(&p->head, head_next(h, head_free(h) + n, top), memory_order_release);
+	pool_plain_end(p);
+}
+
+/* task_pool_put's way once the pool is shared (or switching): the CAS
+ * loop, out of line (task_pool.c) so that an inlined put keeps few values
+ * live. */
+void pool_put_shared(struct task_pool *p, const struct pool_chain *c);
+
 /* Return a chain's credits in one atomic step, emptying it (the holder of
  * the PE's runner guard only: a plain store while the pool is the owner's). */
 static inline void task_pool_put(struct task_pool *p, struct pool_chain *c)
 {
 	if (c->n == 0)
 		return;
-	bool plain = pool_plain_begin(p);
-
-	/* the slot under the chain, and the new top (task_pool.c: used only
-	 * while the pool is the owner's, when top_ev names head's top) */
-	atomic_store_explicit(&c->last->pool_next_ev, atomic_load_explicit(&p->top_ev, memory_order_relaxed),
-			      memory_order_relaxed);
-	atomic_store_explicit(&p->top_ev, c->first, memory_order_relaxed);
-	EXPLORE_POINT(QUEUE);
-	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
-
-	for (;;) {
-		uint64_t next = head_next(h, head_free(h) + c->n, c->top);
-
-		if (head_free(h) + c->n > p->size) {
-			doca_log(DOCA_LOG_ERROR, "task pool full on a release: a slot was returned twice");
-			abort();
-		}
-		atomic_store_explicit(&c->last->pool_next, head_top(h), memory_order_relaxed);
-		EXPLORE_POINT(QUEUE);
-		/* release: our last touch of the slots happens before their next takers'. */
-		if (plain) {
-			atomic_store_explicit(&p->head, next, memory_order_release);
-			pool_plain_end(p);
-			break;
-		}
-		if (atomic_compare_exchange_weak_explicit(&p->head, &h, next, memory_order_release,
-							  memory_order_relaxed))
-			break;
-	}
+	if (pool_plain_begin(p))
+		pool_put_plain(p, c->first, c->last, c->top, c->n);
+	else
+		pool_put_shared(p, c);
 	*c = (struct pool_chain){ 0 };
 }
 
