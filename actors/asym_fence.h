@@ -36,6 +36,18 @@ static inline void asym_fence_light(void)
 		atomic_thread_fence(memory_order_seq_cst);
 }
 
+/* asym_fence_light for a caller that may have tested asym_fence_kernel
+ * already (@p kernel: it did and found it true; the flag never changes
+ * once a thread of the library runs), so that a path running several
+ * light fences tests the flag once. */
+static inline void asym_fence_light_known(bool kernel)
+{
+	if (kernel)
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		asym_fence_light();
+}
+
 /* The rare side's fence (a system call, about a microsecond). */
 void asym_fence_heavy(void);
 

@@ -224,8 +224,11 @@ static inline bool runner_in_parked(const struct runner *r, const struct runner_
 
 /* The parked owner t enters W (cur) without a read-modify-write; false
  * (its list restored) if a revocation may be under way: take the slow
- * way. */
-static inline bool runner_unpark(struct runner *r, const void *cur, struct runner_thread *t, bool brief)
+ * way. @p kernel: the caller found asym_fence_kernel true
+ * (asym_fence_light_known). */
+static inline __attribute__((always_inline)) bool runner_unpark_as(struct runner *r, const void *cur,
+								   struct runner_thread *t, bool brief,
+								   bool kernel)
 {
 	uint32_t d = t->depth;
 
@@ -238,7 +241,7 @@ static inline bool runner_unpark(struct runner *r, const void *cur, struct runne
 	 * but not in every model since) */
 	atomic_store_explicit(&t->in[d], runner_entry_of(r, brief), memory_order_release);
 	t->depth = d + 1u;
-	asym_fence_light(); /* our entry is visible before we load revoke (see top) */
+	asym_fence_light_known(kernel); /* our entry is visible before we load revoke (see top) */
 	EXPLORE_POINT(GUARD);
 	/* acquire: a clear we read comes with the owner word it preceded */
 	if (atomic_load_explicit(&r->revoke, memory_order_acquire) == 0 &&
@@ -248,6 +251,11 @@ static inline bool runner_unpark(struct runner *r, const void *cur, struct runne
 	/* release: a revoker that sees us gone sees our last section. */
 	atomic_store_explicit(&t->in[d], NULL, memory_order_release);
 	return false;
+}
+
+static inline bool runner_unpark(struct runner *r, const void *cur, struct runner_thread *t, bool brief)
+{
+	return runner_unpark_as(r, cur, t, brief, false);
 }
 
 /* runner_enter_parked's slow way: a CAS from the parked word cur to `as`

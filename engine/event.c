@@ -535,7 +535,12 @@ void doca_event_free(struct doca_event *h)
 	struct runner_thread *t = runner_me;
 	const void *cur;
 
-	if (t == NULL ||
+	/* Both flags once (neither changes while a thread of the library
+	 * runs): the owner's way below is for the kernel's fences (its three
+	 * light fences compiler barriers, no flag tested again) with no race
+	 * detector watching; otherwise the whole entry and its rest
+	 * (event_free_entered annotates, and fences as the flag says). */
+	if (!asym_fence_kernel || hb_watching() || t == NULL ||
 	    !runner_parked_by(cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed), t)) {
 		event_free_enter(ev, h, pe);
 		return;
@@ -544,12 +549,8 @@ void doca_event_free(struct doca_event *h)
 		event_free_entered(ev, h, pe, RUNNER_NESTED, NULL); /* a callback of our own section */
 		return;
 	}
-	if (!runner_unpark(&pe->runner, cur, t, true)) {
+	if (!runner_unpark_as(&pe->runner, cur, t, true, true)) {
 		event_free_cas(ev, h, pe, cur, t);
-		return;
-	}
-	if (hb_watching()) {
-		event_free_entered(ev, h, pe, RUNNER_ENTERED, cur);
 		return;
 	}
 	/* event_free_entered's way for ENTERED by runner_unpark (no
@@ -564,12 +565,12 @@ void doca_event_free(struct doca_event *h)
 	struct ctx_run *run = ev->run;
 
 	event_release_slot(ev, ev_tag_gs(handle_tag_of(h), EV_RETURNING), false);
-	if (!pool_plain_begin(&run->pool)) {
+	if (!pool_plain_begin_as(&run->pool, true)) {
 		event_free_put_shared(run, ev, cur);
 		return;
 	}
 	pool_put_plain(&run->pool, ev, ev, ev->pool_index + 1u, 1);
-	asym_fence_light(); /* as event_free_entered's, outside a section */
+	asym_fence_light_known(true); /* as event_free_entered's, outside a section */
 	bool waited;
 
 	if (run_credits_waiting(run, &waited)) {

@@ -43,14 +43,16 @@ __attribute__((cold, noreturn)) void pool_double_return(void);
 bool task_pool_publish_chunk(struct task_pool *p, uint32_t c);
 
 /* A guard holder about to update head: true if it may do so with a plain
- * store (then it calls pool_plain_end after it), false for the CAS. */
-static inline bool pool_plain_begin(struct task_pool *p)
+ * store (then it calls pool_plain_end after it), false for the CAS.
+ * @p kernel: the caller found asym_fence_kernel true
+ * (asym_fence_light_known). */
+static inline __attribute__((always_inline)) bool pool_plain_begin_as(struct task_pool *p, bool kernel)
 {
 	EXPLORE_POINT(ATOMIC);
 	if (atomic_load_explicit(&p->mode, memory_order_relaxed) != POOL_OWNER)
 		return false;
 	atomic_store_explicit(&p->busy, 1, memory_order_relaxed);
-	asym_fence_light(); /* busy is visible before we load mode (task_pool.c) */
+	asym_fence_light_known(kernel); /* busy is visible before we load mode (task_pool.c) */
 	EXPLORE_POINT(ATOMIC);
 	if (atomic_load_explicit(&p->mode, memory_order_relaxed) == POOL_OWNER)
 		return true;
@@ -58,6 +60,11 @@ static inline bool pool_plain_begin(struct task_pool *p)
 	 * sees 0 must not depend on that (free on x86) */
 	atomic_store_explicit(&p->busy, 0, memory_order_release);
 	return false;
+}
+
+static inline bool pool_plain_begin(struct task_pool *p)
+{
+	return pool_plain_begin_as(p, false);
 }
 
 static inline void pool_plain_end(struct task_pool *p)
