@@ -125,9 +125,13 @@ static inline __attribute__((always_inline)) void event_release_slot(struct doca
 {
 	uint8_t pins = ev->pins;
 
-	if (pins != EV_PINS_DROPPED) {
-		buf_unpin_watched(ev->src, pins == EV_PINS_GUARDED, watched);
-		buf_unpin_watched(ev->dst, pins == EV_PINS_GUARDED, watched);
+	/* the guarded case first: the owner's, one test */
+	if (pins == EV_PINS_GUARDED) {
+		buf_unpin_watched(ev->src, true, watched);
+		buf_unpin_watched(ev->dst, true, watched);
+	} else if (pins != EV_PINS_DROPPED) {
+		buf_unpin_watched(ev->src, false, watched);
+		buf_unpin_watched(ev->dst, false, watched);
 	}
 	/* the next generation: every handle of this use is stale from now on */
 	atomic_store_explicit(&ev->gs, ev_gs_next_free(gs), memory_order_relaxed);
