@@ -189,11 +189,15 @@ static const struct doca_event *event_inherited(const struct doca_event *h)
 /* Log a refused free; a stale handle is counted, an inherited one too when
  * the parent had freed it before the fork (README "fork()": it stays what it
  * was there, stale), as handle_refusal counts the other objects' handles.
- * @p ev NULL: event_slot refused the handle (@p gs unused). Cold and out of
+ * @p ev NULL: event_slot refused the handle (@p gs unused). A NULL handle
+ * is no refusal: freeing it does nothing, silently (the frees leave that
+ * test to this cold way: its address is NULL too). Cold and out of
  * line: the frees' fast ways then keep fewer values across its calls. */
 static __attribute__((cold, noinline)) void event_refused(const char *who, const struct doca_event *h,
 							  const struct doca_event *ev, uint32_t gs)
 {
+	if (h == NULL)
+		return;
 	const struct doca_event *inherited = ev == NULL ? event_inherited(h) : NULL;
 
 	if (inherited != NULL)
@@ -212,7 +216,8 @@ static __attribute__((cold, noinline)) void event_refused(const char *who, const
 }
 
 /* Take the event from the application: the one winner of HELD → RETURNING
- * for the handle's generation, or NULL (refused, logged, nothing changed). */
+ * for the handle's generation, or NULL (refused, logged, nothing changed;
+ * for a NULL @p h, nothing logged). */
 static inline __attribute__((always_inline)) struct doca_event *
 event_claim(const char *who, const struct doca_event *h, uint64_t key)
 {
@@ -367,10 +372,7 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct doca_event *h = evs[i];
-
-		if (h == NULL)
-			continue;
-		struct doca_event *ev = event_claim("doca_event_free_bulk", h, key);
+		struct doca_event *ev = event_claim("doca_event_free_bulk", h, key); /* NULL: skipped */
 
 		if (ev == NULL)
 			continue;
@@ -520,11 +522,10 @@ static __attribute__((noinline)) void event_free_put_shared(struct ctx_run *run,
  * above). */
 void doca_event_free(struct doca_event *h)
 {
-	if (h == NULL)
-		return;
-	/* Claimed outside a read-side section: the claim reads and writes
-	 * only the slot's handle head and gs, atomics never written by plain
-	 * stores in a type-stable cell (engine/cells.c; a retired pool
+	/* Claimed outside a read-side section (a NULL handle: no claim and
+	 * nothing logged): the claim reads and writes only the slot's handle
+	 * head and gs, atomics never written by plain stores in a type-stable
+	 * cell (engine/cells.c; a retired pool
 	 * scrubs its slots but keeps them). A claim that wins holds its
 	 * run's credit: the run, its context and the context's PE stay
 	 * (a run is retired only with every credit back, a context
