@@ -255,7 +255,7 @@ void pool_put_shared(struct task_pool *p, const struct pool_chain *c)
 		atomic_store_explicit(&c->last->pool_next, head_top(h), memory_order_relaxed);
 		EXPLORE_POINT(QUEUE);
 		/* release: our last touch of the slots happens before their next takers'. */
-		if (atomic_compare_exchange_weak_explicit(&p->head, &h, head_next(h, head_free(h) + c->n, c->top),
+		if (atomic_compare_exchange_weak_explicit(&p->head, &h, head_put(h, c->n, c->top),
 							  memory_order_release, memory_order_relaxed))
 			return;
 	}

@@ -31,6 +31,17 @@ static inline uint64_t head_next(uint64_t h, uint32_t free, uint32_t top)
 	return ((h | (((uint64_t)1 << POOL_TAG_SHIFT) - 1u)) + 1u) | (uint64_t)free << POOL_TOP_BITS | top;
 }
 
+/* head_next(h, head_free(h) + n, top) for a return of n credits, which
+ * the caller checked fit (head_free(h) + n <= size < 2^21): the count
+ * grows by n in place (no carry out of its field), the tag by one (its
+ * top bit falls off the word, as (tag + 1) mod 2^22 would), and top is
+ * replaced: three operations, not unpacking the count. */
+static inline uint64_t head_put(uint64_t h, uint32_t n, uint32_t top)
+{
+	return ((h & ~(uint64_t)POOL_FIELD_MASK) + ((uint64_t)1 << POOL_TAG_SHIFT) + ((uint64_t)n << POOL_TOP_BITS)) |
+	       top;
+}
+
 /* The pool's mode (engine/task_pool.c): plain updates by guard holders
  * until a taker without the guard appears, CAS from then on. */
 enum { POOL_OWNER, POOL_SWITCHING, POOL_SHARED };
@@ -204,7 +215,7 @@ static inline __attribute__((always_inline)) void pool_put_plain(struct task_poo
 	atomic_store_explicit(&last->pool_next, head_top(h), memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
 	/* release: our last touch of the slots happens before their next takers'. */
-	atomic_store_explicit(&p->head, head_next(h, head_free(h) + n, top), memory_order_release);
+	atomic_store_explicit(&p->head, head_put(h, n, top), memory_order_release);
 	pool_plain_end(p);
 }
 
