@@ -214,7 +214,8 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 		uint32_t room = TURN_EVENTS - ndone, most = room < EXECUTE_CHUNK ? room : EXECUTE_CHUNK;
 		uint32_t n = 0;
 
-		for (; ev != NULL && n < most; ev = ev->next) {
+		/* at least one: ev is not NULL and most >= 1 (room >= 1) */
+		for (;;) {
 			struct doca_buf *src = ev->src;
 			/* event_desc's copy: no registrations (hw_copy) */
 			struct hw_copy d = { .cookie = (uint64_t)(uintptr_t)ev, .src = src->data,
@@ -231,6 +232,9 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 				done[n] = ev;
 			n++;
 			last = ev;
+			ev = ev->next;
+			if (ev == NULL || n == most)
+				break;
 		}
 		uint32_t whole = hw_qp_execute(qp, copies, n, t->cqes);
 
