@@ -679,6 +679,8 @@ void log_fork_child(void);
  * from a parent and refused. Written only by the child's single thread in
  * its atfork handler, before any other thread of the child exists. */
 extern uint32_t g_fork_epoch;
+/* g_fork_epoch << 32, kept beside it (head_key: one or, no shift). */
+extern uint64_t g_fork_epoch_key;
 
 /* What every handle's object starts with (each struct lists these fields
  * first, in this order). */
@@ -728,7 +730,7 @@ static inline uint64_t head_pair_load(const void *o)
 /* What head_pair_load reads from a live object of this process with @p magic. */
 static inline uint64_t head_key(uint32_t magic)
 {
-	return (uint64_t)g_fork_epoch << 32 | magic;
+	return g_fork_epoch_key | magic;
 }
 
 /* The object behind a handle if it is a live one of this process (not

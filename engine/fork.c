@@ -40,6 +40,7 @@
 #include "actors/thread_slot.h"
 
 uint32_t g_fork_epoch;
+uint64_t g_fork_epoch_key;
 
 /* The leaf locks (cells, log) last: a reclaimer callback may need the
  * cells' lock before the RCU side is quiet, and nothing is taken under
@@ -63,6 +64,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	g_fork_epoch++;
+	g_fork_epoch_key = (uint64_t)g_fork_epoch << 32;
 	log_fork_child();
 	runner_fork_child();
 	doca_rcu_fork_child();
