@@ -24,7 +24,10 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-extern bool asym_fence_kernel; /* membarrier is registered (set once, at load) */
+/* membarrier is registered (set once, at load). Hidden: the library's own
+ * (the version script exports no such symbol), so its tests read it
+ * directly, without the GOT's address load. */
+extern __attribute__((visibility("hidden"))) bool asym_fence_kernel;
 
 /* The frequent side's fence: a compiler barrier when the heavy side
  * synchronises through the kernel. */

@@ -679,8 +679,9 @@ void log_fork_child(void);
  * from a parent and refused. Written only by the child's single thread in
  * its atfork handler, before any other thread of the child exists. */
 extern uint32_t g_fork_epoch;
-/* g_fork_epoch << 32, kept beside it (head_key: one or, no shift). */
-extern uint64_t g_fork_epoch_key;
+/* g_fork_epoch << 32, kept beside it (head_key: one or, no shift).
+ * Hidden, as asym_fence_kernel: read without the GOT's address load. */
+extern __attribute__((visibility("hidden"))) uint64_t g_fork_epoch_key;
 
 /* What every handle's object starts with (each struct lists these fields
  * first, in this order). */
