@@ -226,6 +226,10 @@ static inline bool runner_in_parked(const struct runner *r, const struct runner_
  * (its list restored) if a revocation may be under way: take the slow
  * way. @p kernel: the caller found asym_fence_kernel true
  * (asym_fence_light_known). */
+static inline __attribute__((always_inline)) bool runner_unpark_at(struct runner *r, const void *cur,
+								   struct runner_thread *t, uint32_t d,
+								   bool brief, bool kernel);
+
 static inline __attribute__((always_inline)) bool runner_unpark_as(struct runner *r, const void *cur,
 								   struct runner_thread *t, bool brief,
 								   bool kernel)
@@ -234,6 +238,18 @@ static inline __attribute__((always_inline)) bool runner_unpark_as(struct runner
 
 	if (d == RUNNER_NEST_MAX)
 		return false;
+	return runner_unpark_at(r, cur, t, d, brief, kernel);
+}
+
+/* runner_unpark_as at @p d, t's depth (below RUNNER_NEST_MAX), which the
+ * caller knows: a caller that tested t->depth == 0 (t is in no parked
+ * section, so not in one of r: never NESTED) enters at the list's first
+ * entry with constant indexes, and leaves by runner_exit_unparked_at(..,
+ * 0). */
+static inline __attribute__((always_inline)) bool runner_unpark_at(struct runner *r, const void *cur,
+								   struct runner_thread *t, uint32_t d,
+								   bool brief, bool kernel)
+{
 	EXPLORE_POINT(GUARD);
 	/* release: a revoker that reads this entry of another runner (the
 	 * slot reused) sees our sections of r before it (no instruction more
@@ -483,17 +499,25 @@ static inline enum runner_entry runner_enter_brief(struct runner *r)
 	return runner_enter_brief_from(r, &unparked);
 }
 
-/* Thread t leaves its section of r's guard, parked as cur. */
-static inline void runner_exit_parked(struct runner *r, const void *cur, struct runner_thread *t)
+/* Thread t leaves its section of r's guard, parked as cur, the entry at
+ * @p d of its list (sections nest: ours is the innermost, t->depth is
+ * d + 1). */
+static inline void runner_exit_parked_at(struct runner *r, const void *cur, struct runner_thread *t, uint32_t d)
 {
-	t->depth--; /* sections nest: ours is the innermost */
+	t->depth = d;
 	/* release: a revoker that sees us gone sees this section. */
-	atomic_store_explicit(&t->in[t->depth], NULL, memory_order_release);
+	atomic_store_explicit(&t->in[d], NULL, memory_order_release);
 	EXPLORE_POINT(GUARD);
 	if (atomic_load_explicit(&r->revoke, memory_order_relaxed) != 0)
 		/* release: as below, for the next runner */
 		(void)atomic_compare_exchange_strong_explicit(&r->owner, &cur, NULL, memory_order_release,
 							      memory_order_relaxed);
+}
+
+/* Thread t leaves its section of r's guard, parked as cur. */
+static inline void runner_exit_parked(struct runner *r, const void *cur, struct runner_thread *t)
+{
+	runner_exit_parked_at(r, cur, t, t->depth - 1u);
 }
 
 /* Leave (after RUNNER_ENTERED). A parked guard stays parked unless a
@@ -525,14 +549,27 @@ static inline void runner_exit_unparked(struct runner *r, const void *cur, struc
 	runner_exit_parked(r, cur, t);
 }
 
+/* ... after runner_unpark_at(r, cur, t, @p d, ..). */
+static inline void runner_exit_unparked_at(struct runner *r, const void *cur, struct runner_thread *t, uint32_t d)
+{
+	runner_out(r);
+	EXPLORE_POINT(GUARD);
+	runner_exit_parked_at(r, cur, t, d);
+}
+
+/* The record whose parked word is @p w. */
+static inline struct runner_thread *runner_parked_thread(const void *w)
+{
+	return (struct runner_thread *)((uintptr_t)w & RUNNER_ID_MASK & ~RUNNER_PARKED_TAG);
+}
+
 static inline void runner_exit_from(struct runner *r, const void *unparked)
 {
 	if (unparked == NULL) {
 		runner_exit(r);
 		return;
 	}
-	runner_exit_unparked(r, unparked,
-			     (struct runner_thread *)((uintptr_t)unparked & RUNNER_ID_MASK & ~RUNNER_PARKED_TAG));
+	runner_exit_unparked(r, unparked, runner_parked_thread(unparked));
 }
 
 /* Leave, keeping the guard parked for the calling thread (see top). */

@@ -545,16 +545,15 @@ void doca_event_free(struct doca_event *h)
 	 * light fences compiler barriers, no flag tested again) with no race
 	 * detector watching; otherwise the whole entry and its rest
 	 * (event_free_entered annotates, and fences as the flag says). */
-	if (!asym_fence_kernel || hb_watching() || t == NULL ||
+	/* And the thread in no parked section (depth 0: then not nested
+	 * in ours either, and its entry is its list's first, at constant
+	 * indexes); a nested or deeper call takes the whole entry too. */
+	if (!asym_fence_kernel || hb_watching() || t == NULL || t->depth != 0 ||
 	    !runner_parked_by(cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed), t)) {
 		event_free_enter(ev, h, pe);
 		return;
 	}
-	if (runner_in_parked(&pe->runner, t)) {
-		event_free_entered(ev, h, pe, RUNNER_NESTED, NULL); /* a callback of our own section */
-		return;
-	}
-	if (!runner_unpark_as(&pe->runner, cur, t, true, true)) {
+	if (!runner_unpark_at(&pe->runner, cur, t, 0, true, true)) {
 		event_free_cas(ev, h, pe, cur, t);
 		return;
 	}
@@ -582,5 +581,5 @@ void doca_event_free(struct doca_event *h)
 		event_free_credits_slow(run, waited, cur);
 		return;
 	}
-	runner_exit_from(&run->pe->runner, cur);
+	runner_exit_unparked_at(&run->pe->runner, cur, runner_parked_thread(cur), 0);
 }
