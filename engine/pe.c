@@ -347,8 +347,11 @@ static __attribute__((noinline)) struct doca_event *pe_get_one_rest(struct doca_
  * sectioned way, a worker's PE, a race detector's annotations) a tail
  * call, so the owner's way keeps its values in registers the caller may
  * clobber and the function needs no frame (no register saved or
- * restored). The same steps in the same order as pe_get: the load of
- * has_worker is pe_worker_elsewhere's, split from its worker_is_self. */
+ * restored). The same steps in the same order as pe_get (the load of
+ * has_worker is pe_worker_elsewhere's, split from its worker_is_self),
+ * but for a thread inside any parked section (a callback, or a call
+ * inside another PE's section), which takes the sectioned way: the
+ * unparked way here enters at its list's first entry only. */
 struct doca_event *doca_pe_get_event(struct doca_pe *ph)
 {
 	struct runner_thread *t = runner_me;
@@ -359,8 +362,10 @@ struct doca_event *doca_pe_get_event(struct doca_pe *ph)
 	EXPLORE_POINT(GUARD);
 	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
 
-	if (!runner_parked_by(cur, t) || runner_in_parked(&pe->runner, t) ||
-	    !runner_unpark(&pe->runner, cur, t, false))
+	/* pe_get's entry for a thread in no parked section (depth 0: not
+	 * nested in ours, its entry the list's first; runner_unpark_at),
+	 * every other depth the sectioned way */
+	if (t->depth != 0 || !runner_parked_by(cur, t) || !runner_unpark_at(&pe->runner, cur, t, 0, false, false))
 		/* the explorer's planted bug: any entry outside a section */
 		return pe_get_one_locked(ph, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
 	EXPLORE_POINT(ATOMIC);
@@ -372,7 +377,7 @@ struct doca_event *doca_pe_get_event(struct doca_pe *ph)
 	struct doca_event *ev = NULL;
 
 	(void)pe_take_ready_watched(pe, &ev, 1, false);
-	runner_exit_unparked(&pe->runner, cur, t);
+	runner_exit_unparked_at(&pe->runner, cur, t, 0);
 	return ev;
 }
 
