@@ -222,14 +222,14 @@ static inline bool runner_in_parked(const struct runner *r, const struct runner_
 	return false;
 }
 
-/* The parked owner t enters W (cur) without a read-modify-write; false
- * (its list restored) if a revocation may be under way: take the slow
- * way. @p kernel: the caller found asym_fence_kernel true
- * (asym_fence_light_known). */
 static inline __attribute__((always_inline)) bool runner_unpark_at(struct runner *r, const void *cur,
 								   struct runner_thread *t, uint32_t d,
 								   bool brief, bool kernel);
 
+/* The parked owner t enters W (cur) without a read-modify-write; false
+ * (its list restored) if a revocation may be under way: take the slow
+ * way. @p kernel: the caller found asym_fence_kernel true
+ * (asym_fence_light_known). */
 static inline __attribute__((always_inline)) bool runner_unpark_as(struct runner *r, const void *cur,
 								   struct runner_thread *t, bool brief,
 								   bool kernel)
