@@ -353,10 +353,11 @@ static inline enum runner_entry runner_revoke(struct runner *r, const void *cur,
 }
 
 /* Quiescing the parked owner's brief sections (the stop of a context,
- * engine/ctx_run.c). A brief section entered by runner_unpark may run
- * without a read-side section (engine/event.c: doca_event_free's owner
- * way, a doca_event_free_bulk route entered so), so a grace period does
- * not wait for it. runner_quiesce_begin
+ * engine/ctx_run.c; the destroy of a buffer, engine/buf.c). A brief
+ * section entered by runner_unpark may run without a read-side section
+ * (engine/event.c: doca_event_free's owner way, a doca_event_free_bulk
+ * route entered so; engine/task.c: the owner's doca_task_submit), so a
+ * grace period does not wait for it. runner_quiesce_begin
  * counts the caller in revoke as a revoker does, so no runner_unpark
  * succeeds until runner_quiesce_end (an owner's entry meanwhile takes the
  * slow way, a CAS, and never the owner way), runs the heavy half of the

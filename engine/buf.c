@@ -102,7 +102,7 @@ doca_error_t doca_buf_create(struct doca_mem *h, size_t offset, size_t len, stru
 	/* A remote memory's addr is NULL: its buffers' data is the offset. */
 	buf->data = (uint8_t *)((uintptr_t)mem->addr + offset);
 	buf->len = len;
-	buf->ctx = mem->ctx;
+	atomic_store_explicit(&buf->ctx, mem->ctx, memory_order_relaxed); /* published by the head's store */
 	buf->access = mem->access;
 	buf->remote = mem->remote;
 	head_store(&buf->epoch, g_fork_epoch);
@@ -144,7 +144,10 @@ static void buf_free_rcu(struct rcu_head *head)
 	DOCA_RCU_CALLBACK_ENTER(head);
 	struct doca_buf *buf = caa_container_of(head, struct doca_buf, rcu);
 
-	cell_put(CELL_BUF, buf, sizeof(*buf));
+	/* the owner's submit loads ctx outside any read-side section
+	 * (engine/task.c): reset atomically, kept out of the zeroing */
+	atomic_store_explicit(&buf->ctx, NULL, memory_order_relaxed);
+	cell_put_keep(CELL_BUF, buf, sizeof(*buf), BUF_CELL_KEEP);
 }
 
 void buf_destroy_finish(struct doca_buf *buf)
@@ -161,7 +164,7 @@ void buf_destroy_finish(struct doca_buf *buf)
  * nothing changed, otherwise. */
 static bool buf_destroy_in_callback(struct doca_buf *buf)
 {
-	struct doca_pe *pe = buf->mem->ctx->pe;
+	struct doca_pe *pe = ctx_pe(buf->mem->ctx);
 
 	if (pe == NULL || !runner_is_self(&pe->runner) || pe->cb_event == NULL)
 		return false;
@@ -181,10 +184,41 @@ static bool buf_destroy_in_callback(struct doca_buf *buf)
 	return true;
 }
 
+/* After our kill of buf, before its finish: wait out the brief sections
+ * of its context's PE that its parked owner entered by runner_unpark. The
+ * owner's doca_task_submit checks a buffer's handle in such a section
+ * without a read-side one (engine/task.c), after finding the buffer's
+ * context (BUF_CELL_KEEP) to be its own, whose PE's guard it holds; the
+ * grace period before the cell's zeroing does not wait for it. A section
+ * that entered before our count (runner_quiesce_begin) has ended when it
+ * returns (a submit that pinned buf is then seen by no destroy: ours
+ * closed the count first, so its pin found DEAD); one that enters after
+ * runner_quiesce_end sees the kill (its unpark's acquire load of revoke
+ * reads our withdrawal or later) and takes the sectioned way. The PE is
+ * read under g_config_lock: NULL (no PE yet) comes before a later connect,
+ * and so before any start and owner's submit, which then see the kill.
+ * It cannot change meanwhile: it goes back to NULL only at the context's
+ * destroy, which the buffer's memory holds off until the finish. */
+static void buf_quiesce_owner(const struct doca_buf *buf)
+{
+	if (DOCA_REVERTED("buf_destroy_no_quiesce"))
+		return;
+	pthread_mutex_lock(&g_config_lock);
+	struct doca_pe *pe = ctx_pe(buf->mem->ctx);
+
+	pthread_mutex_unlock(&g_config_lock);
+	if (pe == NULL)
+		return;
+	runner_quiesce_begin(&pe->runner);
+	runner_quiesce_end(&pe->runner);
+}
+
 /* The body of doca_buf_destroy, inside a read-side section: a concurrent
  * destroy that wins hands the cell on (zeroed) only after a grace period,
- * so buf's links stay readable while we look. */
-static doca_error_t buf_destroy_checked(struct doca_buf *h, struct doca_buf *buf)
+ * so buf's links stay readable while we look. *finish: the buffer is
+ * killed, and its caller finishes the destroy (buf_quiesce_owner, then
+ * buf_destroy_finish) after leaving the section. */
+static doca_error_t buf_destroy_checked(struct doca_buf *h, struct doca_buf *buf, bool *finish)
 {
 	/* Of two destroys only one closes the count; the other finds it
 	 * closed and waits for the outcome: the winner kills the handle
@@ -194,7 +228,7 @@ static doca_error_t buf_destroy_checked(struct doca_buf *h, struct doca_buf *buf
 	for (unsigned spins = 0;; spins++) {
 		if (buf_close(buf)) {
 			handle_kill(buf);
-			buf_destroy_finish(buf);
+			*finish = true;
 			return DOCA_SUCCESS;
 		}
 		if (buf_destroy_in_callback(buf)) {
@@ -215,12 +249,20 @@ static doca_error_t buf_destroy_checked(struct doca_buf *h, struct doca_buf *buf
 doca_error_t doca_buf_destroy(struct doca_buf *h)
 {
 	doca_error_t err;
+	bool finish = false;
 
 	doca_rcu_read_lock();
 	struct doca_buf *buf = buf_of(h);
 
-	err = buf == NULL ? DOCA_ERROR_INVALID_VALUE : buf_destroy_checked(h, buf);
+	err = buf == NULL ? DOCA_ERROR_INVALID_VALUE : buf_destroy_checked(h, buf, &finish);
 	doca_rcu_read_unlock();
+	if (finish) {
+		/* killed by us: ours to finish, the cell held until then. Inside
+		 * an event callback (buf_destroy_in_callback) the turn kills and
+		 * finishes under the guard, which no brief section shares. */
+		buf_quiesce_owner(buf);
+		buf_destroy_finish(buf);
+	}
 	/* not a buffer's handle, or (from buf_destroy_checked) one another
 	 * destroy killed while we looked: a stale one is logged and counted */
 	if (err == DOCA_ERROR_INVALID_VALUE && (buf == NULL || !DOCA_REVERTED("buf_destroy_refusal_uncounted")))

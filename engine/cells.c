@@ -23,13 +23,17 @@
  *    sections), and the head is written only by atomic stores;
  *  - it skips the words a kind keeps (cell_put_keep: a PE's runner guard,
  *    whose parked owner's getter loads them outside a read-side section,
- *    engine/pe.c pe_get), which the caller reset with atomic stores before
- *    the put; the retired list's link goes after them;
+ *    engine/pe.c pe_get; a context's state and PE and a buffer's context,
+ *    which the owner's submit loads so, engine/task.c), which the caller
+ *    reset with atomic stores before the put; the retired list's link goes
+ *    after them;
  *  - the rest of a cell is read only through a handle checked inside a
  *    read-side section (HANDLE_READ, pe_lookup_lock, ...), under the lock
  *    that the destroy takes to kill the handle, or under a guard the
  *    destroy must take first (a parked PE owner's getter: engine/pe.c
- *    says why it never holds it in a cell being put back), and every
+ *    says why it never holds it in a cell being put back), or in a brief
+ *    section of that guard the destroy waits out (a buffer the owner's
+ *    submit checks: engine/buf.c, buf_quiesce_owner), and every
  *    object's cell is put back from its doca_call_rcu callback, after a
  *    grace period and after the kill, so no such reader can still be
  *    there; the other puts are of cells a failed create never published.

@@ -27,6 +27,16 @@ struct doca_ctx *ctx_hold(const struct doca_ctx *h)
 	return ctx;
 }
 
+/* Give a context's cell back: the owner's submit (engine/task.c) loads
+ * its state and PE outside any read-side section, so they are reset by
+ * atomic stores and kept out of the zeroing (CTX_CELL_KEEP). */
+static void ctx_cell_put(struct doca_ctx *ctx)
+{
+	atomic_store_explicit(&ctx->state, DOCA_CTX_STATE_IDLE, memory_order_relaxed);
+	atomic_store_explicit(&ctx->pe, NULL, memory_order_relaxed);
+	cell_put_keep(CELL_CTX, ctx, sizeof(*ctx), CTX_CELL_KEEP);
+}
+
 static void ctx_free_rcu(struct rcu_head *head)
 {
 	struct doca_ctx *ctx = caa_container_of(head, struct doca_ctx, rcu);
@@ -34,7 +44,7 @@ static void ctx_free_rcu(struct rcu_head *head)
 	DOCA_RCU_CALLBACK_ENTER(head);
 	pthread_mutex_destroy(&ctx->report_lock);
 	ctx_credits_fini(&ctx->credits);
-	cell_put(CELL_CTX, ctx, sizeof(*ctx));
+	ctx_cell_put(ctx);
 }
 
 void ctx_ref_put(struct doca_ctx *ctx)
@@ -82,7 +92,7 @@ doca_error_t doca_ctx_create(struct doca_ctx **out)
 
 	pthread_mutexattr_destroy(&recursive);
 	if (err != 0) {
-		cell_put(CELL_CTX, ctx, sizeof(*ctx));
+		ctx_cell_put(ctx);
 		return DOCA_ERROR_NO_MEMORY;
 	}
 	ctx->max_tasks = DOCA_CTX_DEFAULT_MAX_TASKS;
@@ -231,11 +241,11 @@ doca_error_t doca_ctx_destroy(struct doca_ctx *h)
 	else if (ctx->nr_mems != 0 || ctx->dev != NULL)
 		err = DOCA_ERROR_IN_USE;
 	if (err == DOCA_SUCCESS) {
-		if (ctx->pe != NULL) {
-			pe_remove_member_locked(ctx->pe, ctx);
+		if (ctx_pe(ctx) != NULL) {
+			pe_remove_member_locked(ctx_pe(ctx), ctx);
 			put = ctx_ready_detach(ctx);
 		}
-		ctx->pe = NULL;
+		atomic_store_explicit(&ctx->pe, NULL, memory_order_relaxed); /* (ctx_pe) */
 		handle_kill(ctx);
 	}
 	pthread_mutex_unlock(&g_config_lock);

@@ -342,7 +342,7 @@ static bool caller_runs_pe(const struct doca_ctx *h, uint64_t *start)
 
 	/* RUNNING seen inside the section: a stop waits for us, so ctx->pe stays. */
 	if (ctx != NULL && ctx_state(ctx) == DOCA_CTX_STATE_RUNNING) {
-		runs = runner_is_self(&ctx->pe->runner);
+		runs = runner_is_self(&ctx_pe(ctx)->runner);
 		*start = ctx_run_start(ctx);
 	}
 	doca_rcu_read_unlock();

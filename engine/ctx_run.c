@@ -184,7 +184,7 @@ static doca_error_t run_create(struct doca_ctx *ctx, struct ctx_run **out)
 	mailbox_init(&run->mbox);
 	run->start = ++ctx->starts;
 	run->ctx = ctx;
-	run->pe = ctx->pe;
+	run->pe = ctx_pe(ctx);
 	attr.wake_arg = run;
 	run->credits = &ctx->credits;
 	err = task_pool_init(&run->pool, run, ctx->max_tasks);
@@ -194,7 +194,7 @@ static doca_error_t run_create(struct doca_ctx *ctx, struct ctx_run **out)
 		dev_entry_get(entry);
 		run->qp = qp;
 		run->entry = entry;
-		err = pe_watch_qp(ctx->pe, qp);
+		err = pe_watch_qp(ctx_pe(ctx), qp);
 	}
 	if (err != DOCA_SUCCESS) {
 		run_free(run);
@@ -226,7 +226,7 @@ static void run_retire_locked(struct doca_ctx *ctx)
 
 	EXPLORE_POINT(ATOMIC);
 	rcu_assign_pointer(ctx->run, NULL);
-	pe_unwatch_qp(ctx->pe, run->qp);
+	pe_unwatch_qp(ctx_pe(ctx), run->qp);
 	/* counted until its free: a close of the device waits for that */
 	atomic_fetch_add_explicit(&run->entry->retiring, 1, memory_order_relaxed);
 	doca_call_rcu(&run->rcu, run_free_rcu);
@@ -249,9 +249,9 @@ doca_error_t doca_ctx_start(struct doca_ctx *h)
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
 		err = DOCA_ERROR_BAD_STATE;
-	else if (ctx->dev == NULL || ctx->pe == NULL)
+	else if (ctx->dev == NULL || ctx_pe(ctx) == NULL)
 		err = DOCA_ERROR_NOT_CONNECTED;
-	else if (ctx->event_cb == NULL && atomic_load_explicit(&ctx->pe->has_worker, memory_order_relaxed))
+	else if (ctx->event_cb == NULL && atomic_load_explicit(&ctx_pe(ctx)->has_worker, memory_order_relaxed))
 		err = DOCA_ERROR_NOT_PERMITTED; /* its events would have no taker */
 	else
 		err = DOCA_SUCCESS;
@@ -276,7 +276,7 @@ doca_error_t doca_ctx_start(struct doca_ctx *h)
 		if (err == DOCA_SUCCESS &&
 		    (run->qp->always_polled || run->qp->ops->notify_fd(run->qp) >= 0)) {
 			doca_rcu_read_lock(); /* the signal's rule (engine/pe_ready.c) */
-			pe_ready_signal_wake(ctx->pe, ctx);
+			pe_ready_signal_wake(ctx_pe(ctx), ctx);
 			doca_rcu_read_unlock();
 		}
 	}
@@ -337,7 +337,7 @@ static doca_error_t ctx_stop(struct doca_ctx *ctx, uint64_t only_start, enum sto
 	}
 	pthread_mutex_lock(&g_config_lock);
 	st = ctx_state(ctx);
-	pe = ctx->pe;
+	pe = ctx_pe(ctx);
 	if (only_start != 0 && (ctx->run == NULL || ctx->run->start != only_start))
 		st = DOCA_CTX_STATE_IDLE; /* that run has ended: not ours to stop */
 	if (st == DOCA_CTX_STATE_RUNNING) {

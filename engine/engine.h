@@ -109,13 +109,16 @@ struct doca_buf {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
 	_Atomic uintptr_t tag;   /* the handle generation, as a handle carries it (engine/handle.h) */
+	/* Its memory's fields that every task naming it checks (task_check),
+	 * copied at create (a memory's are fixed from its create on): on
+	 * this line, so a check reads no second object. The context first,
+	 * stored atomically and kept out of the cell's zeroing (BUF_CELL_KEEP):
+	 * the owner's submit loads it before it checks the handle
+	 * (engine/task.c). */
+	_Atomic(const struct doca_ctx *) ctx; /* mem->ctx */
 	struct doca_mem *mem;
 	uint8_t *data;
 	size_t len;
-	/* Its memory's fields that every task naming it checks (task_check),
-	 * copied at create (a memory's are fixed from its create on): on
-	 * this line, so a check reads no second object. */
-	const struct doca_ctx *ctx; /* mem->ctx */
 	uint32_t access;            /* mem->access */
 	bool remote;                /* mem->remote */
 	/* Off the read-only line above, the counts on two lines by who writes
@@ -135,6 +138,15 @@ struct doca_buf {
 	struct rcu_head rcu; /* its destroy's only */
 };
 _Static_assert(offsetof(struct doca_buf, remote) < 64, "what task_check reads is on a buffer's first line");
+/* The words of a buffer's cell never zeroed: its handle head and context. */
+#define BUF_CELL_KEEP (offsetof(struct doca_buf, ctx) + sizeof(void *))
+_Static_assert(BUF_CELL_KEEP == 24, "a buffer's context follows its handle head");
+
+/* The context of a buffer's memory (never changes while the buffer lives). */
+static inline const struct doca_ctx *buf_ctx(const struct doca_buf *buf)
+{
+	return atomic_load_explicit(&buf->ctx, memory_order_relaxed);
+}
 /* A buffer's users closed by a destroy (the count's top bit: 2^63 pins
  * are never taken). */
 #define BUF_DEAD (UINT64_C(1) << 63)
@@ -354,9 +366,13 @@ struct doca_ctx {
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
 	_Atomic uintptr_t tag;   /* the handle generation, as a handle carries it (engine/handle.h) */
 	_Atomic int state;            /* enum doca_ctx_state */
+	/* written under g_config_lock (connect, destroy), fixed while not
+	 * IDLE; read with ctx_pe. Kept out of the cell's zeroing with the
+	 * state (CTX_CELL_KEEP): the owner's submit loads both before it
+	 * holds anything (engine/task.c) */
+	_Atomic(struct doca_pe *) pe;
 	struct doca_dev *dev;         /* g_config_lock */
 	struct cds_list_head dev_link; /* in dev->ctxs, g_config_lock */
-	struct doca_pe *pe;           /* g_config_lock; fixed while not IDLE */
 	uint64_t starts;              /* g_config_lock: runs made so far */
 	uint32_t nr_mems;             /* g_config_lock */
 	uint32_t max_tasks;
@@ -381,6 +397,16 @@ struct doca_ctx {
 	_Alignas(64) _Atomic uint32_t refs; /* the handle + PE turns holding it */
 	struct rcu_head rcu;
 };
+/* The words of a context's cell never zeroed (engine/ctx.c, ctx_cell_put):
+ * its handle head, state and PE. */
+#define CTX_CELL_KEEP (offsetof(struct doca_ctx, pe) + sizeof(void *))
+_Static_assert(CTX_CELL_KEEP == 32, "a context's state and PE follow its handle head");
+
+/* The context's PE (NULL: not connected). */
+static inline struct doca_pe *ctx_pe(const struct doca_ctx *ctx)
+{
+	return atomic_load_explicit(&ctx->pe, memory_order_relaxed);
+}
 
 /* Report a transition to the state callback (never under g_config_lock;
  * under the ctx's report_lock). */
@@ -463,7 +489,7 @@ static inline uint32_t ev_gs_next_free(uint32_t gs)
 }
 /* A state change by the slot's owner of the moment (the submitter that took
  * it, or the PE's runner); nobody else writes gs then, a free's CAS fails. */
-static inline void ev_set_state(struct doca_event *ev, enum event_state s)
+static inline __attribute__((always_inline)) void ev_set_state(struct doca_event *ev, enum event_state s)
 {
 	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
@@ -734,6 +760,14 @@ static inline uint64_t head_key(uint32_t magic)
 	return g_fork_epoch_key | magic;
 }
 
+/* Is the generation of @p o (handle_addr(h)) still h's? */
+static inline bool handle_tag_current(const void *h, const struct handle_head *o)
+{
+	/* the tag's bits and the address's are apart: h ^ tag is o exactly
+	 * when the tag is h's (handle_tag_of(h)) */
+	return ((uintptr_t)h ^ atomic_load_explicit(&o->tag, memory_order_relaxed)) == (uintptr_t)o;
+}
+
 /* The object behind a handle if it is a live one of this process (not
  * destroyed, not inherited across fork) of the handle's generation; @p
  * key: head_key of its magic, which a loop over many handles computes
@@ -743,10 +777,7 @@ static inline void *handle_obj_keyed(const void *h, uint64_t key)
 {
 	const struct handle_head *o = handle_addr(h);
 
-	/* the tag's bits and the address's are apart: h ^ tag is o exactly
-	 * when the tag is h's (handle_tag_of(h)) */
-	if (o == NULL || head_pair_load(o) != key ||
-	    ((uintptr_t)h ^ atomic_load_explicit(&o->tag, memory_order_relaxed)) != (uintptr_t)o)
+	if (o == NULL || head_pair_load(o) != key || !handle_tag_current(h, o))
 		return NULL;
 	return (void *)o;
 }

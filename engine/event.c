@@ -322,7 +322,7 @@ static inline __attribute__((always_inline)) void route_begin(struct free_route 
 
 static inline __attribute__((always_inline)) void route_event(struct free_route *r, struct doca_event *ev)
 {
-	struct doca_pe *pe = ev->ctx->pe;
+	struct doca_pe *pe = ctx_pe(ev->ctx);
 
 	if (r->pe != pe) {
 		if (r->pe != NULL)
@@ -536,7 +536,7 @@ void doca_event_free(struct doca_event *h)
 	if (ev == NULL)
 		return;
 	/* runner_enter_brief_from, its parked owner's case first */
-	struct doca_pe *pe = ev->ctx->pe;
+	struct doca_pe *pe = ctx_pe(ev->ctx);
 	struct runner_thread *t = runner_me;
 	const void *cur;
 

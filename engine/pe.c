@@ -154,12 +154,12 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *ph, struct doca_ctx *h)
 		err = DOCA_ERROR_INVALID_VALUE;
 	else if (ctx_state(ctx) != DOCA_CTX_STATE_IDLE)
 		err = DOCA_ERROR_BAD_STATE;
-	else if (ctx->pe != NULL)
+	else if (ctx_pe(ctx) != NULL)
 		err = DOCA_ERROR_NOT_PERMITTED;
 	else
 		err = pe_add_member_locked(pe, ctx);
 	if (err == DOCA_SUCCESS)
-		ctx->pe = pe;
+		atomic_store_explicit(&ctx->pe, pe, memory_order_relaxed); /* (ctx_pe) */
 	pthread_mutex_unlock(&g_config_lock);
 	if ((pe_gone || ctx_gone) && !unchecked)
 		err = pe_gone ? HANDLE_REFUSAL(ph, MAGIC_PE) : HANDLE_REFUSAL(h, MAGIC_CTX);

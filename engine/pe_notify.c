@@ -154,7 +154,7 @@ static bool ctx_feedable(struct doca_ctx *ctx, const struct ctx_run *run)
 
 void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
 {
-	struct doca_pe *pe = ctx->pe;
+	struct doca_pe *pe = ctx_pe(ctx);
 
 	/* seq_cst fence: the pushes are visible before the ready flag's and
 	 * the armed flag's loads. */
