@@ -32,7 +32,7 @@ static inline bool buf_pin_shared(struct doca_buf *buf)
  * with buf_pin_guarded_undo (a plain store: it was never a task's).
  * engine/buf.c says why that is still the Dekker pair (engine/task.c,
  * task_pin, is the one user). */
-static inline void buf_pin_guarded_store(struct doca_buf *buf)
+static inline __attribute__((always_inline)) void buf_pin_guarded_store(struct doca_buf *buf)
 {
 	uint32_t n = atomic_load_explicit(&buf->guarded_pins, memory_order_relaxed);
 

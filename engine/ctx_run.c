@@ -48,6 +48,13 @@
  * back) or before it (and then the free, entering after the turn, sees
  * the STOPPING the turn saw).
  *
+ * The owner's submits. A doca_task_submit entered the same way takes no
+ * read-side section either (engine/task.c): it looks at RUNNING under the
+ * brief guard and then reads the run, so by the same two rules the run
+ * it reads is not retired until it leaves: a submit that took a credit
+ * before the count is counted out, one that enters after the window sees
+ * STOPPING and takes the sectioned way.
+ *
  * Report order: a thread holds the ctx's report_lock (recursive, so a
  * callback may start or stop its own ctx) from a state change to the end of
  * its report, so the state callback sees transitions in the order they

@@ -3,8 +3,9 @@
  * thread.
  *
  * Lock-free and allocation-free: validate, then inside an RCU read-side
- * section check RUNNING, pin the buffers, take a credit (a free event slot)
- * and hand the slot over in chunks:
+ * section (the PE owner's single submit: its brief guard, below) check
+ * RUNNING, pin the buffers, take a credit (a free event slot) and hand
+ * the slot over in chunks:
  *
  * - from any thread, through the caller's mailbox shard: the event is its
  *   own list node, so the push cannot fail or allocate (credits alone bound
@@ -38,6 +39,42 @@
  * the next turn as the ready set's consumer, which the guard makes us,
  * so it pays no fence (task_queue_visit).
  *
+ * The owner's single submit takes no read-side section (task_one_owner):
+ * doca_task_submit from the thread that finds its own parked word W in
+ * the guard of the context's PE and enters it by runner_unpark (not
+ * nested, no revoker or quiesce under way). What the section did, and
+ * what does it instead:
+ *  - before the guard, the call reads only words never written by plain
+ *    stores, whatever the cells' fate: the context's handle head, state
+ *    and PE (CTX_CELL_KEEP, reset atomically at the put), the PE's guard
+ *    words (engine/pe.c, pe_get, says why the guard entered is W's);
+ *  - under the guard it reads RUNNING again (acquire: after the start's
+ *    connect), the context's PE again (the same: the guard held is the
+ *    context's PE's) and the handle again (current now, so current at
+ *    both loads; a kill is for ever). A RUNNING context keeps its run
+ *    while we hold the guard: a run is retired by a turn (which takes
+ *    the guard) or by a stop after runner_quiesce_begin, which waits for
+ *    our brief section or made our unpark fail (engine/ctx_run.c); so
+ *    ctx->run is read plainly, and the context and its PE stay;
+ *  - the buffers' handles are checked only under the guard, each after
+ *    its context copy (BUF_CELL_KEEP) is found to be ours
+ *    (task_buf_owned); a buffer of ours is handed on only after its
+ *    destroy waits out our brief sections (engine/buf.c,
+ *    buf_quiesce_owner), and one destroyed before we entered is seen
+ *    dead; so its fields and counts are read, and pinned, as under the
+ *    section;
+ *  - after the guard goes no stop or destroy waits for us, so the tail's
+ *    system calls (hw_qp_kick, pe_wake_fenced) run inside a section
+ *    entered before it goes (task_post_guarded); the inline device's
+ *    deferred post has neither.
+ * Any look that fails (no record, not parked by us, nested, a revoker or
+ * quiesce under way, not RUNNING, another PE, a stale handle, not the
+ * PE's thread, a fatal or flushing run, a mailbox not idle, a buffer not
+ * ours or stale) leaves the guard with nothing changed, and the whole call
+ * is made the sectioned way (task_submit_sectioned), which answers it.
+ * The explorer's owner_submit_destroy undoes each half
+ * (DOCA_EXPLORE_REVERT=buf_destroy_no_quiesce, owner_submit_no_recheck).
+ *
  * A burst shares one read-side section, one announce and one wake check.
  * The wake check runs after every burst that pushed, not only after a
  * push into an empty shard: a shard that held an item when we pushed may
@@ -60,7 +97,7 @@ task_check(const struct doca_ctx *ctx, const struct doca_task_desc *desc, const 
 	   const struct doca_buf *dst, uint64_t *len)
 {
 	if (desc->type != DOCA_TASK_COPY || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 || src->len == 0 ||
-	    dst->len == 0 || src->ctx != ctx || dst->ctx != ctx) /* (the buffers' copies of their memories') */
+	    dst->len == 0 || buf_ctx(src) != ctx || buf_ctx(dst) != ctx) /* (the buffers' copies of their memories') */
 		return DOCA_ERROR_INVALID_VALUE;
 	if (src->remote && dst->remote) /* one RMA has one remote side */
 		return DOCA_ERROR_NOT_SUPPORTED;
@@ -81,7 +118,7 @@ struct task_pinned {
 
 /* Validate and pin one task (under the guard when @p guarded); @p first:
  * the chunk's first task, which also looks at the pool. */
-static inline doca_error_t task_pin(struct doca_ctx *ctx, struct ctx_run *run,
+static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_ctx *ctx, struct ctx_run *run,
 				    const struct doca_task_desc *desc, struct doca_buf *src,
 				    struct doca_buf *dst, bool guarded, bool first,
 				    struct task_pinned *out)
@@ -170,7 +207,7 @@ static inline __attribute__((always_inline)) void task_fill(struct doca_event *e
 
 /* Post directly from this thread? Its own PE's thread, or the PE asleep
  * in event mode (not a worker's: its turns never wait for a submitter). */
-static bool task_may_post_direct(struct doca_pe *pe)
+static inline __attribute__((always_inline)) bool task_may_post_direct(struct doca_pe *pe)
 {
 	EXPLORE_POINT(ATOMIC);
 	if (atomic_load_explicit(&pe->home, memory_order_relaxed) == runner_self())
@@ -187,9 +224,10 @@ static bool task_may_post_direct(struct doca_pe *pe)
 static inline __attribute__((always_inline)) bool task_guard_take(struct doca_ctx *ctx, struct ctx_run *run,
 								  const void **unparked)
 {
-	struct runner *runner = &ctx->pe->runner;
+	struct doca_pe *pe = ctx_pe(ctx);
+	struct runner *runner = &pe->runner;
 
-	if (!task_may_post_direct(ctx->pe) || runner_enter_brief_from(runner, unparked) != RUNNER_ENTERED)
+	if (!task_may_post_direct(pe) || runner_enter_brief_from(runner, unparked) != RUNNER_ENTERED)
 		return false;
 	/* Holding the guard we are the mailbox's consumer and the qp's
 	 * producer, and the flags below are ours to read. */
@@ -204,7 +242,7 @@ static inline __attribute__((always_inline)) bool task_guard_take(struct doca_ct
  * next turn visit ctx, as a signal would, but with no fence: arming takes
  * the guard too, so it came before our entry (we see ARMED: true, wake
  * it) or comes after our exit, and its walk of the set finds ctx there. */
-static bool task_queue_visit(struct doca_pe *pe, struct doca_ctx *ctx)
+static inline __attribute__((always_inline)) bool task_queue_visit(struct doca_pe *pe, struct doca_ctx *ctx)
 {
 	EXPLORE_POINT(ATOMIC);
 	/* relaxed: only the consumer (we) clears QUEUED; a signaller that sets
@@ -224,10 +262,14 @@ static bool task_queue_visit(struct doca_pe *pe, struct doca_ctx *ctx)
  * if only a progress call runs what we posted (an inline device) and it
  * sleeps armed, as the completion does otherwise. Both system calls
  * (kicking the executor, waking the PE) come after letting go of the
- * guard, so a thread they wake never waits for us. */
+ * guard, so a thread they wake never waits for us. @p sectioned: the
+ * caller is inside a read-side section; the owner's way is not, and once
+ * it lets go of the guard no stop or destroy waits for it (the task's
+ * event may be reaped and freed, the run retired and freed, the context
+ * and its PE destroyed), so a kick or a wake enters one first. */
 static inline __attribute__((always_inline)) void
 task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs, uint32_t n,
-		  const void *unparked)
+		  const void *unparked, bool sectioned)
 {
 	bool inline_dev = run->qp->runs_in_poll, posted = false, wake = false;
 
@@ -249,13 +291,21 @@ task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event *
 	/* its PE's visits post or run them, find their completions (polled
 	 * while on the device, engine/pe_ready.c), or post what the device
 	 * refused (the run's backlog) */
+	struct doca_pe *pe = ctx_pe(ctx);
+
 	if (n != 0)
-		wake = task_queue_visit(ctx->pe, ctx) && inline_dev;
-	runner_exit_from(&ctx->pe->runner, unparked);
+		wake = task_queue_visit(pe, ctx) && inline_dev;
+	bool section = !sectioned && (posted || wake);
+
+	if (section)
+		doca_rcu_read_lock(); /* before the guard goes (see above) */
+	runner_exit_from(&pe->runner, unparked);
 	if (posted)
 		hw_qp_kick(run->qp);
 	if (wake)
-		pe_wake_fenced(ctx->pe); /* the guard ordered our post before the armed load */
+		pe_wake_fenced(pe); /* the guard ordered our post before the armed load */
+	if (section)
+		doca_rcu_read_unlock();
 }
 
 /* Hand filled events to the mailbox (the PE's next turn posts them). */
@@ -294,7 +344,7 @@ task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **ev
 	       const void *unparked)
 {
 	if (guarded) {
-		task_post_guarded(ctx, run, evs, n, unparked);
+		task_post_guarded(ctx, run, evs, n, unparked, true);
 		return false;
 	}
 	if (n != 0)
@@ -355,19 +405,33 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 	return got;
 }
 
+/* One task's pin, credit and fill, its state checked: the tasks that
+ * got a credit in evs[0] (0 or 1; *err says why not). */
+static inline __attribute__((always_inline)) uint32_t
+task_one_take(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *desc, struct doca_buf *src,
+	      struct doca_buf *dst, bool guarded, struct doca_event **evs, doca_error_t *err)
+{
+	struct task_pinned tp;
+	uint32_t got = 0;
+
+	*err = task_pin(ctx, run, desc, src, dst, guarded, true, &tp);
+	/* (task_take_credits sets *err only when it takes none) */
+	if (*err == DOCA_SUCCESS && (got = task_take_credits(run, &tp, 1, guarded, evs, err)) == 1)
+		task_fill(evs[0], &tp, guarded, hb_watching());
+	return got;
+}
+
 /* task_chunk for one task, with no arrays or loops: a single submit is the
- * common call, and on the owner's way this is most of its cost. The same
- * steps in the same order, so the same answers. */
+ * common call (the owner's way is task_one_owner's). The same steps in
+ * the same order, so the same answers. */
 static inline __attribute__((always_inline)) uint32_t
 task_one(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struct doca_task_desc *desc,
 	 uint64_t buf_key, bool *queued, doca_error_t *err)
 {
 	struct doca_buf *src = buf_of_keyed(desc->src, buf_key), *dst = buf_of_keyed(desc->dst, buf_key);
-	struct task_pinned tp;
 	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
 	bool guarded = false;
 	const void *unparked = NULL;
-	uint32_t got = 0;
 
 	if (src == NULL)
 		*err = HANDLE_REFUSAL(desc->src, MAGIC_BUF);
@@ -377,12 +441,73 @@ task_one(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struc
 		*err = task_chunk_enter(ctx, run, start, &guarded, &unparked);
 	if (*err != DOCA_SUCCESS)
 		return 0;
-	*err = task_pin(ctx, *run, desc, src, dst, guarded, true, &tp);
-	/* (task_take_credits sets *err only when it takes none) */
-	if (*err == DOCA_SUCCESS && (got = task_take_credits(*run, &tp, 1, guarded, evs, err)) == 1)
-		task_fill(evs[0], &tp, guarded, hb_watching());
+	uint32_t got = task_one_take(ctx, *run, desc, src, dst, guarded, evs, err);
+
 	*queued |= task_hand_over(ctx, *run, evs, got, guarded, unparked);
 	return got;
+}
+
+/* A buffer's handle on the owner's way: the buffer, if h names a live
+ * buffer of ctx. Its context (BUF_CELL_KEEP) is loaded after the magic
+ * says the cell is a buffer's (a cell never changes kind) and before the
+ * generation is compared: h is the caller's, made by a create that
+ * happened before this call, so a generation still h's when compared
+ * means the context loaded is h's buffer's (no other create in the cell
+ * since), and a buffer of ctx is destroyed only after its destroy waits
+ * out our section (engine/buf.c, buf_quiesce_owner). Every word read
+ * before that is an atomic never zeroed. */
+static inline __attribute__((always_inline)) struct doca_buf *
+task_buf_owned(const struct doca_buf *h, const struct doca_ctx *ctx, uint64_t buf_key)
+{
+	struct doca_buf *buf = handle_addr(h);
+
+	EXPLORE_POINT(ATOMIC);
+	if (buf == NULL || head_pair_load(buf) != buf_key || buf_ctx(buf) != ctx)
+		return NULL;
+	EXPLORE_POINT(ATOMIC);
+	return handle_tag_current(h, (const struct handle_head *)buf) ? buf : NULL;
+}
+
+/* The owner's single submit, without a read-side section: true with the
+ * call made (*err its answer), false with nothing changed (the caller
+ * makes the whole call the sectioned way). See the top for why. */
+static inline __attribute__((always_inline)) bool
+task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t buf_key, doca_error_t *err)
+{
+	struct runner_thread *t = runner_me;
+	struct doca_ctx *ctx = ctx_of(h);
+
+	if (t == NULL || ctx == NULL || ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
+		return false;
+	struct doca_pe *pe = ctx_pe(ctx);
+
+	if (pe == NULL)
+		return false;
+	EXPLORE_POINT(GUARD);
+	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
+
+	if (!runner_parked_by(cur, t) || runner_in_parked(&pe->runner, t) || !runner_unpark(&pe->runner, cur, t, true))
+		return false;
+	/* Inside our brief section: the checks again, state first (its
+	 * acquire comes after the start's connect), then the PE (the guard
+	 * we hold is the context's PE's), then the handle (current now, so
+	 * current at both loads before it). */
+	bool recheck = !DOCA_REVERTED("owner_submit_no_recheck");
+	struct ctx_run *run;
+	struct doca_buf *src, *dst;
+	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
+
+	if ((recheck && (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING || ctx_pe(ctx) != pe || ctx_of(h) != ctx)) ||
+	    (run = rcu_dereference(ctx->run), !task_may_post_direct(pe)) || run->fatal || run->flush_sent ||
+	    !mailbox_idle(&run->mbox) ||
+	    (src = task_buf_owned(desc->src, ctx, buf_key)) == NULL ||
+	    (dst = task_buf_owned(desc->dst, ctx, buf_key)) == NULL) {
+		runner_exit_unparked(&pe->runner, cur, t);
+		return false;
+	}
+	TSAN_ACQUIRE(run);
+	task_post_guarded(ctx, run, evs, task_one_take(ctx, run, desc, src, dst, true, evs, err), cur, false);
+	return true;
 }
 
 /* The entry points, inlined into each: a single task's call is then
@@ -433,18 +558,32 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_d
 	return task_submit_burst(h, descs, n, 0, accepted);
 }
 
-doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc *desc)
-{
-	uint32_t accepted;
-
-	if (desc == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	return task_submit_burst(ctx, desc, 1, 0, &accepted);
-}
-
-doca_error_t task_submit_in_run(struct doca_ctx *ctx, const struct doca_task_desc *desc, uint64_t start)
+/* A single submit inside a read-side section: every way but the owner's,
+ * out of line, so the owner's way is the one compiled into the callers. */
+static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_ctx *ctx,
+								    const struct doca_task_desc *desc, uint64_t start)
 {
 	uint32_t accepted;
 
 	return task_submit_burst(ctx, desc, 1, start, &accepted);
+}
+
+/* A single submit: the owner's way, or the sectioned one. */
+doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc *desc)
+{
+	doca_error_t err;
+
+	if (desc == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (task_one_owner(ctx, desc, head_key(MAGIC_BUF), &err))
+		return err;
+	return task_submit_sectioned(ctx, desc, 0);
+}
+
+/* (doca_task_submit_wait's, always the sectioned way: a waiter's submit
+ * is not the owner's loop, and the owner's way compiled once keeps the
+ * submit's helpers inlined) */
+doca_error_t task_submit_in_run(struct doca_ctx *ctx, const struct doca_task_desc *desc, uint64_t start)
+{
+	return task_submit_sectioned(ctx, desc, start);
 }

@@ -73,7 +73,7 @@ static inline __attribute__((always_inline)) bool pool_plain_begin_as(struct tas
 	return false;
 }
 
-static inline bool pool_plain_begin(struct task_pool *p)
+static inline __attribute__((always_inline)) bool pool_plain_begin(struct task_pool *p)
 {
 	return pool_plain_begin_as(p, false);
 }

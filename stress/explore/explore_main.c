@@ -123,6 +123,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_owner_free_wait },
 	{ "owner_free_bulk_wait", "owner_free_wait, the event freed by doca_event_free_bulk",
 	  scenario_owner_free_bulk_wait },
+	{ "owner_submit_destroy", "the PE's parked owner submits (no read-side section) while one thread destroys its source and another stops the ctx",
+	  scenario_owner_submit_destroy },
 	{ "event_wake", "two submitters meet an event-mode PE armed, arming and running; events freed at once (engine thread)",
 	  scenario_event_wake },
 	{ "fork_in_flight", "fork with a task on an engine thread and a worker running; the child uses the same device",
@@ -487,6 +489,8 @@ static const char *const revertible[] = {
 	"pe_enter_outside_section", /* a PE call checks its handle and takes the PE's guard outside a read-side section */
 	"pe_get_any_entry_outside_section", /* a getter skips the read-side section on every entry, not only its own parked guard's */
 	"stop_ignores_owner_frees", /* a stop retires the run without waiting out the parked owner's brief sections (its frees take no read-side section) */
+	"buf_destroy_no_quiesce", /* a buffer's destroy finishes without waiting out its PE owner's brief sections (its submits take no read-side section) */
+	"owner_submit_no_recheck", /* the owner's submit does not look at the state, the PE and the handle again under its guard */
 	"stop_in_turn_waits", /* a doca_ctx_stop inside a PE turn waits for the report lock, not put off */
 	"engine_wake_before_publish", /* an engine thread calls the wake before publishing its pass's last, partly filled CQ slot */
 };

@@ -73,6 +73,7 @@ void scenario_owner_free_close(void);
 void scenario_owner_free_bulk_close(void);
 void scenario_owner_free_wait(void);
 void scenario_owner_free_bulk_wait(void);
+void scenario_owner_submit_destroy(void);
 
 /* End the schedule unless @p call returned one of the @p n codes listed. */
 #define EXPECT_IN(call, n, ...)                                                      \
