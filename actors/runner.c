@@ -61,6 +61,9 @@ struct runner_thread *runner_thread_first(void)
 			t = NULL;
 		}
 		if (t != NULL) {
+			/* the library's own memory, ordered by its atomics: a
+			 * quiesce or a revoker reads another thread's list */
+			hb_private(t, sizeof(*t));
 			for (uint32_t i = 0; i < RUNNER_NEST_MAX; i++)
 				atomic_init(&t->in[i], NULL);
 			t->depth = 0;
