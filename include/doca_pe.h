@@ -52,7 +52,12 @@
  * from any other thread wait for it (spinning, yielding the CPU) instead of
  * being refused; if that thread is preempted while holding the PE, they
  * wait until it runs again, so they are not lock-free then. A PE used from
- * one thread, or driven by its worker, never waits so.
+ * one thread, or driven by its worker, never waits so. doca_ctx_stop of a
+ * context of the PE (when nothing is in flight) and doca_buf_destroy of a
+ * buffer of such a context also wait, the same way, while the thread that
+ * keeps the PE between its calls is inside a submit, get or free of it
+ * (each a few dozen instructions unless that thread is preempted), as
+ * they would wait for a read-side grace period.
  */
 #ifndef DOCA_PE_H
 #define DOCA_PE_H
