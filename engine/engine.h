@@ -339,12 +339,12 @@ uint32_t run_outstanding(const struct ctx_run *run);
 void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n);
 /* Leave n (>= 1) filled events in the run's backlog, after what waits
  * there, for its PE's next visit to post (runner guard held; the caller
- * queues the visit): linked in order, then spliced on with one tail
- * update (inline: a submit of one task pays no call for it). */
+ * queues the visit): already linked in order by the caller (each
+ * evs[i]->next is evs[i + 1], the last one's anything: the submit's fill
+ * loop links them as it writes them), spliced on with one tail update
+ * (inline: a submit of one task pays no call for it). */
 static inline void run_defer(struct ctx_run *run, struct doca_event *const *evs, uint32_t n)
 {
-	for (uint32_t i = 0; i + 1u < n; i++)
-		evs[i]->next = evs[i + 1u];
 	evs[n - 1u]->next = NULL;
 	if (run->backlog_tail != NULL)
 		run->backlog_tail->next = evs[0];

@@ -363,7 +363,7 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 	   uint32_t n, uint64_t buf_key, bool *queued, doca_error_t *err)
 {
 	struct task_pinned tp[SUBMIT_CHUNK];
-	struct doca_event *evs[SUBMIT_CHUNK];
+	struct doca_event *evs[SUBMIT_CHUNK + 1u]; /* + 1: the fill's link past the last */
 	bool guarded = false, entered = false;
 	const void *unparked = NULL;
 	uint32_t k;
@@ -391,13 +391,20 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 
 	if (got < k)
 		*err = why;
-	/* one loop per case, each compiled for its constants */
+	/* one loop per case, each compiled for its constants; under the
+	 * guard each event is linked to the next as it is filled, as
+	 * run_defer wants them (the last one to evs[got], NULL) */
+	evs[got] = NULL;
 	if (hb_watching())
-		for (uint32_t i = 0; i < got; i++)
+		for (uint32_t i = 0; i < got; i++) {
 			task_fill(evs[i], &tp[i], guarded, true);
+			evs[i]->next = evs[i + 1u];
+		}
 	else if (guarded)
-		for (uint32_t i = 0; i < got; i++)
+		for (uint32_t i = 0; i < got; i++) {
 			task_fill(evs[i], &tp[i], true, false);
+			evs[i]->next = evs[i + 1u];
+		}
 	else
 		for (uint32_t i = 0; i < got; i++)
 			task_fill(evs[i], &tp[i], false, false);
