@@ -253,16 +253,23 @@ struct pool_chain {
 	uint32_t top; /* the first slot's pool_index + 1, as a link names it (0: empty) */
 	uint32_t n;
 };
-/* Add a slot to a chain (its owner only): linked in front. */
-static inline void pool_chain_add(struct pool_chain *c, struct doca_event *ev)
+/* Add a slot to a chain that holds one already (its owner only): linked
+ * in front. */
+static inline void pool_chain_add_more(struct pool_chain *c, struct doca_event *ev)
 {
 	/* relaxed: task_pool_put's release publishes the links */
 	atomic_store_explicit(&ev->pool_next, c->top, memory_order_relaxed);
 	atomic_store_explicit(&ev->pool_next_ev, c->first, memory_order_relaxed);
 	c->first = ev;
-	if (c->n++ == 0)
-		c->last = ev;
+	c->n++;
 	c->top = ev->pool_index + 1u;
+}
+/* Add a slot to a chain (its owner only): linked in front. */
+static inline void pool_chain_add(struct pool_chain *c, struct doca_event *ev)
+{
+	if (c->n == 0)
+		c->last = ev;
+	pool_chain_add_more(c, ev);
 }
 /* Free credits now (exact when no submitter races). Any thread. */
 uint32_t task_pool_free(const struct task_pool *p);

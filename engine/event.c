@@ -377,8 +377,11 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 		if (ev == NULL)
 			continue;
 		if (ev->run == run) {
-			/* the claim made gs (h's generation, RETURNING) */
-			event_release_gs(ev, &chain, ev_tag_gs(handle_tag_of(h), EV_RETURNING), watched);
+			/* the claim made gs (h's generation, RETURNING); the
+			 * chain holds a slot already: run is not NULL (no event's
+			 * run is), so route_event_slow released one into it */
+			event_release_slot(ev, ev_tag_gs(handle_tag_of(h), EV_RETURNING), watched);
+			pool_chain_add_more(&chain, ev);
 			continue;
 		}
 		route.released = run;
