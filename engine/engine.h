@@ -198,7 +198,6 @@ struct doca_event {
 	uint8_t status;         /* enum doca_event_status */
 	uint8_t pins;           /* enum event_pins */
 	uint16_t type;          /* enum doca_task_type */
-	uint32_t flags;
 	doca_error_t error;
 	uint64_t len;           /* bytes to copy */
 	uint64_t bytes;         /* bytes copied */

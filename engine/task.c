@@ -195,11 +195,13 @@ static inline __attribute__((always_inline)) void task_fill(struct doca_event *e
 	ev_set_state(ev, EV_QUEUED);
 	ev->pins = guarded ? EV_PINS_GUARDED : EV_PINS_SHARED;
 	ev->type = DOCA_TASK_COPY; /* the one type task_check lets through */
-	ev->flags = t->desc->flags;
+	/* (no bytes: every completion writes them, event_flush and
+	 * event_from_cqe and the turn's execute, before anyone can read
+	 * them; and no flags: ALLOW_PARTIAL is decided here, and a
+	 * completion tells a partial copy by len against the source's) */
 	ev->src = t->src;
 	ev->dst = t->dst;
 	ev->len = t->len;
-	ev->bytes = 0;
 	ev->user_data = t->desc->user_data;
 	if (watched)
 		hb_release(ev); /* the caller's writes happen before the device's accesses */
