@@ -467,7 +467,10 @@ static inline uint32_t ev_tag_gs(uintptr_t tag, enum event_state s)
 /* The handle tag of a gs's generation. */
 static inline uintptr_t ev_gs_tag(uint32_t gs)
 {
-	return (uintptr_t)(gs & 63u) | (uintptr_t)(gs >> 16) << HANDLE_ADDR_BITS;
+	/* gs copied 32 bits up as well: its bits 0-5 stay, its 16-31 land
+	 * on 48-63, and the mask drops the rest (the state's bits, both
+	 * times) */
+	return ((uintptr_t)gs * 0x100000001u) & ~(uintptr_t)HANDLE_ADDR_MASK;
 }
 static inline uint32_t ev_gs(uint32_t gen, enum event_state s)
 {
