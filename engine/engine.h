@@ -168,14 +168,14 @@ void buf_destroy_finish(struct doca_buf *buf);
 
 /* ---- events (one per task slot) ---- */
 
-/* A slot's life: FREE → QUEUED (a submitter took the credit) → READY (on
- * the PE's ready list) → HELD (handed out by doca_pe_get_event(s)) →
- * RETURNING (claimed by a free; on its way back) → FREE with the next
+/* A slot's life: FREE → QUEUED (a submitter took the credit; so it stays
+ * on the PE's ready list too: no reader tells the two apart, and the
+ * handout rewrites the state) → HELD (handed out by doca_pe_get_event(s))
+ * → RETURNING (claimed by a free; on its way back) → FREE with the next
  * generation; or QUEUED → CALLBACK (inside the event callback) → FREE. */
 enum event_state {
 	EV_FREE = 0,
 	EV_QUEUED,
-	EV_READY,
 	EV_HELD,
 	EV_CALLBACK,
 	EV_RETURNING,

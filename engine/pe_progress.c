@@ -29,7 +29,7 @@
 
 struct turn_rec {
 	struct doca_ctx *ctx;
-	/* its executed events, READY and linked in order, when it has no
+	/* its executed events, linked in order, when it has no
 	 * event callback (turn_execute); NULL if none */
 	struct doca_event *head, *tail;
 	uint32_t first; /* index of its first other event in the turn's array */
@@ -183,13 +183,13 @@ static struct doca_event *event_from_cqe(const struct hw_cqe *c, bool *fatal)
  * completions); the completions of the rest overwrite every field. The
  * events are the turn's until it delivers them, so no one sees the status
  * before the copy.
- * Without an event callback the same pass makes each one READY, and the
- * executed events stay linked as they were in the backlog: *head..*tail,
- * for the turn to splice onto the ready list with one tail update (no
- * array entry, no second walk). READY before the copy is not observable
- * either: a free on another thread refuses QUEUED and READY alike
- * (engine/event.c looks for HELD or CALLBACK), and only this thread, which
- * holds the runner guard, reads the ready list. */
+ * Without an event callback the executed events stay linked as they were
+ * in the backlog: *head..*tail, for the turn to splice onto the ready list
+ * with one tail update (no array entry, no second walk). They stay QUEUED
+ * there (engine.h): a free on another thread refuses them as it refused
+ * them before (engine/event.c looks for HELD or CALLBACK), only this
+ * thread, which holds the runner guard, reads the ready list, and the
+ * handout stores HELD over whatever state it finds. */
 static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 			 struct doca_event **head, struct doca_event **tail)
 {
@@ -226,9 +226,7 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 			ev->bytes = d.len;
 			ev->error = short_dst ? DOCA_ERROR_TOO_BIG : DOCA_SUCCESS;
 			ev->status = short_dst ? DOCA_EVENT_STATUS_PARTIAL : DOCA_EVENT_STATUS_SUCCESS;
-			if (ready)
-				ev_set_state(ev, EV_READY);
-			else
+			if (!ready)
 				done[n] = ev;
 			n++;
 			last = ev;
@@ -377,11 +375,10 @@ static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
 			buf_destroy_finish(pe->cb_doomed[pe->cb_ndoomed - 1]);
 		return;
 	}
-	ev_set_state(ev, EV_READY);
-	event_list_append(&pe->ready_head, &pe->ready_tail, ev);
+	event_list_append(&pe->ready_head, &pe->ready_tail, ev); /* QUEUED until handed out */
 }
 
-/* READY events head..tail, linked in order, onto the end of the ready list. */
+/* Events head..tail, linked in order, onto the end of the ready list. */
 static void pe_splice_ready(struct doca_pe *pe, struct doca_event *head, struct doca_event *tail)
 {
 	if (pe->ready_tail != NULL)
@@ -393,14 +390,12 @@ static void pe_splice_ready(struct doca_pe *pe, struct doca_event *head, struct 
 
 /* pe_deliver for n (>= 1) events of one context without an event callback
  * (none can be set while it has events: doca_ctx_set_event_cb is IDLE
- * only): made READY and linked in order, then spliced onto the ready list
- * with one tail update. */
+ * only): linked in order, then spliced onto the ready list with one tail
+ * update. */
 static void pe_deliver_ready(struct doca_pe *pe, struct doca_event *const *evs, uint32_t n)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		ev_set_state(evs[i], EV_READY);
+	for (uint32_t i = 0; i < n; i++)
 		evs[i]->next = i + 1u < n ? evs[i + 1u] : NULL;
-	}
 	pe_splice_ready(pe, evs[0], evs[n - 1u]);
 }
 
