@@ -211,31 +211,38 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 	while (ev != NULL && ndone < TURN_EVENTS && !failed) {
 		struct hw_copy copies[EXECUTE_CHUNK];
 		struct doca_event **done = &t->done[ndone];
-		uint32_t room = TURN_EVENTS - ndone, most = room < EXECUTE_CHUNK ? room : EXECUTE_CHUNK;
-		uint32_t n = 0;
+		uint32_t room = TURN_EVENTS - ndone;
+		/* the chunk's bound as a pointer: one compare per event */
+		struct hw_copy *c = copies, *end = copies + (room < EXECUTE_CHUNK ? room : EXECUTE_CHUNK);
 
-		/* at least one: ev is not NULL and most >= 1 (room >= 1) */
+		/* at least one: ev is not NULL and end > copies (room >= 1) */
 		for (;;) {
 			struct doca_buf *src = ev->src;
-			/* event_desc's copy: no registrations (hw_copy) */
-			struct hw_copy d = { .cookie = (uint64_t)(uintptr_t)ev, .src = src->data,
-					     .dst = ev->dst->data, .len = ev->len };
-			bool short_dst = d.len < src->len; /* ALLOW_PARTIAL with a short dst */
+			uint64_t len = ev->len;
 
-			copies[n] = d;
-			ev->bytes = d.len;
-			ev->error = short_dst ? DOCA_ERROR_TOO_BIG : DOCA_SUCCESS;
-			ev->status = short_dst ? DOCA_EVENT_STATUS_PARTIAL : DOCA_EVENT_STATUS_SUCCESS;
+			/* event_desc's copy: no registrations (hw_copy) */
+			*c = (struct hw_copy){ .cookie = (uint64_t)(uintptr_t)ev, .src = src->data,
+					       .dst = ev->dst->data, .len = len };
+			ev->bytes = len;
+			if (__builtin_expect(len < src->len, 0)) { /* ALLOW_PARTIAL with a short dst */
+				ev->error = DOCA_ERROR_TOO_BIG;
+				ev->status = DOCA_EVENT_STATUS_PARTIAL;
+			} else {
+				ev->error = DOCA_SUCCESS;
+				ev->status = DOCA_EVENT_STATUS_SUCCESS;
+			}
 			if (!ready)
-				done[n] = ev;
-			n++;
-			last = ev;
+				done[c - copies] = ev;
+			c++;
 			ev = ev->next;
-			if (ev == NULL || n == most)
+			if (ev == NULL || c == end)
 				break;
 		}
+		uint32_t n = (uint32_t)(c - copies);
 		uint32_t whole = hw_qp_execute(qp, copies, n, t->cqes);
 
+		/* the chunk's last event, from its copy: no local kept per event */
+		last = (struct doca_event *)(uintptr_t)copies[n - 1u].cookie;
 		for (uint32_t j = whole; j < n; j++)
 			(void)event_from_cqe(&t->cqes[j], &failed);
 		ndone += n;
