@@ -290,9 +290,13 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	if (running && qp->executes_at_once)
 		turn_execute(t, run, &fatal, &head, &tail);
 	uint32_t rest = head != NULL ? t->ndone : first; /* where done[] starts */
-	if (running)
-		run_drain(t, run, true);
-	else if (!run->flush_sent) {
+	/* Nothing to feed (an at-once device executed the backlog, no one
+	 * pushed): no call. mailbox_idle makes the loads a drain's first look
+	 * makes, and when they find nothing the drain takes nothing. */
+	if (running) {
+		if (run->backlog_head != NULL || !mailbox_idle(&run->mbox))
+			run_drain(t, run, true);
+	} else if (!run->flush_sent) {
 		qp->ops->flush(qp);
 		run->flush_sent = true;
 	}
