@@ -108,8 +108,13 @@ bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run)
 
 	if (st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING)
 		return false;
+	/* An at-once device's poll does nothing while nothing is posted to it
+	 * (hw.h), so it has nothing pending then: no call. on_device is
+	 * exact: its one writer is the runner, every caller of this. */
+	bool idle_dev = qp->executes_at_once && atomic_load_explicit(&run->on_device, memory_order_relaxed) == 0;
+
 	if (!mailbox_idle(&run->mbox) || run->backlog_head != NULL || qp->always_polled ||
-	    qp->ops->pending(qp))
+	    (!idle_dev && qp->ops->pending(qp)))
 		return true;
 	if (run_fatal_stop_due(run))
 		return true;
