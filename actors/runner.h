@@ -377,13 +377,15 @@ static inline enum runner_entry runner_revoke(struct runner *r, const void *cur,
  * waited for: its tail holds read-side sections where it needs them, and
  * a progress may run callbacks that wait for the caller. The wait is for
  * brief holds only, which are bounded and never wait (see top). Never
- * inside a brief hold of r. */
-static inline void runner_quiesce_begin(struct runner *r)
+ * inside a brief hold of r.
+ * runner_quiesce_wait is that wait alone: a caller that counted itself in
+ * (runner_revoke_announce) and ran a heavy half since, which it needed
+ * anyway, calls it after that fence (engine/buf.c, buf_close: the same
+ * argument, one fence for two pairs), and runner_quiesce_end after. */
+static inline void runner_quiesce_wait(struct runner *r)
 {
 	unsigned spins = 0;
 
-	runner_revoke_announce(r);
-	asym_fence_heavy(); /* our count is visible before we read the owner's list */
 	EXPLORE_POINT(GUARD);
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_acquire);
 
@@ -402,6 +404,13 @@ static inline void runner_quiesce_begin(struct runner *r)
 			i = (uint32_t)-1; /* look at the whole list again */
 		}
 	}
+}
+
+static inline void runner_quiesce_begin(struct runner *r)
+{
+	runner_revoke_announce(r);
+	asym_fence_heavy(); /* our count is visible before we read the owner's list */
+	runner_quiesce_wait(r);
 }
 
 /* The end of runner_quiesce_begin's window: runner_unpark may succeed

@@ -125,17 +125,30 @@ doca_error_t doca_buf_get_len(const struct doca_buf *h, size_t *len)
 }
 
 /* Close the buffer to new users, if no task of any thread names it; false
- * (and nothing changed) otherwise. */
-static bool buf_close(struct doca_buf *buf)
+ * (and nothing changed) otherwise. With @p pe (the buffer's context's PE,
+ * see buf_quiesce_owner): true with us counted in its guard's revoke and
+ * its parked owner's brief sections waited out; the caller kills the
+ * handle, then withdraws (runner_quiesce_end). One heavy fence for both
+ * pairs: DEAD before the guarded pins are read, our count before the
+ * owner's list is. */
+static bool buf_close(struct doca_buf *buf, struct doca_pe *pe)
 {
-	if (buf_guarded_outstanding(buf) != 0 || !buf_users_close(buf, 0))
+	if (buf_guarded_outstanding(buf) != 0)
 		return false;
-	asym_fence_heavy(); /* DEAD is visible before we read the guarded pins (see top) */
-	EXPLORE_POINT(ATOMIC);
-	if (buf_guarded_outstanding(buf) == 0)
-		return true;
-	EXPLORE_POINT(ATOMIC);
-	atomic_fetch_and_explicit(&buf->users, ~BUF_DEAD, memory_order_relaxed); /* reopen */
+	if (pe != NULL)
+		runner_revoke_announce(&pe->runner); /* no runner_unpark succeeds from here on */
+	if (buf_users_close(buf, 0)) {
+		asym_fence_heavy(); /* DEAD and our count are visible before we read the guarded pins, the list */
+		if (pe != NULL)
+			runner_quiesce_wait(&pe->runner);
+		EXPLORE_POINT(ATOMIC);
+		if (buf_guarded_outstanding(buf) == 0)
+			return true;
+		EXPLORE_POINT(ATOMIC);
+		atomic_fetch_and_explicit(&buf->users, ~BUF_DEAD, memory_order_relaxed); /* reopen */
+	}
+	if (pe != NULL)
+		runner_quiesce_end(&pe->runner); /* nothing killed: the owner's way is as before */
 	return false;
 }
 
@@ -184,21 +197,49 @@ static bool buf_destroy_in_callback(struct doca_buf *buf)
 	return true;
 }
 
-/* After our kill of buf, before its finish: wait out the brief sections
- * of its context's PE that its parked owner entered by runner_unpark. The
- * owner's doca_task_submit checks a buffer's handle in such a section
- * without a read-side one (engine/task.c), after finding the buffer's
- * context (BUF_CELL_KEEP) to be its own, whose PE's guard it holds; the
- * grace period before the cell's zeroing does not wait for it. A section
- * that entered before our count (runner_quiesce_begin) has ended when it
- * returns (a submit that pinned buf is then seen by no destroy: ours
- * closed the count first, so its pin found DEAD); one that enters after
- * runner_quiesce_end sees the kill (its unpark's acquire load of revoke
- * reads our withdrawal or later) and takes the sectioned way. The PE is
- * read under g_config_lock: NULL (no PE yet) comes before a later connect,
- * and so before any start and owner's submit, which then see the kill.
- * It cannot change meanwhile: it goes back to NULL only at the context's
- * destroy, which the buffer's memory holds off until the finish. */
+/* Why a destroy waits out the brief sections of its context's PE that
+ * the PE's parked owner entered by runner_unpark: the owner's
+ * doca_task_submit checks a buffer's handle in such a section without a
+ * read-side one (engine/task.c), after finding the buffer's context
+ * (BUF_CELL_KEEP) to be its own, whose PE's guard it holds; the grace
+ * period before the cell's zeroing does not wait for it.
+ *
+ * One heavy fence per destroy, buf_close's, serves both this and the
+ * guarded pins. The PE is read before the close, outside g_config_lock:
+ * one found stays the context's until the context's destroy, which the
+ * buffer's memory holds off until the finish, and its guard's words are
+ * atomics that are never zeroed (runner_reset). With it, buf_close
+ * counts us in its revoke (C), runs the heavy fence (F), waits until the
+ * owner found parked is in no brief section of it (runner_quiesce_wait),
+ * and reads the guarded pins; the caller kills the handle (K) and then
+ * withdraws the count (W, runner_quiesce_end); the finish comes after.
+ * A brief section S pushed its entry, ran the light half and loaded revoke
+ * (acquire) 0 (runner_unpark). Either that load read a value before C
+ * in revoke's modification order: then by the fence pair (S: push, light,
+ * load revoke; we: C, F, load the list) our loads after F see S's push
+ * or a later word of its list, and the wait ends only after S's pop,
+ * which we acquire: all of S happens before our guarded-pins read (a pin
+ * of S that stood is counted there: IN_USE, nothing killed) and before
+ * the finish. Or it read C or later: then 0 only from W on (every write
+ * of revoke is a read-modify-write, so W heads the release sequence S
+ * read), S's load synchronizes with W, the kill happens before S's
+ * handle check, and S takes the sectioned way, which the grace period
+ * waits for. Between C and W no runner_unpark succeeds. So C goes before
+ * F (the first case's pair) and W after K (the second's; the explorer's
+ * owner_submit_destroy undoes it: buf_destroy_withdraw_before_kill). The
+ * guarded pins' pair (see top) is unchanged: DEAD is stored before F,
+ * the count read after it; the wait in between changes neither. The wait
+ * runs inside our read-side section and perhaps inside a callback of the
+ * PE's own progress (a non-brief section of ours, not waited for): it
+ * waits for brief holds only, which never wait (actors/runner.h), and
+ * doca_buf_destroy is never called inside one.
+ *
+ * No PE found (NULL): the context was not connected when we looked. After
+ * the kill, buf_quiesce_owner looks again under g_config_lock: NULL then
+ * comes before a later connect, and so before any start and owner's
+ * submit, which then see the kill; a PE found now (a connect raced our
+ * destroy) is quiesced the whole way, runner_quiesce_begin/_end, the same
+ * argument with a fence of its own. */
 static void buf_quiesce_owner(const struct doca_buf *buf)
 {
 	if (DOCA_REVERTED("buf_destroy_no_quiesce"))
@@ -215,19 +256,29 @@ static void buf_quiesce_owner(const struct doca_buf *buf)
 
 /* The body of doca_buf_destroy, inside a read-side section: a concurrent
  * destroy that wins hands the cell on (zeroed) only after a grace period,
- * so buf's links stay readable while we look. *finish: the buffer is
- * killed, and its caller finishes the destroy (buf_quiesce_owner, then
- * buf_destroy_finish) after leaving the section. */
-static doca_error_t buf_destroy_checked(struct doca_buf *h, struct doca_buf *buf, bool *finish)
+ * so buf's links stay readable while we look. @p pe: the buffer's
+ * context's PE, or NULL (buf_quiesce_owner). *finish: the buffer is
+ * killed, and its caller finishes the destroy (buf_quiesce_owner if pe is
+ * NULL, then buf_destroy_finish) after leaving the section. */
+static doca_error_t buf_destroy_checked(struct doca_buf *h, struct doca_buf *buf, struct doca_pe *pe,
+					bool *finish)
 {
+	bool withdraw_early = pe != NULL && DOCA_REVERTED("buf_destroy_withdraw_before_kill");
+
 	/* Of two destroys only one closes the count; the other finds it
 	 * closed and waits for the outcome: the winner kills the handle
 	 * (INVALID_VALUE, as once it is dead) or, in use after all, reopens
 	 * the count (look again). Both follow the close within a bounded
 	 * number of steps of the winner's. */
 	for (unsigned spins = 0;; spins++) {
-		if (buf_close(buf)) {
+		if (buf_close(buf, pe)) {
+			if (withdraw_early) {
+				runner_quiesce_end(&pe->runner);
+				EXPLORE_POINT(ATOMIC); /* (the kill's stores have no hook point of their own) */
+			}
 			handle_kill(buf);
+			if (pe != NULL && !withdraw_early)
+				runner_quiesce_end(&pe->runner); /* after the kill (buf_quiesce_owner) */
 			*finish = true;
 			return DOCA_SUCCESS;
 		}
@@ -253,14 +304,18 @@ doca_error_t doca_buf_destroy(struct doca_buf *h)
 
 	doca_rcu_read_lock();
 	struct doca_buf *buf = buf_of(h);
+	/* (read outside g_config_lock: see buf_quiesce_owner) */
+	struct doca_pe *pe =
+		buf == NULL || DOCA_REVERTED("buf_destroy_no_quiesce") ? NULL : ctx_pe(buf->mem->ctx);
 
-	err = buf == NULL ? DOCA_ERROR_INVALID_VALUE : buf_destroy_checked(h, buf, &finish);
+	err = buf == NULL ? DOCA_ERROR_INVALID_VALUE : buf_destroy_checked(h, buf, pe, &finish);
 	doca_rcu_read_unlock();
 	if (finish) {
 		/* killed by us: ours to finish, the cell held until then. Inside
 		 * an event callback (buf_destroy_in_callback) the turn kills and
 		 * finishes under the guard, which no brief section shares. */
-		buf_quiesce_owner(buf);
+		if (pe == NULL)
+			buf_quiesce_owner(buf);
 		buf_destroy_finish(buf);
 	}
 	/* not a buffer's handle, or (from buf_destroy_checked) one another

@@ -6,7 +6,7 @@
  * The owner's doca_task_submit takes no read-side section when it enters
  * its parked guard by runner_unpark (engine/task.c): it checks the
  * context's handle, state and PE before it holds anything, again under
- * the guard, and the buffers' handles and fields only there. Two things
+ * the guard, and the buffers' handles and fields only there. Three things
  * keep that sound, each undone by a switch:
  *  - buf_destroy_no_quiesce: a buffer's destroy finishes without waiting
  *    out the owner's brief sections (engine/buf.c, buf_quiesce_owner).
@@ -15,11 +15,16 @@
  *    accepted naming a destroyed buffer, whose copy from its NULL data
  *    faults in the turn (verdict "crash"), or the destroy ends SUCCESS
  *    beside an accepted task (verdict "invariant");
+ *  - buf_destroy_withdraw_before_kill: the destroy waits them out, with
+ *    its count in the PE's revoke (buf_close), but withdraws the count
+ *    before it kills the handle: the owner unparks in between, checks the
+ *    handle still live, and pins the zeroed cell as above (a pinned seed
+ *    at depth 5, stress/explore/meson.build);
  *  - owner_submit_no_recheck: RUNNING, the PE and the handle are not
  *    looked at again under the guard. The owner, preempted after finding
  *    RUNNING outside, enters its guard after the stop retired the run
  *    (nothing was outstanding) and reads the run NULL (verdict "crash").
- * With both: the submit is accepted (and the destroy then refused
+ * With all three: the submit is accepted (and the destroy then refused
  * IN_USE, the task's event not yet freed), refused INVALID_VALUE (the
  * buffer destroyed or closed first) or BAD_STATE (the stop first); the
  * stop ends DOCA_SUCCESS or DOCA_ERROR_IN_PROGRESS; every accepted task
