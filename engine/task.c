@@ -117,10 +117,11 @@ struct task_pinned {
 };
 
 /* Validate and pin one task (under the guard when @p guarded); @p first:
- * the chunk's first task, which also looks at the pool. */
+ * the chunk's first task, which also looks at the pool; @p kernel: the
+ * caller found asym_fence_kernel true (asym_fence_light_known). */
 static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_ctx *ctx, struct ctx_run *run,
 				    const struct doca_task_desc *desc, struct doca_buf *src,
-				    struct doca_buf *dst, bool guarded, bool first,
+				    struct doca_buf *dst, bool guarded, bool first, bool kernel,
 				    struct task_pinned *out)
 {
 	uint64_t len;
@@ -133,7 +134,7 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
 		 * of two whole pins: the same answers (engine/buf_pin.h) */
 		buf_pin_guarded_store(src);
 		buf_pin_guarded_store(dst);
-		asym_fence_light(); /* our pins are visible before we look for DEAD (engine/buf.c) */
+		asym_fence_light_known(kernel); /* our pins are visible before we look for DEAD (engine/buf.c) */
 		if (!buf_pin_guarded_alive(src)) {
 			buf_pin_guarded_undo(dst);
 			buf_pin_guarded_undo(src);
@@ -301,7 +302,10 @@ task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event *
 
 	if (section)
 		doca_rcu_read_lock(); /* before the guard goes (see above) */
-	runner_exit_from(&pe->runner, unparked);
+	if (sectioned)
+		runner_exit_from(&pe->runner, unparked);
+	else /* the owner's way entered at depth 0 (task_one_owner) */
+		runner_exit_unparked_at(&pe->runner, unparked, runner_parked_thread(unparked), 0);
 	if (posted)
 		hw_qp_kick(run->qp);
 	if (wake)
@@ -383,7 +387,7 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 		else if (!entered && (*err = task_chunk_enter(ctx, run, start, &guarded, &unparked)) == DOCA_SUCCESS)
 			entered = true;
 		if (*err == DOCA_SUCCESS)
-			*err = task_pin(ctx, *run, &descs[k], src, dst, guarded, k == 0, &tp[k]);
+			*err = task_pin(ctx, *run, &descs[k], src, dst, guarded, k == 0, false, &tp[k]);
 		if (*err != DOCA_SUCCESS)
 			break;
 	}
@@ -415,15 +419,16 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 }
 
 /* One task's pin, credit and fill, its state checked: the tasks that
- * got a credit in evs[0] (0 or 1; *err says why not). */
+ * got a credit in evs[0] (0 or 1; *err says why not). @p kernel: as
+ * task_pin's. */
 static inline __attribute__((always_inline)) uint32_t
 task_one_take(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *desc, struct doca_buf *src,
-	      struct doca_buf *dst, bool guarded, struct doca_event **evs, doca_error_t *err)
+	      struct doca_buf *dst, bool guarded, bool kernel, struct doca_event **evs, doca_error_t *err)
 {
 	struct task_pinned tp;
 	uint32_t got = 0;
 
-	*err = task_pin(ctx, run, desc, src, dst, guarded, true, &tp);
+	*err = task_pin(ctx, run, desc, src, dst, guarded, true, kernel, &tp);
 	/* (task_take_credits sets *err only when it takes none) */
 	if (*err == DOCA_SUCCESS && (got = task_take_credits(run, &tp, 1, guarded, evs, err)) == 1)
 		task_fill(evs[0], &tp, guarded, hb_watching());
@@ -450,7 +455,7 @@ task_one(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struc
 		*err = task_chunk_enter(ctx, run, start, &guarded, &unparked);
 	if (*err != DOCA_SUCCESS)
 		return 0;
-	uint32_t got = task_one_take(ctx, *run, desc, src, dst, guarded, evs, err);
+	uint32_t got = task_one_take(ctx, *run, desc, src, dst, guarded, false, evs, err);
 
 	*queued |= task_hand_over(ctx, *run, evs, got, guarded, unparked);
 	return got;
@@ -486,7 +491,14 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	struct runner_thread *t = runner_me;
 	struct doca_ctx *ctx = ctx_of(h);
 
-	if (t == NULL || ctx == NULL || ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
+	/* The kernel's fences only (its light fence then a compiler
+	 * barrier, the flag tested once: it never changes while a thread of
+	 * the library runs), and a thread in no parked section (depth 0:
+	 * then not in one of this PE's either, never nested, and its entry
+	 * is its list's first, at constant indexes; runner_unpark_at), as
+	 * doca_event_free's owner way; any other case is the sectioned way. */
+	if (!asym_fence_kernel || t == NULL || t->depth != 0 || ctx == NULL ||
+	    ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
 		return false;
 	struct doca_pe *pe = ctx_pe(ctx);
 
@@ -495,7 +507,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	EXPLORE_POINT(GUARD);
 	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
 
-	if (!runner_parked_by(cur, t) || runner_in_parked(&pe->runner, t) || !runner_unpark(&pe->runner, cur, t, true))
+	if (!runner_parked_by(cur, t) || !runner_unpark_at(&pe->runner, cur, t, 0, true, true))
 		return false;
 	/* Inside our brief section: the checks again, state first (its
 	 * acquire comes after the start's connect), then the PE (the guard
@@ -511,11 +523,11 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	    !mailbox_idle(&run->mbox) ||
 	    (src = task_buf_owned(desc->src, ctx, buf_key)) == NULL ||
 	    (dst = task_buf_owned(desc->dst, ctx, buf_key)) == NULL) {
-		runner_exit_unparked(&pe->runner, cur, t);
+		runner_exit_unparked_at(&pe->runner, cur, t, 0);
 		return false;
 	}
 	TSAN_ACQUIRE(run);
-	task_post_guarded(ctx, run, evs, task_one_take(ctx, run, desc, src, dst, true, evs, err), cur, false);
+	task_post_guarded(ctx, run, evs, task_one_take(ctx, run, desc, src, dst, true, true, evs, err), cur, false);
 	return true;
 }
 
