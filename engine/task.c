@@ -167,14 +167,14 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
 /* Take a credit for each of the k pinned tasks, in as few atomic steps as
  * the pool allows; the tasks left without one are unpinned. Returns how
  * many got one (*why says why the others did not: AGAIN, or NO_MEMORY for
- * a chunk of slots). */
+ * a chunk of slots). @p kernel: as task_pin's. */
 static inline __attribute__((always_inline)) uint32_t task_take_credits(struct ctx_run *run, const struct task_pinned *tp,
-					 uint32_t k, bool guarded, struct doca_event **evs,
+					 uint32_t k, bool guarded, bool kernel, struct doca_event **evs,
 					 doca_error_t *why)
 {
 	uint32_t got = 0, m;
 
-	while (got < k && (m = task_pool_take(&run->pool, &evs[got], k - got, guarded, why)) != 0)
+	while (got < k && (m = task_pool_take_as(&run->pool, &evs[got], k - got, guarded, kernel, why)) != 0)
 		got += m;
 	for (uint32_t i = got; i < k; i++) {
 		buf_unpin(tp[i].dst, guarded);
@@ -393,7 +393,7 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 	}
 	if (!entered)
 		return 0;
-	uint32_t got = task_take_credits(*run, tp, k, guarded, evs, &why);
+	uint32_t got = task_take_credits(*run, tp, k, guarded, false, evs, &why);
 
 	if (got < k)
 		*err = why;
@@ -430,7 +430,7 @@ task_one_take(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_
 
 	*err = task_pin(ctx, run, desc, src, dst, guarded, true, kernel, &tp);
 	/* (task_take_credits sets *err only when it takes none) */
-	if (*err == DOCA_SUCCESS && (got = task_take_credits(run, &tp, 1, guarded, evs, err)) == 1)
+	if (*err == DOCA_SUCCESS && (got = task_take_credits(run, &tp, 1, guarded, kernel, evs, err)) == 1)
 		task_fill(evs[0], &tp, guarded, hb_watching());
 	return got;
 }

@@ -219,9 +219,9 @@ uint32_t task_pool_take_unshared(struct task_pool *p, struct doca_event **evs, u
 
 	if (e == RUNNER_BUSY) {
 		task_pool_share(p);
-		return pool_take(p, evs, want, false, why);
+		return pool_take(p, evs, want, false, false, why);
 	}
-	n = pool_take(p, evs, want, true, why);
+	n = pool_take(p, evs, want, true, false, why);
 	if (e == RUNNER_ENTERED)
 		runner_exit(guard);
 	return n;

@@ -101,16 +101,32 @@ static inline struct doca_event *pool_slot_of(const struct task_pool *p, uint32_
 }
 
 /* task_pool_take's body (@p guarded: the caller holds the PE's runner
- * guard, or the pool is shared). */
+ * guard, or the pool is shared; @p kernel: as pool_plain_begin_as's). */
 static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool *p, struct doca_event **evs,
-								uint32_t want, bool guarded, doca_error_t *why)
+								uint32_t want, bool guarded, bool kernel,
+								doca_error_t *why)
 {
-	bool plain = guarded && pool_plain_begin(p);
+	bool plain = guarded && pool_plain_begin_as(p, kernel);
 
 	EXPLORE_POINT(QUEUE);
 	/* acquire: pairs with task_pool_put's release (the slots as the PE left them). */
 	uint64_t h = atomic_load_explicit(&p->head, memory_order_acquire);
 
+	if (__builtin_constant_p(want) && want == 1u && plain && head_top(h) != 0 && head_free(h) != 0) {
+		/* a single take from the owner's stack: the loop's steps
+		 * below for n = 1, the same loads, stores and points */
+		struct doca_event *ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed);
+		uint32_t next = atomic_load_explicit(&ev->pool_next, memory_order_relaxed);
+
+		evs[0] = ev;
+		atomic_store_explicit(&p->top_ev, atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed),
+				      memory_order_relaxed);
+		EXPLORE_POINT(QUEUE);
+		/* release: as below */
+		atomic_store_explicit(&p->head, head_next(h, head_free(h) - 1u, next), memory_order_release);
+		pool_plain_end(p);
+		return 1;
+	}
 	for (;;) {
 		uint32_t top = head_top(h), free = head_free(h), fresh = p->size - free, next = top, n = 0;
 		uint32_t most = want < free ? want : free;
@@ -146,7 +162,7 @@ static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool
 				*why = DOCA_ERROR_NO_MEMORY;
 				return 0;
 			}
-			plain = guarded && pool_plain_begin(p);
+			plain = guarded && pool_plain_begin_as(p, kernel);
 			h = atomic_load_explicit(&p->head, memory_order_acquire); /* as above */
 			continue;
 		} else {
@@ -181,14 +197,22 @@ uint32_t task_pool_take_unshared(struct task_pool *p, struct doca_event **evs, u
  * guard); lock-free but for a chunk's first use and the first take without
  * the guard while another thread holds it (engine/task_pool.c).
  * always_inline: gcc would otherwise call it once per submit. */
-static inline __attribute__((always_inline)) uint32_t task_pool_take(struct task_pool *p, struct doca_event **evs,
-								     uint32_t want, bool guarded, doca_error_t *why)
+static inline __attribute__((always_inline)) uint32_t task_pool_take_as(struct task_pool *p, struct doca_event **evs,
+									uint32_t want, bool guarded, bool kernel,
+									doca_error_t *why)
 {
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: pairs with task_pool_share's release (the last plain update) */
 	if (!guarded && atomic_load_explicit(&p->mode, memory_order_acquire) != POOL_SHARED)
 		return task_pool_take_unshared(p, evs, want, why);
-	return pool_take(p, evs, want, guarded, why);
+	return pool_take(p, evs, want, guarded, kernel, why);
+}
+
+/* task_pool_take_as for a caller that has not tested asym_fence_kernel. */
+static inline __attribute__((always_inline)) uint32_t task_pool_take(struct task_pool *p, struct doca_event **evs,
+								     uint32_t want, bool guarded, doca_error_t *why)
+{
+	return task_pool_take_as(p, evs, want, guarded, false, why);
 }
 
 /* task_pool_put's way while the pool is the owner's, after pool_plain_begin
