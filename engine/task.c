@@ -208,12 +208,13 @@ static inline __attribute__((always_inline)) void task_fill(struct doca_event *e
 		hb_release(ev); /* the caller's writes happen before the device's accesses */
 }
 
-/* Post directly from this thread? Its own PE's thread, or the PE asleep
- * in event mode (not a worker's: its turns never wait for a submitter). */
-static inline __attribute__((always_inline)) bool task_may_post_direct(struct doca_pe *pe)
+/* Post directly from this thread (@p self: runner_self())? Its own PE's
+ * thread, or the PE asleep in event mode (not a worker's: its turns never
+ * wait for a submitter). */
+static inline __attribute__((always_inline)) bool task_may_post_direct(struct doca_pe *pe, const void *self)
 {
 	EXPLORE_POINT(ATOMIC);
-	if (atomic_load_explicit(&pe->home, memory_order_relaxed) == runner_self())
+	if (atomic_load_explicit(&pe->home, memory_order_relaxed) == self)
 		return true;
 	EXPLORE_POINT(ATOMIC);
 	return atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED &&
@@ -230,7 +231,7 @@ static inline __attribute__((always_inline)) bool task_guard_take(struct doca_ct
 	struct doca_pe *pe = ctx_pe(ctx);
 	struct runner *runner = &pe->runner;
 
-	if (!task_may_post_direct(pe) || runner_enter_brief_from(runner, unparked) != RUNNER_ENTERED)
+	if (!task_may_post_direct(pe, runner_self()) || runner_enter_brief_from(runner, unparked) != RUNNER_ENTERED)
 		return false;
 	/* Holding the guard we are the mailbox's consumer and the qp's
 	 * producer, and the flags below are ours to read. */
@@ -489,17 +490,24 @@ static inline __attribute__((always_inline)) bool
 task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t buf_key, doca_error_t *err)
 {
 	struct runner_thread *t = runner_me;
-	struct doca_ctx *ctx = ctx_of(h);
+	struct doca_ctx *ctx = handle_addr(h);
 
 	/* The kernel's fences only (its light fence then a compiler
 	 * barrier, the flag tested once: it never changes while a thread of
 	 * the library runs), and a thread in no parked section (depth 0:
 	 * then not in one of this PE's either, never nested, and its entry
 	 * is its list's first, at constant indexes; runner_unpark_at), as
-	 * doca_event_free's owner way; any other case is the sectioned way. */
+	 * doca_event_free's owner way; any other case is the sectioned way.
+	 * Before the guard only the cell's kind is checked (its magic and
+	 * epoch: a cell never changes kind), not its generation or state:
+	 * they only choose the way, the words read before the guard are
+	 * atomics never zeroed whatever the cell's fate (see the top), and
+	 * the checks under the guard (state, PE, handle) are the ones that
+	 * count; a stale or stopped context fails them and leaves. */
 	if (!asym_fence_kernel || t == NULL || t->depth != 0 || ctx == NULL ||
-	    ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
+	    head_pair_load(ctx) != head_key(MAGIC_CTX))
 		return false;
+	EXPLORE_POINT(ATOMIC); /* (where the state was loaded: the same schedules) */
 	struct doca_pe *pe = ctx_pe(ctx);
 
 	if (pe == NULL)
@@ -519,7 +527,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
 
 	if ((recheck && (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING || ctx_pe(ctx) != pe || ctx_of(h) != ctx)) ||
-	    (run = rcu_dereference(ctx->run), !task_may_post_direct(pe)) || run->fatal || run->flush_sent ||
+	    (run = rcu_dereference(ctx->run), !task_may_post_direct(pe, t)) || run->fatal || run->flush_sent ||
 	    !mailbox_idle(&run->mbox) ||
 	    (src = task_buf_owned(desc->src, ctx, buf_key)) == NULL ||
 	    (dst = task_buf_owned(desc->dst, ctx, buf_key)) == NULL) {
