@@ -491,6 +491,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 {
 	struct runner_thread *t = runner_me;
 	struct doca_ctx *ctx = handle_addr(h);
+	const uint64_t ctx_key = head_key(MAGIC_CTX); /* once: both looks compare with it */
 
 	/* The kernel's fences only (its light fence then a compiler
 	 * barrier, the flag tested once: it never changes while a thread of
@@ -505,7 +506,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * the checks under the guard (state, PE, handle) are the ones that
 	 * count; a stale or stopped context fails them and leaves. */
 	if (!asym_fence_kernel || t == NULL || t->depth != 0 || ctx == NULL ||
-	    head_pair_load(ctx) != head_key(MAGIC_CTX))
+	    head_pair_load(ctx) != ctx_key)
 		return false;
 	EXPLORE_POINT(ATOMIC); /* (where the state was loaded: the same schedules) */
 	struct doca_pe *pe = ctx_pe(ctx);
@@ -526,7 +527,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	struct doca_buf *src, *dst;
 	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
 
-	if ((recheck && (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING || ctx_pe(ctx) != pe || ctx_of(h) != ctx)) ||
+	if ((recheck && (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING || ctx_pe(ctx) != pe || handle_obj_keyed(h, ctx_key) != ctx)) ||
 	    (run = rcu_dereference(ctx->run), !task_may_post_direct(pe, t)) || run->fatal || run->flush_sent ||
 	    !mailbox_idle(&run->mbox) ||
 	    (src = task_buf_owned(desc->src, ctx, buf_key)) == NULL ||
