@@ -45,10 +45,12 @@
  * nested, no revoker or quiesce under way). What the section did, and
  * what does it instead:
  *  - before the guard, the call reads only words never written by plain
- *    stores, whatever the cells' fate: the context's handle head, state
- *    and PE (CTX_CELL_KEEP, reset atomically at the put), the PE's guard
- *    words (engine/pe.c, pe_get, says why the guard entered is W's);
- *  - under the guard it reads RUNNING again (acquire: after the start's
+ *    stores, whatever the cells' fate: the context's handle head (its
+ *    kind only, magic and epoch: the generation and the state only choose
+ *    the way, and are checked under the guard) and PE (CTX_CELL_KEEP,
+ *    reset atomically at the put), the PE's guard words (engine/pe.c,
+ *    pe_get, says why the guard entered is W's);
+ *  - under the guard it reads RUNNING (acquire: after the start's
  *    connect), the context's PE again (the same: the guard held is the
  *    context's PE's) and the handle again (current now, so current at
  *    both loads; a kill is for ever). A RUNNING context keeps its run
