@@ -568,15 +568,18 @@ void doca_event_free(struct doca_event *h)
 	 * The put is task_pool_put's for a chain of this one slot, its CAS
 	 * way (a shared pool) the out-of-line rest below, so the inline way
 	 * keeps few enough values to need no frame; the slot's links are
-	 * written by the put alone (the chain's would be overwritten). */
+	 * written by the put alone (the chain's would be overwritten). The
+	 * put's plain way stores no busy flag: our entry, pushed before the
+	 * light fence above, is what task_pool_share waits out
+	 * (pool_plain_begin_unparked; engine/task_pool.c). */
 	struct ctx_run *run = ev->run;
 
 	event_release_slot(ev, ev_tag_gs(handle_tag_of(h), EV_RETURNING), false);
-	if (!pool_plain_begin_as(&run->pool, true)) {
+	if (!pool_plain_begin_unparked(&run->pool)) {
 		event_free_put_shared(run, ev, cur);
 		return;
 	}
-	pool_put_plain(&run->pool, ev, ev, ev->pool_index + 1u, 1);
+	pool_put_plain(&run->pool, ev, ev, ev->pool_index + 1u, 1, false);
 	asym_fence_light_known(true); /* as event_free_entered's, outside a section */
 	bool waited;
 
