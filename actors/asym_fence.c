@@ -8,7 +8,9 @@
 
 bool asym_fence_kernel;
 
-__attribute__((constructor)) static void asym_fence_choose(void)
+/* priority 101: before runner_owner_way_choose (actors/runner.c), which
+ * reads the mode */
+__attribute__((constructor(101))) static void asym_fence_choose(void)
 {
 	long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
 

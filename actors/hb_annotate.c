@@ -36,7 +36,9 @@ static bool valgrind_race_detector(void)
 }
 #endif
 
-__attribute__((constructor)) static void hb_detect(void)
+/* priority 101: before runner_owner_way_choose (actors/runner.c), which
+ * reads it */
+__attribute__((constructor(101))) static void hb_detect(void)
 {
 	hb_tsan = __tsan_acquire != NULL && __tsan_release != NULL;
 #ifdef DOCA_HAVE_VALGRIND

@@ -16,6 +16,13 @@
 #include "tsan_annotate.h"
 
 DOCA_TLS struct runner_thread *runner_me;
+bool runner_owner_way;
+
+/* Default priority: after asym_fence_choose and hb_detect (101). */
+__attribute__((constructor)) static void runner_owner_way_choose(void)
+{
+	runner_owner_way = asym_fence_kernel && !hb_watching();
+}
 DOCA_TLS _Alignas(4) char runner_self_token;
 char tsan_rcu_token;
 

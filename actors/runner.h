@@ -129,6 +129,14 @@ enum runner_entry {
 #define RUNNER_ID_MASK (((uintptr_t)1 << RUNNER_GEN_SHIFT) - 1u)
 
 extern DOCA_TLS struct runner_thread *runner_me;
+
+/* The parked owner's inline ways (engine/event.c doca_event_free,
+ * engine/pe.c doca_pe_get_event) are for the kernel's asymmetric fences
+ * (asym_fence_kernel: their light fences compiler barriers) with no race
+ * detector watching (hb_watching(), else annotations): both fixed before
+ * main, so tested as this one flag (actors/runner.c). Hidden, as
+ * asym_fence_kernel. */
+extern __attribute__((visibility("hidden"))) bool runner_owner_way;
 extern DOCA_TLS _Alignas(4) char runner_self_token;
 
 /* The calling thread's record, made on its first call (or NULL). */

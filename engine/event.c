@@ -544,15 +544,16 @@ void doca_event_free(struct doca_event *h)
 	struct runner_thread *t = runner_me;
 	const void *cur;
 
-	/* Both flags once (neither changes while a thread of the library
-	 * runs): the owner's way below is for the kernel's fences (its three
-	 * light fences compiler barriers, no flag tested again) with no race
-	 * detector watching; otherwise the whole entry and its rest
-	 * (event_free_entered annotates, and fences as the flag says). */
+	/* Both flags once, as runner_owner_way (neither changes while a
+	 * thread of the library runs): the owner's way below is for the
+	 * kernel's fences (its three light fences compiler barriers, no flag
+	 * tested again) with no race detector watching; otherwise the whole
+	 * entry and its rest (event_free_entered annotates, and fences as
+	 * the flag says). */
 	/* And the thread in no parked section (depth 0: then not nested
 	 * in ours either, and its entry is its list's first, at constant
 	 * indexes); a nested or deeper call takes the whole entry too. */
-	if (!asym_fence_kernel || hb_watching() || t == NULL || t->depth != 0 ||
+	if (!runner_owner_way || t == NULL || t->depth != 0 ||
 	    !runner_parked_by(cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed), t)) {
 		event_free_enter(ev, h, pe);
 		return;

@@ -343,15 +343,52 @@ static __attribute__((noinline)) struct doca_event *pe_get_one_rest(struct doca_
 	return ev;
 }
 
+/* doca_pe_get_event past its handle's check (pe, t found), compiled for
+ * @p fast: runner_owner_way as the caller found it (the kernel's fences,
+ * no race detector: no flag tested again), or false (each tested where it
+ * is used, as pe_get does). */
+static inline __attribute__((always_inline)) struct doca_event *pe_get_one(struct doca_pe *ph, struct doca_pe *pe,
+									   struct runner_thread *t, bool fast)
+{
+	EXPLORE_POINT(GUARD);
+	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
+
+	/* pe_get's entry for a thread in no parked section (depth 0: not
+	 * nested in ours, its entry the list's first; runner_unpark_at),
+	 * every other depth the sectioned way */
+	if (t->depth != 0 || !runner_parked_by(cur, t) || !runner_unpark_at(&pe->runner, cur, t, 0, false, fast))
+		/* the explorer's planted bug: any entry outside a section */
+		return pe_get_one_locked(ph, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: as pe_worker_elsewhere's */
+	bool worker = atomic_load_explicit(&pe->has_worker, memory_order_acquire);
+
+	if (worker || (!fast && hb_watching()))
+		return pe_get_one_rest(pe, cur, worker);
+	struct doca_event *ev = NULL;
+
+	(void)pe_take_ready_watched(pe, &ev, 1, false);
+	runner_exit_unparked_at(&pe->runner, cur, t, 0);
+	return ev;
+}
+
+/* ... without the kernel's fences or with a race detector watching. */
+static __attribute__((noinline)) struct doca_event *pe_get_one_slow(struct doca_pe *ph, struct doca_pe *pe,
+								    struct runner_thread *t)
+{
+	return pe_get_one(ph, pe, t, false);
+}
+
 /* pe_get for one event, with every way that calls a function (the
- * sectioned way, a worker's PE, a race detector's annotations) a tail
- * call, so the owner's way keeps its values in registers the caller may
- * clobber and the function needs no frame (no register saved or
- * restored). The same steps in the same order as pe_get (the load of
- * has_worker is pe_worker_elsewhere's, split from its worker_is_self),
- * but for a thread inside any parked section (a callback, or a call
- * inside another PE's section), which takes the sectioned way: the
- * unparked way here enters at its list's first entry only. */
+ * sectioned way, a worker's PE, a race detector's annotations, a kernel
+ * without membarrier) a tail call, so the owner's way keeps its values in
+ * registers the caller may clobber and the function needs no frame (no
+ * register saved or restored). The same steps in the same order as
+ * pe_get (the load of has_worker is pe_worker_elsewhere's, split from its
+ * worker_is_self), but for a thread inside any parked section (a
+ * callback, or a call inside another PE's section), which takes the
+ * sectioned way: the unparked way here enters at its list's first entry
+ * only. Both flags are tested once, before the entry (runner_owner_way). */
 struct doca_event *doca_pe_get_event(struct doca_pe *ph)
 {
 	struct runner_thread *t = runner_me;
@@ -359,26 +396,9 @@ struct doca_event *doca_pe_get_event(struct doca_pe *ph)
 
 	if (t == NULL || pe == NULL)
 		return pe_get_one_locked(ph, true);
-	EXPLORE_POINT(GUARD);
-	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
-
-	/* pe_get's entry for a thread in no parked section (depth 0: not
-	 * nested in ours, its entry the list's first; runner_unpark_at),
-	 * every other depth the sectioned way */
-	if (t->depth != 0 || !runner_parked_by(cur, t) || !runner_unpark_at(&pe->runner, cur, t, 0, false, false))
-		/* the explorer's planted bug: any entry outside a section */
-		return pe_get_one_locked(ph, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
-	EXPLORE_POINT(ATOMIC);
-	/* acquire: as pe_worker_elsewhere's */
-	bool worker = atomic_load_explicit(&pe->has_worker, memory_order_acquire);
-
-	if (worker || hb_watching())
-		return pe_get_one_rest(pe, cur, worker);
-	struct doca_event *ev = NULL;
-
-	(void)pe_take_ready_watched(pe, &ev, 1, false);
-	runner_exit_unparked_at(&pe->runner, cur, t, 0);
-	return ev;
+	if (!runner_owner_way)
+		return pe_get_one_slow(ph, pe, t);
+	return pe_get_one(ph, pe, t, true);
 }
 
 doca_error_t doca_pe_get_notification_handle(struct doca_pe *ph, int *fd)
