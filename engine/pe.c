@@ -167,6 +167,21 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *ph, struct doca_ctx *h)
 	return err;
 }
 
+/* ev_gs_with(gs, EV_HELD) for a gs in state EV_QUEUED, which every event
+ * on the ready list is in: a submit stores QUEUED (engine/task.c) and
+ * nobody changes it before the handout (the turn appends or splices
+ * events as they are, engine/pe_progress.c; a free's CAS wants HELD, so it
+ * fails on them). One add, not a mask and an or. */
+_Static_assert(EV_HELD > EV_QUEUED, "HELD is QUEUED plus a constant in a gs");
+static inline uint32_t ev_gs_queued_held(uint32_t gs)
+{
+#ifdef DOCA_EXPLORE
+	if (ev_state(gs) != EV_QUEUED)
+		abort(); /* the explorer's check of the above (verdict "abort") */
+#endif
+	return gs + ((uint32_t)(EV_HELD - EV_QUEUED) << EV_STATE_SHIFT);
+}
+
 /* Take up to max ready events (the caller holds the runner guard). The
  * list's head is kept in a local: the stores to the events would
  * otherwise make the compiler load it again after each one. An event's
@@ -186,7 +201,7 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 		/* release: a free on any thread claims HELD with an acquire CAS
 		 * (event_claim), so it sees the slot as the PE left it however
 		 * the application passed the handle on (free on x86) */
-		atomic_store_explicit(&ev->gs, ev_gs_with(gs, EV_HELD), memory_order_release);
+		atomic_store_explicit(&ev->gs, ev_gs_queued_held(gs), memory_order_release);
 		if (watched)
 			hb_acquire(ev); /* the device's writes happen before the handout */
 		evs[n++] = (struct doca_event *)((uintptr_t)ev | ev_gs_tag(gs));
