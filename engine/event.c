@@ -216,6 +216,15 @@ static __attribute__((cold, noinline)) void event_refused(const char *who, const
 	}
 }
 
+/* The gs of @p h's generation in state @p s: ev_tag_gs, its state added
+ * to the generation's bits rather than or-ed in (their state bits are 0),
+ * so the claim's two words and the release's RETURNING are one add each
+ * from one computed value. */
+static inline uint32_t ev_handle_gs(const struct doca_event *h, enum event_state s)
+{
+	return ev_tag_gs(handle_tag_of(h), EV_FREE) + ((uint32_t)s << EV_STATE_SHIFT);
+}
+
 /* Take the event from the application: the one winner of HELD → RETURNING
  * for the handle's generation, or NULL (refused, logged, nothing changed;
  * for a NULL @p h, nothing logged). */
@@ -223,7 +232,7 @@ static inline __attribute__((always_inline)) struct doca_event *
 event_claim(const char *who, const struct doca_event *h, uint64_t key)
 {
 	struct doca_event *ev = event_slot_keyed(h, key);
-	uint32_t want = ev_tag_gs(handle_tag_of(h), EV_HELD);
+	uint32_t want = ev_handle_gs(h, EV_HELD);
 	uint32_t gs = want;
 
 	if (ev == NULL) {
@@ -235,12 +244,12 @@ event_claim(const char *who, const struct doca_event *h, uint64_t key)
 		gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 		EXPLORE_POINT(ATOMIC);
 		if (gs == want)
-			atomic_store_explicit(&ev->gs, ev_tag_gs(handle_tag_of(h), EV_RETURNING),
+			atomic_store_explicit(&ev->gs, ev_handle_gs(h, EV_RETURNING),
 					      memory_order_relaxed);
 	} else {
 		/* acquire: pairs with the handout's release (pe_take_ready). */
 		(void)atomic_compare_exchange_strong_explicit(&ev->gs, &gs,
-							      ev_tag_gs(handle_tag_of(h), EV_RETURNING),
+							      ev_handle_gs(h, EV_RETURNING),
 							      memory_order_acquire, memory_order_relaxed);
 	}
 	if (gs != want) {
@@ -381,7 +390,7 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 			/* the claim made gs (h's generation, RETURNING); the
 			 * chain holds a slot already: run is not NULL (no event's
 			 * run is), so route_event_slow released one into it */
-			event_release_slot(ev, ev_tag_gs(handle_tag_of(h), EV_RETURNING), watched);
+			event_release_slot(ev, ev_handle_gs(h, EV_RETURNING), watched);
 			pool_chain_add_more(&chain, ev);
 			continue;
 		}
@@ -446,7 +455,7 @@ static __attribute__((noinline)) void event_free_entered(struct doca_event *ev, 
 		struct pool_chain c = { 0 };
 
 		/* the claim made gs (h's generation, RETURNING) */
-		event_release_gs(ev, &c, ev_tag_gs(handle_tag_of(h), EV_RETURNING), true);
+		event_release_gs(ev, &c, ev_handle_gs(h, EV_RETURNING), true);
 		task_pool_put(&run->pool, &c);
 		/* Outside a section the grace period of a context's first
 		 * credit waiter does not order our ring stores before its
@@ -576,7 +585,7 @@ void doca_event_free(struct doca_event *h)
 	 * (pool_plain_begin_unparked; engine/task_pool.c). */
 	struct ctx_run *run = ev->run;
 
-	event_release_slot(ev, ev_tag_gs(handle_tag_of(h), EV_RETURNING), false);
+	event_release_slot(ev, ev_handle_gs(h, EV_RETURNING), false);
 	if (!pool_plain_begin_unparked(&run->pool)) {
 		event_free_put_shared(run, ev, cur);
 		return;
