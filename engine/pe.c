@@ -192,9 +192,9 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 									     uint32_t max, bool watched)
 {
 	struct doca_event *ev = pe->ready_head;
-	uint32_t n = 0;
+	struct doca_event **out = evs, **end = evs + max; /* a pointer, not an index: one add a loop */
 
-	while (n < max && ev != NULL) {
+	while (out < end && ev != NULL) {
 		struct doca_event *next = ev->next;
 		uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
@@ -204,13 +204,13 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 		atomic_store_explicit(&ev->gs, ev_gs_queued_held(gs), memory_order_release);
 		if (watched)
 			hb_acquire(ev); /* the device's writes happen before the handout */
-		evs[n++] = (struct doca_event *)((uintptr_t)ev | ev_gs_tag(gs));
+		*out++ = (struct doca_event *)((uintptr_t)ev | ev_gs_tag(gs));
 		ev = next;
 	}
 	pe->ready_head = ev;
 	if (ev == NULL)
 		pe->ready_tail = NULL;
-	return n;
+	return (uint32_t)(out - evs);
 }
 
 /* The annotation flag tested once per call, not per event (it is set
