@@ -358,8 +358,10 @@ static inline __attribute__((always_inline)) void route_event(struct free_route 
 }
 
 /* route_event for an event the burst's fast way does not take: out of
- * line, so that the fast way's state stays in registers. */
-static __attribute__((noinline)) void route_event_slow(struct free_route *r, struct doca_event *ev)
+ * line, so that the fast way's state stays in registers, and cold (once
+ * per run a burst meets), so that gcc keeps the fast way's registers for
+ * the loop and lays the call off it. */
+static __attribute__((noinline, cold)) void route_event_slow(struct free_route *r, struct doca_event *ev)
 {
 	route_event(r, ev);
 }
