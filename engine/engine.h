@@ -208,7 +208,9 @@ struct doca_event {
 	struct ctx_run *run;     /* the run whose pool holds this slot */
 	struct doca_event *next; /* PE ready list, or its run's backlog */
 	struct mailbox_node mbox_node; /* its link while in the run's mailbox */
-	uint32_t pool_index;     /* its slot number in the run's pool */
+	/* its slot number in the run's pool + 1: how head and the links name
+	 * it (engine/task_pool.c), so a return reads it as it stores it */
+	uint32_t pool_link;
 	_Atomic uint32_t pool_next; /* the free stack's link (engine/task_pool.c) */
 	/* the slot pool_next names, followed while the pool is the owner's
 	 * (engine/task_pool.c) */
@@ -248,8 +250,10 @@ void task_pool_fini(struct task_pool *p);
 /* Returned slots of one run, linked through pool_next, put back at once. */
 struct pool_chain {
 	struct doca_event *first; /* the slot top names */
+	uint32_t top; /* the first slot's pool_link (0: empty) */
+	/* last between top and n: adjacent, gcc packed the two counts of a
+	 * burst's chain into one vector register and paid moves for it */
 	struct doca_event *last;
-	uint32_t top; /* the first slot's pool_index + 1, as a link names it (0: empty) */
 	uint32_t n;
 };
 /* Add a slot to a chain that holds one already (its owner only): linked
@@ -261,7 +265,7 @@ static inline void pool_chain_add_more(struct pool_chain *c, struct doca_event *
 	atomic_store_explicit(&ev->pool_next_ev, c->first, memory_order_relaxed);
 	c->first = ev;
 	c->n++;
-	c->top = ev->pool_index + 1u;
+	c->top = ev->pool_link;
 }
 /* Add a slot to a chain (its owner only): linked in front. */
 static inline void pool_chain_add(struct pool_chain *c, struct doca_event *ev)

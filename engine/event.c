@@ -516,7 +516,7 @@ static __attribute__((noinline)) void event_free_credits_slow(struct ctx_run *ru
 static __attribute__((noinline)) void event_free_put_shared(struct ctx_run *run, struct doca_event *ev,
 							    const void *cur)
 {
-	const struct pool_chain c = { .first = ev, .last = ev, .top = ev->pool_index + 1u, .n = 1 };
+	const struct pool_chain c = { .first = ev, .last = ev, .top = ev->pool_link, .n = 1 };
 
 	pool_put_shared(&run->pool, &c);
 	asym_fence_light(); /* as event_free_entered's, outside a section */
@@ -594,7 +594,7 @@ void doca_event_free(struct doca_event *h)
 		event_free_put_shared(run, ev, cur);
 		return;
 	}
-	pool_put_plain(&run->pool, ev, ev, ev->pool_index + 1u, 1, false);
+	pool_put_plain(&run->pool, ev, ev, ev->pool_link, 1, false);
 	asym_fence_light_known(true); /* as event_free_entered's, outside a section */
 	bool waited;
 

@@ -146,7 +146,7 @@ static struct doca_event *chunk_make(struct task_pool *p, uint32_t c)
 		atomic_store_explicit(&ev->gs, ev_gs(gen + 1u, EV_FREE), memory_order_relaxed);
 		ev->ctx = p->run->ctx;
 		ev->run = p->run;
-		ev->pool_index = c * POOL_CHUNK + i;
+		ev->pool_link = c * POOL_CHUNK + i + 1u;
 	}
 	return evs;
 }

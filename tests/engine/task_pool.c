@@ -121,9 +121,9 @@ static uint32_t take_checked(struct task_pool *p, struct stack_model *m, struct 
 		for (uint32_t i = 0; i < n; i++) {
 			struct doca_event *ev = out[got + i];
 
-			cr_assert_eq(ev, pool_slot_of(p, ev->pool_index), "slot %u at its own address", ev->pool_index);
+			cr_assert_eq(ev, pool_slot_of(p, ev->pool_link - 1u), "slot %u at its own address", ev->pool_link - 1u);
 			if (m->n > 0)
-				cr_assert_eq(ev->pool_index, m->idx[--m->n], "the stack's top, in order");
+				cr_assert_eq(ev->pool_link - 1u, m->idx[--m->n], "the stack's top, in order");
 		}
 		got += n;
 	}
@@ -143,7 +143,7 @@ static void put_chains(struct task_pool *p, struct stack_model *m, struct doca_e
 			pool_chain_add(&c, out[i]);
 		/* the chain's first (its top) is the last added */
 		for (uint32_t i = from; i < end; i++)
-			m->idx[base + (i - from)] = out[i]->pool_index;
+			m->idx[base + (i - from)] = out[i]->pool_link - 1u;
 		m->n += end - from;
 		task_pool_put(p, &c);
 		from = end;
