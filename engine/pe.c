@@ -266,7 +266,27 @@ static __attribute__((noinline)) uint32_t pe_get_locked(struct doca_pe *ph, stru
 	return n;
 }
 
-/* Both getters, inlined into each: the single one is compiled for max = 1.
+/* The owner's way of both getters after its unpark (cur) when a worker
+ * claimed the PE (@p worker: has_worker as loaded) or a race detector
+ * watches: the rest of pe_get's steps, in its order. Out of line, so that
+ * the owner's way calls no function and needs no frame. */
+static __attribute__((noinline)) uint32_t pe_get_rest(struct doca_pe *pe, const void *cur, bool worker,
+						       struct doca_event **evs, uint32_t max)
+{
+	uint32_t n = 0;
+
+	if (!worker || worker_is_self(&pe->worker))
+		n = pe_take_ready(pe, evs, max);
+	runner_exit_from(&pe->runner, cur);
+	return n;
+}
+
+/* The getters' owner ways: pe_get's below, and its forms for a thread in
+ * no parked section with runner_owner_way (doca_pe_get_events, which
+ * calls pe_get for every other thread with a record and a current
+ * handle; doca_pe_get_event's pe_get_one, for max = 1). pe_get takes the
+ * PE as pe_of found the handle current (@p pe) and the calling thread's
+ * record @p t.
  *
  * The owner's way: no read-side section. When the calling thread t finds
  * its own parked word W in the guard and enters it by runner_unpark (not
@@ -310,14 +330,9 @@ static __attribute__((noinline)) uint32_t pe_get_locked(struct doca_pe *ph, stru
  * Every other case (no record, not parked by t, nested, a revoker under
  * way, a stale or refused handle, a full nesting list) takes the
  * sectioned way, which looks everything up again. */
-static inline __attribute__((always_inline)) uint32_t pe_get(struct doca_pe *ph, struct doca_event **evs,
-							    uint32_t max)
+static __attribute__((noinline)) uint32_t pe_get(struct doca_pe *ph, struct doca_pe *pe, struct runner_thread *t,
+					       struct doca_event **evs, uint32_t max)
 {
-	struct runner_thread *t = runner_me;
-	struct doca_pe *pe = pe_of(ph);
-
-	if (t == NULL || pe == NULL || evs == NULL || max == 0)
-		return pe_get_locked(ph, evs, max, true);
 	EXPLORE_POINT(GUARD);
 	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
 
@@ -331,9 +346,37 @@ static inline __attribute__((always_inline)) uint32_t pe_get(struct doca_pe *ph,
 	return n;
 }
 
-uint32_t doca_pe_get_events(struct doca_pe *pe, struct doca_event **evs, uint32_t max)
+/* pe_get's steps for a thread in no parked section with the kernel's
+ * fences and no race detector (runner_owner_way), arranged as
+ * doca_pe_get_event's: never nested, the entry at its list's first index,
+ * no annotations, and every way that calls a function (the sectioned
+ * way, a worker's PE, pe_get itself for every other thread) a tail call.
+ * (The take's loop still wants callee-saved registers.) */
+uint32_t doca_pe_get_events(struct doca_pe *ph, struct doca_event **evs, uint32_t max)
 {
-	return pe_get(pe, evs, max);
+	struct runner_thread *t = runner_me;
+	struct doca_pe *pe = pe_of(ph);
+
+	if (t == NULL || pe == NULL || evs == NULL || max == 0)
+		return pe_get_locked(ph, evs, max, true);
+	if (!runner_owner_way || t->depth != 0)
+		return pe_get(ph, pe, t, evs, max);
+	EXPLORE_POINT(GUARD);
+	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
+
+	if (!runner_parked_by(cur, t) || !runner_unpark_at(&pe->runner, cur, t, 0, false, true))
+		/* the explorer's planted bug: any entry outside a section */
+		return pe_get_locked(ph, evs, max, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: as pe_worker_elsewhere's */
+	bool worker = atomic_load_explicit(&pe->has_worker, memory_order_acquire);
+
+	if (worker)
+		return pe_get_rest(pe, cur, worker, evs, max);
+	uint32_t n = pe_take_ready_watched(pe, evs, max, false);
+
+	runner_exit_unparked_at(&pe->runner, cur, t, 0);
+	return n;
 }
 
 /* doca_pe_get_event's ways that need a call, out of line (below). */
@@ -344,17 +387,13 @@ static __attribute__((noinline)) struct doca_event *pe_get_one_locked(struct doc
 	return pe_get_locked(ph, &ev, 1, sectioned) == 1 ? ev : NULL;
 }
 
-/* ... and after the owner's unpark (cur) when a worker claimed the PE
- * (@p worker: has_worker as loaded) or a race detector watches: the rest
- * of pe_get's steps, in its order. */
+/* ... and pe_get_rest for one event. */
 static __attribute__((noinline)) struct doca_event *pe_get_one_rest(struct doca_pe *pe, const void *cur,
 								    bool worker)
 {
 	struct doca_event *ev = NULL;
 
-	if (!worker || worker_is_self(&pe->worker))
-		(void)pe_take_ready(pe, &ev, 1);
-	runner_exit_from(&pe->runner, cur);
+	(void)pe_get_rest(pe, cur, worker, &ev, 1);
 	return ev;
 }
 
