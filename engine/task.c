@@ -118,6 +118,21 @@ struct task_pinned {
 	uint64_t len;
 };
 
+/* Guarded pins of src and dst counted, and a DEAD found by
+ * buf_pin_guarded_alive (@p src_stood: the source's look passed, the
+ * destination's did not): take both back, the one that stood as a task's
+ * unpin. Returns the refusal. */
+static inline __attribute__((always_inline)) doca_error_t task_pins_back(struct doca_buf *src, struct doca_buf *dst,
+									 bool src_stood)
+{
+	buf_pin_guarded_undo(dst);
+	if (src_stood)
+		buf_unpin(src, true);
+	else
+		buf_pin_guarded_undo(src);
+	return DOCA_ERROR_INVALID_VALUE;
+}
+
 /* Validate and pin one task (under the guard when @p guarded); @p first:
  * the chunk's first task, which also looks at the pool; @p kernel: the
  * caller found asym_fence_kernel true (asym_fence_light_known). */
@@ -137,16 +152,10 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
 		buf_pin_guarded_store(src);
 		buf_pin_guarded_store(dst);
 		asym_fence_light_known(kernel); /* our pins are visible before we look for DEAD (engine/buf.c) */
-		if (!buf_pin_guarded_alive(src)) {
-			buf_pin_guarded_undo(dst);
-			buf_pin_guarded_undo(src);
-			return DOCA_ERROR_INVALID_VALUE;
-		}
-		if (!buf_pin_guarded_alive(dst)) {
-			buf_pin_guarded_undo(dst);
-			buf_unpin(src, true);
-			return DOCA_ERROR_INVALID_VALUE;
-		}
+		if (!buf_pin_guarded_alive(src))
+			return task_pins_back(src, dst, false);
+		if (!buf_pin_guarded_alive(dst))
+			return task_pins_back(src, dst, true);
 	} else {
 		/* An empty pool refuses another thread's chunk before its
 		 * pins: a submitter retrying on AGAIN (spinning until the PE
@@ -248,19 +257,56 @@ static inline __attribute__((always_inline)) bool task_guard_take(struct doca_ct
  * next turn visit ctx, as a signal would, but with no fence: arming takes
  * the guard too, so it came before our entry (we see ARMED: true, wake
  * it) or comes after our exit, and its walk of the set finds ctx there. */
-static inline __attribute__((always_inline)) bool task_queue_visit(struct doca_pe *pe, struct doca_ctx *ctx)
+static inline __attribute__((always_inline)) bool task_queued(const struct doca_ctx *ctx)
 {
 	EXPLORE_POINT(ATOMIC);
 	/* relaxed: only the consumer (we) clears QUEUED; a signaller that sets
 	 * it meanwhile has pushed ctx itself, and our CAS below then fails */
-	if ((atomic_load_explicit(&ctx->ready.flags, memory_order_relaxed) & READY_QUEUED) == 0) {
-		/* the contexts signalled before us join the FIFO first: it
-		 * stays in signal order, as if we had signalled */
-		(void)ready_collect_sc(&pe->ready, UINT32_MAX);
-		ready_requeue_sc(&pe->ready, &ctx->ready);
-	}
+	return (atomic_load_explicit(&ctx->ready.flags, memory_order_relaxed) & READY_QUEUED) != 0;
+}
+
+/* task_queue_visit's second half: is the PE armed (a wake is due)? */
+static inline __attribute__((always_inline)) bool task_pe_armed(const struct doca_pe *pe)
+{
 	EXPLORE_POINT(WAKE);
 	return atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED;
+}
+
+/* task_queue_visit with ctx found not QUEUED (task_queued). */
+static inline __attribute__((always_inline)) bool task_queue_visit_unqueued(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	/* the contexts signalled before us join the FIFO first: it stays in
+	 * signal order, as if we had signalled */
+	(void)ready_collect_sc(&pe->ready, UINT32_MAX);
+	ready_requeue_sc(&pe->ready, &ctx->ready);
+	return task_pe_armed(pe);
+}
+
+static inline __attribute__((always_inline)) bool task_queue_visit(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	return task_queued(ctx) ? task_pe_armed(pe) : task_queue_visit_unqueued(pe, ctx);
+}
+
+/* task_post_guarded's end: let go of the guard (entered as @p unparked),
+ * then kick the executor if @p posted, wake the PE if @p wake; see there. */
+static inline __attribute__((always_inline)) void task_post_leave(struct doca_pe *pe, struct ctx_run *run,
+								  bool posted, bool wake, const void *unparked,
+								  bool sectioned)
+{
+	bool section = !sectioned && (posted || wake);
+
+	if (section)
+		doca_rcu_read_lock(); /* before the guard goes (see task_post_guarded) */
+	if (sectioned)
+		runner_exit_from(&pe->runner, unparked);
+	else /* the owner's way entered at depth 0 (task_one_owner) */
+		runner_exit_unparked_at(&pe->runner, unparked, runner_parked_thread(unparked), 0);
+	if (posted)
+		hw_qp_kick(run->qp);
+	if (wake)
+		pe_wake_fenced(pe); /* the guard ordered our post before the armed load */
+	if (section)
+		doca_rcu_read_unlock();
 }
 
 /* Post a chunk prepared under the guard (entered as @p unparked:
@@ -301,20 +347,7 @@ task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event *
 
 	if (n != 0)
 		wake = task_queue_visit(pe, ctx) && inline_dev;
-	bool section = !sectioned && (posted || wake);
-
-	if (section)
-		doca_rcu_read_lock(); /* before the guard goes (see above) */
-	if (sectioned)
-		runner_exit_from(&pe->runner, unparked);
-	else /* the owner's way entered at depth 0 (task_one_owner) */
-		runner_exit_unparked_at(&pe->runner, unparked, runner_parked_thread(unparked), 0);
-	if (posted)
-		hw_qp_kick(run->qp);
-	if (wake)
-		pe_wake_fenced(pe); /* the guard ordered our post before the armed load */
-	if (section)
-		doca_rcu_read_unlock();
+	task_post_leave(pe, run, posted, wake, unparked, sectioned);
 }
 
 /* Hand filled events to the mailbox (the PE's next turn posts them). */
@@ -464,6 +497,109 @@ task_one(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struc
 	return got;
 }
 
+static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_ctx *ctx,
+								    const struct doca_task_desc *desc, uint64_t start);
+
+/*
+ * The owner's single submit is task_one_owner, a lean function: every way
+ * it does not finish itself is a tail call to one of the out-of-line rests
+ * below, which takes over at the point it was left, with the same steps
+ * in the same order (the same loads, stores, answers and explorer points)
+ * as the whole way they replace. So the common way calls no function: it
+ * saves no register and has no stack array (issue 12's frame).
+ */
+
+/* A look under the guard failed, nothing changed: leave (entered at depth
+ * 0 as @p cur), and make the whole call the sectioned way. */
+static __attribute__((noinline)) doca_error_t task_owner_leave(struct doca_ctx *h, const struct doca_task_desc *desc,
+								struct doca_pe *pe, const void *cur)
+{
+	runner_exit_unparked_at(&pe->runner, cur, runner_parked_thread(cur), 0);
+	return task_submit_sectioned(h, desc, 0);
+}
+
+/* The owner's way from its checks passed (nothing done under the guard
+ * but looks): pin, take, fill, post and leave, as a chunk of one under
+ * the guard. The way for a refused task, a race detector watching, and a
+ * device that runs descriptors outside a turn (a post, a kick). */
+static __attribute__((noinline)) doca_error_t task_owner_rest(struct ctx_run *run, const struct doca_task_desc *desc,
+							       struct doca_buf *src, struct doca_buf *dst,
+							       const void *cur)
+{
+	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
+	doca_error_t err;
+
+	task_post_guarded(run->ctx, run, evs, task_one_take(run->ctx, run, desc, src, dst, true, true, evs, &err),
+			  cur, false);
+	return err;
+}
+
+/* The owner's way whose pins stood, from its take of a credit on: the
+ * pool's first look made, @p plain its answer (when true, the plain
+ * update is begun and head is the one pool_head_look loaded: while it is
+ * begun only we, the guard's holder, update head, so loading it again
+ * finds the same word; when false, pool_head_look comes next). An inline
+ * device, no race detector (task_one_owner tested both). */
+static inline __attribute__((always_inline)) doca_error_t
+task_owner_take(struct ctx_run *run, const struct doca_task_desc *desc, struct doca_buf *src, struct doca_buf *dst,
+		uint64_t len, const void *cur, bool plain)
+{
+	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
+	const struct task_pinned tp = { .desc = desc, .src = src, .dst = dst, .len = len };
+	doca_error_t err = DOCA_SUCCESS;
+	uint64_t h = plain ? atomic_load_explicit(&run->pool.head, memory_order_acquire) : pool_head_look(&run->pool);
+	uint32_t got = pool_take_loop(&run->pool, evs, 1, true, true, &err, plain, h);
+
+	if (got == 0) { /* task_take_credits's, for one task */
+		buf_unpin(dst, true);
+		buf_unpin(src, true);
+	} else {
+		task_fill(evs[0], &tp, true, false);
+	}
+	task_post_guarded(run->ctx, run, evs, got, cur, false);
+	return err;
+}
+
+static __attribute__((noinline)) doca_error_t task_owner_take_plain(struct ctx_run *run,
+								     const struct doca_task_desc *desc,
+								     struct doca_buf *src, struct doca_buf *dst,
+								     uint64_t len, const void *cur)
+{
+	return task_owner_take(run, desc, src, dst, len, cur, true);
+}
+
+static __attribute__((noinline)) doca_error_t task_owner_take_shared(struct ctx_run *run,
+								      const struct doca_task_desc *desc,
+								      struct doca_buf *src, struct doca_buf *dst,
+								      uint64_t len, const void *cur)
+{
+	return task_owner_take(run, desc, src, dst, len, cur, false);
+}
+
+/* The owner's guarded pins counted and a DEAD found (@p src_stood: as
+ * task_pins_back's): take them back and leave; the refusal. */
+static __attribute__((noinline)) doca_error_t task_owner_dead(struct ctx_run *run, struct doca_buf *src,
+							       struct doca_buf *dst, const void *cur, bool src_stood)
+{
+	doca_error_t err = task_pins_back(src, dst, src_stood);
+
+	runner_exit_unparked_at(&ctx_pe(run->ctx)->runner, cur, runner_parked_thread(cur), 0);
+	return err;
+}
+
+/* The owner's task left in the backlog of its inline device, and its
+ * context found not QUEUED (@p unqueued: task_queue_visit's rest) or its
+ * PE armed: task_post_guarded's end. */
+static __attribute__((noinline)) doca_error_t task_owner_visited(struct ctx_run *run, const void *cur,
+								  bool unqueued)
+{
+	struct doca_pe *pe = ctx_pe(run->ctx);
+	bool wake = unqueued ? task_queue_visit_unqueued(pe, run->ctx) : true;
+
+	task_post_leave(pe, run, false, wake, cur, false);
+	return DOCA_SUCCESS;
+}
+
 /* A buffer's handle on the owner's way: the buffer, if h names a live
  * buffer of ctx. Its context (BUF_CELL_KEEP) is loaded after the magic
  * says the cell is a buffer's (a cell never changes kind) and before the
@@ -485,11 +621,11 @@ task_buf_owned(const struct doca_buf *h, const struct doca_ctx *ctx, uint64_t bu
 	return handle_tag_current(h, (const struct handle_head *)buf) ? buf : NULL;
 }
 
-/* The owner's single submit, without a read-side section: true with the
- * call made (*err its answer), false with nothing changed (the caller
- * makes the whole call the sectioned way). See the top for why. */
-static inline __attribute__((always_inline)) bool
-task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t buf_key, doca_error_t *err)
+/* The owner's single submit, without a read-side section: its answer, or
+ * the sectioned way's when it is not the owner's (see the top for why),
+ * and every rare way a tail call to its rest (above). */
+static inline __attribute__((always_inline)) doca_error_t
+task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t buf_key)
 {
 	struct runner_thread *t = runner_me;
 	struct doca_ctx *ctx = handle_addr(h);
@@ -509,17 +645,17 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * count; a stale or stopped context fails them and leaves. */
 	if (!asym_fence_kernel || t == NULL || t->depth != 0 || ctx == NULL ||
 	    head_pair_load(ctx) != ctx_key)
-		return false;
+		return task_submit_sectioned(h, desc, 0);
 	EXPLORE_POINT(ATOMIC); /* (where the state was loaded: the same schedules) */
 	struct doca_pe *pe = ctx_pe(ctx);
 
 	if (pe == NULL)
-		return false;
+		return task_submit_sectioned(h, desc, 0);
 	EXPLORE_POINT(GUARD);
 	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
 
 	if (!runner_parked_by(cur, t) || !runner_unpark_at(&pe->runner, cur, t, 0, true, true))
-		return false;
+		return task_submit_sectioned(h, desc, 0);
 	/* Inside our brief section: the checks again, state first (its
 	 * acquire comes after the start's connect), then the PE (the guard
 	 * we hold is the context's PE's), then the handle (current now, so
@@ -527,19 +663,49 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	bool recheck = !DOCA_REVERTED("owner_submit_no_recheck");
 	struct ctx_run *run;
 	struct doca_buf *src, *dst;
-	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
 
 	if ((recheck && (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING || ctx_pe(ctx) != pe || handle_obj_keyed(h, ctx_key) != ctx)) ||
 	    (run = rcu_dereference(ctx->run), !task_may_post_direct(pe, t)) || run->fatal || run->flush_sent ||
 	    !mailbox_idle(&run->mbox) ||
 	    (src = task_buf_owned(desc->src, ctx, buf_key)) == NULL ||
-	    (dst = task_buf_owned(desc->dst, ctx, buf_key)) == NULL) {
-		runner_exit_unparked_at(&pe->runner, cur, t, 0);
-		return false;
-	}
+	    (dst = task_buf_owned(desc->dst, ctx, buf_key)) == NULL)
+		return task_owner_leave(h, desc, pe, cur);
 	TSAN_ACQUIRE(run);
-	task_post_guarded(ctx, run, evs, task_one_take(ctx, run, desc, src, dst, true, true, evs, err), cur, false);
-	return true;
+	/* task_one_take and task_post_guarded for one task on an inline
+	 * device (left in the backlog: n = 1 < TASK_DEFER_BELOW), unwatched;
+	 * a refused task and every other case take the rests */
+	uint64_t len;
+
+	if (hb_watching() || !run->qp->runs_in_poll || task_check(ctx, desc, src, dst, &len) != DOCA_SUCCESS)
+		return task_owner_rest(run, desc, src, dst, cur);
+	/* task_pin's, guarded */
+	buf_pin_guarded_store(src);
+	buf_pin_guarded_store(dst);
+	asym_fence_light_known(true); /* our pins are visible before we look for DEAD (engine/buf.c) */
+	if (!buf_pin_guarded_alive(src))
+		return task_owner_dead(run, src, dst, cur, false);
+	if (!buf_pin_guarded_alive(dst))
+		return task_owner_dead(run, src, dst, cur, true);
+	/* task_pool_take_as's, guarded */
+	EXPLORE_POINT(ATOMIC);
+	if (!pool_plain_begin_as(&run->pool, true))
+		return task_owner_take_shared(run, desc, src, dst, len, cur);
+	uint64_t ph = pool_head_look(&run->pool);
+
+	if (!pool_one_poppable(ph))
+		return task_owner_take_plain(run, desc, src, dst, len, cur);
+	struct doca_event *ev = pool_pop_one_plain(&run->pool, ph);
+	const struct task_pinned tp = { .desc = desc, .src = src, .dst = dst, .len = len };
+
+	task_fill(ev, &tp, true, false);
+	run_defer(run, &ev, 1);
+	/* task_queue_visit's looks; a wake (the PE armed) needs a section */
+	if (!task_queued(ctx))
+		return task_owner_visited(run, cur, true);
+	if (task_pe_armed(pe))
+		return task_owner_visited(run, cur, false);
+	runner_exit_unparked_at(&pe->runner, cur, t, 0);
+	return DOCA_SUCCESS;
 }
 
 /* The entry points, inlined into each: a single task's call is then
@@ -603,13 +769,9 @@ static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_
 /* A single submit: the owner's way, or the sectioned one. */
 doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc *desc)
 {
-	doca_error_t err;
-
 	if (desc == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (task_one_owner(ctx, desc, head_key(MAGIC_BUF), &err))
-		return err;
-	return task_submit_sectioned(ctx, desc, 0);
+	return task_one_owner(ctx, desc, head_key(MAGIC_BUF));
 }
 
 /* (doca_task_submit_wait's, always the sectioned way: a waiter's submit

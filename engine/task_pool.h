@@ -111,33 +111,44 @@ static inline struct doca_event *pool_slot_of(const struct task_pool *p, uint32_
 	return &pool_chunk_of(p, index / POOL_CHUNK)[index % POOL_CHUNK];
 }
 
-/* task_pool_take's body (@p guarded: the caller holds the PE's runner
- * guard, or the pool is shared; @p kernel: as pool_plain_begin_as's). */
-static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool *p, struct doca_event **evs,
-								uint32_t want, bool guarded, bool kernel,
-								doca_error_t *why)
+/* Can a single take pop the owner's stack with head @p h (pool_take's
+ * first look, plain)? Then pool_pop_one_plain takes it. */
+static inline bool pool_one_poppable(uint64_t h)
 {
-	bool plain = guarded && pool_plain_begin_as(p, kernel);
+	return head_top(h) != 0 && head_free(h) != 0;
+}
 
+/* pool_take's first look at head, after pool_plain_begin_as. */
+static inline __attribute__((always_inline)) uint64_t pool_head_look(struct task_pool *p)
+{
 	EXPLORE_POINT(QUEUE);
 	/* acquire: pairs with task_pool_put's release (the slots as the PE left them). */
-	uint64_t h = atomic_load_explicit(&p->head, memory_order_acquire);
+	return atomic_load_explicit(&p->head, memory_order_acquire);
+}
 
-	if (__builtin_constant_p(want) && want == 1u && plain && head_top(h) != 0 && head_free(h) != 0) {
-		/* a single take from the owner's stack: the loop's steps
-		 * below for n = 1, the same loads, stores and points */
-		struct doca_event *ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed);
-		uint32_t next = atomic_load_explicit(&ev->pool_next, memory_order_relaxed);
+/* A single take from the owner's stack, plain, with @p h
+ * pool_one_poppable: pool_take_loop's steps for n = 1, the same loads,
+ * stores and points; ends the plain update. */
+static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_plain(struct task_pool *p, uint64_t h)
+{
+	struct doca_event *ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed);
+	uint32_t next = atomic_load_explicit(&ev->pool_next, memory_order_relaxed);
 
-		evs[0] = ev;
-		atomic_store_explicit(&p->top_ev, atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed),
-				      memory_order_relaxed);
-		EXPLORE_POINT(QUEUE);
-		/* release: as below */
-		atomic_store_explicit(&p->head, head_next(h, head_free(h) - 1u, next), memory_order_release);
-		pool_plain_end(p);
-		return 1;
-	}
+	atomic_store_explicit(&p->top_ev, atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed),
+			      memory_order_relaxed);
+	EXPLORE_POINT(QUEUE);
+	/* release: as pool_take_loop's */
+	atomic_store_explicit(&p->head, head_next(h, head_free(h) - 1u, next), memory_order_release);
+	pool_plain_end(p);
+	return ev;
+}
+
+/* pool_take after its first look: @p plain, pool_plain_begin_as's
+ * answer, and @p h, the head pool_head_look loaded. */
+static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task_pool *p, struct doca_event **evs,
+								     uint32_t want, bool guarded, bool kernel,
+								     doca_error_t *why, bool plain, uint64_t h)
+{
 	for (;;) {
 		uint32_t top = head_top(h), free = head_free(h), fresh = p->size - free, next = top, n = 0;
 		uint32_t most = want < free ? want : free;
@@ -174,7 +185,7 @@ static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool
 				return 0;
 			}
 			plain = guarded && pool_plain_begin_as(p, kernel);
-			h = atomic_load_explicit(&p->head, memory_order_acquire); /* as above */
+			h = atomic_load_explicit(&p->head, memory_order_acquire); /* as pool_head_look's */
 			continue;
 		} else {
 			/* fresh slots, in order, up to the end of their chunk */
@@ -195,6 +206,22 @@ static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool
 			evs[i] = pool_slot_of(p, fresh + i);
 		return n;
 	}
+}
+
+/* task_pool_take's body (@p guarded: the caller holds the PE's runner
+ * guard, or the pool is shared; @p kernel: as pool_plain_begin_as's). */
+static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool *p, struct doca_event **evs,
+								uint32_t want, bool guarded, bool kernel,
+								doca_error_t *why)
+{
+	bool plain = guarded && pool_plain_begin_as(p, kernel);
+	uint64_t h = pool_head_look(p);
+
+	if (__builtin_constant_p(want) && want == 1u && plain && pool_one_poppable(h)) {
+		evs[0] = pool_pop_one_plain(p, h);
+		return 1;
+	}
+	return pool_take_loop(p, evs, want, guarded, kernel, why, plain, h);
 }
 
 /* A take without the guard while the pool is not shared yet (task_pool.c). */
