@@ -699,12 +699,15 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 
 	task_fill(ev, &tp, true, false);
 	run_defer(run, &ev, 1);
-	/* task_queue_visit's looks; a wake (the PE armed) needs a section */
-	if (!task_queued(ctx))
+	/* task_queue_visit's looks; a wake (the PE armed) needs a section.
+	 * The context and its PE found again from the run (fixed for its
+	 * life: the PE is the context's while it is not IDLE), and our
+	 * record from the word we entered by: fewer values kept. */
+	if (!task_queued(run->ctx))
 		return task_owner_visited(run, cur, true);
-	if (task_pe_armed(pe))
+	if (task_pe_armed(run->pe))
 		return task_owner_visited(run, cur, false);
-	runner_exit_unparked_at(&pe->runner, cur, t, 0);
+	runner_exit_unparked_at(&run->pe->runner, cur, runner_parked_thread(cur), 0);
 	return DOCA_SUCCESS;
 }
 
