@@ -93,13 +93,18 @@
 #define SUBMIT_CHUNK 32u /* events handed over at once */
 #define TASK_DEFER_BELOW 8u /* smaller chunks for an inline device wait for the turn */
 
-/* The argument checks that come after the state check, in contract order. */
+/* The argument checks that come after the state check, in contract order;
+ * @p ctx_known: the caller found both buffers' contexts ctx already
+ * (task_buf_owned, under the guard: a buffer's context is written only by
+ * its create, and another create in its cell needs a destroy, which waits
+ * out our brief section; so a second load could only find ctx again). */
 static inline __attribute__((always_inline)) doca_error_t
 task_check(const struct doca_ctx *ctx, const struct doca_task_desc *desc, const struct doca_buf *src,
-	   const struct doca_buf *dst, uint64_t *len)
+	   const struct doca_buf *dst, bool ctx_known, uint64_t *len)
 {
 	if (desc->type != DOCA_TASK_COPY || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 || src->len == 0 ||
-	    dst->len == 0 || buf_ctx(src) != ctx || buf_ctx(dst) != ctx) /* (the buffers' copies of their memories') */
+	    dst->len == 0 ||
+	    (!ctx_known && (buf_ctx(src) != ctx || buf_ctx(dst) != ctx))) /* (the buffers' copies of their memories') */
 		return DOCA_ERROR_INVALID_VALUE;
 	if (src->remote && dst->remote) /* one RMA has one remote side */
 		return DOCA_ERROR_NOT_SUPPORTED;
@@ -142,7 +147,7 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
 				    struct task_pinned *out)
 {
 	uint64_t len;
-	doca_error_t err = task_check(ctx, desc, src, dst, &len);
+	doca_error_t err = task_check(ctx, desc, src, dst, false, &len);
 
 	if (err != DOCA_SUCCESS)
 		return err;
@@ -676,7 +681,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * a refused task and every other case take the rests */
 	uint64_t len;
 
-	if (hb_watching() || !run->qp->runs_in_poll || task_check(ctx, desc, src, dst, &len) != DOCA_SUCCESS)
+	if (hb_watching() || !run->qp->runs_in_poll || task_check(ctx, desc, src, dst, true, &len) != DOCA_SUCCESS)
 		return task_owner_rest(run, desc, src, dst, cur);
 	/* task_pin's, guarded */
 	buf_pin_guarded_store(src);
