@@ -105,6 +105,9 @@ doca_error_t doca_buf_create(struct doca_mem *h, size_t offset, size_t len, stru
 	atomic_store_explicit(&buf->ctx, mem->ctx, memory_order_relaxed); /* published by the head's store */
 	buf->access = mem->access;
 	buf->remote = mem->remote;
+	buf->task_ok = len == 0 || mem->remote ? 0u
+						: ((mem->access & DOCA_ACCESS_FLAG_READ) != 0 ? BUF_TASK_SRC : 0u) |
+							  ((mem->access & DOCA_ACCESS_FLAG_WRITE) != 0 ? BUF_TASK_DST : 0u);
 	head_store(&buf->epoch, g_fork_epoch);
 	head_store(&buf->magic, MAGIC_BUF);
 	live_created(LIVE_BUF, 0);

@@ -121,6 +121,7 @@ struct doca_buf {
 	size_t len;
 	uint32_t access;            /* mem->access */
 	bool remote;                /* mem->remote */
+	uint8_t task_ok;            /* BUF_TASK_SRC | BUF_TASK_DST, fixed at create */
 	/* Off the read-only line above, the counts on two lines by who writes
 	 * them, so a task submitted on one CPU and freed on another moves no
 	 * count line between them (engine/buf.c). Written by submitters
@@ -147,6 +148,13 @@ static inline const struct doca_ctx *buf_ctx(const struct doca_buf *buf)
 {
 	return atomic_load_explicit(&buf->ctx, memory_order_relaxed);
 }
+/* A buffer's task_ok bits: a source (a destination) that passes every
+ * check of task_check naming one buffer: not empty, readable (writable),
+ * not remote. Made at create from fields fixed from then on, so
+ * task_check's fast way tests one byte per buffer; a buffer without its
+ * bit takes the full checks, which give the answer. */
+#define BUF_TASK_SRC 1u
+#define BUF_TASK_DST 2u
 /* A buffer's users closed by a destroy (the count's top bit: 2^63 pins
  * are never taken). */
 #define BUF_DEAD (UINT64_C(1) << 63)

@@ -93,6 +93,22 @@
 #define SUBMIT_CHUNK 32u /* events handed over at once */
 #define TASK_DEFER_BELOW 8u /* smaller chunks for an inline device wait for the turn */
 
+/* task_check's common way: true (with *len) if the task passes every
+ * check, the buffers' own ones read from their task_ok bytes (engine.h);
+ * false if one may fail: then the full checks give the answer. */
+static inline __attribute__((always_inline)) bool
+task_check_fast(const struct doca_ctx *ctx, const struct doca_task_desc *desc, const struct doca_buf *src,
+		const struct doca_buf *dst, bool ctx_known, uint64_t *len)
+{
+	if (desc->type != DOCA_TASK_COPY || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 ||
+	    (src->task_ok & BUF_TASK_SRC) == 0 || (dst->task_ok & BUF_TASK_DST) == 0 ||
+	    (!ctx_known && (buf_ctx(src) != ctx || buf_ctx(dst) != ctx)) ||
+	    (dst->len < src->len && (desc->flags & DOCA_TASK_FLAG_ALLOW_PARTIAL) == 0))
+		return false;
+	*len = dst->len < src->len ? dst->len : src->len;
+	return true;
+}
+
 /* The argument checks that come after the state check, in contract order;
  * @p ctx_known: the caller found both buffers' contexts ctx already
  * (task_buf_owned, under the guard: a buffer's context is written only by
@@ -102,6 +118,8 @@ static inline __attribute__((always_inline)) doca_error_t
 task_check(const struct doca_ctx *ctx, const struct doca_task_desc *desc, const struct doca_buf *src,
 	   const struct doca_buf *dst, bool ctx_known, uint64_t *len)
 {
+	if (task_check_fast(ctx, desc, src, dst, ctx_known, len))
+		return DOCA_SUCCESS;
 	if (desc->type != DOCA_TASK_COPY || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 || src->len == 0 ||
 	    dst->len == 0 ||
 	    (!ctx_known && (buf_ctx(src) != ctx || buf_ctx(dst) != ctx))) /* (the buffers' copies of their memories') */
@@ -681,7 +699,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * a refused task and every other case take the rests */
 	uint64_t len;
 
-	if (hb_watching() || !run->qp->runs_in_poll || task_check(ctx, desc, src, dst, true, &len) != DOCA_SUCCESS)
+	if (hb_watching() || !run->qp->runs_in_poll || !task_check_fast(ctx, desc, src, dst, true, &len))
 		return task_owner_rest(run, desc, src, dst, cur);
 	/* task_pin's, guarded */
 	buf_pin_guarded_store(src);
