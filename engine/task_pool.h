@@ -42,6 +42,17 @@ static inline uint64_t head_put(uint64_t h, uint32_t n, uint32_t top)
 	       top;
 }
 
+/* head_next(h, head_free(h) - 1, top) for a take of one credit, which
+ * the caller checked is free (head_free(h) != 0): the count drops by one
+ * in place (no borrow out of its field), the tag grows by one (its top
+ * bit falls off the word, as (tag + 1) mod 2^22 would), and top is
+ * replaced, as head_put does for a return. */
+static inline uint64_t head_take_one(uint64_t h, uint32_t top)
+{
+	return ((h & ~(uint64_t)POOL_FIELD_MASK) + ((uint64_t)1 << POOL_TAG_SHIFT) - ((uint64_t)1 << POOL_TOP_BITS)) |
+	       top;
+}
+
 /* The pool's mode (engine/task_pool.c): plain updates by guard holders
  * until a taker without the guard appears, CAS from then on. */
 enum { POOL_OWNER, POOL_SWITCHING, POOL_SHARED };
@@ -138,7 +149,7 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_pla
 			      memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
 	/* release: as pool_take_loop's */
-	atomic_store_explicit(&p->head, head_next(h, head_free(h) - 1u, next), memory_order_release);
+	atomic_store_explicit(&p->head, head_take_one(h, next), memory_order_release);
 	pool_plain_end(p);
 	return ev;
 }
