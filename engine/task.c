@@ -417,6 +417,34 @@ task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **ev
 	return n != 0;
 }
 
+/* The handles, checks and pins of a chunk's tasks after its first (which
+ * passed them, and the state): tasks 1 to n - 1 into tp while they pass,
+ * then *err says why the next did not (DOCA_SUCCESS: none failed).
+ * Returns the tasks pinned, the first counted. */
+static inline __attribute__((always_inline)) uint32_t
+task_pin_more(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs, uint32_t n,
+	      uint64_t buf_key, bool guarded, bool kernel, struct task_pinned *tp, doca_error_t *err)
+{
+	uint32_t k;
+
+	for (k = 1; k < n; k++) {
+		struct doca_buf *src = buf_of_keyed(descs[k].src, buf_key);
+		struct doca_buf *dst = buf_of_keyed(descs[k].dst, buf_key);
+
+		if (src == NULL) {
+			*err = HANDLE_REFUSAL(descs[k].src, MAGIC_BUF);
+			break;
+		}
+		if (dst == NULL) {
+			*err = HANDLE_REFUSAL(descs[k].dst, MAGIC_BUF);
+			break;
+		}
+		if ((*err = task_pin(ctx, run, &descs[k], src, dst, guarded, false, kernel, &tp[k])) != DOCA_SUCCESS)
+			break;
+	}
+	return k;
+}
+
 /* Up to SUBMIT_CHUNK tasks of a burst, inside the read-side section. Each
  * task's handles, then (once, after the first task's) the state, then the
  * rest: the contract's order, the chunk's tasks seeing the state as its
@@ -429,29 +457,32 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 {
 	struct task_pinned tp[SUBMIT_CHUNK];
 	struct doca_event *evs[SUBMIT_CHUNK + 1u]; /* + 1: the fill's link past the last */
-	bool guarded = false, entered = false;
+	bool guarded = false;
 	const void *unparked = NULL;
 	uint32_t k;
 	doca_error_t why;
 
-	*err = DOCA_SUCCESS;
-	for (k = 0; k < n; k++) {
-		struct doca_buf *src = buf_of_keyed(descs[k].src, buf_key);
-		struct doca_buf *dst = buf_of_keyed(descs[k].dst, buf_key);
+	struct doca_buf *src = buf_of_keyed(descs[0].src, buf_key), *dst = buf_of_keyed(descs[0].dst, buf_key);
 
-		if (src == NULL)
-			*err = HANDLE_REFUSAL(descs[k].src, MAGIC_BUF);
-		else if (dst == NULL)
-			*err = HANDLE_REFUSAL(descs[k].dst, MAGIC_BUF);
-		else if (!entered && (*err = task_chunk_enter(ctx, run, start, &guarded, &unparked)) == DOCA_SUCCESS)
-			entered = true;
-		if (*err == DOCA_SUCCESS)
-			*err = task_pin(ctx, *run, &descs[k], src, dst, guarded, k == 0, false, &tp[k]);
-		if (*err != DOCA_SUCCESS)
-			break;
-	}
-	if (!entered)
+	if (src == NULL)
+		*err = HANDLE_REFUSAL(descs[0].src, MAGIC_BUF);
+	else if (dst == NULL)
+		*err = HANDLE_REFUSAL(descs[0].dst, MAGIC_BUF);
+	else
+		*err = task_chunk_enter(ctx, run, start, &guarded, &unparked);
+	if (*err != DOCA_SUCCESS)
 		return 0;
+	*err = task_pin(ctx, *run, &descs[0], src, dst, guarded, true, false, &tp[0]);
+	/* the others, one loop per case, each compiled for its constants
+	 * (the flag never changes once a thread of the library runs) */
+	if (*err != DOCA_SUCCESS)
+		k = 0;
+	else if (guarded && asym_fence_kernel)
+		k = task_pin_more(ctx, *run, descs, n, buf_key, true, true, tp, err);
+	else if (guarded)
+		k = task_pin_more(ctx, *run, descs, n, buf_key, true, false, tp, err);
+	else
+		k = task_pin_more(ctx, *run, descs, n, buf_key, false, false, tp, err);
 	uint32_t got = task_take_credits(*run, tp, k, guarded, false, evs, &why);
 
 	if (got < k)
