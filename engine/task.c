@@ -428,14 +428,13 @@ task_pin_more(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_
 	uint32_t k;
 
 	for (k = 1; k < n; k++) {
-		struct doca_buf *src = buf_of_keyed(descs[k].src, buf_key);
-		struct doca_buf *dst = buf_of_keyed(descs[k].dst, buf_key);
+		struct doca_buf *src = buf_of_keyed(descs[k].src, buf_key), *dst;
 
 		if (src == NULL) {
 			*err = HANDLE_REFUSAL(descs[k].src, MAGIC_BUF);
 			break;
 		}
-		if (dst == NULL) {
+		if ((dst = buf_of_keyed(descs[k].dst, buf_key)) == NULL) {
 			*err = HANDLE_REFUSAL(descs[k].dst, MAGIC_BUF);
 			break;
 		}
