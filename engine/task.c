@@ -495,11 +495,18 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 			task_fill(evs[i], &tp[i], guarded, true);
 			evs[i]->next = evs[i + 1u];
 		}
-	else if (guarded)
+	else if (guarded) {
+		struct doca_event *ev = evs[0];
+
+		/* each slot loaded once (the fill's stores might alias evs) */
 		for (uint32_t i = 0; i < got; i++) {
-			task_fill(evs[i], &tp[i], true, false);
-			evs[i]->next = evs[i + 1u];
+			struct doca_event *next = evs[i + 1u];
+
+			task_fill(ev, &tp[i], true, false);
+			ev->next = next;
+			ev = next;
 		}
+	}
 	else
 		for (uint32_t i = 0; i < got; i++)
 			task_fill(evs[i], &tp[i], false, false);
