@@ -334,3 +334,56 @@ Test(submit_paths, inline_backlog_longer_than_a_turn_completes_in_order_over_sev
 	cr_assert_eq(pattern_mismatch(f.dst_bytes, LEN, f.seed), LEN);
 	fixture_fini(&f);
 }
+
+/* The PE thread's single submit on an inline device takes the owner's way
+ * (engine/task.c, task_one_owner), whose every rare case is a tail call to
+ * a rest: a task its fast check does not let through (the full checks
+ * answer, in contract order, before any credit), the first takes (fresh
+ * slots, not the stack), an empty pool (an exact AGAIN), and the stack's
+ * slots once events are freed. Each answers as the sectioned way does. */
+Test(submit_paths, the_pe_threads_single_submits_answer_every_case_exactly)
+{
+	enum { CREDITS = 3 };
+	struct api_fixture f;
+	struct doca_buf *empty = NULL, *short_dst = NULL;
+	uint64_t user = 0;
+
+	fixture_init_started(&f, "sw0", LEN, CREDITS);
+	assert_ok(doca_buf_create(f.src_mem, 0, 0, &empty));
+	assert_ok(doca_buf_create(f.dst_mem, 0, LEN / 2, &short_dst));
+	doca_pe_progress(f.pe); /* this thread now runs the PE */
+	for (int round = 0; round < 2; round++) { /* fresh slots, then the stack's */
+		struct doca_task_desc odd_type = { .type = (enum doca_task_type)999, .src = f.src, .dst = f.dst };
+		struct doca_task_desc odd_flag = { .type = DOCA_TASK_COPY, .src = f.src, .dst = f.dst, .flags = 1u << 9 };
+
+		assert_doca(doca_task_submit(f.ctx, &odd_type), DOCA_ERROR_INVALID_VALUE);
+		assert_doca(doca_task_submit(f.ctx, &odd_flag), DOCA_ERROR_INVALID_VALUE);
+		assert_doca(submit_copy(f.ctx, empty, f.dst, 90, 0), DOCA_ERROR_INVALID_VALUE);
+		assert_doca(submit_copy(f.ctx, f.dst, f.src, 91, 0), DOCA_ERROR_NOT_PERMITTED);
+		assert_doca(submit_copy(f.ctx, f.src, short_dst, 92, 0), DOCA_ERROR_INVALID_VALUE);
+		assert_ok(submit_copy(f.ctx, f.src, short_dst, user++, DOCA_TASK_FLAG_ALLOW_PARTIAL));
+		for (int i = 1; i < CREDITS; i++)
+			assert_ok(submit_copy(f.ctx, f.src, f.dst, user++, 0));
+		assert_doca(submit_copy(f.ctx, f.src, f.dst, 93, 0), DOCA_ERROR_AGAIN);
+		/* an argument fault still reports itself with no credit left */
+		assert_doca(submit_copy(f.ctx, f.dst, f.src, 94, 0), DOCA_ERROR_NOT_PERMITTED);
+		assert_doca(submit_copy(f.ctx, f.src, short_dst, 95, 0), DOCA_ERROR_INVALID_VALUE);
+		{
+			struct doca_event *ev = wait_event(f.pe);
+
+			cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_PARTIAL);
+			assert_doca(doca_event_get_error(ev), DOCA_ERROR_TOO_BIG);
+			cr_assert_eq(doca_event_get_bytes(ev), LEN / 2);
+			cr_assert_eq(doca_event_get_user_data(ev).u64, user - CREDITS);
+			doca_event_free(ev);
+		}
+		for (uint64_t want = user - CREDITS + 1u; want < user; want++)
+			expect_success_event(f.pe, want, LEN);
+		expect_no_event_for(f.pe, 10);
+	}
+	cr_assert_eq(pattern_mismatch(f.dst_bytes, LEN, f.seed), LEN);
+	stop_and_drain(f.ctx, f.pe);
+	assert_ok(doca_buf_destroy(empty));
+	assert_ok(doca_buf_destroy(short_dst));
+	fixture_fini(&f);
+}
