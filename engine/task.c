@@ -136,7 +136,6 @@ task_check(const struct doca_ctx *ctx, const struct doca_task_desc *desc, const 
 
 /* A task of a chunk, validated and pinned, waiting for its credit. */
 struct task_pinned {
-	const struct doca_task_desc *desc;
 	struct doca_buf *src, *dst;
 	uint64_t len;
 };
@@ -194,7 +193,7 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 	}
-	*out = (struct task_pinned){ .desc = desc, .src = src, .dst = dst, .len = len };
+	*out = (struct task_pinned){ .src = src, .dst = dst, .len = len };
 	return DOCA_SUCCESS;
 }
 
@@ -217,12 +216,13 @@ static inline __attribute__((always_inline)) uint32_t task_take_credits(struct c
 	return got;
 }
 
-/* Fill a slot taken for a pinned task; @p watched: hb_watching(), tested
+/* Fill a slot taken for a pinned task (@p user_data: its descriptor's);
+ * @p watched: hb_watching(), tested
  * once for a chunk (set before main, it cannot change between its tasks),
  * so the annotations of a chunk's fills cost one test, not two per task,
  * when no race detector watches. */
 static inline __attribute__((always_inline)) void task_fill(struct doca_event *ev, const struct task_pinned *t,
-							    bool guarded, bool watched)
+							    union doca_data user_data, bool guarded, bool watched)
 {
 	TSAN_ACQUIRE(ev);
 	if (watched)
@@ -237,7 +237,7 @@ static inline __attribute__((always_inline)) void task_fill(struct doca_event *e
 	ev->src = t->src;
 	ev->dst = t->dst;
 	ev->len = t->len;
-	ev->user_data = t->desc->user_data;
+	ev->user_data = user_data;
 	if (watched)
 		hb_release(ev); /* the caller's writes happen before the device's accesses */
 }
@@ -492,7 +492,7 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 	evs[got] = NULL;
 	if (hb_watching())
 		for (uint32_t i = 0; i < got; i++) {
-			task_fill(evs[i], &tp[i], guarded, true);
+			task_fill(evs[i], &tp[i], descs[i].user_data, guarded, true);
 			evs[i]->next = evs[i + 1u];
 		}
 	else if (guarded) {
@@ -502,14 +502,14 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 		for (uint32_t i = 0; i < got; i++) {
 			struct doca_event *next = evs[i + 1u];
 
-			task_fill(ev, &tp[i], true, false);
+			task_fill(ev, &tp[i], descs[i].user_data, true, false);
 			ev->next = next;
 			ev = next;
 		}
 	}
 	else
 		for (uint32_t i = 0; i < got; i++)
-			task_fill(evs[i], &tp[i], false, false);
+			task_fill(evs[i], &tp[i], descs[i].user_data, false, false);
 	*queued |= task_hand_over(ctx, *run, evs, got, guarded, unparked);
 	return got;
 }
@@ -527,7 +527,7 @@ task_one_take(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_
 	*err = task_pin(ctx, run, desc, src, dst, guarded, true, kernel, &tp);
 	/* (task_take_credits sets *err only when it takes none) */
 	if (*err == DOCA_SUCCESS && (got = task_take_credits(run, &tp, 1, guarded, kernel, evs, err)) == 1)
-		task_fill(evs[0], &tp, guarded, hb_watching());
+		task_fill(evs[0], &tp, desc->user_data, guarded, hb_watching());
 	return got;
 }
 
@@ -606,7 +606,7 @@ task_owner_take(struct ctx_run *run, const struct doca_task_desc *desc, struct d
 		uint64_t len, const void *cur, bool plain)
 {
 	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
-	const struct task_pinned tp = { .desc = desc, .src = src, .dst = dst, .len = len };
+	const struct task_pinned tp = { .src = src, .dst = dst, .len = len };
 	doca_error_t err = DOCA_SUCCESS;
 	uint64_t h = plain ? atomic_load_explicit(&run->pool.head, memory_order_acquire) : pool_head_look(&run->pool);
 	uint32_t got = pool_take_loop(&run->pool, evs, 1, true, true, &err, plain, h);
@@ -615,7 +615,7 @@ task_owner_take(struct ctx_run *run, const struct doca_task_desc *desc, struct d
 		buf_unpin(dst, true);
 		buf_unpin(src, true);
 	} else {
-		task_fill(evs[0], &tp, true, false);
+		task_fill(evs[0], &tp, desc->user_data, true, false);
 	}
 	task_post_guarded(run->ctx, run, evs, got, cur, false);
 	return err;
@@ -756,9 +756,9 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	if (!pool_one_poppable(ph))
 		return task_owner_take_plain(run, desc, src, dst, len, cur);
 	struct doca_event *ev = pool_pop_one_plain(&run->pool, ph);
-	const struct task_pinned tp = { .desc = desc, .src = src, .dst = dst, .len = len };
+	const struct task_pinned tp = { .src = src, .dst = dst, .len = len };
 
-	task_fill(ev, &tp, true, false);
+	task_fill(ev, &tp, desc->user_data, true, false);
 	run_defer(run, &ev, 1);
 	/* task_queue_visit's looks; a wake (the PE armed) needs a section.
 	 * The context and its PE found again from the run (fixed for its
