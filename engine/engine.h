@@ -203,10 +203,12 @@ struct doca_event {
 	 * as a handle's tag carries it): the one word a free on another thread
 	 * races on (engine/event.c) */
 	_Atomic uint32_t gs;
-	uint8_t status;         /* enum doca_event_status */
 	uint8_t pins;           /* enum event_pins */
 	uint16_t type;          /* enum doca_task_type */
+	/* with error, one aligned word: a completion stores both with one
+	 * store (engine/pe_progress.c) */
 	doca_error_t error;
+	uint32_t status;        /* enum doca_event_status */
 	uint64_t len;           /* bytes to copy */
 	uint64_t bytes;         /* bytes copied */
 	struct doca_ctx *ctx;
