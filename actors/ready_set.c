@@ -56,12 +56,14 @@ static void fifo_append(struct ready_set *s, struct ready_node *n)
 	s->count++;
 }
 
-uint32_t ready_collect_sc(struct ready_set *s, uint32_t max)
+/* The mailbox's looks in the same order as before the look moved inline
+ * (one per round, before its drain): the explorer's schedules unchanged. */
+uint32_t ready_collect_more_sc(struct ready_set *s, uint32_t max)
 {
 	struct mailbox_node *items[COLLECT_BATCH];
 	uint32_t taken = 0;
 
-	while (taken < max && !mailbox_idle(&s->signalled)) {
+	do {
 		uint32_t want = max - taken < COLLECT_BATCH ? max - taken : COLLECT_BATCH;
 		uint32_t n = mailbox_drain_sc(&s->signalled, items, want, COLLECT_SHARD);
 
@@ -71,22 +73,8 @@ uint32_t ready_collect_sc(struct ready_set *s, uint32_t max)
 			fifo_append(s, (struct ready_node *)((char *)items[i] -
 							     offsetof(struct ready_node, link)));
 		taken += n;
-	}
+	} while (taken < max && !mailbox_idle(&s->signalled));
 	return s->count;
-}
-
-struct ready_node *ready_pop_sc(struct ready_set *s)
-{
-	struct ready_node *n = s->head;
-
-	if (n == NULL)
-		return NULL;
-	s->head = n->next;
-	if (s->head == NULL)
-		s->tail = NULL;
-	n->next = NULL;
-	s->count--;
-	return n;
 }
 
 void ready_keep_sc(struct ready_set *s, struct ready_node *n)

@@ -82,11 +82,21 @@ static inline void ready_node_init(struct ready_node *n)
  * wait-free (one load, at most one CAS and one mailbox push + announce). */
 bool ready_signal_fenced(struct ready_set *s, struct ready_node *n);
 
-/* Consumer: move up to max newly signalled nodes to the FIFO's tail, and
- * return how many nodes the FIFO holds now (visit at most that many this
- * round, so a node kept for its next visit is not visited twice). Thread
+/* ready_collect_sc's drain, for a mailbox its look found not idle. */
+uint32_t ready_collect_more_sc(struct ready_set *s, uint32_t max);
+
+/* Consumer: move up to max (>= 1) newly signalled nodes to the FIFO's
+ * tail, and return how many nodes the FIFO holds now (visit at most that
+ * many this round, so a node kept for its next visit is not visited
+ * twice). Inline: a turn whose nodes were all kept or appended by the
+ * consumer itself pays one look at the mailbox and no call. Thread
  * safety: the one consumer only. */
-uint32_t ready_collect_sc(struct ready_set *s, uint32_t max);
+static inline uint32_t ready_collect_sc(struct ready_set *s, uint32_t max)
+{
+	if (mailbox_idle(&s->signalled))
+		return s->count;
+	return ready_collect_more_sc(s, max);
+}
 
 /* Consumer: true if no node is in the set (none in the FIFO, none
  * signalled). A signal racing the call may be missed: a consumer about to
@@ -106,7 +116,19 @@ static inline struct ready_node *ready_iter_sc(const struct ready_set *s, const 
 
 /* Consumer: the node at the FIFO's head, taken out of it (still QUEUED),
  * or NULL. Thread safety: the one consumer only. */
-struct ready_node *ready_pop_sc(struct ready_set *s);
+static inline struct ready_node *ready_pop_sc(struct ready_set *s)
+{
+	struct ready_node *n = s->head;
+
+	if (n == NULL)
+		return NULL;
+	s->head = n->next;
+	if (s->head == NULL)
+		s->tail = NULL;
+	n->next = NULL;
+	s->count--;
+	return n;
+}
 
 /* Consumer: n (popped) still has work: back at the tail, still QUEUED.
  * Thread safety: the one consumer only. */
