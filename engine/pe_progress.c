@@ -142,10 +142,8 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 }
 
 /* Turn a completion into its event's status. */
-static struct doca_event *event_from_cqe(const struct hw_cqe *c, bool *fatal)
+static void event_complete(struct doca_event *ev, const struct hw_cqe *c, bool *fatal)
 {
-	struct doca_event *ev = (struct doca_event *)(uintptr_t)c->cookie;
-
 	ev->bytes = c->bytes;
 	ev->error = c->error;
 	*fatal = *fatal || c->fatal;
@@ -167,6 +165,22 @@ static struct doca_event *event_from_cqe(const struct hw_cqe *c, bool *fatal)
 		ev->status = DOCA_EVENT_STATUS_FAILURE;
 		break;
 	}
+}
+
+/* The same for a completion that names its event (a polled one). */
+static struct doca_event *event_from_cqe(const struct hw_cqe *c, bool *fatal)
+{
+	struct doca_event *ev = (struct doca_event *)(uintptr_t)c->cookie;
+
+	event_complete(ev, c, fatal);
+	return ev;
+}
+
+/* The event k links after ev (the list has that many). */
+static struct doca_event *event_list_skip(struct doca_event *ev, uint32_t k)
+{
+	for (; k != 0; k--)
+		ev = ev->next;
 	return ev;
 }
 
@@ -206,23 +220,24 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 	struct doca_event *first_ev = ev;
 	/* tasks in hand: the ctx is not IDLE, so its event callback is fixed
 	 * until they are delivered (doca_ctx_set_event_cb is IDLE only) */
-	bool ready = run->ctx->event_cb == NULL;
+	bool ready = run->ctx->event_cb == NULL, watched = hb_watching();
 
 	while (ev != NULL && ndone < TURN_EVENTS && !failed) {
 		struct hw_copy copies[EXECUTE_CHUNK];
-		struct doca_event **done = &t->done[ndone];
+		struct doca_event **done = &t->done[ndone], *chunk = ev;
 		uint32_t room = TURN_EVENTS - ndone;
-		/* the chunk's bound as a pointer: one compare per event */
-		struct hw_copy *c = copies, *end = copies + (room < EXECUTE_CHUNK ? room : EXECUTE_CHUNK);
+		/* the chunk's bound as a pointer: one compare per event; one
+		 * copy per call while a race detector watches (below) */
+		struct hw_copy *c = copies,
+			       *end = copies + (watched ? 1u : room < EXECUTE_CHUNK ? room : EXECUTE_CHUNK);
 
 		/* at least one: ev is not NULL and end > copies (room >= 1) */
 		for (;;) {
 			struct doca_buf *src = ev->src;
 			uint64_t len = ev->len;
 
-			/* event_desc's copy: no registrations (hw_copy) */
-			*c = (struct hw_copy){ .cookie = (uint64_t)(uintptr_t)ev, .src = src->data,
-					       .dst = ev->dst->data, .len = len };
+			/* event_desc's copy: no registrations, no cookie (hw_copy) */
+			*c = (struct hw_copy){ .src = src->data, .dst = ev->dst->data, .len = len };
 			ev->bytes = len;
 			if (__builtin_expect(len < src->len, 0)) { /* ALLOW_PARTIAL with a short dst */
 				ev->error = DOCA_ERROR_TOO_BIG;
@@ -232,19 +247,32 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 				ev->status = DOCA_EVENT_STATUS_SUCCESS;
 			}
 			if (!ready)
-				done[c - copies] = ev;
+				*done++ = ev;
 			c++;
 			ev = ev->next;
 			if (ev == NULL || c == end)
 				break;
 		}
 		uint32_t n = (uint32_t)(c - copies);
+
+		/* the race detector's annotations, which the device leaves to us
+		 * (hw_ops.execute; this thread makes the copies), around the one
+		 * copy: none orders another task's writes before this copy */
+		if (watched)
+			hb_acquire(chunk); /* the submitter's writes first */
 		uint32_t whole = hw_qp_execute(qp, copies, n, t->cqes);
 
-		/* the chunk's last event, from its copy: no local kept per event */
-		last = (struct doca_event *)(uintptr_t)copies[n - 1u].cookie;
-		for (uint32_t j = whole; j < n; j++)
-			(void)event_from_cqe(&t->cqes[j], &failed);
+		if (watched)
+			hb_release(chunk); /* then whoever gets the event */
+		if (whole < n) {
+			struct doca_event *e = event_list_skip(chunk, whole);
+
+			for (uint32_t j = whole; j < n; j++, e = e->next)
+				event_complete(e, &t->cqes[j], &failed);
+		}
+		/* the chunk's last event: the backlog's tail if the chunk took the
+		 * rest of it (the common case), else the list walked once */
+		last = ev == NULL ? run->backlog_tail : event_list_skip(chunk, n - 1u);
 		ndone += n;
 	}
 	run->backlog_head = ev;

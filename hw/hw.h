@@ -88,10 +88,11 @@ struct hw_desc {
 
 /** One copy for hw_ops.execute. A device that executes at once copies
  * with the CPU in this process's address space (both sides local), so it
- * needs no registration: the hw_desc without its two memory registrations.
- * The engine has checked bounds and access. */
+ * needs no registration: the hw_desc without its two memory registrations,
+ * and without a cookie (the caller knows each copy by its index, and makes
+ * the race detector's annotations around the call itself). The engine has
+ * checked bounds and access. */
 struct hw_copy {
-	uint64_t cookie; /* as hw_desc.cookie (the race detector's key) */
 	void *src;
 	void *dst;
 	uint64_t len;
@@ -200,8 +201,10 @@ struct hw_ops {
 	 * whole (HW_CQE_OK, bytes == len, error DOCA_SUCCESS, not fatal) and
 	 * their cqes are left unwritten (the common case costs no completion
 	 * written and read back); cqes[i] is the completion of copies[i] for
-	 * k <= i < n. The engine calls it only while none of the qp's posted
-	 * descriptors is outstanding, so nothing posted earlier is overtaken. */
+	 * k <= i < n (its cookie 0). No race detector annotation: the caller's
+	 * (all on its thread). The engine calls it only while none of the
+	 * qp's posted descriptors is outstanding, so nothing posted earlier is
+	 * overtaken. */
 	uint32_t (*execute)(struct hw_qp *qp, const struct hw_copy *copies, uint32_t n, struct hw_cqe *cqes);
 	/* True if poll would return something without a new post or a wake:
 	 * work poll itself executes now (inline; one waiting for a delay is

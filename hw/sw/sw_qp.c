@@ -192,25 +192,16 @@ static inline void sw_copy_whole(const struct hw_desc *d, struct hw_cqe *c)
 	hb_release((const void *)(uintptr_t)d->cookie); /* then whoever gets the event */
 }
 
-void sw_execute(struct sw_dev *dev, const struct hw_desc *d, bool flushed, struct hw_cqe *c)
+/* A copy with a fault configured, its completion in *c; without the race
+ * detector's annotations (the caller's). */
+static void sw_execute_faulty(struct sw_dev *dev, const struct hw_desc *d, struct hw_cqe *c)
 {
 	const struct sw_params *p = &dev->params;
-
-	if (!flushed && (p->fail_every | p->partial_every) == 0) {
-		sw_copy_whole(d, c);
-		return;
-	}
-	*c = (struct hw_cqe){ .cookie = d->cookie };
-	if (flushed) {
-		c->status = HW_CQE_FLUSHED;
-		c->error = DOCA_ERROR_SHUTDOWN;
-		return;
-	}
-	hb_acquire((const void *)(uintptr_t)d->cookie); /* the submitter's writes first */
 	/* the device-wide counter is a shared cache line: touch it only when a
 	 * fault is configured */
 	uint64_t k = atomic_fetch_add_explicit(&dev->executed, 1, memory_order_relaxed) + 1u;
 
+	*c = (struct hw_cqe){ .cookie = d->cookie };
 	if (p->fail_every != 0 && k % p->fail_every == 0) {
 		c->status = HW_CQE_FAILED;
 		c->error = DOCA_ERROR_IO_FAILED;
@@ -225,6 +216,27 @@ void sw_execute(struct sw_dev *dev, const struct hw_desc *d, bool flushed, struc
 		c->status = HW_CQE_OK;
 		c->error = DOCA_SUCCESS;
 	}
+}
+
+static void sw_flushed(const struct hw_desc *d, struct hw_cqe *c)
+{
+	*c = (struct hw_cqe){ .cookie = d->cookie, .status = HW_CQE_FLUSHED, .error = DOCA_ERROR_SHUTDOWN };
+}
+
+void sw_execute(struct sw_dev *dev, const struct hw_desc *d, bool flushed, struct hw_cqe *c)
+{
+	const struct sw_params *p = &dev->params;
+
+	if (!flushed && (p->fail_every | p->partial_every) == 0) {
+		sw_copy_whole(d, c);
+		return;
+	}
+	if (flushed) {
+		sw_flushed(d, c);
+		return;
+	}
+	hb_acquire((const void *)(uintptr_t)d->cookie); /* the submitter's writes first */
+	sw_execute_faulty(dev, d, c);
 	hb_release((const void *)(uintptr_t)d->cookie); /* then whoever gets the event */
 }
 
@@ -279,23 +291,17 @@ uint32_t sw_qp_execute(struct hw_qp *hw, const struct hw_copy *copies, uint32_t 
 
 	if (flushed || (p->fail_every | p->partial_every) != 0) {
 		for (uint32_t i = 0; i < n; i++) {
-			/* sw_execute reads no memory registration */
-			struct hw_desc d = { .cookie = copies[i].cookie, .src = copies[i].src,
-					     .dst = copies[i].dst, .len = copies[i].len };
+			/* no memory registration read; cookie 0 (hw_ops.execute) */
+			struct hw_desc d = { .src = copies[i].src, .dst = copies[i].dst, .len = copies[i].len };
 
-			sw_execute(qp->dev, &d, flushed, &cqes[i]);
+			if (flushed)
+				sw_flushed(&d, &cqes[i]);
+			else
+				sw_execute_faulty(qp->dev, &d, &cqes[i]);
 		}
 		return 0; /* every completion written */
 	}
 	/* every copy whole: no completion written (hw_ops.execute) */
-	if (hb_watching()) {
-		for (uint32_t i = 0; i < n; i++) {
-			hb_acquire((const void *)(uintptr_t)copies[i].cookie); /* the submitter's writes first */
-			memmove(copies[i].dst, copies[i].src, copies[i].len);
-			hb_release((const void *)(uintptr_t)copies[i].cookie); /* then whoever gets the event */
-		}
-		return n;
-	}
 	for (uint32_t i = 0; i < n; i++)
 		memmove(copies[i].dst, copies[i].src, copies[i].len);
 	return n;
