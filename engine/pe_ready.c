@@ -101,20 +101,14 @@ void pe_ready_credits_returned(struct ctx_run *run)
 	pe_ready_signal_wake_fenced(run->pe, run->ctx);
 }
 
-bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run)
+/* run_needs_visit after its first looks found nothing: out of line, so
+ * the common answer (nothing) pays no frame for the calls here. */
+static __attribute__((noinline)) bool run_needs_visit_rest(struct doca_ctx *ctx, struct ctx_run *run,
+							    enum doca_ctx_state st, bool idle_dev)
 {
-	enum doca_ctx_state st = ctx_state(ctx);
 	struct hw_qp *qp = run->qp;
 
-	if (st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING)
-		return false;
-	/* An at-once device's poll does nothing while nothing is posted to it
-	 * (hw.h), so it has nothing pending then: no call. on_device is
-	 * exact: its one writer is the runner, every caller of this. */
-	bool idle_dev = qp->executes_at_once && atomic_load_explicit(&run->on_device, memory_order_relaxed) == 0;
-
-	if (!mailbox_idle(&run->mbox) || run->backlog_head != NULL || qp->always_polled ||
-	    (!idle_dev && qp->ops->pending(qp)))
+	if (!idle_dev && qp->ops->pending(qp))
 		return true;
 	if (run_fatal_stop_due(run))
 		return true;
@@ -135,6 +129,30 @@ bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run)
 	return !run->flush_sent || atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0 ||
 	       atomic_load_explicit(&ctx->stop_report_owed, memory_order_relaxed) ||
 	       (atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) && run_outstanding(run) == 0);
+}
+
+bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run)
+{
+	enum doca_ctx_state st = ctx_state(ctx);
+	struct hw_qp *qp = run->qp;
+
+	if (st != DOCA_CTX_STATE_RUNNING && st != DOCA_CTX_STATE_STOPPING)
+		return false;
+	/* An at-once device's poll does nothing while nothing is posted to it
+	 * (hw.h), so it has nothing pending then: no call. on_device is
+	 * exact: its one writer is the runner, every caller of this. */
+	bool idle_dev = qp->executes_at_once && atomic_load_explicit(&run->on_device, memory_order_relaxed) == 0;
+
+	if (!mailbox_idle(&run->mbox) || run->backlog_head != NULL || qp->always_polled)
+		return true;
+	if (!idle_dev || st != DOCA_CTX_STATE_RUNNING || run->fatal)
+		return run_needs_visit_rest(ctx, run, st, idle_dev);
+	/* What the rest finds for a running context with nothing posted to
+	 * its at-once device and no fatal completion: no call of pending, no
+	 * stop due, and on_device still 0 (exact, above); at the same
+	 * explorer point. */
+	EXPLORE_POINT(ATOMIC);
+	return false;
 }
 
 void pe_ready_after_visit(struct doca_pe *pe, struct doca_ctx *ctx, bool more)
