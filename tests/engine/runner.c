@@ -2,7 +2,8 @@
  * and change nothing: progress, event mode's arm and clear, destroying one
  * PE twice at once (decided under the guard); a free from another thread is
  * never refused; the loop's thread keeps the guard parked, and another
- * thread revokes it only while that thread is outside. */
+ * thread revokes it only while that thread is outside; the owner ways'
+ * flag is set before an application's own constructors run. */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <errno.h>
@@ -11,10 +12,25 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "actors/asym_fence.h"
+#include "actors/hb_annotate.h"
+#include "actors/runner.h"
 #include "engine/buf_pin.h"
 #include "engine/engine.h"
 #include "tests/api/common.h"
 #include "tests/api/trap.h"
+
+/* runner_owner_way as this program's own constructor (default priority)
+ * found it, and what it is once set. This test links the library
+ * statically, as an application may: its constructors then run in link
+ * order, ours after the program's, unless a priority puts them first. */
+static bool owner_way_at_ctor, owner_way_due_at_ctor;
+
+__attribute__((constructor)) static void application_constructor(void)
+{
+	owner_way_at_ctor = runner_owner_way;
+	owner_way_due_at_ctor = asym_fence_kernel && !hb_watching();
+}
 
 struct fixture {
 	struct doca_ctx *ctx;
@@ -617,4 +633,15 @@ Test(runner, a_paused_revoker_cannot_take_the_guard_when_the_generation_comes_ro
 	runner_exit(&r);
 	runner_revoke_withdraw(&r, false);
 	cr_assert_eq(atomic_load(&r.revoke), 0u, "nothing left counted");
+}
+
+/* The owner ways' flag (both of its flags tested as one) is fixed before
+ * an application's constructor can call the library, as the flags it is
+ * made of are: a call there sees the value every later call sees. */
+Test(runner, owner_way_flag_is_set_before_an_application_constructor)
+{
+	cr_assert_eq(runner_owner_way, asym_fence_kernel && !hb_watching());
+	cr_assert_eq(owner_way_at_ctor, owner_way_due_at_ctor,
+		     "a default-priority constructor found runner_owner_way %d, due %d", owner_way_at_ctor,
+		     owner_way_due_at_ctor);
 }
