@@ -18,8 +18,12 @@
 DOCA_TLS struct runner_thread *runner_me;
 bool runner_owner_way;
 
-/* Default priority: after asym_fence_choose and hb_detect (101). */
-__attribute__((constructor)) static void runner_owner_way_choose(void)
+/* Priority 102: after asym_fence_choose and hb_detect (101), and before
+ * every constructor of default priority, an application's too: linked
+ * statically, the program's own come first in link order, and one that
+ * calls the library would find the flag still false (the slow ways) and
+ * see it change under its threads. */
+__attribute__((constructor(102))) static void runner_owner_way_choose(void)
 {
 	runner_owner_way = asym_fence_kernel && !hb_watching();
 }
