@@ -229,8 +229,9 @@ static inline __attribute__((always_inline)) void task_fill(struct doca_event *e
 		hb_acquire(ev); /* the slot's last free happens before its reuse */
 	ev_set_state(ev, EV_QUEUED);
 	ev->pins = guarded ? EV_PINS_GUARDED : EV_PINS_SHARED;
-	ev->type = DOCA_TASK_COPY; /* the one type task_check lets through */
-	/* (no bytes: every completion writes them, event_flush and
+	/* (no type: DOCA_TASK_COPY, the one type task_check lets through,
+	 * was written when the slot was made, engine/task_pool.c chunk_make;
+	 * no bytes: every completion writes them, event_flush and
 	 * event_from_cqe and the turn's execute, before anyone can read
 	 * them; and no flags: ALLOW_PARTIAL is decided here, and a
 	 * completion tells a partial copy by len against the source's) */

@@ -152,6 +152,11 @@ static struct doca_event *chunk_make(struct task_pool *p, uint32_t c)
 		ev->ctx = p->run->ctx;
 		ev->run = p->run;
 		ev->pool_link = c * POOL_CHUNK + i + 1u;
+		/* once for the slot's life: DOCA_TASK_COPY is the one type
+		 * (task_check refuses any other), so no fill writes it and
+		 * nothing else ever does (a second type would make the fill
+		 * write its task's) */
+		ev->type = DOCA_TASK_COPY;
 	}
 	return evs;
 }
