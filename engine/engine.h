@@ -518,6 +518,22 @@ static inline __attribute__((always_inline)) void ev_set_state(struct doca_event
 
 	atomic_store_explicit(&ev->gs, ev_gs_with(gs, s), memory_order_relaxed);
 }
+/* The fill's state change (engine/task.c task_fill): a slot taken from
+ * its pool is always FREE, its state's bits 0 (chunk_make makes it so,
+ * and every return stores ev_gs_next_free first: event_release_slot), so
+ * QUEUED is one or, not a mask and an or (ev_set_state's). The explorer
+ * build aborts if a taken slot is ever in another state. */
+_Static_assert(EV_FREE == 0, "a FREE gs has its state's bits 0");
+static inline __attribute__((always_inline)) void ev_set_queued_from_free(struct doca_event *ev)
+{
+	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+
+#ifdef DOCA_EXPLORE
+	if (ev_state(gs) != EV_FREE)
+		abort(); /* the explorer's check of the above (verdict "abort") */
+#endif
+	atomic_store_explicit(&ev->gs, gs | (uint32_t)EV_QUEUED << EV_STATE_SHIFT, memory_order_relaxed);
+}
 /* The application's handle for a slot's current generation. */
 static inline struct doca_event *event_handle(const struct doca_event *ev)
 {

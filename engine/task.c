@@ -227,7 +227,7 @@ static inline __attribute__((always_inline)) void task_fill(struct doca_event *e
 	TSAN_ACQUIRE(ev);
 	if (watched)
 		hb_acquire(ev); /* the slot's last free happens before its reuse */
-	ev_set_state(ev, EV_QUEUED);
+	ev_set_queued_from_free(ev); /* a taken slot is FREE */
 	ev->pins = guarded ? EV_PINS_GUARDED : EV_PINS_SHARED;
 	/* (no type: DOCA_TASK_COPY, the one type task_check lets through,
 	 * was written when the slot was made, engine/task_pool.c chunk_make;
