@@ -387,3 +387,46 @@ Test(submit_paths, the_pe_threads_single_submits_answer_every_case_exactly)
 	assert_ok(doca_buf_destroy(short_dst));
 	fixture_fini(&f);
 }
+
+/* The refusals the owner's way hands to the sectioned way (engine/task.c,
+ * task_one_owner: a stale context or buffer handle, a buffer of another
+ * context, a context not RUNNING) answer exactly from the PE's thread, and
+ * leave nothing held: no credit, no pin (the buffers destroy at the end),
+ * the owner's way still taken for the tasks after them. */
+Test(submit_paths, the_pe_threads_refused_single_submits_change_nothing)
+{
+	enum { CREDITS = 2 };
+	struct api_fixture f;
+	struct api_sibling s;
+	struct doca_buf *gone = NULL;
+	struct doca_ctx *gone_ctx = NULL;
+	uint64_t user = 0;
+
+	fixture_init_started(&f, "sw0", LEN, CREDITS);
+	sibling_init(&s, &f, 0);
+	assert_ok(doca_buf_create(f.src_mem, 0, LEN, &gone));
+	assert_ok(doca_buf_destroy(gone));
+	assert_ok(doca_ctx_create(&gone_ctx));
+	assert_ok(doca_ctx_destroy(gone_ctx));
+	doca_pe_progress(f.pe); /* this thread now runs the PE */
+	for (int round = 0; round < 2; round++) { /* fresh slots, then the stack's */
+		assert_doca(submit_copy(gone_ctx, f.src, f.dst, 90, 0), DOCA_ERROR_INVALID_VALUE);
+		assert_doca(submit_copy(f.ctx, gone, f.dst, 91, 0), DOCA_ERROR_INVALID_VALUE);
+		assert_doca(submit_copy(f.ctx, f.src, gone, 92, 0), DOCA_ERROR_INVALID_VALUE);
+		assert_doca(submit_copy(f.ctx, s.src, f.dst, 93, 0), DOCA_ERROR_INVALID_VALUE);
+		assert_doca(submit_copy(f.ctx, f.src, s.dst, 94, 0), DOCA_ERROR_INVALID_VALUE);
+		for (int i = 0; i < CREDITS; i++)
+			assert_ok(submit_copy(f.ctx, f.src, f.dst, user++, 0));
+		assert_doca(submit_copy(f.ctx, f.src, f.dst, 95, 0), DOCA_ERROR_AGAIN);
+		for (uint64_t want = user - CREDITS; want < user; want++)
+			expect_success_event(f.pe, want, LEN);
+		expect_no_event_for(f.pe, 10);
+	}
+	stop_and_drain(s.ctx, f.pe);
+	/* not RUNNING: the state's answer, after the handles' */
+	assert_doca(submit_copy(s.ctx, s.src, s.dst, 96, 0), DOCA_ERROR_BAD_STATE);
+	assert_doca(submit_copy(s.ctx, gone, s.dst, 97, 0), DOCA_ERROR_INVALID_VALUE);
+	assert_ok(doca_ctx_start(s.ctx));
+	cr_assert_eq(pattern_mismatch(f.dst_bytes, LEN, f.seed), LEN);
+	sibling_fini_with_fixture(&s, &f);
+}
