@@ -68,8 +68,6 @@ const struct scenario explore_scenarios[] = {
 	  scenario_pool_share_bulk },
 	{ "pool_share_submit", "pool_share, the owner's single submits (no busy flag) racing a foreign submitter's first take",
 	  scenario_pool_share_submit },
-	{ "pool_share_chunk", "pool_share_submit, the owner's submit making a chunk inside its brief section",
-	  scenario_pool_share_chunk },
 	{ "pool_revoke", "two runners revoking each other, a foreign submitter and a foreign freer on one pool",
 	  scenario_pool_revoke },
 	{ "credit_wake", "a blocked submit_wait and a credit notification armed while the credit comes back",

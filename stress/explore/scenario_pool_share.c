@@ -25,16 +25,6 @@
  * nothing until the foreign submit is in, so only its takes race the
  * switch. The counts fill the pool exactly: a lost update hands a slot to
  * two tasks or loses a credit (the foreign thread then spins on AGAIN).
- *
- * pool_share_chunk: the switch racing the owner's single submit that makes
- * a chunk. The owner takes the first chunk's POOL_CHUNK credits from fresh
- * slots (left in the inline device's backlog, none freed), so its next
- * submit finds the stack empty and the next chunk missing: its owner way
- * (task_one_owner, then task_owner_take: pool_take_loop without the busy
- * flag) makes the chunk inside its brief section, looks at the pool's mode
- * once more, and takes its slot plainly, while the foreign thread's first
- * take turns the pool shared (or makes that chunk itself first). The pool
- * holds the owner's POOL_CHUNK + 1 and the foreign one exactly.
  */
 #include "scenario.h"
 
@@ -103,17 +93,6 @@ static void *foreign(void *unused)
 
 static atomic_bool warm, foreign_done;
 
-/* The owner's end: once the foreign submit is in, progress until @p total
- * events are taken. */
-static void owner_finish(unsigned total)
-{
-	while (!atomic_load(&foreign_done))
-		sched_yield();
-	while (atomic_load(&w.events_total) < total)
-		if (owner_progress() == 0)
-			sched_yield();
-}
-
 static void *owner_submits(void *unused)
 {
 	explore_name("owner");
@@ -125,34 +104,21 @@ static void *owner_submits(void *unused)
 	atomic_store(&warm, true); /* every return done: the stack holds both slots */
 	for (unsigned tag = WARM_TASKS; tag < WARM_TASKS + SUBMIT_TASKS; tag++)
 		EXPECT_OK(world_submit(&w, tag));
-	owner_finish(WARM_TASKS + SUBMIT_TASKS + 1u);
+	while (!atomic_load(&foreign_done))
+		sched_yield();
+	while (atomic_load(&w.events_total) < WARM_TASKS + SUBMIT_TASKS + 1u)
+		if (owner_progress() == 0)
+			sched_yield();
 	return NULL;
 }
 
-/* The foreign thread of pool_share_submit and pool_share_chunk: its one
- * submit (tag @p arg) once the owner is warm. */
-static void *foreign_submit(void *arg)
+static void *foreign_submit(void *unused)
 {
 	explore_name("foreign");
 	while (!atomic_load(&warm))
 		sched_yield();
-	submit_retrying((unsigned)(uintptr_t)arg, false);
+	submit_retrying(WARM_TASKS + SUBMIT_TASKS, false);
 	atomic_store(&foreign_done, true);
-	return NULL;
-}
-
-#define CHUNK_FIRST 32u /* pool_share_chunk: POOL_CHUNK, the first chunk's slots (engine/engine.h) */
-#define CHUNK_CREDITS (CHUNK_FIRST + 2u) /* then the owner's one more and the foreign one */
-
-static void *owner_chunk(void *unused)
-{
-	explore_name("owner");
-	(void)owner_progress(); /* this thread runs the PE: its guard is parked */
-	for (unsigned i = 0; i < CHUNK_FIRST; i++)
-		EXPECT_OK(world_submit(&w, i % WORLD_TASKS));
-	atomic_store(&warm, true); /* the first chunk is used up, none returned */
-	EXPECT_OK(world_submit(&w, CHUNK_FIRST % WORLD_TASKS));
-	owner_finish(CHUNK_CREDITS);
 	return NULL;
 }
 
@@ -185,22 +151,9 @@ void scenario_pool_share_submit(void)
 
 	world_open(&w, "sw0", SUBMIT_TASKS + 1u, NULL);
 	if (pthread_create(&t[0], NULL, owner_submits, NULL) != 0 ||
-	    pthread_create(&t[1], NULL, foreign_submit, (void *)(uintptr_t)(WARM_TASKS + SUBMIT_TASKS)) != 0)
+	    pthread_create(&t[1], NULL, foreign_submit, NULL) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	for (unsigned i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	world_end_with_exact_credits(&w, SUBMIT_TASKS + 1u);
-}
-
-void scenario_pool_share_chunk(void)
-{
-	pthread_t t[2];
-
-	world_open(&w, "sw0", CHUNK_CREDITS, NULL);
-	if (pthread_create(&t[0], NULL, owner_chunk, NULL) != 0 ||
-	    pthread_create(&t[1], NULL, foreign_submit, (void *)(uintptr_t)((CHUNK_FIRST + 1u) % WORLD_TASKS)) != 0)
-		explore_end(VERDICT_HARNESS, "pthread_create");
-	for (unsigned i = 0; i < 2; i++)
-		pthread_join(t[i], NULL);
-	world_end_with_exact_credits(&w, CHUNK_CREDITS);
 }
