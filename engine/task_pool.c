@@ -61,9 +61,8 @@
  * brief holds. Other foreign takers wait for POOL_SHARED too, each through
  * the same steps, so none CASes before the last plain update is visible.
  *
- * The parked owner's brief sections (doca_event_free's owner way and the
- * owner's single doca_task_submit, engine/task.c task_one_owner, which
- * enter the PE's guard by runner_unpark) update plainly without busy:
+ * The parked owner's brief sections (doca_event_free's owner way, which
+ * enters the PE's guard by runner_unpark) update plainly without busy:
  * after its entry r|brief is pushed on its thread's list and the light
  * fence, it loads mode once (pool_plain_begin_unparked), and its exit
  * pops the entry with a release store after its store to head. The
@@ -78,12 +77,8 @@
  * and all) or the switch (the CAS way). While the switcher is counted no
  * new such section starts, so its wait is bounded by one brief section.
  * The planted bug pool_share_no_quiesce (no count, no wait) loses the
- * owner's update (stress/explore: pool_share for a free's,
- * pool_share_submit for a submit's). Every other plain updater (a turn, a
- * guard taken by a CAS, the rare ways of the owner's submit, a burst's
- * chunk) still stores busy: a burst's guarded take is a brief section
- * waited out only when runner_enter_brief_from entered it by
- * runner_unpark, not when by a CAS or nested in a turn.
+ * owner's update (stress/explore: pool_share). Every other plain updater
+ * (a turn, a guard taken by a CAS, the owner's submit) still stores busy.
  * The count makes the owner's exit give its parked guard up (runner.h):
  * once per run, at the switch.
  *

@@ -97,8 +97,7 @@ static inline void pool_plain_end(struct task_pool *p)
 }
 
 /* pool_plain_begin for the PE's parked owner inside a brief section it
- * entered by runner_unpark (doca_event_free's owner way, and the owner's
- * doca_task_submit: engine/task.c task_one_owner): its entry in
+ * entered by runner_unpark (doca_event_free's owner way): its entry in
  * its list is the busy flag, which task_pool_share waits out
  * (runner_quiesce_wait), so one look at mode decides and no pool_plain_end
  * follows (task_pool.c, "The parked owner's brief sections"). */
@@ -140,9 +139,8 @@ static inline __attribute__((always_inline)) uint64_t pool_head_look(struct task
 
 /* A single take from the owner's stack, plain, with @p h
  * pool_one_poppable: pool_take_loop's steps for n = 1, the same loads,
- * stores and points; ends the plain update (@p busy: as pool_take_loop's). */
-static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_plain(struct task_pool *p, uint64_t h,
-										    bool busy)
+ * stores and points; ends the plain update. */
+static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_plain(struct task_pool *p, uint64_t h)
 {
 	struct doca_event *ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed);
 	uint32_t next = atomic_load_explicit(&ev->pool_next, memory_order_relaxed);
@@ -152,27 +150,22 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_pla
 	EXPLORE_POINT(QUEUE);
 	/* release: as pool_take_loop's */
 	atomic_store_explicit(&p->head, head_take_one(h, next), memory_order_release);
-	if (busy)
-		pool_plain_end(p);
+	pool_plain_end(p);
 	return ev;
 }
 
 /* pool_take after its first look: @p plain, pool_plain_begin_as's
- * answer, and @p h, the head pool_head_look loaded. @p busy: the plain
- * update stores busy (pool_plain_begin_as, pool_plain_end); false for the
- * parked owner inside a brief section it entered by runner_unpark, whose
- * entry is the flag (pool_plain_begin_unparked; task_pool.c). */
+ * answer, and @p h, the head pool_head_look loaded. */
 static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task_pool *p, struct doca_event **evs,
 								     uint32_t want, bool guarded, bool kernel,
-								     doca_error_t *why, bool plain, uint64_t h,
-								     bool busy)
+								     doca_error_t *why, bool plain, uint64_t h)
 {
 	for (;;) {
 		uint32_t top = head_top(h), free = head_free(h), fresh = p->size - free, next = top, n = 0;
 		uint32_t most = want < free ? want : free;
 
 		if (free == 0) {
-			if (plain && busy)
+			if (plain)
 				pool_plain_end(p);
 			*why = DOCA_ERROR_AGAIN;
 			return 0;
@@ -196,15 +189,13 @@ static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task
 				next = atomic_load_explicit(&evs[n++]->pool_next, memory_order_relaxed);
 			}
 		} else if (pool_chunk_of(p, fresh / POOL_CHUNK) == NULL) {
-			/* the allocator may wait: not inside an update (a brief
-			 * section entered by runner_unpark is waited out whole) */
-			if (plain && busy)
-				pool_plain_end(p);
+			if (plain)
+				pool_plain_end(p); /* the allocator may wait: not inside an update */
 			if (!task_pool_publish_chunk(p, fresh / POOL_CHUNK)) {
 				*why = DOCA_ERROR_NO_MEMORY;
 				return 0;
 			}
-			plain = guarded && (busy ? pool_plain_begin_as(p, kernel) : pool_plain_begin_unparked(p));
+			plain = guarded && pool_plain_begin_as(p, kernel);
 			h = atomic_load_explicit(&p->head, memory_order_acquire); /* as pool_head_look's */
 			continue;
 		} else {
@@ -217,8 +208,7 @@ static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task
 		if (plain) {
 			/* release: as task_pool_put's, for readers of the count */
 			atomic_store_explicit(&p->head, head_next(h, free - n, next), memory_order_release);
-			if (busy)
-				pool_plain_end(p);
+			pool_plain_end(p);
 		} else if (!atomic_compare_exchange_weak_explicit(&p->head, &h, head_next(h, free - n, next),
 								  memory_order_acquire, memory_order_acquire)) {
 			continue; /* acquire on success: as the load above, for the slots we take */
@@ -239,10 +229,10 @@ static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool
 	uint64_t h = pool_head_look(p);
 
 	if (__builtin_constant_p(want) && want == 1u && plain && pool_one_poppable(h)) {
-		evs[0] = pool_pop_one_plain(p, h, true);
+		evs[0] = pool_pop_one_plain(p, h);
 		return 1;
 	}
-	return pool_take_loop(p, evs, want, guarded, kernel, why, plain, h, true);
+	return pool_take_loop(p, evs, want, guarded, kernel, why, plain, h);
 }
 
 /* A take without the guard while the pool is not shared yet (task_pool.c). */

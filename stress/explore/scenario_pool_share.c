@@ -16,15 +16,6 @@
  * frees them with doca_event_free_bulk, whose route, entered by the
  * owner's runner_unpark, returns them without the pool's busy flag too
  * (engine/event.c, route_end_owner).
- *
- * pool_share_submit: the switch racing the owner's single submits alone.
- * The owner submits, progresses and frees WARM_TASKS tasks first (every
- * return done before the foreign thread starts), so its next submits pop
- * the pool's stack on doca_task_submit's owner way (engine/task.c
- * task_one_owner), which takes its credit without the busy flag; it frees
- * nothing until the foreign submit is in, so only its takes race the
- * switch. The counts fill the pool exactly: a lost update hands a slot to
- * two tasks or loses a credit (the foreign thread then spins on AGAIN).
  */
 #include "scenario.h"
 
@@ -88,40 +79,6 @@ static void *foreign(void *unused)
 	return NULL;
 }
 
-#define WARM_TASKS 2u   /* pool_share_submit: tags 0..1, freed first */
-#define SUBMIT_TASKS 2u /* then tags 2..3 from the stack, and one foreign, 4 */
-
-static atomic_bool warm, foreign_done;
-
-static void *owner_submits(void *unused)
-{
-	explore_name("owner");
-	for (unsigned tag = 0; tag < WARM_TASKS; tag++)
-		submit_retrying(tag, true);
-	while (atomic_load(&w.events_total) < WARM_TASKS)
-		if (owner_progress() == 0)
-			sched_yield();
-	atomic_store(&warm, true); /* every return done: the stack holds both slots */
-	for (unsigned tag = WARM_TASKS; tag < WARM_TASKS + SUBMIT_TASKS; tag++)
-		EXPECT_OK(world_submit(&w, tag));
-	while (!atomic_load(&foreign_done))
-		sched_yield();
-	while (atomic_load(&w.events_total) < WARM_TASKS + SUBMIT_TASKS + 1u)
-		if (owner_progress() == 0)
-			sched_yield();
-	return NULL;
-}
-
-static void *foreign_submit(void *unused)
-{
-	explore_name("foreign");
-	while (!atomic_load(&warm))
-		sched_yield();
-	submit_retrying(WARM_TASKS + SUBMIT_TASKS, false);
-	atomic_store(&foreign_done, true);
-	return NULL;
-}
-
 static void pool_share_run(void)
 {
 	pthread_t t[2];
@@ -143,17 +100,4 @@ void scenario_pool_share_bulk(void)
 {
 	bulk = true;
 	pool_share_run();
-}
-
-void scenario_pool_share_submit(void)
-{
-	pthread_t t[2];
-
-	world_open(&w, "sw0", SUBMIT_TASKS + 1u, NULL);
-	if (pthread_create(&t[0], NULL, owner_submits, NULL) != 0 ||
-	    pthread_create(&t[1], NULL, foreign_submit, NULL) != 0)
-		explore_end(VERDICT_HARNESS, "pthread_create");
-	for (unsigned i = 0; i < 2; i++)
-		pthread_join(t[i], NULL);
-	world_end_with_exact_credits(&w, SUBMIT_TASKS + 1u);
 }
