@@ -64,8 +64,6 @@ const struct scenario explore_scenarios[] = {
 	  scenario_runner_handoff },
 	{ "pool_share", "an owner's plain credit updates while a foreign submitter turns the pool shared",
 	  scenario_pool_share },
-	{ "pool_share_bulk", "pool_share, the owner getting and freeing its events in bursts (doca_event_free_bulk's owner route)",
-	  scenario_pool_share_bulk },
 	{ "pool_revoke", "two runners revoking each other, a foreign submitter and a foreign freer on one pool",
 	  scenario_pool_revoke },
 	{ "credit_wake", "a blocked submit_wait and a credit notification armed while the credit comes back",

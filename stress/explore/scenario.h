@@ -40,7 +40,6 @@ void scenario_destroy_refused(void);
 void scenario_event_wake(void);
 void scenario_runner_handoff(void);
 void scenario_pool_share(void);
-void scenario_pool_share_bulk(void);
 void scenario_pool_revoke(void);
 void scenario_stale_stop(void);
 void scenario_stale_connect(void);

@@ -11,11 +11,6 @@
  * "returned twice") or loses one (the stop never ends). At the end, with
  * every event freed, exactly max_tasks submits are accepted and the next
  * is refused with DOCA_ERROR_AGAIN: the count is exact.
- *
- * pool_share_bulk: the owner gets its events with doca_pe_get_events and
- * frees them with doca_event_free_bulk, whose route, entered by the
- * owner's runner_unpark, returns them without the pool's busy flag too
- * (engine/event.c, route_end_owner).
  */
 #include "scenario.h"
 
@@ -26,26 +21,6 @@
 #define FOREIGN_TASKS 2u /* tags 3..4 */
 
 static struct world w;
-static bool bulk; /* pool_share_bulk */
-
-/* world_progress, or its burst form (pool_share_bulk) */
-static unsigned owner_progress(void)
-{
-	struct doca_event *evs[MAX_TASKS];
-	unsigned n;
-	uint32_t got;
-
-	if (!bulk)
-		return world_progress(&w);
-	n = doca_pe_progress(w.pe);
-	while ((got = doca_pe_get_events(w.pe, evs, MAX_TASKS)) != 0) {
-		for (uint32_t i = 0; i < got; i++)
-			world_event(&w, evs[i]);
-		doca_event_free_bulk(evs, got);
-		n += got;
-	}
-	return n;
-}
 
 /* Submit tag until a credit is free, progressing (owner) or yielding. */
 static void submit_retrying(unsigned tag, bool progress)
@@ -53,7 +28,7 @@ static void submit_retrying(unsigned tag, bool progress)
 	doca_error_t err;
 
 	while ((err = world_submit(&w, tag)) == DOCA_ERROR_AGAIN)
-		if (!progress || owner_progress() == 0)
+		if (!progress || world_progress(&w) == 0)
 			sched_yield();
 	if (err != DOCA_SUCCESS)
 		explore_end(VERDICT_INVARIANT, "result: submit of task %u: %s", tag, doca_error_get_name(err));
@@ -62,11 +37,11 @@ static void submit_retrying(unsigned tag, bool progress)
 static void *owner(void *unused)
 {
 	explore_name("owner");
-	(void)owner_progress(); /* this thread runs the PE: its guard is parked */
+	(void)world_progress(&w); /* this thread runs the PE: its guard is parked */
 	for (unsigned tag = 0; tag < OWNER_TASKS; tag++)
 		submit_retrying(tag, true);
 	while (atomic_load(&w.events_total) < OWNER_TASKS + FOREIGN_TASKS)
-		if (owner_progress() == 0)
+		if (world_progress(&w) == 0)
 			sched_yield();
 	return NULL;
 }
@@ -79,7 +54,7 @@ static void *foreign(void *unused)
 	return NULL;
 }
 
-static void pool_share_run(void)
+void scenario_pool_share(void)
 {
 	pthread_t t[2];
 
@@ -89,15 +64,4 @@ static void pool_share_run(void)
 	for (unsigned i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	world_end_with_exact_credits(&w, MAX_TASKS);
-}
-
-void scenario_pool_share(void)
-{
-	pool_share_run();
-}
-
-void scenario_pool_share_bulk(void)
-{
-	bulk = true;
-	pool_share_run();
 }
