@@ -583,18 +583,15 @@ void doca_event_free(struct doca_event *h)
 	 * The put is task_pool_put's for a chain of this one slot, its CAS
 	 * way (a shared pool) the out-of-line rest below, so the inline way
 	 * keeps few enough values to need no frame; the slot's links are
-	 * written by the put alone (the chain's would be overwritten). The
-	 * put's plain way stores no busy flag: our entry, pushed before the
-	 * light fence above, is what task_pool_share waits out
-	 * (pool_plain_begin_unparked; engine/task_pool.c). */
+	 * written by the put alone (the chain's would be overwritten). */
 	struct ctx_run *run = ev->run;
 
 	event_release_slot(ev, ev_handle_gs(h, EV_RETURNING), false);
-	if (!pool_plain_begin_unparked(&run->pool)) {
+	if (!pool_plain_begin_as(&run->pool, true)) {
 		event_free_put_shared(run, ev, cur);
 		return;
 	}
-	pool_put_plain(&run->pool, ev, ev, ev->pool_link, 1, false);
+	pool_put_plain(&run->pool, ev, ev, ev->pool_link, 1);
 	asym_fence_light_known(true); /* as event_free_entered's, outside a section */
 	bool waited;
 

@@ -61,27 +61,6 @@
  * brief holds. Other foreign takers wait for POOL_SHARED too, each through
  * the same steps, so none CASes before the last plain update is visible.
  *
- * The parked owner's brief sections (doca_event_free's owner way, which
- * enters the PE's guard by runner_unpark) update plainly without busy:
- * after its entry r|brief is pushed on its thread's list and the light
- * fence, it loads mode once (pool_plain_begin_unparked), and its exit
- * pops the entry with a release store after its store to head. The
- * switcher, before its heavy fence, also counts itself in the guard's
- * revoke (runner_revoke_announce), and after the busy wait it waits out
- * such sections as a stop does (runner_quiesce_wait, actors/runner.h),
- * then withdraws after storing POOL_SHARED. The same Dekker pair with the
- * entry as the flag: either the owner's light fence came first, and the
- * switcher's look after the heavy half finds the entry and waits for its
- * pop (acquire: the head store comes with it), or the owner's loads after
- * its light half see the count (runner_unpark fails: the slow way, busy
- * and all) or the switch (the CAS way). While the switcher is counted no
- * new such section starts, so its wait is bounded by one brief section.
- * The planted bug pool_share_no_quiesce (no count, no wait) loses the
- * owner's update (stress/explore: pool_share). Every other plain updater
- * (a turn, a guard taken by a CAS, the owner's submit) still stores busy.
- * The count makes the owner's exit give its parked guard up (runner.h):
- * once per run, at the switch.
- *
  * Popped slots without a chunk lookup while the pool is the owner's.
  * Each link carries the slot it names twice: its index + 1 (pool_next, what
  * head holds) and its address (pool_next_ev), and the pool keeps top_ev,
@@ -117,7 +96,6 @@
 
 #include "actors/asym_fence.h"
 #include "actors/explore_revert.h"
-#include "actors/runner.h"
 
 #include "engine/cells.h"
 #include "engine/engine.h"
@@ -213,24 +191,16 @@ void task_pool_fini(struct task_pool *p)
 }
 
 /* Turn the pool shared; returns once no plain update is under way (the
- * Dekker pair and the parked owner's brief sections, top). Called only
- * by a taker that found the PE's guard held by another thread
- * (task_pool_take_unshared): never inside a brief hold of it. */
+ * Dekker pair, top). */
 static void task_pool_share(struct task_pool *p)
 {
-	struct runner *guard = &p->run->pe->runner;
-	bool quiesce = !DOCA_REVERTED("pool_share_no_quiesce");
 	uint32_t owner = POOL_OWNER;
 	unsigned spins = 0;
 
-	if (quiesce)
-		runner_revoke_announce(guard); /* no runner_unpark succeeds until we withdraw */
 	EXPLORE_POINT(ATOMIC);
 	(void)atomic_compare_exchange_strong_explicit(&p->mode, &owner, POOL_SWITCHING, memory_order_relaxed,
 						      memory_order_relaxed);
-	/* mode and our count are visible before we read busy and the
-	 * owner's list (both pairs, top) */
-	asym_fence_heavy();
+	asym_fence_heavy(); /* mode is visible before we read busy (the Dekker pair, top) */
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: pairs with the plain update's release of busy (its head store) */
 	while (!DOCA_REVERTED("pool_share_no_wait") && atomic_load_explicit(&p->busy, memory_order_acquire) != 0) {
@@ -239,12 +209,8 @@ static void task_pool_share(struct task_pool *p)
 			sched_yield(); /* the guard holder may be preempted in its update */
 	}
 	TSAN_ACQUIRE(&p->busy);
-	if (quiesce)
-		runner_quiesce_wait(guard); /* the parked owner's brief sections (top) */
 	EXPLORE_POINT(ATOMIC);
 	atomic_store_explicit(&p->mode, POOL_SHARED, memory_order_release);
-	if (quiesce)
-		runner_quiesce_end(guard);
 }
 
 uint32_t task_pool_take_unshared(struct task_pool *p, struct doca_event **evs, uint32_t want, doca_error_t *why)

@@ -96,17 +96,6 @@ static inline void pool_plain_end(struct task_pool *p)
 	atomic_store_explicit(&p->busy, 0, memory_order_release);
 }
 
-/* pool_plain_begin for the PE's parked owner inside a brief section it
- * entered by runner_unpark (doca_event_free's owner way): its entry in
- * its list is the busy flag, which task_pool_share waits out
- * (runner_quiesce_wait), so one look at mode decides and no pool_plain_end
- * follows (task_pool.c, "The parked owner's brief sections"). */
-static inline __attribute__((always_inline)) bool pool_plain_begin_unparked(struct task_pool *p)
-{
-	EXPLORE_POINT(ATOMIC);
-	return atomic_load_explicit(&p->mode, memory_order_relaxed) == POOL_OWNER;
-}
-
 static inline struct doca_event *pool_chunk_of(const struct task_pool *p, uint32_t c)
 {
 	EXPLORE_POINT(ATOMIC);
@@ -267,14 +256,13 @@ static inline __attribute__((always_inline)) uint32_t task_pool_take(struct task
 /* task_pool_put's way while the pool is the owner's, after pool_plain_begin
  * returned true: the chain first..last (n slots, first's index + 1 is
  * top, linked to each other as pool_chain_add links them) goes on the
- * stack with plain stores, then pool_plain_end (@p busy; false after
- * pool_plain_begin_unparked, which stored no busy). Separate so that a
- * single free (engine/event.c) can return its one slot without building a
- * chain: @p last's two links are written here, so a one-slot chain needs
- * none written before. */
+ * stack with plain stores, then pool_plain_end. Separate so that a single
+ * free (engine/event.c) can return its one slot without building a chain:
+ * @p last's two links are written here, so a one-slot chain needs none
+ * written before. */
 static inline __attribute__((always_inline)) void pool_put_plain(struct task_pool *p, struct doca_event *first,
 								 struct doca_event *last, uint32_t top,
-								 uint32_t n, bool busy)
+								 uint32_t n)
 {
 	/* the slot under the chain, and the new top (task_pool.c: used only
 	 * while the pool is the owner's, when top_ev names head's top) */
@@ -290,8 +278,7 @@ static inline __attribute__((always_inline)) void pool_put_plain(struct task_poo
 	EXPLORE_POINT(QUEUE);
 	/* release: our last touch of the slots happens before their next takers'. */
 	atomic_store_explicit(&p->head, head_put(h, n, top), memory_order_release);
-	if (busy)
-		pool_plain_end(p);
+	pool_plain_end(p);
 }
 
 /* task_pool_put's way once the pool is shared (or switching): the CAS
@@ -306,7 +293,7 @@ static inline void task_pool_put(struct task_pool *p, struct pool_chain *c)
 	if (c->n == 0)
 		return;
 	if (pool_plain_begin(p))
-		pool_put_plain(p, c->first, c->last, c->top, c->n, true);
+		pool_put_plain(p, c->first, c->last, c->top, c->n);
 	else
 		pool_put_shared(p, c);
 	*c = (struct pool_chain){ 0 };

@@ -469,7 +469,6 @@ static const char *const revertible[] = {
 	"push_wake_skipped",             /* a mailbox push never wakes (nor feeds for) an armed PE */
 	"push_wake_own_queue", /* a push that queued its context wakes the PE as if another had queued it */
 	"pool_share_no_wait", /* a pool turned shared does not wait for the plain update under way */
-	"pool_share_no_quiesce", /* a pool turned shared does not wait out the parked owner's brief sections (its frees store no busy) */
 	"ctx_hold_outside_section", /* a handle is checked, then its context held, outside a read-side section */
 	"handle_lookup_outside_section", /* a memory's handle is checked, then its count used, outside a section */
 	"credit_arm_before_count", /* a credit notification request arms the fd before it is counted in waiters */
