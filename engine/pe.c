@@ -182,6 +182,24 @@ static inline uint32_t ev_gs_queued_held(uint32_t gs)
 	return gs + ((uint32_t)(EV_HELD - EV_QUEUED) << EV_STATE_SHIFT);
 }
 
+/* ev_gs_tag's multiplier, 2^32 + 1, in a register: gcc turns a multiply
+ * by the constant into a copy, a shift and an add, three instructions per
+ * handle where one imul does; the empty asm hides the value (nothing is
+ * executed), so the take makes it once and multiplies. */
+static inline uint64_t ev_gs_tag_multiplier(void)
+{
+	uint64_t k = 0x100000001u;
+
+	__asm__("" : "+r"(k));
+	return k;
+}
+
+/* ev_gs_tag(gs) with the multiplier @p k (ev_gs_tag_multiplier). */
+static inline uintptr_t ev_gs_tag_by(uint32_t gs, uint64_t k)
+{
+	return ((uintptr_t)gs * k) & ~(uintptr_t)HANDLE_ADDR_MASK;
+}
+
 /* Take up to max ready events (the caller holds the runner guard). The
  * list's head is kept in a local: the stores to the events would
  * otherwise make the compiler load it again after each one. An event's
@@ -193,6 +211,7 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 {
 	struct doca_event *ev = pe->ready_head;
 	struct doca_event **out = evs, **end = evs + max; /* a pointer, not an index: one add a loop */
+	const uint64_t k = ev_gs_tag_multiplier();
 
 	while (out < end && ev != NULL) {
 		struct doca_event *next = ev->next;
@@ -204,7 +223,7 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 		atomic_store_explicit(&ev->gs, ev_gs_queued_held(gs), memory_order_release);
 		if (watched)
 			hb_acquire(ev); /* the device's writes happen before the handout */
-		*out++ = (struct doca_event *)((uintptr_t)ev | ev_gs_tag(gs));
+		*out++ = (struct doca_event *)((uintptr_t)ev | ev_gs_tag_by(gs, k));
 		ev = next;
 	}
 	pe->ready_head = ev;
