@@ -254,9 +254,9 @@ static inline __attribute__((always_inline)) bool runner_unpark_as(struct runner
  * section, so not in one of r: never NESTED) enters at the list's first
  * entry with constant indexes, and leaves by runner_exit_unparked_at(..,
  * 0). */
-static inline __attribute__((always_inline)) bool runner_unpark_at(struct runner *r, const void *cur,
+static inline __attribute__((always_inline)) bool runner_unpark_in(struct runner *r, const void *cur,
 								   struct runner_thread *t, uint32_t d,
-								   bool brief, bool kernel)
+								   bool brief, bool kernel, bool count)
 {
 	EXPLORE_POINT(GUARD);
 	/* release: a revoker that reads this entry of another runner (the
@@ -264,17 +264,47 @@ static inline __attribute__((always_inline)) bool runner_unpark_at(struct runner
 	 * on x86; a release sequence of the exit's pop would give it in C11,
 	 * but not in every model since) */
 	atomic_store_explicit(&t->in[d], runner_entry_of(r, brief), memory_order_release);
-	t->depth = d + 1u;
+	if (count)
+		t->depth = d + 1u;
 	asym_fence_light_known(kernel); /* our entry is visible before we load revoke (see top) */
 	EXPLORE_POINT(GUARD);
 	/* acquire: a clear we read comes with the owner word it preceded */
 	if (atomic_load_explicit(&r->revoke, memory_order_acquire) == 0 &&
 	    atomic_load_explicit(&r->owner, memory_order_relaxed) == cur)
 		return runner_in(r);
-	t->depth = d;
+	if (count)
+		t->depth = d;
 	/* release: a revoker that sees us gone sees our last section. */
 	atomic_store_explicit(&t->in[d], NULL, memory_order_release);
 	return false;
+}
+
+static inline __attribute__((always_inline)) bool runner_unpark_at(struct runner *r, const void *cur,
+								   struct runner_thread *t, uint32_t d,
+								   bool brief, bool kernel)
+{
+	return runner_unpark_in(r, cur, t, d, brief, kernel, true);
+}
+
+/* runner_unpark_at(r, cur, t, 0, ..) without counting the entry in
+ * t->depth, for a caller at depth 0 whose section runs nothing that
+ * reads depth or pushes an entry (no call, no nested entry, no callback)
+ * until it leaves by runner_exit_unparked_first: depth is the thread's
+ * own (revokers and quiescers look at the whole list, never at depth), so
+ * its stores of 1 and back to 0 would be dead. A way that calls out from
+ * inside the section counts the entry first (runner_unparked_first_count),
+ * and then leaves as after runner_unpark_at. (A signal handler calling the
+ * library is not supported anyway.) */
+static inline __attribute__((always_inline)) bool runner_unpark_first(struct runner *r, const void *cur,
+								      struct runner_thread *t, bool brief,
+								      bool kernel)
+{
+	return runner_unpark_in(r, cur, t, 0, brief, kernel, false);
+}
+
+static inline void runner_unparked_first_count(struct runner_thread *t)
+{
+	t->depth = 1;
 }
 
 static inline bool runner_unpark(struct runner *r, const void *cur, struct runner_thread *t, bool brief)
@@ -520,9 +550,12 @@ static inline enum runner_entry runner_enter_brief(struct runner *r)
 /* Thread t leaves its section of r's guard, parked as cur, the entry at
  * @p d of its list (sections nest: ours is the innermost, t->depth is
  * d + 1). */
-static inline void runner_exit_parked_at(struct runner *r, const void *cur, struct runner_thread *t, uint32_t d)
+static inline __attribute__((always_inline)) void runner_exit_parked_in(struct runner *r, const void *cur,
+									struct runner_thread *t, uint32_t d,
+									bool count)
 {
-	t->depth = d;
+	if (count)
+		t->depth = d;
 	/* release: a revoker that sees us gone sees this section. */
 	atomic_store_explicit(&t->in[d], NULL, memory_order_release);
 	EXPLORE_POINT(GUARD);
@@ -530,6 +563,11 @@ static inline void runner_exit_parked_at(struct runner *r, const void *cur, stru
 		/* release: as below, for the next runner */
 		(void)atomic_compare_exchange_strong_explicit(&r->owner, &cur, NULL, memory_order_release,
 							      memory_order_relaxed);
+}
+
+static inline void runner_exit_parked_at(struct runner *r, const void *cur, struct runner_thread *t, uint32_t d)
+{
+	runner_exit_parked_in(r, cur, t, d, true);
 }
 
 /* Thread t leaves its section of r's guard, parked as cur. */
@@ -573,6 +611,14 @@ static inline void runner_exit_unparked_at(struct runner *r, const void *cur, st
 	runner_out(r);
 	EXPLORE_POINT(GUARD);
 	runner_exit_parked_at(r, cur, t, d);
+}
+
+/* ... after runner_unpark_first(r, cur, t, ..), the entry not counted. */
+static inline void runner_exit_unparked_first(struct runner *r, const void *cur, struct runner_thread *t)
+{
+	runner_out(r);
+	EXPLORE_POINT(GUARD);
+	runner_exit_parked_in(r, cur, t, 0, false);
 }
 
 /* The record whose parked word is @p w. */

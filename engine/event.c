@@ -569,7 +569,10 @@ void doca_event_free(struct doca_event *h)
 		event_free_enter(ev, h, pe);
 		return;
 	}
-	if (!runner_unpark_at(&pe->runner, cur, t, 0, true, true)) {
+	/* Entered uncounted (runner_unpark_first): the inline way below
+	 * calls nothing; each rest it tail-calls counts the entry first and
+	 * leaves as after runner_unpark_at. */
+	if (!runner_unpark_first(&pe->runner, cur, t, true, true)) {
 		event_free_cas(ev, h, pe, cur, t);
 		return;
 	}
@@ -588,6 +591,7 @@ void doca_event_free(struct doca_event *h)
 
 	event_release_slot(ev, ev_handle_gs(h, EV_RETURNING), false);
 	if (!pool_plain_begin_as(&run->pool, true)) {
+		runner_unparked_first_count(t);
 		event_free_put_shared(run, ev, cur);
 		return;
 	}
@@ -596,8 +600,9 @@ void doca_event_free(struct doca_event *h)
 	bool waited;
 
 	if (run_credits_waiting(run, &waited)) {
+		runner_unparked_first_count(t);
 		event_free_credits_slow(run, waited, cur);
 		return;
 	}
-	runner_exit_unparked_at(&run->pe->runner, cur, t, 0);
+	runner_exit_unparked_first(&run->pe->runner, cur, t);
 }

@@ -383,18 +383,22 @@ uint32_t doca_pe_get_events(struct doca_pe *ph, struct doca_event **evs, uint32_
 	EXPLORE_POINT(GUARD);
 	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
 
-	if (!runner_parked_by(cur, t) || !runner_unpark_at(&pe->runner, cur, t, 0, false, true))
+	/* entered uncounted (runner_unpark_first): the inline way calls
+	 * nothing, the rest counts the entry first */
+	if (!runner_parked_by(cur, t) || !runner_unpark_first(&pe->runner, cur, t, false, true))
 		/* the explorer's planted bug: any entry outside a section */
 		return pe_get_locked(ph, evs, max, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: as pe_worker_elsewhere's */
 	bool worker = atomic_load_explicit(&pe->has_worker, memory_order_acquire);
 
-	if (worker)
+	if (worker) {
+		runner_unparked_first_count(t);
 		return pe_get_rest(pe, cur, worker, evs, max);
+	}
 	uint32_t n = pe_take_ready_watched(pe, evs, max, false);
 
-	runner_exit_unparked_at(&pe->runner, cur, t, 0);
+	runner_exit_unparked_first(&pe->runner, cur, t);
 	return n;
 }
 
@@ -429,19 +433,23 @@ static inline __attribute__((always_inline)) struct doca_event *pe_get_one(struc
 	/* pe_get's entry for a thread in no parked section (depth 0: not
 	 * nested in ours, its entry the list's first; runner_unpark_at),
 	 * every other depth the sectioned way */
-	if (t->depth != 0 || !runner_parked_by(cur, t) || !runner_unpark_at(&pe->runner, cur, t, 0, false, fast))
+	/* entered uncounted (runner_unpark_first): the inline way calls
+	 * nothing, the rest counts the entry first */
+	if (t->depth != 0 || !runner_parked_by(cur, t) || !runner_unpark_first(&pe->runner, cur, t, false, fast))
 		/* the explorer's planted bug: any entry outside a section */
 		return pe_get_one_locked(ph, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: as pe_worker_elsewhere's */
 	bool worker = atomic_load_explicit(&pe->has_worker, memory_order_acquire);
 
-	if (worker || (!fast && hb_watching()))
+	if (worker || (!fast && hb_watching())) {
+		runner_unparked_first_count(t);
 		return pe_get_one_rest(pe, cur, worker);
+	}
 	struct doca_event *ev = NULL;
 
 	(void)pe_take_ready_watched(pe, &ev, 1, false);
-	runner_exit_unparked_at(&pe->runner, cur, t, 0);
+	runner_exit_unparked_first(&pe->runner, cur, t);
 	return ev;
 }
 
