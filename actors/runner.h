@@ -208,7 +208,9 @@ static inline const void *runner_tagged(const void *me, uintptr_t tag)
 }
 
 /* Is cur a parked word of identity me (any generation)? Then me is a
- * record: only threads with one park. */
+ * record: only threads with one park. False for a NULL @p me (a thread
+ * without a record): no owner word is PARKED_TAG alone, since only a
+ * record parks, so a caller may test this before it reads me's fields. */
 static inline bool runner_parked_by(const void *cur, const void *me)
 {
 	return ((uintptr_t)cur & RUNNER_ID_MASK) == ((uintptr_t)me | RUNNER_PARKED_TAG);

@@ -563,9 +563,12 @@ void doca_event_free(struct doca_event *h)
 	 * the flag says). */
 	/* And the thread in no parked section (depth 0: then not nested
 	 * in ours either, and its entry is its list's first, at constant
-	 * indexes); a nested or deeper call takes the whole entry too. */
-	if (!runner_owner_way || t == NULL || t->depth != 0 ||
-	    !runner_parked_by(cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed), t)) {
+	 * indexes); a nested or deeper call takes the whole entry too. A
+	 * thread without a record (t NULL) fails runner_parked_by, which is
+	 * why depth is read after it. */
+	if (!runner_owner_way ||
+	    !runner_parked_by(cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed), t) ||
+	    t->depth != 0) {
 		event_free_enter(ev, h, pe);
 		return;
 	}

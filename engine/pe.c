@@ -420,8 +420,9 @@ static __attribute__((noinline)) struct doca_event *pe_get_one_rest(struct doca_
 	return ev;
 }
 
-/* doca_pe_get_event past its handle's check (pe, t found), compiled for
- * @p fast: runner_owner_way as the caller found it (the kernel's fences,
+/* doca_pe_get_event past its handle's check (pe found; the calling
+ * thread's record @p t, or NULL: then runner_parked_by fails, before t is
+ * read, and the sectioned way makes the record), compiled for @p fast: runner_owner_way as the caller found it (the kernel's fences,
  * no race detector: no flag tested again), or false (each tested where it
  * is used, as pe_get does). */
 static inline __attribute__((always_inline)) struct doca_event *pe_get_one(struct doca_pe *ph, struct doca_pe *pe,
@@ -435,7 +436,7 @@ static inline __attribute__((always_inline)) struct doca_event *pe_get_one(struc
 	 * every other depth the sectioned way */
 	/* entered uncounted (runner_unpark_first): the inline way calls
 	 * nothing, the rest counts the entry first */
-	if (t->depth != 0 || !runner_parked_by(cur, t) || !runner_unpark_first(&pe->runner, cur, t, false, fast))
+	if (!runner_parked_by(cur, t) || t->depth != 0 || !runner_unpark_first(&pe->runner, cur, t, false, fast))
 		/* the explorer's planted bug: any entry outside a section */
 		return pe_get_one_locked(ph, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
 	EXPLORE_POINT(ATOMIC);
@@ -472,10 +473,10 @@ static __attribute__((noinline)) struct doca_event *pe_get_one_slow(struct doca_
  * only. Both flags are tested once, before the entry (runner_owner_way). */
 struct doca_event *doca_pe_get_event(struct doca_pe *ph)
 {
-	struct runner_thread *t = runner_me;
+	struct runner_thread *t = runner_me; /* NULL: pe_get_one's runner_parked_by fails */
 	struct doca_pe *pe = pe_of(ph);
 
-	if (t == NULL || pe == NULL)
+	if (pe == NULL)
 		return pe_get_one_locked(ph, true);
 	if (!runner_owner_way)
 		return pe_get_one_slow(ph, pe, t);
