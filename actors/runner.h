@@ -213,7 +213,10 @@ static inline const void *runner_tagged(const void *me, uintptr_t tag)
  * record parks, so a caller may test this before it reads me's fields. */
 static inline bool runner_parked_by(const void *cur, const void *me)
 {
-	return ((uintptr_t)cur & RUNNER_ID_MASK) == ((uintptr_t)me | RUNNER_PARKED_TAG);
+	/* the low 48 bits equal: the xor's shifted out the generation's
+	 * (a copy, an or, an xor and a shift, no 64-bit mask constant) */
+	_Static_assert(RUNNER_GEN_SHIFT == 48, "the shift drops the generation's bits");
+	return (((uintptr_t)cur ^ ((uintptr_t)me | RUNNER_PARKED_TAG)) << (64 - RUNNER_GEN_SHIFT)) == 0;
 }
 
 /* An entry of a thread's list: the runner, tagged when the hold is brief. */
