@@ -747,6 +747,10 @@ extern uint32_t g_fork_epoch;
 /* g_fork_epoch << 32, kept beside it (head_key: one or, no shift).
  * Hidden, as asym_fence_kernel: read without the GOT's address load. */
 extern __attribute__((visibility("hidden"))) uint64_t g_fork_epoch_key;
+/* head_key(MAGIC_EVENT) and head_key(MAGIC_PE), kept beside it for the
+ * reaping calls' handle checks (a compare with memory: no load and or). */
+extern __attribute__((visibility("hidden"))) uint64_t g_event_key;
+extern __attribute__((visibility("hidden"))) uint64_t g_pe_key;
 
 /* What every handle's object starts with (each struct lists these fields
  * first, in this order). */
@@ -851,7 +855,7 @@ static inline struct doca_dev *dev_of(const struct doca_dev *h)
 }
 static inline struct doca_pe *pe_of(const struct doca_pe *h)
 {
-	return handle_obj(h, MAGIC_PE);
+	return handle_obj_keyed(h, g_pe_key);
 }
 
 /* A getter's body, for any object behind a handle (of: ctx_of, mem_of,

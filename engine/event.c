@@ -36,7 +36,7 @@
 
 /* The slot behind a handle if it is an event of this process (not one
  * inherited across fork); its generation may still be stale. @p key:
- * head_key(MAGIC_EVENT), computed once by a burst. */
+ * g_event_key, computed once by a burst. */
 static inline struct doca_event *event_slot_keyed(const struct doca_event *h, uint64_t key)
 {
 	struct doca_event *ev = handle_addr(h);
@@ -48,7 +48,7 @@ static inline struct doca_event *event_slot_keyed(const struct doca_event *h, ui
 
 static struct doca_event *event_slot(const struct doca_event *h)
 {
-	return event_slot_keyed(h, head_key(MAGIC_EVENT));
+	return event_slot_keyed(h, g_event_key);
 }
 
 /* The slot if the handle names its current generation while the
@@ -380,7 +380,7 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 	 * run lives), so it is released into the chain as route_event would. */
 	struct ctx_run *run = NULL;
 	struct pool_chain chain = { 0 };
-	const uint64_t key = head_key(MAGIC_EVENT); /* once for the burst's handles */
+	const uint64_t key = g_event_key; /* once for the burst's handles */
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct doca_event *h = evs[i];
@@ -546,7 +546,7 @@ void doca_event_free(struct doca_event *h)
 	 * (a run is retired only with every credit back, a context
 	 * destroyed only IDLE, a PE only without contexts), so the slot's
 	 * fields and the PE's guard may be read until the credit goes back. */
-	struct doca_event *ev = event_claim("doca_event_free", h, head_key(MAGIC_EVENT));
+	struct doca_event *ev = event_claim("doca_event_free", h, g_event_key);
 
 	if (ev == NULL)
 		return;

@@ -41,6 +41,8 @@
 
 uint32_t g_fork_epoch;
 uint64_t g_fork_epoch_key;
+uint64_t g_event_key = MAGIC_EVENT; /* head_key(MAGIC_EVENT) in epoch 0 */
+uint64_t g_pe_key = MAGIC_PE;
 
 /* The leaf locks (cells, log) last: a reclaimer callback may need the
  * cells' lock before the RCU side is quiet, and nothing is taken under
@@ -65,6 +67,8 @@ static void fork_child(void)
 {
 	g_fork_epoch++;
 	g_fork_epoch_key = (uint64_t)g_fork_epoch << 32;
+	g_event_key = head_key(MAGIC_EVENT);
+	g_pe_key = head_key(MAGIC_PE);
 	log_fork_child();
 	runner_fork_child();
 	doca_rcu_fork_child();
