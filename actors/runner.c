@@ -16,6 +16,7 @@
 #include "tsan_annotate.h"
 
 DOCA_TLS struct runner_thread *runner_me;
+DOCA_TLS struct runner_thread *runner_me_owner_way;
 bool runner_owner_way;
 
 /* Priority 102: after asym_fence_choose and hb_detect (101), and before
@@ -26,6 +27,9 @@ bool runner_owner_way;
 __attribute__((constructor(102))) static void runner_owner_way_choose(void)
 {
 	runner_owner_way = asym_fence_kernel && !hb_watching();
+	/* a record made by an earlier constructor on this thread (another
+	 * thread made before it keeps NULL: its slow ways, still exact) */
+	runner_me_owner_way = runner_owner_way ? runner_me : NULL;
 }
 DOCA_TLS _Alignas(4) char runner_self_token;
 char tsan_rcu_token;
@@ -43,6 +47,7 @@ static void record_release(void *value)
 	struct runner_thread *t = value;
 
 	runner_me = NULL; /* a later call in another destructor gets a new one */
+	runner_me_owner_way = NULL;
 	pthread_mutex_lock(&records_lock);
 	t->next_free = records_free;
 	records_free = t;
@@ -90,6 +95,7 @@ struct runner_thread *runner_thread_first(void)
 	}
 	t->next_free = NULL;
 	runner_me = t;
+	runner_me_owner_way = runner_owner_way ? t : NULL;
 	return t;
 }
 

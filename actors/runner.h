@@ -137,6 +137,11 @@ extern DOCA_TLS struct runner_thread *runner_me;
  * main, so tested as this one flag (actors/runner.c). Hidden, as
  * asym_fence_kernel. */
 extern __attribute__((visibility("hidden"))) bool runner_owner_way;
+/* runner_me while runner_owner_way, else NULL (set with runner_me): the
+ * reaping calls' owner ways read this one word for the flag and the
+ * record, and a NULL fails their runner_parked_by, which sends them to
+ * the ways that test the flag themselves. */
+extern DOCA_TLS struct runner_thread *runner_me_owner_way;
 extern DOCA_TLS _Alignas(4) char runner_self_token;
 
 /* The calling thread's record, made on its first call (or NULL). */

@@ -552,22 +552,21 @@ void doca_event_free(struct doca_event *h)
 		return;
 	/* runner_enter_brief_from, its parked owner's case first */
 	struct doca_pe *pe = ctx_pe(ev->ctx);
-	struct runner_thread *t = runner_me;
+	struct runner_thread *t = runner_me_owner_way;
 	const void *cur;
 
 	/* Both flags once, as runner_owner_way (neither changes while a
-	 * thread of the library runs): the owner's way below is for the
-	 * kernel's fences (its three light fences compiler barriers, no flag
-	 * tested again) with no race detector watching; otherwise the whole
+	 * thread of the library runs), read with the record: the owner's way
+	 * below is for the kernel's fences (its three light fences compiler
+	 * barriers, no flag tested again) with no race detector watching;
+	 * otherwise (t NULL, as for a thread without a record: it fails
+	 * runner_parked_by, which is why depth is read after it) the whole
 	 * entry and its rest (event_free_entered annotates, and fences as
 	 * the flag says). */
 	/* And the thread in no parked section (depth 0: then not nested
 	 * in ours either, and its entry is its list's first, at constant
-	 * indexes); a nested or deeper call takes the whole entry too. A
-	 * thread without a record (t NULL) fails runner_parked_by, which is
-	 * why depth is read after it. */
-	if (!runner_owner_way ||
-	    !runner_parked_by(cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed), t) ||
+	 * indexes); a nested or deeper call takes the whole entry too. */
+	if (!runner_parked_by(cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed), t) ||
 	    t->depth != 0) {
 		event_free_enter(ev, h, pe);
 		return;

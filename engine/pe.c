@@ -420,11 +420,28 @@ static __attribute__((noinline)) struct doca_event *pe_get_one_rest(struct doca_
 	return ev;
 }
 
-/* doca_pe_get_event past its handle's check (pe found; the calling
- * thread's record @p t, or NULL: then runner_parked_by fails, before t is
- * read, and the sectioned way makes the record), compiled for @p fast: runner_owner_way as the caller found it (the kernel's fences,
- * no race detector: no flag tested again), or false (each tested where it
- * is used, as pe_get does). */
+static struct doca_event *pe_get_one_slow(struct doca_pe *ph, struct doca_pe *pe, struct runner_thread *t);
+
+/* The fast form's way when its owner way is not taken (pe_get_one): with
+ * runner_owner_way false (its t, runner_me_owner_way, was NULL), the slow
+ * form for a thread with a record, as doca_pe_get_event chose it before
+ * it read the flag with the record; else the sectioned way. */
+static __attribute__((noinline)) struct doca_event *pe_get_one_other(struct doca_pe *ph, struct doca_pe *pe)
+{
+	struct runner_thread *t = runner_me;
+
+	if (!runner_owner_way && t != NULL)
+		return pe_get_one_slow(ph, pe, t);
+	/* the explorer's planted bug: any entry outside a section */
+	return pe_get_one_locked(ph, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
+}
+
+/* doca_pe_get_event past its handle's check (pe found), compiled for
+ * @p fast: runner_owner_way as the caller found it (the kernel's fences,
+ * no race detector: no flag tested again; @p t is runner_me_owner_way),
+ * or false (each tested where it is used, as pe_get does; @p t is
+ * runner_me). A NULL @p t (no record, or the fast form without
+ * runner_owner_way) fails runner_parked_by before t is read. */
 static inline __attribute__((always_inline)) struct doca_event *pe_get_one(struct doca_pe *ph, struct doca_pe *pe,
 									   struct runner_thread *t, bool fast)
 {
@@ -436,9 +453,12 @@ static inline __attribute__((always_inline)) struct doca_event *pe_get_one(struc
 	 * every other depth the sectioned way */
 	/* entered uncounted (runner_unpark_first): the inline way calls
 	 * nothing, the rest counts the entry first */
-	if (!runner_parked_by(cur, t) || t->depth != 0 || !runner_unpark_first(&pe->runner, cur, t, false, fast))
+	if (!runner_parked_by(cur, t) || t->depth != 0 || !runner_unpark_first(&pe->runner, cur, t, false, fast)) {
+		if (fast)
+			return pe_get_one_other(ph, pe);
 		/* the explorer's planted bug: any entry outside a section */
 		return pe_get_one_locked(ph, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
+	}
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: as pe_worker_elsewhere's */
 	bool worker = atomic_load_explicit(&pe->has_worker, memory_order_acquire);
@@ -470,16 +490,17 @@ static __attribute__((noinline)) struct doca_event *pe_get_one_slow(struct doca_
  * worker_is_self), but for a thread inside any parked section (a
  * callback, or a call inside another PE's section), which takes the
  * sectioned way: the unparked way here enters at its list's first entry
- * only. Both flags are tested once, before the entry (runner_owner_way). */
+ * only. Both flags are tested once, before the entry (runner_owner_way,
+ * read with the record as runner_me_owner_way). */
 struct doca_event *doca_pe_get_event(struct doca_pe *ph)
 {
-	struct runner_thread *t = runner_me; /* NULL: pe_get_one's runner_parked_by fails */
+	/* the flag and the record in one word: NULL sends the fast form to
+	 * pe_get_one_other, which tests the flag */
+	struct runner_thread *t = runner_me_owner_way;
 	struct doca_pe *pe = pe_of(ph);
 
 	if (pe == NULL)
 		return pe_get_one_locked(ph, true);
-	if (!runner_owner_way)
-		return pe_get_one_slow(ph, pe, t);
 	return pe_get_one(ph, pe, t, true);
 }
 
