@@ -386,9 +386,9 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 		const struct doca_event *h = evs[i];
 		struct doca_event *ev = event_claim("doca_event_free_bulk", h, key); /* NULL: skipped */
 
-		if (ev == NULL)
+		if (__builtin_expect(ev == NULL, 0))
 			continue;
-		if (ev->run == run) {
+		if (__builtin_expect(ev->run == run, 1)) {
 			/* the claim made gs (h's generation, RETURNING); the
 			 * chain holds a slot already: run is not NULL (no event's
 			 * run is), so route_event_slow released one into it */
