@@ -213,6 +213,9 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 	struct doca_event **out = evs, **end = evs + max; /* a pointer, not an index: one add a loop */
 	const uint64_t k = ev_gs_tag_multiplier();
 
+	/* two events a round: the next slot's register and the current's
+	 * swap roles, so no copy of the slot's address per event */
+#pragma GCC unroll 2
 	while (out < end && ev != NULL) {
 		struct doca_event *next = ev->next;
 		uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
