@@ -235,6 +235,63 @@ Test(event_free, a_burst_comes_out_with_get_events_and_goes_back_with_free_bulk,
 	fixture_fini(&f);
 }
 
+/* A thread whose first call into the library is a get has no record yet:
+ * the owner ways refuse it (runner_parked_by is false for a NULL record,
+ * before the record is read) and it takes the sectioned way, which makes
+ * the record, takes the ready events from the guard the main thread
+ * parked, and its frees give every credit back. */
+struct first_getter {
+	struct doca_pe *pe;
+	struct doca_event *ev[3];
+	uint64_t user[2];
+};
+
+static void *get_first_then_free(void *arg)
+{
+	struct first_getter *g = arg;
+
+	for (int i = 0; i < 3; i++)
+		g->ev[i] = doca_pe_get_event(g->pe);
+	for (int i = 0; i < 2; i++) {
+		g->user[i] = g->ev[i] != NULL ? doca_event_get_user_data(g->ev[i]).u64 : 0;
+		doca_event_free(g->ev[i]);
+	}
+	return NULL;
+}
+
+Test(event_free, a_thread_whose_first_call_is_a_get_takes_and_frees_the_events,
+     .init = log_counting, .fini = log_restore)
+{
+	struct api_fixture f;
+	struct first_getter g = { .pe = NULL };
+	pthread_t t;
+
+	fixture_init_started(&f, "sw0", 64, 2);
+	g.pe = f.pe;
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 1, 0));
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 2, 0));
+	assert_doca(submit_copy(f.ctx, f.src, f.dst, 3, 0), DOCA_ERROR_AGAIN);
+	/* the inline device executes both in the first turn; the main
+	 * thread's guard is parked after it */
+	for (int i = 0; i < 100 && doca_pe_progress(f.pe) != 0; i++)
+		;
+	cr_assert_eq(pthread_create(&t, NULL, get_first_then_free, &g), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_not_null(g.ev[0]);
+	cr_assert_not_null(g.ev[1]);
+	cr_assert_null(g.ev[2], "two tasks, two events");
+	cr_assert_eq(g.user[0], 1);
+	cr_assert_eq(g.user[1], 2);
+	cr_assert_eq(atomic_load(&errors_logged), 0, "no free was refused");
+	(void)doca_pe_progress(f.pe); /* a credit sent through the mailbox comes back */
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 4, 0));
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 5, 0));
+	assert_doca(submit_copy(f.ctx, f.src, f.dst, 6, 0), DOCA_ERROR_AGAIN);
+	expect_success_event(f.pe, 4, 64);
+	expect_success_event(f.pe, 5, 64);
+	fixture_fini(&f);
+}
+
 static void count_event(struct doca_event *ev, union doca_data ud)
 {
 	(void)ev;
