@@ -748,7 +748,7 @@ extern uint32_t g_fork_epoch;
  * Hidden, as asym_fence_kernel: read without the GOT's address load. */
 extern __attribute__((visibility("hidden"))) uint64_t g_fork_epoch_key;
 /* head_key(MAGIC_EVENT) and head_key(MAGIC_PE), kept beside it for the
- * reaping calls' handle checks (a compare with memory: no load and or). */
+ * reaping calls' handle checks (one load, no or); set with it. */
 extern __attribute__((visibility("hidden"))) uint64_t g_event_key;
 extern __attribute__((visibility("hidden"))) uint64_t g_pe_key;
 

@@ -36,7 +36,7 @@
 
 /* The slot behind a handle if it is an event of this process (not one
  * inherited across fork); its generation may still be stale. @p key:
- * g_event_key, computed once by a burst. */
+ * g_event_key, read once by a burst. */
 static inline struct doca_event *event_slot_keyed(const struct doca_event *h, uint64_t key)
 {
 	struct doca_event *ev = handle_addr(h);
