@@ -66,6 +66,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_pool_share },
 	{ "pool_revoke", "two runners revoking each other, a foreign submitter and a foreign freer on one pool",
 	  scenario_pool_revoke },
+	{ "pool_share_again", "the exact AGAIN while a foreign submitter turns the pool shared and a freer frees around the owner's guard",
+	  scenario_pool_share_again },
 	{ "credit_wake", "a blocked submit_wait and a credit notification armed while the credit comes back",
 	  scenario_credit_wake },
 	{ "credit_many", "two blocked submit_waits (one timed), a credit fd armed, two credits back in one foreign free",

@@ -41,6 +41,7 @@ void scenario_event_wake(void);
 void scenario_runner_handoff(void);
 void scenario_pool_share(void);
 void scenario_pool_revoke(void);
+void scenario_pool_share_again(void);
 void scenario_stale_stop(void);
 void scenario_stale_connect(void);
 void scenario_stale_configure(void);
