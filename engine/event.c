@@ -366,6 +366,49 @@ static __attribute__((noinline, cold)) void route_event_slow(struct free_route *
 	route_event(r, ev);
 }
 
+/* route_begin for the burst's first route when the calling thread t is
+ * the PE's parked owner in no parked section and runner_owner_way holds:
+ * the entry doca_event_free's owner way makes (runner_unpark_at, index
+ * 0, the kernel's fence), recorded in the route as route_begin records
+ * an entry by runner_unpark (no read-side section: route_begin says why).
+ * False, nothing changed, for every other case: route_begin then makes
+ * the whole entry (a failed runner_unpark_at restored t's list; the
+ * general entry looks again, as a later call would). */
+static inline __attribute__((always_inline)) bool route_begin_owner(struct free_route *r, struct doca_pe *pe,
+								     struct runner_thread *t)
+{
+	if (!runner_owner_way || t == NULL || t->depth != 0)
+		return false;
+	EXPLORE_POINT(GUARD);
+	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
+
+	if (!runner_parked_by(cur, t) || !runner_unpark_at(&pe->runner, cur, t, 0, true, true))
+		return false;
+	r->unparked = cur;
+	r->pe = pe;
+	r->direct = true;
+	r->entered = true;
+	return true;
+}
+
+/* route_end for a route route_begin_owner began and nothing else used:
+ * one run's chain (@p run, @p c: not empty, passed by value so that the
+ * burst keeps it in registers), no mailbox, no section. route_return's
+ * steps, then the exit at t's list's first entry; the chain goes back
+ * without the pool's busy flag, as doca_event_free's owner way returns
+ * its slot (pool_plain_begin_unparked). */
+static inline __attribute__((always_inline)) void route_end_owner(struct free_route *r, struct ctx_run *run,
+								   const struct pool_chain c, struct runner_thread *t)
+{
+	if (pool_plain_begin_unparked(&run->pool))
+		pool_put_plain(&run->pool, c.first, c.last, c.top, c.n, false);
+	else
+		pool_put_shared(&run->pool, &c);
+	asym_fence_light_known(true); /* as route_return's, outside a section */
+	run_credits_returned(run, c.n);
+	runner_exit_unparked_at(&r->pe->runner, r->unparked, t, 0);
+}
+
 /* doca_event_free_bulk's body, compiled once for each value of @p watched
  * (hb_watching(), tested once per call: it is set before main), so its
  * fast way tests no annotation flag per event when no race detector
@@ -381,6 +424,10 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 	struct ctx_run *run = NULL;
 	struct pool_chain chain = { 0 };
 	const uint64_t key = g_event_key; /* once for the burst's handles */
+	/* the burst's route is the owner's (route_begin_owner) and no other
+	 * route was begun: route_end_owner ends it */
+	bool owner_only = false;
+	struct runner_thread *t = runner_me;
 
 	/* two events a round (gcc's registers then rotate instead of being
 	 * copied; it also peels the first event, whose run is NULL) */
@@ -394,16 +441,31 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 		if (__builtin_expect(ev->run == run, 1)) {
 			/* the claim made gs (h's generation, RETURNING); the
 			 * chain holds a slot already: run is not NULL (no event's
-			 * run is), so route_event_slow released one into it */
+			 * run is), so route_event_slow or the owner's way below
+			 * released one into it */
 			event_release_slot(ev, ev_handle_gs(h, EV_RETURNING), watched);
 			pool_chain_add_more(&chain, ev);
 			continue;
 		}
+		if (!watched && route.pe == NULL && route_begin_owner(&route, ctx_pe(ev->ctx), t)) {
+			/* route_event's direct way for the route's first event */
+			owner_only = true;
+			run = ev->run;
+			event_release_slot(ev, ev_handle_gs(h, EV_RETURNING), false);
+			chain.last = ev; /* pool_chain_add on the empty chain */
+			pool_chain_add_more(&chain, ev);
+			continue;
+		}
+		owner_only = false;
 		route.released = run;
 		route.chain = chain;
 		route_event_slow(&route, ev);
 		run = route.direct ? route.released : NULL;
 		chain = route.chain;
+	}
+	if (owner_only) {
+		route_end_owner(&route, run, chain, t);
+		return;
 	}
 	route.released = run;
 	route.chain = chain;
@@ -591,16 +653,19 @@ void doca_event_free(struct doca_event *h)
 	 * The put is task_pool_put's for a chain of this one slot, its CAS
 	 * way (a shared pool) the out-of-line rest below, so the inline way
 	 * keeps few enough values to need no frame; the slot's links are
-	 * written by the put alone (the chain's would be overwritten). */
+	 * written by the put alone (the chain's would be overwritten). The
+	 * put's plain way stores no busy flag: our entry, pushed before the
+	 * light fence above, is what task_pool_share waits out
+	 * (pool_plain_begin_unparked; engine/task_pool.c). */
 	struct ctx_run *run = ev->run;
 
 	event_release_slot(ev, ev_handle_gs(h, EV_RETURNING), false);
-	if (!pool_plain_begin_as(&run->pool, true)) {
+	if (!pool_plain_begin_unparked(&run->pool)) {
 		runner_unparked_first_count(t);
 		event_free_put_shared(run, ev, cur);
 		return;
 	}
-	pool_put_plain(&run->pool, ev, ev, ev->pool_link, 1);
+	pool_put_plain(&run->pool, ev, ev, ev->pool_link, 1, false);
 	asym_fence_light_known(true); /* as event_free_entered's, outside a section */
 	bool waited;
 

@@ -598,10 +598,10 @@ static __attribute__((noinline)) doca_error_t task_owner_rest(struct ctx_run *ru
 
 /* The owner's way whose pins stood, from its take of a credit on: the
  * pool's first look made, @p plain its answer (when true, the plain
- * update is begun and head is the one pool_head_look loaded: while it is
- * begun only we, the guard's holder, update head, so loading it again
- * finds the same word; when false, pool_head_look comes next). An inline
- * device, no race detector (task_one_owner tested both). */
+ * update is begun, busy-less, and head is the one pool_head_look loaded:
+ * while it is begun only we, the guard's holder, update head, so loading
+ * it again finds the same word; when false, pool_head_look comes next).
+ * An inline device, no race detector (task_one_owner tested both). */
 static inline __attribute__((always_inline)) doca_error_t
 task_owner_take(struct ctx_run *run, const struct doca_task_desc *desc, struct doca_buf *src, struct doca_buf *dst,
 		uint64_t len, const void *cur, bool plain)
@@ -610,7 +610,7 @@ task_owner_take(struct ctx_run *run, const struct doca_task_desc *desc, struct d
 	const struct task_pinned tp = { .src = src, .dst = dst, .len = len };
 	doca_error_t err = DOCA_SUCCESS;
 	uint64_t h = plain ? atomic_load_explicit(&run->pool.head, memory_order_acquire) : pool_head_look(&run->pool);
-	uint32_t got = pool_take_loop(&run->pool, evs, 1, true, true, &err, plain, h);
+	uint32_t got = pool_take_loop(&run->pool, evs, 1, true, true, &err, plain, h, false);
 
 	if (got == 0) { /* task_take_credits's, for one task */
 		buf_unpin(dst, true);
@@ -748,15 +748,17 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 		return task_owner_dead(run, src, dst, cur, false);
 	if (!buf_pin_guarded_alive(dst))
 		return task_owner_dead(run, src, dst, cur, true);
-	/* task_pool_take_as's, guarded */
+	/* task_pool_take_as's, guarded, with no busy flag: our entry r|brief,
+	 * pushed before runner_unpark_at's light fence, is the flag, which
+	 * task_pool_share waits out (pool_plain_begin_unparked; task_pool.c) */
 	EXPLORE_POINT(ATOMIC);
-	if (!pool_plain_begin_as(&run->pool, true))
+	if (!pool_plain_begin_unparked(&run->pool))
 		return task_owner_take_shared(run, desc, src, dst, len, cur);
 	uint64_t ph = pool_head_look(&run->pool);
 
 	if (!pool_one_poppable(ph))
 		return task_owner_take_plain(run, desc, src, dst, len, cur);
-	struct doca_event *ev = pool_pop_one_plain(&run->pool, ph);
+	struct doca_event *ev = pool_pop_one_plain(&run->pool, ph, false);
 	const struct task_pinned tp = { .src = src, .dst = dst, .len = len };
 
 	task_fill(ev, &tp, desc->user_data, true, false);

@@ -61,6 +61,54 @@
  * brief holds. Other foreign takers wait for POOL_SHARED too, each through
  * the same steps, so none CASes before the last plain update is visible.
  *
+ * The parked owner's brief sections (doca_event_free's owner way, the
+ * route of doca_event_free_bulk that engine/event.c route_begin_owner
+ * enters, and the owner's single doca_task_submit, engine/task.c
+ * task_one_owner: each enters the PE's guard by runner_unpark) update
+ * plainly without busy: after its entry r|brief is pushed on its thread's
+ * list and the light fence, it loads mode once (pool_plain_begin_unparked),
+ * and its exit pops the entry with a release store after its store to
+ * head. The switcher, after the busy wait, waits out such sections as a
+ * stop does (runner_quiesce_wait, actors/runner.h). The same Dekker pair
+ * with the entry as the flag and the same heavy fence: either the owner's
+ * light half came first, and the switcher's look after the heavy half
+ * finds the owner word W (while its thread t is inside a section entered
+ * by runner_unpark only t's exit changes it: a revoker finds the entry and
+ * waits) and t's entry, and waits for its pop (acquire: the head store
+ * comes with it); or the owner's load of mode after its light half sees
+ * the switch and takes the CAS way. A section the look finds that began
+ * after the heavy half took the CAS way; waiting for it too costs a
+ * bounded moment (brief sections never wait). The planted bug
+ * pool_share_no_quiesce (no wait) loses the owner's update (stress/explore:
+ * pool_share for a free's, pool_share_bulk for a burst's,
+ * pool_share_submit and pool_share_chunk for a submit's). Every other
+ * plain updater (a turn, a guard taken by a CAS, the rare ways of the
+ * owner's submit, a burst's chunk) still stores busy: a burst's guarded
+ * take is a brief section waited out only when runner_enter_brief_from
+ * entered it by runner_unpark, not when by a CAS or nested in a turn.
+ *
+ * Why the switcher does not count itself in the guard's revoke, as a stop
+ * does before the same wait (runner_quiesce_begin). The count would only
+ * bound the wait (no runner_unpark succeeds while it stands), and it
+ * costs the exact AGAIN: while it stands, every runner_unpark of the
+ * owner's fails, and its slow way enters by a CAS and leaves by storing
+ * NULL, while an exit of a section it was already in gives the parked
+ * guard up (runner_exit_parked_at): either way the guard is free until
+ * the owner's next turn parks it again. Meanwhile another thread's free
+ * (engine/event.c route_begin) may take the free guard briefly, and an
+ * owner's free that meets that hold is refused the guard and goes through
+ * the mailbox: its credit comes back at the owner's next turn, after its
+ * doca_event_free returned, and a submit between them is refused with
+ * AGAIN while fewer than max_tasks credits are out. That was the reverted
+ * first version of this way (stress_mixed --engines 0 under TSan; the
+ * explorer's pool_share_again with DOCA_EXPLORE_REVERT=
+ * pool_share_counts_revoke). Without the count the owner keeps its parked
+ * guard through the switch and every free of its returns the credit
+ * before it returns. The wait is then bounded as the busy wait is: each
+ * section it finds is bounded, and it ends at the first look that finds
+ * none (the owner is between sections whenever it progresses, gets an
+ * event or runs its own code).
+ *
  * Popped slots without a chunk lookup while the pool is the owner's.
  * Each link carries the slot it names twice: its index + 1 (pool_next, what
  * head holds) and its address (pool_next_ev), and the pool keeps top_ev,
@@ -96,6 +144,7 @@
 
 #include "actors/asym_fence.h"
 #include "actors/explore_revert.h"
+#include "actors/runner.h"
 
 #include "engine/cells.h"
 #include "engine/engine.h"
@@ -191,16 +240,27 @@ void task_pool_fini(struct task_pool *p)
 }
 
 /* Turn the pool shared; returns once no plain update is under way (the
- * Dekker pair, top). */
+ * Dekker pair and the parked owner's brief sections, top). Called only
+ * by a taker that found the PE's guard held by another thread
+ * (task_pool_take_unshared): never inside a brief hold of it. */
 static void task_pool_share(struct task_pool *p)
 {
+	struct runner *guard = &p->run->pe->runner;
+	bool quiesce = !DOCA_REVERTED("pool_share_no_quiesce");
+	/* the reverted first version: counted in revoke (top, "Why the
+	 * switcher does not count itself") */
+	bool counted = quiesce && DOCA_REVERTED("pool_share_counts_revoke");
 	uint32_t owner = POOL_OWNER;
 	unsigned spins = 0;
 
+	if (counted)
+		runner_revoke_announce(guard);
 	EXPLORE_POINT(ATOMIC);
 	(void)atomic_compare_exchange_strong_explicit(&p->mode, &owner, POOL_SWITCHING, memory_order_relaxed,
 						      memory_order_relaxed);
-	asym_fence_heavy(); /* mode is visible before we read busy (the Dekker pair, top) */
+	/* mode is visible before we read busy and the owner's list (both
+	 * pairs, top) */
+	asym_fence_heavy();
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: pairs with the plain update's release of busy (its head store) */
 	while (!DOCA_REVERTED("pool_share_no_wait") && atomic_load_explicit(&p->busy, memory_order_acquire) != 0) {
@@ -209,8 +269,12 @@ static void task_pool_share(struct task_pool *p)
 			sched_yield(); /* the guard holder may be preempted in its update */
 	}
 	TSAN_ACQUIRE(&p->busy);
+	if (quiesce)
+		runner_quiesce_wait(guard); /* the parked owner's brief sections (top) */
 	EXPLORE_POINT(ATOMIC);
 	atomic_store_explicit(&p->mode, POOL_SHARED, memory_order_release);
+	if (counted)
+		runner_quiesce_end(guard);
 }
 
 uint32_t task_pool_take_unshared(struct task_pool *p, struct doca_event **evs, uint32_t want, doca_error_t *why)

@@ -96,6 +96,18 @@ static inline void pool_plain_end(struct task_pool *p)
 	atomic_store_explicit(&p->busy, 0, memory_order_release);
 }
 
+/* pool_plain_begin for the PE's parked owner inside a brief section it
+ * entered by runner_unpark (doca_event_free's owner way, and the owner's
+ * doca_task_submit: engine/task.c task_one_owner): its entry in
+ * its list is the busy flag, which task_pool_share waits out
+ * (runner_quiesce_wait), so one look at mode decides and no pool_plain_end
+ * follows (task_pool.c, "The parked owner's brief sections"). */
+static inline __attribute__((always_inline)) bool pool_plain_begin_unparked(struct task_pool *p)
+{
+	EXPLORE_POINT(ATOMIC);
+	return atomic_load_explicit(&p->mode, memory_order_relaxed) == POOL_OWNER;
+}
+
 static inline struct doca_event *pool_chunk_of(const struct task_pool *p, uint32_t c)
 {
 	EXPLORE_POINT(ATOMIC);
@@ -128,8 +140,9 @@ static inline __attribute__((always_inline)) uint64_t pool_head_look(struct task
 
 /* A single take from the owner's stack, plain, with @p h
  * pool_one_poppable: pool_take_loop's steps for n = 1, the same loads,
- * stores and points; ends the plain update. */
-static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_plain(struct task_pool *p, uint64_t h)
+ * stores and points; ends the plain update (@p busy: as pool_take_loop's). */
+static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_plain(struct task_pool *p, uint64_t h,
+										    bool busy)
 {
 	struct doca_event *ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed);
 	uint32_t next = atomic_load_explicit(&ev->pool_next, memory_order_relaxed);
@@ -139,22 +152,27 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_pla
 	EXPLORE_POINT(QUEUE);
 	/* release: as pool_take_loop's */
 	atomic_store_explicit(&p->head, head_take_one(h, next), memory_order_release);
-	pool_plain_end(p);
+	if (busy)
+		pool_plain_end(p);
 	return ev;
 }
 
 /* pool_take after its first look: @p plain, pool_plain_begin_as's
- * answer, and @p h, the head pool_head_look loaded. */
+ * answer, and @p h, the head pool_head_look loaded. @p busy: the plain
+ * update stores busy (pool_plain_begin_as, pool_plain_end); false for the
+ * parked owner inside a brief section it entered by runner_unpark, whose
+ * entry is the flag (pool_plain_begin_unparked; task_pool.c). */
 static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task_pool *p, struct doca_event **evs,
 								     uint32_t want, bool guarded, bool kernel,
-								     doca_error_t *why, bool plain, uint64_t h)
+								     doca_error_t *why, bool plain, uint64_t h,
+								     bool busy)
 {
 	for (;;) {
 		uint32_t top = head_top(h), free = head_free(h), fresh = p->size - free, next = top, n = 0;
 		uint32_t most = want < free ? want : free;
 
 		if (free == 0) {
-			if (plain)
+			if (plain && busy)
 				pool_plain_end(p);
 			*why = DOCA_ERROR_AGAIN;
 			return 0;
@@ -178,13 +196,15 @@ static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task
 				next = atomic_load_explicit(&evs[n++]->pool_next, memory_order_relaxed);
 			}
 		} else if (pool_chunk_of(p, fresh / POOL_CHUNK) == NULL) {
-			if (plain)
-				pool_plain_end(p); /* the allocator may wait: not inside an update */
+			/* the allocator may wait: not inside an update (a brief
+			 * section entered by runner_unpark is waited out whole) */
+			if (plain && busy)
+				pool_plain_end(p);
 			if (!task_pool_publish_chunk(p, fresh / POOL_CHUNK)) {
 				*why = DOCA_ERROR_NO_MEMORY;
 				return 0;
 			}
-			plain = guarded && pool_plain_begin_as(p, kernel);
+			plain = guarded && (busy ? pool_plain_begin_as(p, kernel) : pool_plain_begin_unparked(p));
 			h = atomic_load_explicit(&p->head, memory_order_acquire); /* as pool_head_look's */
 			continue;
 		} else {
@@ -197,7 +217,8 @@ static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task
 		if (plain) {
 			/* release: as task_pool_put's, for readers of the count */
 			atomic_store_explicit(&p->head, head_next(h, free - n, next), memory_order_release);
-			pool_plain_end(p);
+			if (busy)
+				pool_plain_end(p);
 		} else if (!atomic_compare_exchange_weak_explicit(&p->head, &h, head_next(h, free - n, next),
 								  memory_order_acquire, memory_order_acquire)) {
 			continue; /* acquire on success: as the load above, for the slots we take */
@@ -218,10 +239,10 @@ static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool
 	uint64_t h = pool_head_look(p);
 
 	if (__builtin_constant_p(want) && want == 1u && plain && pool_one_poppable(h)) {
-		evs[0] = pool_pop_one_plain(p, h);
+		evs[0] = pool_pop_one_plain(p, h, true);
 		return 1;
 	}
-	return pool_take_loop(p, evs, want, guarded, kernel, why, plain, h);
+	return pool_take_loop(p, evs, want, guarded, kernel, why, plain, h, true);
 }
 
 /* A take without the guard while the pool is not shared yet (task_pool.c). */
@@ -256,13 +277,14 @@ static inline __attribute__((always_inline)) uint32_t task_pool_take(struct task
 /* task_pool_put's way while the pool is the owner's, after pool_plain_begin
  * returned true: the chain first..last (n slots, first's index + 1 is
  * top, linked to each other as pool_chain_add links them) goes on the
- * stack with plain stores, then pool_plain_end. Separate so that a single
- * free (engine/event.c) can return its one slot without building a chain:
- * @p last's two links are written here, so a one-slot chain needs none
- * written before. */
+ * stack with plain stores, then pool_plain_end (@p busy; false after
+ * pool_plain_begin_unparked, which stored no busy). Separate so that a
+ * single free (engine/event.c) can return its one slot without building a
+ * chain: @p last's two links are written here, so a one-slot chain needs
+ * none written before. */
 static inline __attribute__((always_inline)) void pool_put_plain(struct task_pool *p, struct doca_event *first,
 								 struct doca_event *last, uint32_t top,
-								 uint32_t n)
+								 uint32_t n, bool busy)
 {
 	/* the slot under the chain, and the new top (task_pool.c: used only
 	 * while the pool is the owner's, when top_ev names head's top) */
@@ -278,7 +300,8 @@ static inline __attribute__((always_inline)) void pool_put_plain(struct task_poo
 	EXPLORE_POINT(QUEUE);
 	/* release: our last touch of the slots happens before their next takers'. */
 	atomic_store_explicit(&p->head, head_put(h, n, top), memory_order_release);
-	pool_plain_end(p);
+	if (busy)
+		pool_plain_end(p);
 }
 
 /* task_pool_put's way once the pool is shared (or switching): the CAS
@@ -293,7 +316,7 @@ static inline void task_pool_put(struct task_pool *p, struct pool_chain *c)
 	if (c->n == 0)
 		return;
 	if (pool_plain_begin(p))
-		pool_put_plain(p, c->first, c->last, c->top, c->n);
+		pool_put_plain(p, c->first, c->last, c->top, c->n, true);
 	else
 		pool_put_shared(p, c);
 	*c = (struct pool_chain){ 0 };

@@ -64,6 +64,12 @@ const struct scenario explore_scenarios[] = {
 	  scenario_runner_handoff },
 	{ "pool_share", "an owner's plain credit updates while a foreign submitter turns the pool shared",
 	  scenario_pool_share },
+	{ "pool_share_bulk", "pool_share, the owner getting and freeing its events in bursts (doca_event_free_bulk's owner route)",
+	  scenario_pool_share_bulk },
+	{ "pool_share_submit", "pool_share, the owner's single submits (no busy flag) racing a foreign submitter's first take",
+	  scenario_pool_share_submit },
+	{ "pool_share_chunk", "pool_share_submit, the owner's submit making a chunk inside its brief section",
+	  scenario_pool_share_chunk },
 	{ "pool_revoke", "two runners revoking each other, a foreign submitter and a foreign freer on one pool",
 	  scenario_pool_revoke },
 	{ "pool_share_again", "the exact AGAIN while a foreign submitter turns the pool shared and a freer frees around the owner's guard",
@@ -471,6 +477,8 @@ static const char *const revertible[] = {
 	"push_wake_skipped",             /* a mailbox push never wakes (nor feeds for) an armed PE */
 	"push_wake_own_queue", /* a push that queued its context wakes the PE as if another had queued it */
 	"pool_share_no_wait", /* a pool turned shared does not wait for the plain update under way */
+	"pool_share_no_quiesce", /* a pool turned shared does not wait out the parked owner's brief sections (its frees and submits store no busy) */
+	"pool_share_counts_revoke", /* a pool turned shared counts itself in the guard's revoke while it waits out the owner's brief sections */
 	"ctx_hold_outside_section", /* a handle is checked, then its context held, outside a read-side section */
 	"handle_lookup_outside_section", /* a memory's handle is checked, then its count used, outside a section */
 	"credit_arm_before_count", /* a credit notification request arms the fd before it is counted in waiters */

@@ -40,6 +40,9 @@ void scenario_destroy_refused(void);
 void scenario_event_wake(void);
 void scenario_runner_handoff(void);
 void scenario_pool_share(void);
+void scenario_pool_share_bulk(void);
+void scenario_pool_share_submit(void);
+void scenario_pool_share_chunk(void);
 void scenario_pool_revoke(void);
 void scenario_pool_share_again(void);
 void scenario_stale_stop(void);
@@ -132,8 +135,9 @@ void world_wait_notification(struct world *w, int epfd);
 void world_event_loop(struct world *w, int epfd, atomic_uint *done, unsigned threads,
 		      void (*look)(const struct doca_event *ev, void *arg), void *arg);
 /* Every event freed: exactly @p max_tasks submits are accepted and the
- * next is refused with DOCA_ERROR_AGAIN (the credits are exact); then stop,
- * progress until IDLE, close and finish. */
+ * next is refused with DOCA_ERROR_AGAIN (the credits are exact; their
+ * tags modulo WORLD_TASKS); then stop, progress until IDLE, close and
+ * finish. */
 void world_end_with_exact_credits(struct world *w, unsigned max_tasks);
 /* Progress until an event is ready, take it and check it (world_event):
  * the application holds it, not freed. */

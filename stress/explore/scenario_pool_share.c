@@ -11,6 +11,30 @@
  * "returned twice") or loses one (the stop never ends). At the end, with
  * every event freed, exactly max_tasks submits are accepted and the next
  * is refused with DOCA_ERROR_AGAIN: the count is exact.
+ *
+ * pool_share_bulk: the owner gets its events with doca_pe_get_events and
+ * frees them with doca_event_free_bulk, whose route, entered by the
+ * owner's runner_unpark, returns them without the pool's busy flag too
+ * (engine/event.c, route_end_owner).
+ *
+ * pool_share_submit: the switch racing the owner's single submits alone.
+ * The owner submits, progresses and frees WARM_TASKS tasks first (every
+ * return done before the foreign thread starts), so its next submits pop
+ * the pool's stack on doca_task_submit's owner way (engine/task.c
+ * task_one_owner), which takes its credit without the busy flag; it frees
+ * nothing until the foreign submit is in, so only its takes race the
+ * switch. The counts fill the pool exactly: a lost update hands a slot to
+ * two tasks or loses a credit (the foreign thread then spins on AGAIN).
+ *
+ * pool_share_chunk: the switch racing the owner's single submit that makes
+ * a chunk. The owner takes the first chunk's POOL_CHUNK credits from fresh
+ * slots (left in the inline device's backlog, none freed), so its next
+ * submit finds the stack empty and the next chunk missing: its owner way
+ * (task_one_owner, then task_owner_take: pool_take_loop without the busy
+ * flag) makes the chunk inside its brief section, looks at the pool's mode
+ * once more, and takes its slot plainly, while the foreign thread's first
+ * take turns the pool shared (or makes that chunk itself first). The pool
+ * holds the owner's POOL_CHUNK + 1 and the foreign one exactly.
  */
 #include "scenario.h"
 
@@ -21,6 +45,26 @@
 #define FOREIGN_TASKS 2u /* tags 3..4 */
 
 static struct world w;
+static bool bulk; /* pool_share_bulk */
+
+/* world_progress, or its burst form (pool_share_bulk) */
+static unsigned owner_progress(void)
+{
+	struct doca_event *evs[MAX_TASKS];
+	unsigned n;
+	uint32_t got;
+
+	if (!bulk)
+		return world_progress(&w);
+	n = doca_pe_progress(w.pe);
+	while ((got = doca_pe_get_events(w.pe, evs, MAX_TASKS)) != 0) {
+		for (uint32_t i = 0; i < got; i++)
+			world_event(&w, evs[i]);
+		doca_event_free_bulk(evs, got);
+		n += got;
+	}
+	return n;
+}
 
 /* Submit tag until a credit is free, progressing (owner) or yielding. */
 static void submit_retrying(unsigned tag, bool progress)
@@ -28,7 +72,7 @@ static void submit_retrying(unsigned tag, bool progress)
 	doca_error_t err;
 
 	while ((err = world_submit(&w, tag)) == DOCA_ERROR_AGAIN)
-		if (!progress || world_progress(&w) == 0)
+		if (!progress || owner_progress() == 0)
 			sched_yield();
 	if (err != DOCA_SUCCESS)
 		explore_end(VERDICT_INVARIANT, "result: submit of task %u: %s", tag, doca_error_get_name(err));
@@ -37,11 +81,11 @@ static void submit_retrying(unsigned tag, bool progress)
 static void *owner(void *unused)
 {
 	explore_name("owner");
-	(void)world_progress(&w); /* this thread runs the PE: its guard is parked */
+	(void)owner_progress(); /* this thread runs the PE: its guard is parked */
 	for (unsigned tag = 0; tag < OWNER_TASKS; tag++)
 		submit_retrying(tag, true);
 	while (atomic_load(&w.events_total) < OWNER_TASKS + FOREIGN_TASKS)
-		if (world_progress(&w) == 0)
+		if (owner_progress() == 0)
 			sched_yield();
 	return NULL;
 }
@@ -54,7 +98,65 @@ static void *foreign(void *unused)
 	return NULL;
 }
 
-void scenario_pool_share(void)
+#define WARM_TASKS 2u   /* pool_share_submit: tags 0..1, freed first */
+#define SUBMIT_TASKS 2u /* then tags 2..3 from the stack, and one foreign, 4 */
+
+static atomic_bool warm, foreign_done;
+
+/* The owner's end: once the foreign submit is in, progress until @p total
+ * events are taken. */
+static void owner_finish(unsigned total)
+{
+	while (!atomic_load(&foreign_done))
+		sched_yield();
+	while (atomic_load(&w.events_total) < total)
+		if (owner_progress() == 0)
+			sched_yield();
+}
+
+static void *owner_submits(void *unused)
+{
+	explore_name("owner");
+	for (unsigned tag = 0; tag < WARM_TASKS; tag++)
+		submit_retrying(tag, true);
+	while (atomic_load(&w.events_total) < WARM_TASKS)
+		if (owner_progress() == 0)
+			sched_yield();
+	atomic_store(&warm, true); /* every return done: the stack holds both slots */
+	for (unsigned tag = WARM_TASKS; tag < WARM_TASKS + SUBMIT_TASKS; tag++)
+		EXPECT_OK(world_submit(&w, tag));
+	owner_finish(WARM_TASKS + SUBMIT_TASKS + 1u);
+	return NULL;
+}
+
+/* The foreign thread of pool_share_submit and pool_share_chunk: its one
+ * submit (tag @p arg) once the owner is warm. */
+static void *foreign_submit(void *arg)
+{
+	explore_name("foreign");
+	while (!atomic_load(&warm))
+		sched_yield();
+	submit_retrying((unsigned)(uintptr_t)arg, false);
+	atomic_store(&foreign_done, true);
+	return NULL;
+}
+
+#define CHUNK_FIRST 32u /* pool_share_chunk: POOL_CHUNK, the first chunk's slots (engine/engine.h) */
+#define CHUNK_CREDITS (CHUNK_FIRST + 2u) /* then the owner's one more and the foreign one */
+
+static void *owner_chunk(void *unused)
+{
+	explore_name("owner");
+	(void)owner_progress(); /* this thread runs the PE: its guard is parked */
+	for (unsigned i = 0; i < CHUNK_FIRST; i++)
+		EXPECT_OK(world_submit(&w, i % WORLD_TASKS));
+	atomic_store(&warm, true); /* the first chunk is used up, none returned */
+	EXPECT_OK(world_submit(&w, CHUNK_FIRST % WORLD_TASKS));
+	owner_finish(CHUNK_CREDITS);
+	return NULL;
+}
+
+static void pool_share_run(void)
 {
 	pthread_t t[2];
 
@@ -64,4 +166,41 @@ void scenario_pool_share(void)
 	for (unsigned i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	world_end_with_exact_credits(&w, MAX_TASKS);
+}
+
+void scenario_pool_share(void)
+{
+	pool_share_run();
+}
+
+void scenario_pool_share_bulk(void)
+{
+	bulk = true;
+	pool_share_run();
+}
+
+void scenario_pool_share_submit(void)
+{
+	pthread_t t[2];
+
+	world_open(&w, "sw0", SUBMIT_TASKS + 1u, NULL);
+	if (pthread_create(&t[0], NULL, owner_submits, NULL) != 0 ||
+	    pthread_create(&t[1], NULL, foreign_submit, (void *)(uintptr_t)(WARM_TASKS + SUBMIT_TASKS)) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	for (unsigned i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	world_end_with_exact_credits(&w, SUBMIT_TASKS + 1u);
+}
+
+void scenario_pool_share_chunk(void)
+{
+	pthread_t t[2];
+
+	world_open(&w, "sw0", CHUNK_CREDITS, NULL);
+	if (pthread_create(&t[0], NULL, owner_chunk, NULL) != 0 ||
+	    pthread_create(&t[1], NULL, foreign_submit, (void *)(uintptr_t)((CHUNK_FIRST + 1u) % WORLD_TASKS)) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	for (unsigned i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	world_end_with_exact_credits(&w, CHUNK_CREDITS);
 }

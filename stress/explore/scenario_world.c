@@ -267,8 +267,8 @@ void world_finish(struct world *w)
 void world_end_with_exact_credits(struct world *w, unsigned max_tasks)
 {
 	for (unsigned tag = 0; tag < max_tasks; tag++)
-		EXPECT_OK(world_submit(w, tag));
-	doca_error_t err = world_submit(w, max_tasks);
+		EXPECT_OK(world_submit(w, tag % WORLD_TASKS));
+	doca_error_t err = world_submit(w, max_tasks % WORLD_TASKS);
 
 	if (err != DOCA_ERROR_AGAIN)
 		explore_end(VERDICT_INVARIANT, "credits: submit %u of %u every event freed: %s, not AGAIN",
