@@ -209,8 +209,14 @@ struct doca_event {
 	 * store (engine/pe_progress.c) */
 	doca_error_t error;
 	uint32_t status;        /* enum doca_event_status */
-	uint64_t len;           /* bytes to copy */
-	uint64_t bytes;         /* bytes copied */
+	/* one word: the bytes to copy until the completion, the bytes copied
+	 * after it. Every completion writes bytes after its last read of len
+	 * (engine/pe_progress.c), and a whole copy's bytes are its len, so
+	 * the turn's execute writes nothing there. */
+	union {
+		uint64_t len;
+		uint64_t bytes;
+	};
 	struct doca_ctx *ctx;
 	struct doca_buf *src;
 	struct doca_buf *dst;

@@ -144,13 +144,15 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 /* Turn a completion into its event's status. */
 static void event_complete(struct doca_event *ev, const struct hw_cqe *c, bool *fatal)
 {
+	bool short_dst = ev->len < ev->src->len; /* len read before bytes overwrites it (engine.h) */
+
 	ev->bytes = c->bytes;
 	ev->error = c->error;
 	*fatal = *fatal || c->fatal;
 	switch (c->status) {
 	case HW_CQE_OK:
 		ev->status = DOCA_EVENT_STATUS_SUCCESS;
-		if (ev->len < ev->src->len) { /* ALLOW_PARTIAL with a short dst */
+		if (short_dst) { /* ALLOW_PARTIAL with a short dst */
 			ev->status = DOCA_EVENT_STATUS_PARTIAL;
 			ev->error = DOCA_ERROR_TOO_BIG;
 		}
@@ -192,7 +194,8 @@ static struct doca_event *event_list_skip(struct doca_event *ev, uint32_t k)
  * posted earlier is overtaken) and the turn has room for their events.
  * What is left (the turn is full) is posted by run_drain as before.
  * One pass over the events: each one's descriptor, and its status as the
- * whole copy the device reports for all but its failures (hw_ops.execute
+ * whole copy the device reports for all but its failures (its bytes are
+ * its len already: one word, engine.h) (hw_ops.execute
  * returns how many leading ones those are, without writing their
  * completions); the completions of the rest overwrite every field. The
  * events are the turn's until it delivers them, so no one sees the status
@@ -238,7 +241,7 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 
 			/* event_desc's copy: no registrations, no cookie (hw_copy) */
 			*c = (struct hw_copy){ .src = src->data, .dst = ev->dst->data, .len = len };
-			ev->bytes = len;
+			/* (bytes: len, the same word, engine.h) */
 			if (__builtin_expect(len < src->len, 0)) { /* ALLOW_PARTIAL with a short dst */
 				ev->error = DOCA_ERROR_TOO_BIG;
 				ev->status = DOCA_EVENT_STATUS_PARTIAL;
