@@ -33,6 +33,28 @@
  * (`settled`): a waiter that only saw another's store of `used` registers
  * after a grace period of its own too (credits_first_use).
  *
+ * Per run: a returner does not load `used` itself but its run's
+ * credit_watch (engine/engine.h: one byte of a line the return has at
+ * hand, where `used` and the context's state were two pointer chases).
+ * RUN_WATCH_STOP is set with run->stopping, before the STOPPING store,
+ * so every argument above and in engine/ctx_run.c that has a returner see
+ * STOPPING holds for the bit (the stop's grace period and its wait for
+ * the owner's brief guard come after both stores). RUN_WATCH_USED is set
+ * on every run a returner can return to once `used` is set: the first
+ * waiter, after its store of `used` and a full fence, marks the published
+ * run (ctx->run, inside its section), before its heavy fence and its
+ * grace period, so the bit is seen wherever `used` would have been; and
+ * doca_ctx_start, after publishing a new run and a full fence, loads
+ * `used` and marks the run itself before RUNNING lets a task into it. Of
+ * the two fences one comes first: the waiter sees the new run, or the
+ * start sees `used`. A run retired before the waiter's load (IDLE: every
+ * credit back) takes no more returns. `waited` (the wake of sleepers) is
+ * the bit, not a load of `used`: a returner that missed the bit is one
+ * the grace period (or the asymmetric fence) covers, as above.
+ * Proof: DOCA_EXPLORE_REVERT=credit_watch_before_publish (the start loads
+ * `used` before its publish) fails the explorer scenario
+ * credit_watch_start (stress/explore/meson.build).
+ *
  * A blocked submitter sleeps on the futex word seq, which every wake bumps
  * (after the returner's fence) before futex_wake. The submitter reads seq
  * before its fence and its credit check: a wake that comes between the
@@ -137,8 +159,8 @@ void run_credits_returned_slow(struct ctx_run *run, uint32_t n, bool waited)
 {
 	struct ctx_credits *c = run->credits;
 
-	/* run_credits_returned (engine/engine.h) returned at once if !waited
-	 * and the ctx was not STOPPING: a stop that counts our credits out
+	/* run_credits_returned (engine/engine.h) returned at once if the
+	 * run's credit_watch was clear (not waited, the ctx not STOPPING): a stop that counts our credits out
 	 * after its grace period sees them back, and one whose STOPPING came
 	 * before our section is seen there: the grace period orders the two
 	 * (engine/ctx_run.c), no fence needed. The parked owner's free has no
@@ -242,6 +264,16 @@ static void credits_first_use(struct doca_ctx *h)
 	EXPLORE_POINT(WAKE);
 	if (ctx != NULL && !atomic_load_explicit(&ctx->credits.settled, memory_order_acquire)) {
 		atomic_store_explicit(&ctx->credits.used, true, memory_order_relaxed);
+		/* seq_cst fence: `used` is visible before we load ctx->run (pairs
+		 * with doca_ctx_start's fence between its publish and its load
+		 * of `used`: one of the two marks a run being started) */
+		atomic_thread_fence(memory_order_seq_cst);
+		EXPLORE_POINT(WAKE);
+		struct ctx_run *run = rcu_dereference(ctx->run); /* kept by our section */
+
+		TSAN_ACQUIRE(run);
+		if (run != NULL)
+			atomic_fetch_or_explicit(&run->credit_watch, RUN_WATCH_USED, memory_order_relaxed);
 		wait = true;
 	}
 	doca_rcu_read_unlock();

@@ -239,6 +239,16 @@ static void run_retire_locked(struct doca_ctx *ctx)
 	doca_call_rcu(&run->rcu, run_free_rcu);
 }
 
+/* Mark run's returns to look for waiters if its context ever had one
+ * (engine/ctx_credits.c, "Per run"). Called once the run is published
+ * (g_config_lock held), before RUNNING lets a task into it. */
+static void run_watch_credits(struct doca_ctx *ctx, struct ctx_run *run)
+{
+	EXPLORE_POINT(WAKE);
+	if (atomic_load_explicit(&ctx->credits.used, memory_order_relaxed))
+		atomic_fetch_or_explicit(&run->credit_watch, RUN_WATCH_USED, memory_order_relaxed);
+}
+
 doca_error_t doca_ctx_start(struct doca_ctx *h)
 {
 	struct ctx_run *run;
@@ -269,9 +279,23 @@ doca_error_t doca_ctx_start(struct doca_ctx *h)
 		device_called = true;
 		if (err == DOCA_SUCCESS) {
 			atomic_store_explicit(&ctx->may_finalize, false, memory_order_relaxed);
+			/* the defect scenario credit_watch_start catches: `used`
+			 * looked at before the publish, so a first waiter between
+			 * the two is seen by neither side */
+			bool naive = DOCA_REVERTED("credit_watch_before_publish");
+
+			if (naive)
+				run_watch_credits(ctx, run);
 			TSAN_RELEASE(run);
 			EXPLORE_POINT(ATOMIC);
 			rcu_assign_pointer(ctx->run, run);
+			if (!naive) {
+				/* seq_cst fence: the run is published before we load
+				 * `used` (pairs with credits_first_use's fence between
+				 * its store of `used` and its load of ctx->run) */
+				atomic_thread_fence(memory_order_seq_cst);
+				run_watch_credits(ctx, run);
+			}
 		}
 		/* release (in ctx_set_state): a submitter that sees RUNNING sees the run. */
 		ctx_set_state(ctx, err == DOCA_SUCCESS ? DOCA_CTX_STATE_RUNNING : DOCA_CTX_STATE_IDLE);
@@ -349,6 +373,8 @@ static doca_error_t ctx_stop(struct doca_ctx *ctx, uint64_t only_start, enum sto
 		st = DOCA_CTX_STATE_IDLE; /* that run has ended: not ours to stop */
 	if (st == DOCA_CTX_STATE_RUNNING) {
 		atomic_store_explicit(&ctx->run->stopping, true, memory_order_relaxed); /* published by the state's release */
+		/* before STOPPING, as the state's load it replaces was (engine/ctx_credits.c) */
+		atomic_fetch_or_explicit(&ctx->run->credit_watch, RUN_WATCH_STOP, memory_order_relaxed);
 		ctx_set_state(ctx, DOCA_CTX_STATE_STOPPING);
 		busy_at_stop = run_outstanding(ctx->run) != 0;
 	}

@@ -323,6 +323,11 @@ struct ctx_run {
 	struct hw_qp *qp;
 	struct dev_entry *entry; /* the device the qp belongs to (a reference) */
 	struct ctx_credits *credits; /* its context's waiters */
+	/* RUN_WATCH_*: a credit returned to this run takes the fenced way
+	 * (run_credits_returned); one byte, so the check is one load of a
+	 * line the return has at hand (engine/ctx_credits.c says why the
+	 * bits are set in time) */
+	_Atomic uint8_t credit_watch;
 	bool flush_sent;         /* PE thread: hw flush issued for this run's stop */
 	bool fatal;              /* PE thread: the qp reported a fatal completion */
 	_Atomic bool stop_saw_events; /* the PE took events of the STOPPING ctx (ctx_run.c) */
@@ -354,6 +359,9 @@ static inline void event_list_append(struct doca_event **head, struct doca_event
 		*head = ev;
 	*tail = ev;
 }
+
+#define RUN_WATCH_USED 1u /* its context's credits.used was seen set (engine/ctx_credits.c) */
+#define RUN_WATCH_STOP 2u /* its stop began (set with run->stopping) */
 
 /* Tasks in flight plus events not yet freed. Exact when no submitter races. */
 uint32_t run_outstanding(const struct ctx_run *run);
@@ -996,8 +1004,12 @@ static inline enum doca_ctx_state ctx_state(const struct doca_ctx *ctx)
 static inline bool run_credits_waiting(struct ctx_run *run, bool *waited)
 {
 	EXPLORE_POINT(WAKE);
-	*waited = atomic_load_explicit(&run->credits->used, memory_order_relaxed);
-	return *waited || ctx_state(run->ctx) == DOCA_CTX_STATE_STOPPING;
+	/* one byte for the context's `used` and its STOPPING: set in time
+	 * for every return that must see them (engine/ctx_credits.c) */
+	uint32_t w = atomic_load_explicit(&run->credit_watch, memory_order_relaxed);
+
+	*waited = (w & RUN_WATCH_USED) != 0;
+	return w != 0;
 }
 
 /* Call after returning @p n credits to run's pool, inside the read-side

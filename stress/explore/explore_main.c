@@ -76,6 +76,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_pool_share_again },
 	{ "credit_wake", "a blocked submit_wait and a credit notification armed while the credit comes back",
 	  scenario_credit_wake },
+	{ "credit_watch_start", "a context's first credit waiter racing its start; the credit back must fire the fd",
+	  scenario_credit_watch_start },
 	{ "credit_many", "two blocked submit_waits (one timed), a credit fd armed, two credits back in one foreign free",
 	  scenario_credit_many },
 	{ "wait_restart", "a submit_wait refused in one run while the context is stopped and started again",
@@ -482,6 +484,7 @@ static const char *const revertible[] = {
 	"ctx_hold_outside_section", /* a handle is checked, then its context held, outside a read-side section */
 	"handle_lookup_outside_section", /* a memory's handle is checked, then its count used, outside a section */
 	"credit_arm_before_count", /* a credit notification request arms the fd before it is counted in waiters */
+	"credit_watch_before_publish", /* a start looks at the context's `used` before it publishes the run it marks */
 	"wait_refusal_uncounted", /* submit_wait's "destroyed before it held the context" is not logged nor counted stale */
 	"ctx_refusal_uncounted", /* a ctx setter, start or losing destroy finding its ctx destroyed under the lock is not counted stale */
 	"pe_destroy_refusal_uncounted", /* the loser of two doca_pe_destroy calls finding the PE destroyed under the lock is not counted stale */

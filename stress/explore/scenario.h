@@ -63,6 +63,7 @@ void scenario_cb_destroy(void);
 void scenario_cb_destroy_shared(void);
 void scenario_cb_destroy_stop(void);
 void scenario_credit_wake(void);
+void scenario_credit_watch_start(void);
 void scenario_restart_turn(void);
 void scenario_stop_deferred(void);
 void scenario_stop_deferred_armed(void);
