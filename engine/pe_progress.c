@@ -324,8 +324,11 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	/* Nothing to feed (an at-once device executed the backlog, no one
 	 * pushed): no call. mailbox_idle makes the loads a drain's first look
 	 * makes, and when they find nothing the drain takes nothing. */
+	bool fed = false;
+
 	if (running) {
-		if (run->backlog_head != NULL || !mailbox_idle(&run->mbox))
+		fed = run->backlog_head != NULL || !mailbox_idle(&run->mbox);
+		if (fed)
 			run_drain(t, run, true);
 	} else if (!run->flush_sent) {
 		qp->ops->flush(qp);
@@ -349,7 +352,15 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 		run_drain(t, run, false);
 	if (stopping && t->ndone != first) /* before their release */
 		atomic_store_explicit(&run->stop_saw_events, true, memory_order_relaxed);
-	pe_ready_after_visit(pe, ctx, run_needs_visit(ctx, run));
+	/* The first look (pe_ready.c): what run_needs_visit would find is
+	 * known without it for a running context whose at-once device has
+	 * nothing posted and whose backlog and mailbox were empty above (no
+	 * fatal completion, the state RUNNING when loaded): nothing. Work
+	 * that came since is work that could have come just after the look;
+	 * the release's look after its fence finds it, as it would then. */
+	bool known_idle = running && !fed && idle_dev && !fatal && st == DOCA_CTX_STATE_RUNNING;
+
+	pe_ready_after_visit(pe, ctx, !known_idle && run_needs_visit(ctx, run));
 	if (t->ndone == first && running && !fatal)
 		return; /* nothing to deliver or finish */
 	/* Events in hand mean tasks outstanding, so the ctx cannot have
