@@ -460,6 +460,23 @@ bool pe_in_turn(void)
 	return turn_depth != 0;
 }
 
+/* What is left of a record after its ready events (pe_turn): its event
+ * callbacks, its stop on a fatal completion, the end of its stop; inside
+ * turn_depth, since user code runs here (a doca_ctx_stop in a callback
+ * is put off, engine/ctx_run.c). */
+static __attribute__((noinline)) void turn_rec_finish(struct doca_pe *pe, struct doca_event *const *done,
+							const struct turn_rec *rec, bool callbacks)
+{
+	turn_depth++;
+	if (callbacks)
+		for (uint32_t i = 0; i < rec->count; i++)
+			pe_deliver(pe, done[i]);
+	if (rec->stop)
+		ctx_stop_on_fatal(rec->ctx, rec->start, rec->failed_now);
+	ctx_try_finalize(rec->ctx);
+	turn_depth--;
+}
+
 uint32_t pe_turn(struct doca_pe *pe)
 {
 	struct turn t;
@@ -473,23 +490,20 @@ uint32_t pe_turn(struct doca_pe *pe)
 	turn_collect(pe, &t);
 	doca_rcu_read_unlock();
 
-	turn_depth++;
 	for (uint32_t r = 0; r < t.nrecs; r++) {
 		struct turn_rec *rec = &t.recs[r];
+		bool callbacks = rec->count != 0 && rec->ctx->event_cb != NULL;
 
 		if (rec->head != NULL) /* executed first, so first in order */
 			pe_splice_ready(pe, rec->head, rec->tail);
-		if (rec->count != 0 && rec->ctx->event_cb == NULL)
+		if (rec->count != 0 && !callbacks)
 			pe_deliver_ready(pe, &t.done[rec->first], rec->count);
-		else
-			for (uint32_t i = 0; i < rec->count; i++)
-				pe_deliver(pe, t.done[rec->first + i]);
-		if (rec->stop)
-			ctx_stop_on_fatal(rec->ctx, rec->start, rec->failed_now);
-		ctx_try_finalize(rec->ctx);
+		/* ctx_try_finalize's first look made here: no call for a context
+		 * that is not stopping (no user code ran since: no callbacks) */
+		if (callbacks || rec->stop || ctx_state(rec->ctx) == DOCA_CTX_STATE_STOPPING)
+			turn_rec_finish(pe, &t.done[rec->first], rec, callbacks);
 		ctx_ref_put(rec->ctx);
 	}
-	turn_depth--;
 	pe_turn_rearm(pe);
 	return t.ndone;
 }
