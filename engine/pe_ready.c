@@ -131,7 +131,8 @@ static __attribute__((noinline)) bool run_needs_visit_rest(struct doca_ctx *ctx,
 	       (atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) && run_outstanding(run) == 0);
 }
 
-bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run)
+/* run_needs_visit, inline for the release's look below */
+static inline __attribute__((always_inline)) bool run_needs_visit_in(struct doca_ctx *ctx, struct ctx_run *run)
 {
 	enum doca_ctx_state st = ctx_state(ctx);
 	struct hw_qp *qp = run->qp;
@@ -155,6 +156,11 @@ bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run)
 	return false;
 }
 
+bool run_needs_visit(struct doca_ctx *ctx, struct ctx_run *run)
+{
+	return run_needs_visit_in(ctx, run);
+}
+
 void pe_ready_after_visit(struct doca_pe *pe, struct doca_ctx *ctx, bool more)
 {
 	if (more) {
@@ -171,7 +177,7 @@ void pe_ready_after_visit(struct doca_pe *pe, struct doca_ctx *ctx, bool more)
 	struct ctx_run *run = rcu_dereference(ctx->run);
 
 	TSAN_ACQUIRE(run); /* what rcu_assign_pointer published (TSan does not see consume) */
-	if (run != NULL && run_needs_visit(ctx, run))
+	if (run != NULL && run_needs_visit_in(ctx, run))
 		ready_requeue_sc(&pe->ready, &ctx->ready);
 }
 
