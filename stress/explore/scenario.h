@@ -147,6 +147,14 @@ enum doca_ctx_state world_state(const struct world *w);
 /* Yield until thread @p t sleeps on a futex (a blocked submit_wait's
  * sleep); an invariant violation if it returns instead. */
 void world_until_asleep(pthread_t t);
+/* Until thread t blocks for @p why; the scenario ends with @p if_finished
+ * (an invariant) if it finishes instead. */
+void world_until_blocked(pthread_t t, enum explore_block why, const char *if_finished);
+/* A thread holding a read-side section: a grace period begun meanwhile
+ * waits until world_section_let_go (then the caller joins it). One at a
+ * time. */
+pthread_t world_section_hold(void);
+void world_section_let_go(void);
 /* A call racing the destroy of its handle's object returned @p result:
  * @p current with no stale handle counted since @p stale_before (the
  * handle was current when the call looked), or INVALID_VALUE counted

@@ -24,7 +24,6 @@
 
 static struct world w;
 static doca_error_t start_result, arm_result;
-static atomic_bool reader_in, reader_go;
 
 static void *starter(void *unused)
 {
@@ -42,20 +41,6 @@ static void *armer(void *unused)
 	return NULL;
 }
 
-/* Holds a read-side section until told: the armer's first-use grace
- * period waits for it. */
-static void *reader(void *unused)
-{
-	(void)unused;
-	explore_name("reader");
-	doca_rcu_read_lock();
-	atomic_store(&reader_in, true);
-	while (!atomic_load(&reader_go))
-		sched_yield();
-	doca_rcu_read_unlock();
-	return NULL;
-}
-
 void scenario_credit_watch_start(void)
 {
 	pthread_t t[3];
@@ -64,24 +49,15 @@ void scenario_credit_watch_start(void)
 
 	world_open(&w, "sw0", 1, NULL);
 	EXPECT_OK(doca_ctx_stop(w.ctx)); /* nothing outstanding: IDLE at once */
-	if (pthread_create(&t[2], NULL, reader, NULL) != 0)
-		explore_end(VERDICT_HARNESS, "pthread_create");
-	while (!atomic_load(&reader_in))
-		sched_yield();
+	t[2] = world_section_hold();
 	if (pthread_create(&t[0], NULL, starter, NULL) != 0 || pthread_create(&t[1], NULL, armer, NULL) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	/* the armer in its first-use grace period: `used` stored, a run marked or not */
-	const struct explore_thread *a = explore_thread_of(t[1]);
-
-	while (a->state != THREAD_BLOCKED || a->why != BLOCK_GRACE) {
-		if (a->state == THREAD_FINISHED)
-			explore_end(VERDICT_INVARIANT, "armer: returned past a grace period a reader holds");
-		sched_yield();
-	}
+	world_until_blocked(t[1], BLOCK_GRACE, "armer: returned past a grace period a reader holds");
 	pthread_join(t[0], NULL);
 	EXPECT_OK(start_result);
 	EXPECT_OK(world_submit(&w, 0)); /* the one credit: the arming finds none free */
-	atomic_store(&reader_go, true);
+	world_section_let_go();
 	pthread_join(t[1], NULL);
 	pthread_join(t[2], NULL);
 	EXPECT_OK(arm_result);

@@ -24,27 +24,12 @@
 
 static struct world w;
 static doca_error_t wait_result;
-static atomic_bool reader_in, reader_go;
 
 static void *sleeper(void *unused)
 {
 	(void)unused;
 	explore_name("sleeper");
 	wait_result = world_submit_wait(&w, 1, -1);
-	return NULL;
-}
-
-/* Holds a read-side section until told: the sleeper's first-use grace
- * period waits for it. */
-static void *reader(void *unused)
-{
-	(void)unused;
-	explore_name("reader");
-	doca_rcu_read_lock();
-	atomic_store(&reader_in, true);
-	while (!atomic_load(&reader_go))
-		sched_yield();
-	doca_rcu_read_unlock();
 	return NULL;
 }
 
@@ -61,21 +46,12 @@ void scenario_wait_restart(void)
 	if (ev == NULL)
 		explore_end(VERDICT_INVARIANT, "events: progress made one ready, get_event returned none");
 	world_event(&w, ev);
-	if (pthread_create(&t[1], NULL, reader, NULL) != 0)
-		explore_end(VERDICT_HARNESS, "pthread_create");
-	while (!atomic_load(&reader_in))
-		sched_yield();
+	t[1] = world_section_hold();
 	if (pthread_create(&t[0], NULL, sleeper, NULL) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	/* the sleeper in its first-use grace period: run 1 refused it */
-	const struct explore_thread *s = explore_thread_of(t[0]);
-
-	while (s->state != THREAD_BLOCKED || s->why != BLOCK_GRACE) {
-		if (s->state == THREAD_FINISHED)
-			explore_end(VERDICT_INVARIANT, "result: submit_wait returned with no credit free");
-		sched_yield();
-	}
-	atomic_store(&reader_go, true);
+	world_until_blocked(t[0], BLOCK_GRACE, "result: submit_wait returned with no credit free");
+	world_section_let_go();
 	/* the stop, IDLE and a new start, racing the sleeper's registration */
 	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
 	doca_event_free(ev);

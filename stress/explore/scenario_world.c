@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 
+#include "engine/engine.h"
+
 #define ACCESS_RW (DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE)
 
 static uint8_t pattern_byte(unsigned tag, unsigned i)
@@ -177,15 +179,52 @@ void world_progress_until_idle(struct world *w)
 	}
 }
 
-void world_until_asleep(pthread_t t)
+void world_until_blocked(pthread_t t, enum explore_block why, const char *if_finished)
 {
 	const struct explore_thread *r = explore_thread_of(t);
 
-	while (r->state != THREAD_BLOCKED || r->why != BLOCK_FUTEX) {
+	while (r->state != THREAD_BLOCKED || r->why != why) {
 		if (r->state == THREAD_FINISHED)
-			explore_end(VERDICT_INVARIANT, "result: submit_wait returned with no credit free");
+			explore_end(VERDICT_INVARIANT, "%s", if_finished);
 		sched_yield();
 	}
+}
+
+void world_until_asleep(pthread_t t)
+{
+	world_until_blocked(t, BLOCK_FUTEX, "result: submit_wait returned with no credit free");
+}
+
+static atomic_bool section_in, section_go;
+
+static void *section_holder(void *unused)
+{
+	(void)unused;
+	explore_name("reader");
+	doca_rcu_read_lock();
+	atomic_store(&section_in, true);
+	while (!atomic_load(&section_go))
+		sched_yield();
+	doca_rcu_read_unlock();
+	return NULL;
+}
+
+pthread_t world_section_hold(void)
+{
+	pthread_t t;
+
+	atomic_store(&section_in, false);
+	atomic_store(&section_go, false);
+	if (pthread_create(&t, NULL, section_holder, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	while (!atomic_load(&section_in))
+		sched_yield();
+	return t;
+}
+
+void world_section_let_go(void)
+{
+	atomic_store(&section_go, true);
 }
 
 void expect_current_or_stale(const char *call, doca_error_t result, doca_error_t current, uint64_t stale_before)
