@@ -194,10 +194,10 @@ static struct doca_event *event_list_skip(struct doca_event *ev, uint32_t k)
  * posted earlier is overtaken) and the turn has room for their events.
  * What is left (the turn is full) is posted by run_drain as before.
  * One pass over the events: each one's descriptor, and its status as the
- * whole copy the device reports for all but its failures (its bytes are
- * its len already: one word, engine.h) (hw_ops.execute
+ * whole copy the device reports for all but its failures (hw_ops.execute
  * returns how many leading ones those are, without writing their
- * completions); the completions of the rest overwrite every field. The
+ * completions; a whole copy's bytes are its len, the same word, engine.h);
+ * the completions of the rest overwrite every field. The
  * events are the turn's until it delivers them, so no one sees the status
  * before the copy.
  * Without an event callback the executed events stay linked as they were
@@ -498,8 +498,8 @@ uint32_t pe_turn(struct doca_pe *pe)
 			pe_splice_ready(pe, rec->head, rec->tail);
 		if (rec->count != 0 && !callbacks)
 			pe_deliver_ready(pe, &t.done[rec->first], rec->count);
-		/* ctx_try_finalize's first look made here: no call for a context
-		 * that is not stopping (no user code ran since: no callbacks) */
+		/* ctx_try_finalize's first look made here, after every callback
+		 * run before it: no call for a context that is not stopping */
 		if (callbacks || rec->stop || ctx_state(rec->ctx) == DOCA_CTX_STATE_STOPPING)
 			turn_rec_finish(pe, &t.done[rec->first], rec, callbacks);
 		ctx_ref_put(rec->ctx);
