@@ -1017,8 +1017,8 @@ static inline bool run_credits_waiting(struct ctx_run *run, bool *waited)
  * the brief guard it entered by runner_unpark after asym_fence_light
  * (engine/event.c, doca_event_free). Once per burst is enough: it covers
  * every credit returned before it. Wakes up to n blocked submitters. Inline:
- * when nobody ever waited and no stop is under way it is two loads
- * (engine/ctx_credits.c says why that is enough). */
+ * when nobody ever waited and no stop is under way it is one load, the
+ * run's credit_watch (engine/ctx_credits.c says why that is enough). */
 static inline void run_credits_returned(struct ctx_run *run, uint32_t n)
 {
 	bool waited;
