@@ -102,10 +102,18 @@ task_check_fast(const struct doca_ctx *ctx, const struct doca_task_desc *desc, c
 {
 	if (desc->type != DOCA_TASK_COPY || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 ||
 	    (src->task_ok & BUF_TASK_SRC) == 0 || (dst->task_ok & BUF_TASK_DST) == 0 ||
-	    (!ctx_known && (buf_ctx(src) != ctx || buf_ctx(dst) != ctx)) ||
-	    (dst->len < src->len && (desc->flags & DOCA_TASK_FLAG_ALLOW_PARTIAL) == 0))
+	    (!ctx_known && (buf_ctx(src) != ctx || buf_ctx(dst) != ctx)))
 		return false;
-	*len = dst->len < src->len ? dst->len : src->len;
+	/* one compare of the lengths: the whole source (the common case,
+	 * its length at hand) or, a partial copy, the destination's */
+	uint64_t src_len = src->len, dst_len = dst->len;
+
+	if (__builtin_expect(dst_len < src_len, 0)) {
+		if ((desc->flags & DOCA_TASK_FLAG_ALLOW_PARTIAL) == 0)
+			return false;
+		src_len = dst_len;
+	}
+	*len = src_len;
 	return true;
 }
 
