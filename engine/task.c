@@ -590,8 +590,8 @@ static __attribute__((noinline)) doca_error_t task_owner_leave(struct doca_ctx *
 
 /* The owner's way from its checks passed (nothing done under the guard
  * but looks): pin, take, fill, post and leave, as a chunk of one under
- * the guard. The way for a refused task, a race detector watching, and a
- * device that runs descriptors outside a turn (a post, a kick). */
+ * the guard. The way for a refused task and a device that runs
+ * descriptors outside a turn (a post, a kick). */
 static __attribute__((noinline)) doca_error_t task_owner_rest(struct ctx_run *run, const struct doca_task_desc *desc,
 							       struct doca_buf *src, struct doca_buf *dst,
 							       const void *cur)
@@ -702,8 +702,10 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	const uint64_t ctx_key = head_key(MAGIC_CTX); /* once: both looks compare with it */
 
 	/* The kernel's fences only (its light fence then a compiler
-	 * barrier, the flag tested once: it never changes while a thread of
-	 * the library runs), and a thread in no parked section (depth 0:
+	 * barrier) with no race detector watching, both flags tested once
+	 * as runner_owner_way (neither changes while a thread of the library
+	 * runs; under a detector the whole call is the sectioned way, as
+	 * doca_event_free's), and a thread in no parked section (depth 0:
 	 * then not in one of this PE's either, never nested, and its entry
 	 * is its list's first, at constant indexes; runner_unpark_at), as
 	 * doca_event_free's owner way; any other case is the sectioned way.
@@ -713,7 +715,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * atomics never zeroed whatever the cell's fate (see the top), and
 	 * the checks under the guard (state, PE, handle) are the ones that
 	 * count; a stale or stopped context fails them and leaves. */
-	if (!asym_fence_kernel || t == NULL || t->depth != 0 || ctx == NULL ||
+	if (!runner_owner_way || t == NULL || t->depth != 0 || ctx == NULL ||
 	    head_pair_load(ctx) != ctx_key)
 		return task_submit_sectioned(h, desc, 0);
 	EXPLORE_POINT(ATOMIC); /* (where the state was loaded: the same schedules) */
@@ -742,11 +744,12 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 		return task_owner_leave(h, desc, pe, cur);
 	TSAN_ACQUIRE(run);
 	/* task_one_take and task_post_guarded for one task on an inline
-	 * device (left in the backlog: n = 1 < TASK_DEFER_BELOW), unwatched;
-	 * a refused task and every other case take the rests */
+	 * device (left in the backlog: n = 1 < TASK_DEFER_BELOW), unwatched
+	 * (runner_owner_way); a refused task and every other case take the
+	 * rests */
 	uint64_t len;
 
-	if (hb_watching() || !run->qp->runs_in_poll || !task_check_fast(ctx, desc, src, dst, true, &len))
+	if (!run->qp->runs_in_poll || !task_check_fast(ctx, desc, src, dst, true, &len))
 		return task_owner_rest(run, desc, src, dst, cur);
 	/* task_pin's, guarded */
 	buf_pin_guarded_store(src);
