@@ -714,9 +714,12 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * they only choose the way, the words read before the guard are
 	 * atomics never zeroed whatever the cell's fate (see the top), and
 	 * the checks under the guard (state, PE, handle) are the ones that
-	 * count; a stale or stopped context fails them and leaves. */
-	if (!runner_owner_way || t == NULL || t->depth != 0 || ctx == NULL ||
-	    head_pair_load(ctx) != ctx_key)
+	 * count; a stale or stopped context fails them and leaves. The
+	 * record's depth is tested after the owner word (gcc then keeps one
+	 * saved register less); a thread without a record leaves first, as
+	 * it did, so the explorer's schedules of foreign submitters are
+	 * unchanged. */
+	if (!runner_owner_way || t == NULL || ctx == NULL || head_pair_load(ctx) != ctx_key)
 		return task_submit_sectioned(h, desc, 0);
 	EXPLORE_POINT(ATOMIC); /* (where the state was loaded: the same schedules) */
 	struct doca_pe *pe = ctx_pe(ctx);
@@ -726,7 +729,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	EXPLORE_POINT(GUARD);
 	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
 
-	if (!runner_parked_by(cur, t) || !runner_unpark_at(&pe->runner, cur, t, 0, true, true))
+	if (!runner_parked_by(cur, t) || t->depth != 0 || !runner_unpark_at(&pe->runner, cur, t, 0, true, true))
 		return task_submit_sectioned(h, desc, 0);
 	/* Inside our brief section: the checks again, state first (its
 	 * acquire comes after the start's connect), then the PE (the guard
