@@ -34,16 +34,11 @@ static inline bool buf_pin_shared(struct doca_buf *buf)
  * task_pin, is the one user). */
 static inline __attribute__((always_inline)) void buf_pin_guarded_store(struct doca_buf *buf)
 {
-#if defined(__x86_64__) && !defined(DOCA_TSAN) && !defined(DOCA_EXPLORE)
-	/* The same load and store as below, as one unlocked add to memory
-	 * (one instruction, not three): its load and its store are each a
-	 * single-copy atomic access of the aligned word, as the relaxed ones
-	 * are, the add no read-modify-write as seen by others, which is all
-	 * the count needs (only the guard's holder writes it). No fence: the
-	 * caller's light fence orders it before the DEAD looks, as it does
-	 * the plain store. The TSan and explorer builds keep the atomics
-	 * their tools watch, and the explorer its point between the two. */
-	__asm__ volatile("addl $1, %0" : "+m"(buf->guarded_pins));
+#ifdef OWNED_RMW_ASM
+	/* the same load and store, as one unlocked add (engine/engine.h;
+	 * only the guard's holder writes the count); the caller's light
+	 * fence orders it before the DEAD looks, as it does the store */
+	__asm__ volatile("addl $1, %0" : "+m"(buf->guarded_pins) : : "cc");
 #else
 	uint32_t n = atomic_load_explicit(&buf->guarded_pins, memory_order_relaxed);
 

@@ -105,6 +105,22 @@ struct doca_mem {
 	struct rcu_head rcu;
 };
 
+/* OWNED_RMW_ASM: a relaxed load and a relaxed store of an atomic word
+ * that no other thread writes meanwhile (the load, a change, the store:
+ * a read-modify-write only its writer makes, which others may read) are
+ * made as one unlocked x86-64 instruction on memory (add, or): its load
+ * and its store are each a single-copy atomic access of the aligned
+ * word, as the relaxed ones are, and the instruction is no atomic
+ * read-modify-write as others see it, nor need it be. One instruction,
+ * not three (gcc keeps atomic accesses apart). Not in the TSan and
+ * explorer builds, which keep the C11 atomics their tools watch (and the
+ * explorer its points and checks), nor on other targets. A volatile asm
+ * with a memory operand stays ordered with the fences around it (a
+ * compiler barrier orders it as it does the plain accesses). */
+#if defined(__x86_64__) && !defined(DOCA_TSAN) && !defined(DOCA_EXPLORE)
+#define OWNED_RMW_ASM 1
+#endif
+
 struct doca_buf {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
@@ -540,6 +556,10 @@ static inline __attribute__((always_inline)) void ev_set_state(struct doca_event
 _Static_assert(EV_FREE == 0, "a FREE gs has its state's bits 0");
 static inline __attribute__((always_inline)) void ev_set_queued_from_free(struct doca_event *ev)
 {
+#ifdef OWNED_RMW_ASM
+	/* the same load and store, as one unlocked or (OWNED_RMW_ASM) */
+	__asm__ volatile("orl %1, %0" : "+m"(ev->gs) : "i"((uint32_t)EV_QUEUED << EV_STATE_SHIFT) : "cc");
+#else
 	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
 #ifdef DOCA_EXPLORE
@@ -547,6 +567,7 @@ static inline __attribute__((always_inline)) void ev_set_queued_from_free(struct
 		abort(); /* the explorer's check of the above (verdict "abort") */
 #endif
 	atomic_store_explicit(&ev->gs, gs | (uint32_t)EV_QUEUED << EV_STATE_SHIFT, memory_order_relaxed);
+#endif
 }
 /* The application's handle for a slot's current generation. */
 static inline struct doca_event *event_handle(const struct doca_event *ev)

@@ -599,6 +599,8 @@ static __attribute__((noinline)) doca_error_t task_owner_rest(struct ctx_run *ru
 	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
 	doca_error_t err;
 
+	evs[0] = NULL; /* for gcc, which cannot tell it is read only when taken */
+
 	task_post_guarded(run->ctx, run, evs, task_one_take(run->ctx, run, desc, src, dst, true, true, evs, &err),
 			  cur, false);
 	return err;
@@ -617,6 +619,8 @@ task_owner_take(struct ctx_run *run, const struct doca_task_desc *desc, struct d
 	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
 	const struct task_pinned tp = { .src = src, .dst = dst, .len = len };
 	doca_error_t err = DOCA_SUCCESS;
+
+	evs[0] = NULL; /* for gcc, which cannot tell it is read only when taken */
 	uint64_t h = plain ? atomic_load_explicit(&run->pool.head, memory_order_acquire) : pool_head_look(&run->pool);
 	uint32_t got = pool_take_loop(&run->pool, evs, 1, true, true, &err, plain, h, false);
 
