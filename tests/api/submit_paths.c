@@ -28,6 +28,31 @@ static bool copied_within(struct api_fixture *f, unsigned ms)
 	return false;
 }
 
+/* Wait for one event, assert a partial copy (PARTIAL, TOO_BIG) of
+ * @p bytes with user data @p user, free it. */
+static void expect_partial_event(struct doca_pe *pe, uint64_t user, size_t bytes)
+{
+	struct doca_event *ev = wait_event(pe);
+
+	cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_PARTIAL);
+	assert_doca(doca_event_get_error(ev), DOCA_ERROR_TOO_BIG);
+	cr_assert_eq(doca_event_get_bytes(ev), bytes);
+	cr_assert_eq(doca_event_get_user_data(ev).u64, user);
+	doca_event_free(ev);
+}
+
+/* The fixture's end after copies of its source: dst holds the whole
+ * pattern; stop, drain, destroy the two extra buffers (no pin left on
+ * them), tear down. */
+static void fini_copied_with(struct api_fixture *f, struct doca_buf *a, struct doca_buf *b)
+{
+	cr_assert_eq(pattern_mismatch(f->dst_bytes, LEN, f->seed), LEN);
+	stop_and_drain(f->ctx, f->pe);
+	assert_ok(doca_buf_destroy(a));
+	assert_ok(doca_buf_destroy(b));
+	fixture_fini(f);
+}
+
 struct foreign_submit {
 	struct api_fixture *f;
 	doca_error_t rc;
@@ -368,24 +393,12 @@ Test(submit_paths, the_pe_threads_single_submits_answer_every_case_exactly)
 		/* an argument fault still reports itself with no credit left */
 		assert_doca(submit_copy(f.ctx, f.dst, f.src, 94, 0), DOCA_ERROR_NOT_PERMITTED);
 		assert_doca(submit_copy(f.ctx, f.src, short_dst, 95, 0), DOCA_ERROR_INVALID_VALUE);
-		{
-			struct doca_event *ev = wait_event(f.pe);
-
-			cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_PARTIAL);
-			assert_doca(doca_event_get_error(ev), DOCA_ERROR_TOO_BIG);
-			cr_assert_eq(doca_event_get_bytes(ev), LEN / 2);
-			cr_assert_eq(doca_event_get_user_data(ev).u64, user - CREDITS);
-			doca_event_free(ev);
-		}
+		expect_partial_event(f.pe, user - CREDITS, LEN / 2);
 		for (uint64_t want = user - CREDITS + 1u; want < user; want++)
 			expect_success_event(f.pe, want, LEN);
 		expect_no_event_for(f.pe, 10);
 	}
-	cr_assert_eq(pattern_mismatch(f.dst_bytes, LEN, f.seed), LEN);
-	stop_and_drain(f.ctx, f.pe);
-	assert_ok(doca_buf_destroy(empty));
-	assert_ok(doca_buf_destroy(short_dst));
-	fixture_fini(&f);
+	fini_copied_with(&f, empty, short_dst);
 }
 
 /* The refusals the owner's way hands to the sectioned way (engine/task.c,
@@ -429,4 +442,47 @@ Test(submit_paths, the_pe_threads_refused_single_submits_change_nothing)
 	assert_ok(doca_ctx_start(s.ctx));
 	cr_assert_eq(pattern_mismatch(f.dst_bytes, LEN, f.seed), LEN);
 	sibling_fini_with_fixture(&s, &f);
+}
+
+/* The copy's length from the fast check's one compare of the lengths
+ * (engine/task.c, task_check_fast), the PE thread's single submits and a
+ * burst of its guarded way alike: a longer destination copies the whole
+ * source, an equal one too, a shorter one copies its own length with
+ * ALLOW_PARTIAL (PARTIAL, TOO_BIG) and is refused without it (exactly
+ * INVALID_VALUE; the burst accepts the tasks before it, nothing after). */
+Test(submit_paths, the_pe_threads_copies_take_the_shorter_length_or_refuse)
+{
+	struct api_fixture f;
+	struct doca_buf *short_src = NULL, *short_dst = NULL;
+
+	fixture_init_started(&f, "sw0", LEN, 8);
+	assert_ok(doca_buf_create(f.src_mem, 0, LEN / 4, &short_src));
+	assert_ok(doca_buf_create(f.dst_mem, 0, LEN / 2, &short_dst));
+	doca_pe_progress(f.pe); /* this thread now runs the PE */
+	struct doca_task_desc descs[] = {
+		{ .type = DOCA_TASK_COPY, .src = short_src, .dst = f.dst, .user_data.u64 = 1 },
+		{ .type = DOCA_TASK_COPY, .src = f.src, .dst = f.dst, .user_data.u64 = 2 },
+		{ .type = DOCA_TASK_COPY, .src = f.src, .dst = short_dst, .user_data.u64 = 3,
+		  .flags = DOCA_TASK_FLAG_ALLOW_PARTIAL },
+		{ .type = DOCA_TASK_COPY, .src = f.src, .dst = short_dst, .user_data.u64 = 4 },
+		{ .type = DOCA_TASK_COPY, .src = short_src, .dst = f.dst, .user_data.u64 = 5 },
+	};
+
+	for (int burst = 0; burst < 2; burst++) {
+		if (burst) {
+			uint32_t accepted = 99;
+
+			assert_doca(doca_task_submit_batch(f.ctx, descs, 5, &accepted), DOCA_ERROR_INVALID_VALUE);
+			cr_assert_eq(accepted, 3);
+		} else {
+			for (int i = 0; i < 3; i++)
+				assert_ok(doca_task_submit(f.ctx, &descs[i]));
+			assert_doca(doca_task_submit(f.ctx, &descs[3]), DOCA_ERROR_INVALID_VALUE);
+		}
+		expect_success_event(f.pe, 1, LEN / 4);
+		expect_success_event(f.pe, 2, LEN);
+		expect_partial_event(f.pe, 3, LEN / 2);
+		expect_no_event_for(f.pe, 10);
+	}
+	fini_copied_with(&f, short_src, short_dst);
 }
