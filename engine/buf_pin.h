@@ -64,16 +64,14 @@ static inline void buf_pin_guarded_undo(struct doca_buf *buf)
 }
 
 /* A guarded unpin's count: the guard holder, its one writer, stores
- * guarded_pins - 1. On x86-64 (no TSan: it does not see inside an asm)
- * the load and the store are one `subl` to memory instead of a load, a
- * sub and a store: not a locked read-modify-write, so the same two
- * accesses, the store one aligned 32-bit write that a destroy reads whole
- * (old or new), and a release as every x86 store is; the "memory"
- * clobber keeps the compiler from moving the task's earlier accesses
- * after it, as the release below does. */
+ * guarded_pins - 1. With OWNED_RMW_ASM (engine/engine.h) the load and
+ * the store are one unlocked `subl` to memory: the store is one aligned
+ * 32-bit write that a destroy reads whole (old or new), and a release as
+ * every x86 store is; the "memory" clobber keeps the compiler from moving
+ * the task's earlier accesses after it, as the release below does. */
 static inline __attribute__((always_inline)) void buf_guarded_unpin_store(struct doca_buf *buf)
 {
-#if defined(__x86_64__) && !defined(DOCA_TSAN)
+#ifdef OWNED_RMW_ASM
 	_Static_assert(sizeof(buf->guarded_pins) == 4, "guarded_pins is one 32-bit word");
 	__asm__ volatile("subl $1, %0" : "+m"(*(uint32_t *)&buf->guarded_pins) : : "memory");
 #else
