@@ -251,6 +251,64 @@ static inline __attribute__((always_inline)) void task_fill(struct doca_event *e
 		hb_release(ev); /* the caller's writes happen before the device's accesses */
 }
 
+/* task_take_credits and the fills of a chunk under the guard when no
+ * race detector watches: the owner's stack, when the first take pops it
+ * plainly, is popped and filled in one loop (pool_pop_step), each event
+ * linked to the next (the slot under it on the stack, the next one
+ * popped), as run_defer wants them; then the rest as task_take_credits
+ * and task_chunk's fill loop take and fill them (@p k >= 1: it pops one
+ * at least when it can). The same takes, fills
+ * and links; the popped slots are filled before the plain update ends
+ * (pool_pop_end), which only they see. */
+static inline __attribute__((always_inline)) uint32_t
+task_take_fill_guarded(struct ctx_run *run, const struct task_pinned *tp, const struct doca_task_desc *descs,
+		       uint32_t k, struct doca_event **evs, doca_error_t *why)
+{
+	struct task_pool *p = &run->pool;
+	uint32_t got, filled = 0, m; /* filled: evs[0..filled) (the pop's) */
+
+	/* task_pool_take_as's guarded first take (its point, then pool_take's look) */
+	EXPLORE_POINT(ATOMIC);
+	bool plain = pool_plain_begin_as(p, false);
+	uint64_t h = pool_head_look(p);
+
+	if (plain && pool_one_poppable(h)) {
+		struct pool_pop pp = pool_pop_start(p, h, k);
+		const struct task_pinned *t = tp;
+		const struct doca_task_desc *d = descs;
+		struct doca_event **out = evs;
+
+		/* two a round: gcc's registers then rotate instead of being
+		 * copied (a copy and a jump per slot otherwise) */
+#pragma GCC unroll 2
+		do {
+			struct doca_event *ev = pool_pop_step(&pp);
+
+			task_fill(ev, t++, (d++)->user_data, true, false);
+			ev->next = pp.ev; /* the next one popped, if any (below) */
+			*out++ = ev;
+		} while (pool_pop_more(&pp));
+		pool_pop_end(p, &pp, true);
+		got = filled = pp.n;
+	} else {
+		got = pool_take_loop(p, evs, k, true, false, why, plain, h, true);
+	}
+	while (got != 0 && got < k && (m = task_pool_take_as(p, &evs[got], k - got, true, false, why)) != 0)
+		got += m;
+	for (uint32_t i = got; i < k; i++) {
+		buf_unpin(tp[i].dst, true);
+		buf_unpin(tp[i].src, true);
+	}
+	evs[got] = NULL;
+	if (filled != 0)
+		evs[filled - 1u]->next = evs[filled];
+	for (uint32_t i = filled; i < got; i++) {
+		task_fill(evs[i], &tp[i], descs[i].user_data, true, false);
+		evs[i]->next = evs[i + 1u];
+	}
+	return got;
+}
+
 /* Post directly from this thread (@p self: runner_self())? Its own PE's
  * thread, or the PE asleep in event mode (not a worker's: its turns never
  * wait for a submitter). */
@@ -491,34 +549,28 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 		k = task_pin_more(ctx, *run, descs, n, buf_key, true, false, tp, err);
 	else
 		k = task_pin_more(ctx, *run, descs, n, buf_key, false, false, tp, err);
-	uint32_t got = task_take_credits(*run, tp, k, guarded, false, evs, &why);
+	uint32_t got;
+	bool watched = hb_watching();
 
-	if (got < k)
-		*err = why;
 	/* one loop per case, each compiled for its constants; under the
 	 * guard each event is linked to the next as it is filled, as
 	 * run_defer wants them (the last one to evs[got], NULL) */
-	evs[got] = NULL;
-	if (hb_watching())
-		for (uint32_t i = 0; i < got; i++) {
-			task_fill(evs[i], &tp[i], descs[i].user_data, guarded, true);
-			evs[i]->next = evs[i + 1u];
-		}
-	else if (guarded) {
-		struct doca_event *ev = evs[0];
-
-		/* each slot loaded once (the fill's stores might alias evs) */
-		for (uint32_t i = 0; i < got; i++) {
-			struct doca_event *next = evs[i + 1u];
-
-			task_fill(ev, &tp[i], descs[i].user_data, true, false);
-			ev->next = next;
-			ev = next;
-		}
+	if (guarded && !watched && k != 0) {
+		got = task_take_fill_guarded(*run, tp, descs, k, evs, &why);
+	} else {
+		got = task_take_credits(*run, tp, k, guarded, false, evs, &why);
+		evs[got] = NULL;
+		if (watched)
+			for (uint32_t i = 0; i < got; i++) {
+				task_fill(evs[i], &tp[i], descs[i].user_data, guarded, true);
+				evs[i]->next = evs[i + 1u];
+			}
+		else
+			for (uint32_t i = 0; i < got; i++)
+				task_fill(evs[i], &tp[i], descs[i].user_data, false, false);
 	}
-	else
-		for (uint32_t i = 0; i < got; i++)
-			task_fill(evs[i], &tp[i], descs[i].user_data, false, false);
+	if (got < k)
+		*err = why;
 	*queued |= task_hand_over(ctx, *run, evs, got, guarded, unparked);
 	return got;
 }

@@ -157,6 +157,61 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_pla
 	return ev;
 }
 
+/* pool_take_loop's plain pop from the owner's stack, step by step, for a
+ * caller that handles each slot as it takes it (the burst's fill under
+ * the guard, engine/task.c): pool_pop_start once pool_plain_begin_as
+ * returned true and pool_head_look's @p h passed pool_one_poppable, then
+ * pool_pop_step while pool_pop_more (at least once), then pool_pop_end.
+ * The same loads, stores and points as a whole take; a caller's work on
+ * a popped slot before pool_pop_end touches only that slot, which is
+ * its own once popped (no one else takes while the pool is the owner's
+ * and we are inside the plain update). */
+struct pool_pop {
+	uint64_t h;
+	struct doca_event *ev; /* the slot the next step takes */
+	uint32_t most, n, next; /* next: the index + 1 under the slots taken */
+};
+
+static inline __attribute__((always_inline)) struct pool_pop pool_pop_start(struct task_pool *p, uint64_t h,
+									    uint32_t want)
+{
+	uint32_t free = head_free(h);
+
+	return (struct pool_pop){ .h = h,
+				  .ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed),
+				  .most = want < free ? want : free,
+				  .next = head_top(h) };
+}
+
+/* Take the stack's top: following the links' slot pointers (exact while
+ * the pool is the owner's: task_pool.c). */
+static inline __attribute__((always_inline)) struct doca_event *pool_pop_step(struct pool_pop *pp)
+{
+	struct doca_event *ev = pp->ev;
+
+	pp->n++;
+	pp->next = atomic_load_explicit(&ev->pool_next, memory_order_relaxed);
+	pp->ev = atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed);
+	return ev;
+}
+
+static inline __attribute__((always_inline)) bool pool_pop_more(const struct pool_pop *pp)
+{
+	return pp->n < pp->most && pp->next != 0;
+}
+
+/* The plain update's end (@p busy: as pool_take_loop's). */
+static inline __attribute__((always_inline)) void pool_pop_end(struct task_pool *p, const struct pool_pop *pp,
+							       bool busy)
+{
+	atomic_store_explicit(&p->top_ev, pp->ev, memory_order_relaxed);
+	EXPLORE_POINT(QUEUE);
+	/* release: as task_pool_put's, for readers of the count */
+	atomic_store_explicit(&p->head, head_next(pp->h, head_free(pp->h) - pp->n, pp->next), memory_order_release);
+	if (busy)
+		pool_plain_end(p);
+}
+
 /* pool_take after its first look: @p plain, pool_plain_begin_as's
  * answer, and @p h, the head pool_head_look loaded. @p busy: the plain
  * update stores busy (pool_plain_begin_as, pool_plain_end); false for the
@@ -178,16 +233,13 @@ static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task
 			return 0;
 		}
 		if (top != 0 && plain) {
-			/* pop from the stack, following the links' slot pointers
-			 * (exact while the pool is the owner's: task_pool.c) */
-			struct doca_event *ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed);
+			struct pool_pop pp = pool_pop_start(p, h, want);
 
-			do {
-				evs[n++] = ev;
-				next = atomic_load_explicit(&ev->pool_next, memory_order_relaxed);
-				ev = atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed);
-			} while (n < most && next != 0);
-			atomic_store_explicit(&p->top_ev, ev, memory_order_relaxed);
+			do
+				evs[n++] = pool_pop_step(&pp);
+			while (pool_pop_more(&pp));
+			pool_pop_end(p, &pp, busy);
+			return n;
 		} else if (top != 0) {
 			/* pop from the stack; relaxed: a stale link fails the CAS
 			 * below (the tag moved) */

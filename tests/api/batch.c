@@ -89,6 +89,43 @@ Test(batch, a_bad_descriptor_ends_the_burst_with_its_own_error)
 	burst_down(&b);
 }
 
+/* A burst from the PE's own thread (a progress call made it the PE's
+ * home: the burst takes the guard) on a fresh pool, whose first take
+ * finds no returned slot: every event filled, in order. */
+Test(batch, a_burst_under_the_guard_on_a_fresh_pool_completes_in_order)
+{
+	struct burst b;
+
+	burst_up(&b, "sw0", 0, true);
+	cr_assert_eq(doca_pe_progress(b.f.pe), 0, "nothing to reap yet");
+	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted));
+	cr_assert_eq(b.accepted, BURST);
+	expect_burst_done(&b.f, BURST);
+	burst_down(&b);
+}
+
+/* The first task refused once the pool's credits have come back (its
+ * stack holds the returned slots): no credit is taken for the refused
+ * chunk, so the next burst gets every one of them. */
+Test(batch, a_refused_first_task_takes_no_returned_credit)
+{
+	struct burst b;
+
+	burst_up(&b, "sw0", BURST, true);
+	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted));
+	cr_assert_eq(b.accepted, BURST);
+	expect_burst_done(&b.f, BURST);
+	b.descs[0].src = b.dst[0]; /* a WRITE-only memory as source */
+	assert_doca(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted), DOCA_ERROR_NOT_PERMITTED);
+	cr_assert_eq(b.accepted, 0);
+	expect_no_event_for(b.f.pe, 20);
+	b.descs[0].src = b.src[0];
+	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted));
+	cr_assert_eq(b.accepted, BURST, "every credit back");
+	expect_burst_done(&b.f, BURST);
+	burst_down(&b);
+}
+
 Test(batch, nothing_is_accepted_unless_running)
 {
 	struct burst b;
