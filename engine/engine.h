@@ -121,6 +121,16 @@ struct doca_mem {
 #define OWNED_RMW_ASM 1
 #endif
 
+/* LOOP_TWO_A_ROUND, before a hot loop: two iterations a round, where gcc
+ * then rotates its registers instead of copying them (issue 12's burst
+ * loops). gcc only: clang reports a request it cannot honour as an error
+ * under -Werror (-Wpass-failed), and unrolls as it sees fit. */
+#ifdef __clang__
+#define LOOP_TWO_A_ROUND
+#else
+#define LOOP_TWO_A_ROUND _Pragma("GCC unroll 2")
+#endif
+
 struct doca_buf {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */

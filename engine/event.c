@@ -431,7 +431,7 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 
 	/* two events a round (gcc's registers then rotate instead of being
 	 * copied; it also peels the first event, whose run is NULL) */
-#pragma GCC unroll 2
+LOOP_TWO_A_ROUND
 	for (uint32_t i = 0; i < n; i++) {
 		const struct doca_event *h = evs[i];
 		struct doca_event *ev = event_claim("doca_event_free_bulk", h, key); /* NULL: skipped */

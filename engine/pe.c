@@ -215,7 +215,7 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 
 	/* two events a round: the next slot's register and the current's
 	 * swap roles, so no copy of the slot's address per event */
-#pragma GCC unroll 2
+LOOP_TWO_A_ROUND
 	while (out < end && ev != NULL) {
 		struct doca_event *next = ev->next;
 		uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);

@@ -280,7 +280,7 @@ task_take_fill_guarded(struct ctx_run *run, const struct task_pinned *tp, const 
 
 		/* two a round: gcc's registers then rotate instead of being
 		 * copied (a copy and a jump per slot otherwise) */
-#pragma GCC unroll 2
+LOOP_TWO_A_ROUND
 		do {
 			struct doca_event *ev = pool_pop_step(&pp);
 
