@@ -45,6 +45,8 @@ void scenario_pool_share_submit(void);
 void scenario_pool_share_chunk(void);
 void scenario_pool_revoke(void);
 void scenario_pool_share_again(void);
+void scenario_quiesce_again_buf(void);
+void scenario_quiesce_again_stop(void);
 void scenario_stale_stop(void);
 void scenario_stale_connect(void);
 void scenario_stale_configure(void);

@@ -25,6 +25,15 @@
  * returned (the free went around the guard, through the mailbox, to be
  * put back by a later turn) shows as an AGAIN with fewer out. At the end
  * exactly MAX_TASKS submits are accepted and the next is AGAIN.
+ *
+ * quiesce_again_buf and quiesce_again_stop: the same three threads and
+ * checks, and a fourth that quiesces the owner's brief sections without
+ * touching this context's tasks: it destroys QUIESCE_ROUNDS buffers of
+ * the same memory (so of the same context and PE) that no task ever
+ * names (engine/buf.c, buf_quiesce_owner), or stops and starts again,
+ * QUIESCE_ROUNDS times, a second, idle context on the same PE
+ * (engine/ctx_run.c). Each counts itself in the guard's revoke while it
+ * waits, as the switch once did (pool_share_counts_revoke).
  */
 #include "scenario.h"
 
@@ -149,10 +158,12 @@ static void *freer(void *unused)
 	}
 }
 
-void scenario_pool_share_again(void)
+/* The scenario's threads, and @p quiescer (or none) beside them. */
+static void again_run(void *(*quiescer)(void *))
 {
-	pthread_t t[3];
-	void *(*fns[3])(void *) = { owner, foreign, freer };
+	pthread_t t[4];
+	void *(*fns[4])(void *) = { owner, foreign, freer, quiescer };
+	unsigned n = quiescer != NULL ? 4u : 3u;
 
 	atomic_store(&hi, 0);
 	atomic_store(&handoff, NULL);
@@ -161,11 +172,65 @@ void scenario_pool_share_again(void)
 	atomic_store(&foreign_begun, 0);
 	atomic_store(&foreign_done, 0);
 	handed = counted = 0;
-	world_open(&w, "sw0", MAX_TASKS, NULL);
-	for (unsigned i = 0; i < 3; i++)
+	for (unsigned i = 0; i < n; i++)
 		if (pthread_create(&t[i], NULL, fns[i], NULL) != 0)
 			explore_end(VERDICT_HARNESS, "pthread_create");
-	for (unsigned i = 0; i < 3; i++)
+	for (unsigned i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
+}
+
+void scenario_pool_share_again(void)
+{
+	world_open(&w, "sw0", MAX_TASKS, NULL);
+	again_run(NULL);
+	world_end_with_exact_credits(&w, MAX_TASKS);
+}
+
+#define QUIESCE_ROUNDS 3u
+
+static struct doca_buf *unused_bufs[QUIESCE_ROUNDS]; /* quiesce_again_buf's */
+static struct doca_ctx *idle_ctx;                     /* quiesce_again_stop's, */
+static struct doca_dev *idle_dev;                     /* on a device of its own */
+
+static void *buf_destroyer(void *unused)
+{
+	explore_name("destroyer");
+	for (unsigned i = 0; i < QUIESCE_ROUNDS; i++)
+		EXPECT_OK(doca_buf_destroy(unused_bufs[i]));
+	return NULL;
+}
+
+static void *ctx_stopper(void *unused)
+{
+	explore_name("stopper");
+	for (unsigned i = 0; i < QUIESCE_ROUNDS; i++) {
+		EXPECT_OK(doca_ctx_stop(idle_ctx)); /* no task: IDLE at once */
+		EXPECT_OK(doca_ctx_start(idle_ctx));
+	}
+	return NULL;
+}
+
+void scenario_quiesce_again_buf(void)
+{
+	world_open(&w, "sw0", MAX_TASKS, NULL);
+	for (unsigned i = 0; i < QUIESCE_ROUNDS; i++)
+		EXPECT_OK(doca_buf_create(w.mem, i, 1, &unused_bufs[i]));
+	again_run(buf_destroyer);
+	world_end_with_exact_credits(&w, MAX_TASKS);
+}
+
+void scenario_quiesce_again_stop(void)
+{
+	world_open(&w, "sw0", MAX_TASKS, NULL);
+	EXPECT_OK(doca_ctx_create(&idle_ctx));
+	EXPECT_OK(doca_dev_open("sw0", &idle_dev));
+	EXPECT_OK(doca_ctx_set_dev(idle_ctx, idle_dev));
+	EXPECT_OK(doca_ctx_set_max_tasks(idle_ctx, 1));
+	EXPECT_OK(doca_pe_connect_ctx(w.pe, idle_ctx));
+	EXPECT_OK(doca_ctx_start(idle_ctx));
+	again_run(ctx_stopper);
+	EXPECT_OK(doca_ctx_stop(idle_ctx));
+	EXPECT_OK(doca_dev_close(idle_dev));
+	EXPECT_OK(doca_ctx_destroy(idle_ctx));
 	world_end_with_exact_credits(&w, MAX_TASKS);
 }
