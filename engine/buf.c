@@ -128,12 +128,12 @@ doca_error_t doca_buf_get_len(const struct doca_buf *h, size_t *len)
 }
 
 /* Close the buffer to new users, if no task of any thread names it; false
- * (and nothing changed) otherwise. With @p pe (the buffer's context's PE,
- * see buf_quiesce_owner): true with us counted in its guard's revoke and
- * its parked owner's brief sections waited out; the caller kills the
- * handle, then withdraws (runner_quiesce_end). One heavy fence for both
- * pairs: DEAD before the guarded pins are read, our count before the
- * owner's list is. */
+ * (and nothing changed) otherwise. @p pe: NULL, or (the reverted first
+ * version, buf_destroy_counts_revoke) the buffer's context's PE: then true
+ * with us counted in its guard's revoke and its parked owner's brief
+ * sections waited out; the caller kills the handle, then withdraws
+ * (runner_quiesce_end). The heavy fence: DEAD before the guarded pins are
+ * read (and, reverted, our count before the owner's list is). */
 static bool buf_close(struct doca_buf *buf, struct doca_pe *pe)
 {
 	if (buf_guarded_outstanding(buf) != 0)
@@ -141,7 +141,7 @@ static bool buf_close(struct doca_buf *buf, struct doca_pe *pe)
 	if (pe != NULL)
 		runner_revoke_announce(&pe->runner); /* no runner_unpark succeeds from here on */
 	if (buf_users_close(buf, 0)) {
-		asym_fence_heavy(); /* DEAD and our count are visible before we read the guarded pins, the list */
+		asym_fence_heavy(); /* DEAD (and our count) visible before we read the guarded pins (the list) */
 		if (pe != NULL)
 			runner_quiesce_wait(&pe->runner);
 		EXPLORE_POINT(ATOMIC);
@@ -207,42 +207,66 @@ static bool buf_destroy_in_callback(struct doca_buf *buf)
  * (BUF_CELL_KEEP) to be its own, whose PE's guard it holds; the grace
  * period before the cell's zeroing does not wait for it.
  *
- * One heavy fence per destroy, buf_close's, serves both this and the
- * guarded pins. The PE is read before the close, outside g_config_lock:
- * one found stays the context's until the context's destroy, which the
- * buffer's memory holds off until the finish, and its guard's words are
- * atomics that are never zeroed (runner_reset). With it, buf_close
- * counts us in its revoke (C), runs the heavy fence (F), waits until the
- * owner found parked is in no brief section of it (runner_quiesce_wait),
- * and reads the guarded pins; the caller kills the handle (K) and then
- * withdraws the count (W, runner_quiesce_end); the finish comes after.
- * A brief section S pushed its entry, ran the light half and loaded revoke
- * (acquire) 0 (runner_unpark). Either that load read a value before C
- * in revoke's modification order: then by the fence pair (S: push, light,
- * load revoke; we: C, F, load the list) our loads after F see S's push
- * or a later word of its list, and the wait ends only after S's pop,
- * which we acquire: all of S happens before our guarded-pins read (a pin
- * of S that stood is counted there: IN_USE, nothing killed) and before
- * the finish. Or it read C or later: then 0 only from W on (every write
- * of revoke is a read-modify-write, so W heads the release sequence S
- * read), S's load synchronizes with W, the kill happens before S's
- * handle check, and S takes the sectioned way, which the grace period
- * waits for. Between C and W no runner_unpark succeeds. So C goes before
- * F (the first case's pair) and W after K (the second's; the explorer's
- * owner_submit_destroy undoes it: buf_destroy_withdraw_before_kill). The
- * guarded pins' pair (see top) is unchanged: DEAD is stored before F,
- * the count read after it; the wait in between changes neither. The wait
- * runs inside our read-side section and perhaps inside a callback of the
- * PE's own progress (a non-brief section of ours, not waited for): it
- * waits for brief holds only, which never wait (actors/runner.h), and
+ * The wait comes after the kill, with a heavy fence of its own (F2),
+ * and the destroy does not count itself in the guard's revoke
+ * (buf_quiesce_after_kill). A brief section S pushed its entry, ran the
+ * light half, then checks the handle. The Dekker pair with S's entry as
+ * the flag and the kill (K) as ours: either S's light half came before
+ * F2, and our loads after F2 find the owner word W S entered from (while
+ * S's thread is inside a section entered by runner_unpark only its exit
+ * changes W: a revoker finds the entry and leaves it) and S's entry, and
+ * the wait ends only after S's pop, which we acquire: all of S happens
+ * before the finish (its pin, if it stood, was seen by buf_close's
+ * guarded-pins read, or is DEAD's back-off: the pins' own pair, top);
+ * or F2 came first, and S's handle check after its light half sees K
+ * and refuses the buffer. So no section that did not see K outlives
+ * the wait, and the finish's grace period covers every other user.
+ * The guarded pins' pair (top) is buf_close's, DEAD before its fence,
+ * the count read after it. The PE is read before the close, outside
+ * g_config_lock: one found stays the context's until the context's
+ * destroy, which the buffer's memory holds off until the finish, and its
+ * guard's words are atomics that are never zeroed (runner_reset). The
+ * wait runs inside our read-side section and perhaps inside a callback of
+ * the PE's own progress (a non-brief section of ours, not waited for):
+ * it waits for brief holds only, which never wait (actors/runner.h), and
  * doca_buf_destroy is never called inside one.
+ *
+ * Why no count in revoke, as a context's stop makes (engine/ctx_run.c):
+ * the count would keep S from starting between the wait and the kill
+ * (the first version: count, F, wait, guarded pins, K, withdraw; one
+ * heavy fence for both pairs), but while it stands every runner_unpark of
+ * the owner's fails, and its slow way enters by a CAS and leaves the
+ * guard free (an exit while the count stands gives the parked guard up
+ * too): a freer's brief hold of the free guard then sends an owner's
+ * doca_event_free through the mailbox, its credit back only at the
+ * owner's next turn, after the free returned, and a submit in between is
+ * refused with AGAIN while fewer than max_tasks credits are out: a
+ * destroy of a buffer no task names broke the exact AGAIN of its
+ * context (stress/explore quiesce_again_buf; DOCA_EXPLORE_REVERT=
+ * buf_destroy_counts_revoke brings that version back). The cost is the
+ * second heavy fence per destroy of a connected context's buffer.
  *
  * No PE found (NULL): the context was not connected when we looked. After
  * the kill, buf_quiesce_owner looks again under g_config_lock: NULL then
  * comes before a later connect, and so before any start and owner's
  * submit, which then see the kill; a PE found now (a connect raced our
- * destroy) is quiesced the whole way, runner_quiesce_begin/_end, the same
- * argument with a fence of its own. */
+ * destroy) is waited out the same way, after the kill. */
+static void buf_quiesce_after_kill(struct doca_pe *pe)
+{
+	asym_fence_heavy(); /* the kill is visible before we read the owner's list */
+	runner_quiesce_wait(&pe->runner);
+}
+
+/* The destroy's wait after buf_close (@p counted: the first version's
+ * withdrawal; it waited in buf_close). */
+static void buf_quiesce_done(struct doca_pe *pe, bool counted)
+{
+	if (counted)
+		runner_quiesce_end(&pe->runner);
+	else
+		buf_quiesce_after_kill(pe);
+}
+
 static void buf_quiesce_owner(const struct doca_buf *buf)
 {
 	if (DOCA_REVERTED("buf_destroy_no_quiesce"))
@@ -251,10 +275,8 @@ static void buf_quiesce_owner(const struct doca_buf *buf)
 	struct doca_pe *pe = ctx_pe(buf->mem->ctx);
 
 	pthread_mutex_unlock(&g_config_lock);
-	if (pe == NULL)
-		return;
-	runner_quiesce_begin(&pe->runner);
-	runner_quiesce_end(&pe->runner);
+	if (pe != NULL)
+		buf_quiesce_after_kill(pe);
 }
 
 /* The body of doca_buf_destroy, inside a read-side section: a concurrent
@@ -266,7 +288,12 @@ static void buf_quiesce_owner(const struct doca_buf *buf)
 static doca_error_t buf_destroy_checked(struct doca_buf *h, struct doca_buf *buf, struct doca_pe *pe,
 					bool *finish)
 {
-	bool withdraw_early = pe != NULL && DOCA_REVERTED("buf_destroy_withdraw_before_kill");
+	/* the first version (buf_quiesce_owner, "Why no count") */
+	bool counted = pe != NULL && DOCA_REVERTED("buf_destroy_counts_revoke");
+	/* the wait before the kill: a section may start in between, see the
+	 * handle live and outlive the finish (counted: the count withdrawn
+	 * before the kill) */
+	bool early = pe != NULL && DOCA_REVERTED("buf_destroy_withdraw_before_kill");
 
 	/* Of two destroys only one closes the count; the other finds it
 	 * closed and waits for the outcome: the winner kills the handle
@@ -274,14 +301,14 @@ static doca_error_t buf_destroy_checked(struct doca_buf *h, struct doca_buf *buf
 	 * the count (look again). Both follow the close within a bounded
 	 * number of steps of the winner's. */
 	for (unsigned spins = 0;; spins++) {
-		if (buf_close(buf, pe)) {
-			if (withdraw_early) {
-				runner_quiesce_end(&pe->runner);
+		if (buf_close(buf, counted ? pe : NULL)) {
+			if (early) {
+				buf_quiesce_done(pe, counted);
 				EXPLORE_POINT(ATOMIC); /* (the kill's stores have no hook point of their own) */
 			}
 			handle_kill(buf);
-			if (pe != NULL && !withdraw_early)
-				runner_quiesce_end(&pe->runner); /* after the kill (buf_quiesce_owner) */
+			if (pe != NULL && !early)
+				buf_quiesce_done(pe, counted); /* after the kill (buf_quiesce_owner) */
 			*finish = true;
 			return DOCA_SUCCESS;
 		}

@@ -507,7 +507,8 @@ static const char *const revertible[] = {
 	"pe_get_any_entry_outside_section", /* a getter skips the read-side section on every entry, not only its own parked guard's */
 	"stop_ignores_owner_frees", /* a stop retires the run without waiting out the parked owner's brief sections (its frees take no read-side section) */
 	"buf_destroy_no_quiesce", /* a buffer's destroy finishes without waiting out its PE owner's brief sections (its submits take no read-side section) */
-	"buf_destroy_withdraw_before_kill", /* a buffer's destroy lets the owner's unpark succeed again before it kills the handle */
+	"buf_destroy_withdraw_before_kill", /* a buffer's destroy waits out its PE owner's brief sections before it kills the handle (counted: withdraws its count before) */
+	"buf_destroy_counts_revoke", /* a buffer's destroy counts itself in its PE guard's revoke while it waits out the owner's brief sections */
 	"owner_submit_no_recheck", /* the owner's submit does not look at the state, the PE and the handle again under its guard */
 	"stop_in_turn_waits", /* a doca_ctx_stop inside a PE turn waits for the report lock, not put off */
 	"engine_wake_before_publish", /* an engine thread calls the wake before publishing its pass's last, partly filled CQ slot */

@@ -15,11 +15,11 @@
  *    accepted naming a destroyed buffer, whose copy from its NULL data
  *    faults in the turn (verdict "crash"), or the destroy ends SUCCESS
  *    beside an accepted task (verdict "invariant");
- *  - buf_destroy_withdraw_before_kill: the destroy waits them out, with
- *    its count in the PE's revoke (buf_close), but withdraws the count
- *    before it kills the handle: the owner unparks in between, checks the
- *    handle still live, and pins the zeroed cell as above (a pinned seed
- *    at depth 5, stress/explore/meson.build);
+ *  - buf_destroy_withdraw_before_kill: the destroy waits them out, but
+ *    before it kills the handle, not after (buf_quiesce_after_kill): the
+ *    owner unparks in between, checks the handle still live, and pins
+ *    the zeroed cell as above (a pinned seed at depth 5,
+ *    stress/explore/meson.build);
  *  - owner_submit_no_recheck: RUNNING, the PE and the handle are not
  *    looked at again under the guard. The owner, preempted after finding
  *    RUNNING outside, enters its guard after the stop retired the run
