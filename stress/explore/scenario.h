@@ -152,6 +152,14 @@ void world_until_asleep(pthread_t t);
 /* Until thread t blocks for @p why; the scenario ends with @p if_finished
  * (an invariant) if it finishes instead. */
 void world_until_blocked(pthread_t t, enum explore_block why, const char *if_finished);
+/* A thread (named "armer") that arms the credit notification of its
+ * world's context and keeps the answer: pthread_create(.., world_armer,
+ * &a), then a.result after the join. */
+struct world_armer {
+	struct world *w;
+	doca_error_t result;
+};
+void *world_armer(void *arg);
 /* A thread holding a read-side section: a grace period begun meanwhile
  * waits until world_section_let_go (then the caller joins it). One at a
  * time. */

@@ -16,7 +16,8 @@
 #include <sched.h>
 
 static struct world w;
-static doca_error_t res[2], arm_result;
+static doca_error_t res[2];
+static struct world_armer arm = { .w = &w };
 static struct doca_event *evs[2];
 
 static void *sleeper0(void *unused)
@@ -32,14 +33,6 @@ static void *sleeper1(void *unused)
 	(void)unused;
 	explore_name("sleeper1");
 	res[1] = world_submit_wait(&w, 3, 1);
-	return NULL;
-}
-
-static void *armer(void *unused)
-{
-	(void)unused;
-	explore_name("armer");
-	arm_result = doca_ctx_request_credit_notification(w.ctx);
 	return NULL;
 }
 
@@ -71,7 +64,7 @@ void scenario_credit_many(void)
 	}
 	if (pthread_create(&t[0], NULL, sleeper0, NULL) != 0 ||
 	    pthread_create(&t[1], NULL, sleeper1, NULL) != 0 ||
-	    pthread_create(&t[2], NULL, armer, NULL) != 0 ||
+	    pthread_create(&t[2], NULL, world_armer, &arm) != 0 ||
 	    pthread_create(&t[3], NULL, freer, NULL) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	const struct explore_thread *s0 = explore_thread_of(t[0]), *s1 = explore_thread_of(t[1]);
@@ -86,7 +79,7 @@ void scenario_credit_many(void)
 		pthread_join(t[i], NULL);
 	EXPECT_OK(res[0]);
 	EXPECT_IN(res[1], 2, DOCA_SUCCESS, DOCA_ERROR_TIME_OUT);
-	EXPECT_OK(arm_result);
+	EXPECT_OK(arm.result);
 	int fd;
 	EXPECT_OK(doca_ctx_get_credit_notification_handle(w.ctx, &fd));
 	unsigned want = 3u + (res[1] == DOCA_SUCCESS); /* the two freed, sleeper0, sleeper1 if it got in */

@@ -13,21 +13,14 @@
 #include "scenario.h"
 
 static struct world w;
-static doca_error_t wait_result, arm_result;
+static doca_error_t wait_result;
+static struct world_armer arm = { .w = &w };
 
 static void *sleeper(void *unused)
 {
 	(void)unused;
 	explore_name("sleeper");
 	wait_result = world_submit_wait(&w, 1, -1);
-	return NULL;
-}
-
-static void *armer(void *unused)
-{
-	(void)unused;
-	explore_name("armer");
-	arm_result = doca_ctx_request_credit_notification(w.ctx);
 	return NULL;
 }
 
@@ -51,13 +44,13 @@ void scenario_credit_wake(void)
 	ev = world_take_event(&w);
 	world_until_asleep(t[0]);
 	/* the arming races the return to the sleeper */
-	if (pthread_create(&t[1], NULL, armer, NULL) != 0)
+	if (pthread_create(&t[1], NULL, world_armer, &arm) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	doca_event_free(ev);
 	pthread_join(t[0], NULL); /* the return must have woken it */
 	pthread_join(t[1], NULL);
 	EXPECT_OK(wait_result);
-	EXPECT_OK(arm_result);
+	EXPECT_OK(arm.result);
 	progress_until_events(2);
 	EXPECT_OK(doca_ctx_clear_credit_notification(w.ctx));
 	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);

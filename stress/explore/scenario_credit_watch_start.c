@@ -23,21 +23,14 @@
 #include "engine/engine.h"
 
 static struct world w;
-static doca_error_t start_result, arm_result;
+static doca_error_t start_result;
+static struct world_armer arm = { .w = &w };
 
 static void *starter(void *unused)
 {
 	(void)unused;
 	explore_name("starter");
 	start_result = doca_ctx_start(w.ctx);
-	return NULL;
-}
-
-static void *armer(void *unused)
-{
-	(void)unused;
-	explore_name("armer");
-	arm_result = doca_ctx_request_credit_notification(w.ctx);
 	return NULL;
 }
 
@@ -50,7 +43,7 @@ void scenario_credit_watch_start(void)
 	world_open(&w, "sw0", 1, NULL);
 	EXPECT_OK(doca_ctx_stop(w.ctx)); /* nothing outstanding: IDLE at once */
 	t[2] = world_section_hold();
-	if (pthread_create(&t[0], NULL, starter, NULL) != 0 || pthread_create(&t[1], NULL, armer, NULL) != 0)
+	if (pthread_create(&t[0], NULL, starter, NULL) != 0 || pthread_create(&t[1], NULL, world_armer, &arm) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	/* the armer in its first-use grace period: `used` stored, a run marked or not */
 	world_until_blocked(t[1], BLOCK_GRACE, "armer: returned past a grace period a reader holds");
@@ -60,7 +53,7 @@ void scenario_credit_watch_start(void)
 	world_section_let_go();
 	pthread_join(t[1], NULL);
 	pthread_join(t[2], NULL);
-	EXPECT_OK(arm_result);
+	EXPECT_OK(arm.result);
 	EXPECT_OK(doca_ctx_get_credit_notification_handle(w.ctx, &fd));
 	if (read(fd, &fired, sizeof(fired)) == (ssize_t)sizeof(fired))
 		explore_end(VERDICT_INVARIANT, "credit fd: fired with no credit free");

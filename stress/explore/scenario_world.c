@@ -190,6 +190,15 @@ void world_until_blocked(pthread_t t, enum explore_block why, const char *if_fin
 	}
 }
 
+void *world_armer(void *arg)
+{
+	struct world_armer *a = arg;
+
+	explore_name("armer");
+	a->result = doca_ctx_request_credit_notification(a->w->ctx);
+	return NULL;
+}
+
 void world_until_asleep(pthread_t t)
 {
 	world_until_blocked(t, BLOCK_FUTEX, "result: submit_wait returned with no credit free");
