@@ -405,8 +405,9 @@ static inline enum runner_entry runner_revoke(struct runner *r, const void *cur,
  * section entered by runner_unpark may run without a read-side section
  * (engine/event.c: doca_event_free's owner way, a doca_event_free_bulk
  * route entered so; engine/task.c: the owner's doca_task_submit), so a
- * grace period does not wait for it. runner_quiesce_begin
- * counts the caller in revoke as a revoker does, so no runner_unpark
+ * grace period does not wait for it. Today's callers wait uncounted
+ * (runner_quiesce_fenced, below); runner_quiesce_begin, the first
+ * version (explorer revert switches only), counts the caller in revoke as a revoker does, so no runner_unpark
  * succeeds until runner_quiesce_end (an owner's entry meanwhile takes the
  * slow way, a CAS, and never the owner way), runs the heavy half of the
  * fence, then waits until the owner of the parked word it finds is in no
@@ -452,6 +453,20 @@ static inline void runner_quiesce_wait(struct runner *r)
 			i = (uint32_t)-1; /* look at the whole list again */
 		}
 	}
+}
+
+/* The uncounted form (a context's stop, engine/ctx_run.c; a buffer's
+ * destroy, engine/buf.c): the heavy half, then the wait. The caller's
+ * access before the call (a store the sections must see: STOPPING, a
+ * kill; or a load that must not see a section's later store unless the
+ * wait finds it: the stop's count of credits) pairs with each section's
+ * light half; no runner_unpark is refused meanwhile, so the owner keeps
+ * its parked guard (engine/task_pool.c, "Why the switcher does not count
+ * itself", says what a count costs). */
+static inline void runner_quiesce_fenced(struct runner *r)
+{
+	asym_fence_heavy(); /* the caller's access above is ordered before we read the owner's list */
+	runner_quiesce_wait(r);
 }
 
 static inline void runner_quiesce_begin(struct runner *r)

@@ -231,7 +231,7 @@ static bool buf_destroy_in_callback(struct doca_buf *buf)
  * it waits for brief holds only, which never wait (actors/runner.h), and
  * doca_buf_destroy is never called inside one.
  *
- * Why no count in revoke, as a context's stop makes (engine/ctx_run.c):
+ * Why no count in revoke, as a context's stop made (engine/ctx_run.c):
  * the count would keep S from starting between the wait and the kill
  * (the first version: count, F, wait, guarded pins, K, withdraw; one
  * heavy fence for both pairs), but while it stands every runner_unpark of
@@ -253,8 +253,7 @@ static bool buf_destroy_in_callback(struct doca_buf *buf)
  * destroy) is waited out the same way, after the kill. */
 static void buf_quiesce_after_kill(struct doca_pe *pe)
 {
-	asym_fence_heavy(); /* the kill is visible before we read the owner's list */
-	runner_quiesce_wait(&pe->runner);
+	runner_quiesce_fenced(&pe->runner); /* the kill is the access it orders */
 }
 
 /* The destroy's wait after buf_close (@p counted: the first version's

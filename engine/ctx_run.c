@@ -25,35 +25,59 @@
  *
  * The owner's frees. A doca_event_free (or a doca_event_free_bulk route)
  * by the thread that keeps its PE's guard parked, entering it by
- * runner_unpark, takes no read-side section (engine/event.c): its credit keeps the run (a run is retired only with
- * none out), but it still reads the run and its context after putting
- * the credit back (task_pool_put's tail, run_credits_returned), and the
- * grace periods above do not wait for it. Such a free holds the PE's
- * guard as a brief section, so: a retirement by the PE (ctx_try_finalize)
- * holds the guard, which such a free left before the turn entered it (its
- * thread's own turn follows it; another thread's revoked the parked word
- * after seeing it leave); and the stop's own retirement below first waits
- * out the brief sections entered by runner_unpark and keeps new ones from
- * starting until it has counted (runner_quiesce_begin, actors/runner.h,
- * says why that catches every one). So a free whose credit the count sees
- * back has ended before the run is retired; one that enters afterwards
- * either takes the slow way (then a read-side section) or, after the
- * window, sees this stop's STOPPING (or IDLE): its event is then of
- * another run, since this one had every credit back. A free on the slow
- * way keeps the rule above: its section begins before its credit goes
- * back, so the retirement's grace period waits for it. Nor does such a
- * free need the section to see STOPPING (run_credits_returned wakes the
- * PE when it does): a stop handed to the PE is finished by a turn, which
- * holds the guard, so it comes after the free (and counts its credit
- * back) or before it (and then the free, entering after the turn, sees
- * the STOPPING the turn saw).
+ * runner_unpark, takes no read-side section (engine/event.c): its credit
+ * keeps the run (a run is retired only with none out), but it still reads
+ * the run and its context after putting the credit back (task_pool_put's
+ * tail, run_credits_returned), and the grace periods above do not wait
+ * for it. Such a free holds the PE's guard as a brief section, so: a
+ * retirement by the PE (ctx_try_finalize) holds the guard, which such a
+ * free left before the turn entered it (its thread's own turn follows
+ * it; another thread's revoked the parked word after seeing it leave);
+ * and before the stop's own retirement it counts the credits, then runs
+ * runner_quiesce_fenced (actors/runner.h: a heavy fence, then the
+ * owner's brief sections waited out), then counts again. A free whose
+ * credit the first count saw back pushed its entry before that credit's
+ * store, so by the fence pair (the count's load before the heavy half,
+ * the entry before the free's light half) the wait finds the entry and
+ * waits for its pop, or finds it already popped: either way our acquire
+ * of the pop orders the whole free before the retirement. A free whose
+ * credit the first count did not see keeps it above 0: no retirement by
+ * the stop. A free that enters after the wait finds no credit of this
+ * run out: its event is of another run. A free on the slow way keeps
+ * the rule above: its section begins before its credit goes back, so the
+ * retirement's grace period waits for it. Nor does such a free need the
+ * section to see STOPPING (run_credits_returned wakes the PE when it
+ * does): a stop handed to the PE is finished by a turn, which holds the
+ * guard, so it comes after the free (and counts its credit back) or
+ * before it (and then the free, entering after the turn, sees the
+ * STOPPING the turn saw).
  *
  * The owner's submits. A doca_task_submit entered the same way takes no
  * read-side section either (engine/task.c): it looks at RUNNING under the
- * brief guard and then reads the run, so by the same two rules the run
- * it reads is not retired until it leaves: a submit that took a credit
- * before the count is counted out, one that enters after the window sees
- * STOPPING and takes the sectioned way.
+ * brief guard, then takes a credit and reads the run. The same wait
+ * covers it, with the second count: a submit whose light half came
+ * before the heavy half is found and waited out, and a credit it took is
+ * in the second count (no retirement then); one whose light half came
+ * after sees STOPPING (stored before the grace period, so before the
+ * heavy half) and takes the sectioned way, refused. So a submit that saw
+ * RUNNING has left, its credit counted, before the run it read is
+ * retired (DOCA_EXPLORE_REVERT=stop_no_recount keeps the first count:
+ * stress/explore owner_submit_destroy). A stop that finds a credit out
+ * retires nothing and waits for nothing.
+ *
+ * Why the stop does not count itself in the guard's revoke (the first
+ * version: count in revoke, fence, wait, count credits, retire,
+ * withdraw; no submit or free entered by runner_unpark while it stood).
+ * While the count stands every runner_unpark of the owner's fails, and
+ * its slow way leaves the guard free: another thread's brief hold then
+ * sends an owner's free through the mailbox, its credit back only at the
+ * owner's next turn, after the free returned, and a submit in between is
+ * refused with AGAIN while fewer than max_tasks credits are out: a stop
+ * of one context broke the exact AGAIN of another of its PE
+ * (stress/explore quiesce_again_stop; DOCA_EXPLORE_REVERT=
+ * stop_counts_revoke brings that version back; engine/buf.c says the same
+ * of a buffer's destroy). The wait now runs under g_config_lock: the
+ * brief sections it waits for take no lock and never wait.
  *
  * Report order: a thread holds the ctx's report_lock (recursive, so a
  * callback may start or stop its own ctx) from a state change to the end of
@@ -392,25 +416,32 @@ static doca_error_t ctx_stop(struct doca_ctx *ctx, uint64_t only_start, enum sto
 		err = DOCA_ERROR_IN_PROGRESS; /* put off: the PE reports it */
 	}
 	if (!deferred && st == DOCA_CTX_STATE_RUNNING) {
-		/* The PE's parked owner frees without a read-side section
-		 * (engine/event.c): wait out its brief sections, and keep new
-		 * ones from starting, before the count (file comment). */
+		/* The PE's parked owner submits and frees without a read-side
+		 * section (engine/task.c, engine/event.c): before a retirement,
+		 * wait out its brief sections and count again (file comment). */
 		bool quiesce = !DOCA_REVERTED("stop_ignores_owner_frees");
+		bool counted = quiesce && DOCA_REVERTED("stop_counts_revoke"); /* the first version */
 
-		if (quiesce)
+		if (counted)
 			runner_quiesce_begin(&pe->runner);
 		pthread_mutex_lock(&g_config_lock);
 		/* (the acquire in run_outstanding orders the mark's load) */
 		bool idle = run_outstanding(ctx->run) == 0 && !busy_at_stop &&
 			    !atomic_load_explicit(&ctx->run->stop_saw_events, memory_order_relaxed);
 
+		if (idle && quiesce && !counted) {
+			runner_quiesce_fenced(&pe->runner); /* the count's load is the access it orders */
+			if (!DOCA_REVERTED("stop_no_recount"))
+				idle = run_outstanding(ctx->run) == 0 &&
+				       !atomic_load_explicit(&ctx->run->stop_saw_events, memory_order_relaxed);
+		}
 		if (idle) {
 			run_retire_locked(ctx);
 			ctx_set_state(ctx, DOCA_CTX_STATE_IDLE);
 		}
 		/* before the lock goes: then the ctx, and with it the PE,
 		 * may be destroyed, and the count must not outlive the PE */
-		if (quiesce)
+		if (counted)
 			runner_quiesce_end(&pe->runner);
 		pthread_mutex_unlock(&g_config_lock);
 		ctx_report(ctx, DOCA_CTX_STATE_RUNNING, idle ? DOCA_CTX_STATE_IDLE : DOCA_CTX_STATE_STOPPING);

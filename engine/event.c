@@ -507,7 +507,7 @@ static __attribute__((noinline)) void event_free_entered(struct doca_event *ev, 
 	/* The owner's way: entered our parked guard by runner_unpark. The
 	 * credit's return and the tail after it then need no read-side
 	 * section: a stop retires the run only after waiting out such brief
-	 * sections (engine/ctx_run.c, runner_quiesce_begin), a turn that
+	 * sections (engine/ctx_run.c, runner_quiesce_fenced), a turn that
 	 * retires it holds the guard, and a PE's destroy takes the guard
 	 * too (its revoker waits for a brief hold), so nothing we touch
 	 * before we leave is freed. Every other way (nested in a turn or a

@@ -55,8 +55,9 @@
  *    context's PE's) and the handle again (current now, so current at
  *    both loads; a kill is for ever). A RUNNING context keeps its run
  *    while we hold the guard: a run is retired by a turn (which takes
- *    the guard) or by a stop after runner_quiesce_begin, which waits for
- *    our brief section or made our unpark fail (engine/ctx_run.c); so
+ *    the guard) or by a stop after runner_quiesce_fenced and a second
+ *    count, which waited for our brief section and counted our credit, or
+ *    made us see STOPPING (engine/ctx_run.c); so
  *    ctx->run is read plainly, and the context and its PE stay;
  *  - the buffers' handles are checked only under the guard, each after
  *    its context copy (BUF_CELL_KEEP) is found to be ours

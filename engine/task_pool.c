@@ -88,7 +88,7 @@
  * entered it by runner_unpark, not when by a CAS or nested in a turn.
  *
  * Why the switcher does not count itself in the guard's revoke, as a stop
- * does before the same wait (runner_quiesce_begin). The count would only
+ * did before the same wait (runner_quiesce_begin, the first version). The count would only
  * bound the wait (no runner_unpark succeeds while it stands), and it
  * costs the exact AGAIN: while it stands, every runner_unpark of the
  * owner's fails, and its slow way enters by a CAS and leaves by storing

@@ -506,6 +506,8 @@ static const char *const revertible[] = {
 	"pe_enter_outside_section", /* a PE call checks its handle and takes the PE's guard outside a read-side section */
 	"pe_get_any_entry_outside_section", /* a getter skips the read-side section on every entry, not only its own parked guard's */
 	"stop_ignores_owner_frees", /* a stop retires the run without waiting out the parked owner's brief sections (its frees take no read-side section) */
+	"stop_counts_revoke", /* a stop counts itself in its PE guard's revoke from before its wait to its retirement (the first version) */
+	"stop_no_recount", /* a stop that counted no credit out, then waited out the owner's brief sections, retires without counting again */
 	"buf_destroy_no_quiesce", /* a buffer's destroy finishes without waiting out its PE owner's brief sections (its submits take no read-side section) */
 	"buf_destroy_withdraw_before_kill", /* a buffer's destroy waits out its PE owner's brief sections before it kills the handle (counted: withdraws its count before) */
 	"buf_destroy_counts_revoke", /* a buffer's destroy counts itself in its PE guard's revoke while it waits out the owner's brief sections */

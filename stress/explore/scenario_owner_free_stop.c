@@ -10,8 +10,8 @@
  * run_credits_returned). A stop that stores STOPPING after that return
  * counts no credit out, and its grace period does not wait for the free:
  * it retires the run itself, and the run is freed a grace period later.
- * The stop waits out the owner's brief sections before it counts
- * (engine/ctx_run.c, runner_quiesce_begin); with that undone
+ * The stop waits out the owner's brief sections after its count and
+ * counts again (engine/ctx_run.c, runner_quiesce_fenced); with that undone
  * (DOCA_EXPLORE_REVERT=stop_ignores_owner_frees) a free preempted after
  * its credit's return, across the stop and the deferred free, reads the
  * freed run, which the explorer build fills with a pattern first: a
