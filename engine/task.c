@@ -637,7 +637,7 @@ static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_
 static __attribute__((noinline)) doca_error_t task_owner_leave(struct doca_ctx *h, const struct doca_task_desc *desc,
 								struct doca_pe *pe, const void *cur)
 {
-	runner_exit_unparked_at(&pe->runner, cur, runner_parked_thread(cur), 0);
+	runner_exit_unparked_first(&pe->runner, cur, runner_parked_thread(cur));
 	return task_submit_sectioned(h, desc, 0);
 }
 
@@ -653,7 +653,7 @@ static __attribute__((noinline)) doca_error_t task_owner_rest(struct ctx_run *ru
 	doca_error_t err;
 
 	evs[0] = NULL; /* for gcc, which cannot tell it is read only when taken */
-
+	runner_unparked_first_count(runner_parked_thread(cur)); /* (task_one_owner's entry) */
 	task_post_guarded(run->ctx, run, evs, task_one_take(run->ctx, run, desc, src, dst, true, true, evs, &err),
 			  cur, false);
 	return err;
@@ -674,6 +674,7 @@ task_owner_take(struct ctx_run *run, const struct doca_task_desc *desc, struct d
 	doca_error_t err = DOCA_SUCCESS;
 
 	evs[0] = NULL; /* for gcc, which cannot tell it is read only when taken */
+	runner_unparked_first_count(runner_parked_thread(cur)); /* (task_one_owner's entry) */
 	uint64_t h = plain ? atomic_load_explicit(&run->pool.head, memory_order_acquire) : pool_head_look(&run->pool);
 	uint32_t got = pool_take_loop(&run->pool, evs, 1, true, true, &err, plain, h, false);
 
@@ -710,7 +711,7 @@ static __attribute__((noinline)) doca_error_t task_owner_dead(struct ctx_run *ru
 {
 	doca_error_t err = task_pins_back(src, dst, src_stood);
 
-	runner_exit_unparked_at(&ctx_pe(run->ctx)->runner, cur, runner_parked_thread(cur), 0);
+	runner_exit_unparked_first(&ctx_pe(run->ctx)->runner, cur, runner_parked_thread(cur));
 	return err;
 }
 
@@ -721,6 +722,8 @@ static __attribute__((noinline)) doca_error_t task_owner_visited(struct ctx_run 
 								  bool unqueued)
 {
 	struct doca_pe *pe = ctx_pe(run->ctx);
+
+	runner_unparked_first_count(runner_parked_thread(cur)); /* (task_one_owner's entry) */
 	bool wake = unqueued ? task_queue_visit_unqueued(pe, run->ctx) : true;
 
 	task_post_leave(pe, run, false, wake, cur, false);
@@ -786,7 +789,11 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	EXPLORE_POINT(GUARD);
 	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
 
-	if (!runner_parked_by(cur, t) || t->depth != 0 || !runner_unpark_at(&pe->runner, cur, t, 0, true, true))
+	/* entered uncounted (runner_unpark_first): the common way calls
+	 * nothing; task_owner_leave and task_owner_dead call nothing before
+	 * they leave uncounted, every other rest counts the entry first
+	 * (runner_unparked_first_count) and leaves as after runner_unpark_at */
+	if (!runner_parked_by(cur, t) || t->depth != 0 || !runner_unpark_first(&pe->runner, cur, t, true, true))
 		return task_submit_sectioned(h, desc, 0);
 	/* Inside our brief section: the checks again, state first (its
 	 * acquire comes after the start's connect), then the PE (the guard
@@ -842,7 +849,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 		return task_owner_visited(run, cur, true);
 	if (task_pe_armed(run->pe))
 		return task_owner_visited(run, cur, false);
-	runner_exit_unparked_at(&run->pe->runner, cur, runner_parked_thread(cur), 0);
+	runner_exit_unparked_first(&run->pe->runner, cur, runner_parked_thread(cur));
 	return DOCA_SUCCESS;
 }
 
