@@ -94,6 +94,52 @@
 #define SUBMIT_CHUNK 32u /* events handed over at once */
 #define TASK_DEFER_BELOW 8u /* smaller chunks for an inline device wait for the turn */
 
+/* Is the aligned 64-bit atomic word at @p word @p v? A relaxed load and
+ * a compare. With OWNED_RMW_ASM (engine/engine.h: x86-64, not the TSan
+ * or explorer builds, which keep the C11 loads their tools watch) it is
+ * one `cmp` with the word as its memory operand, a single-copy atomic
+ * load as the relaxed one is (gcc keeps an atomic load apart from its
+ * compare: two instructions); the "memory" clobber makes it a compiler
+ * barrier, so it is ordered with the accesses around it at least as the
+ * load was. The buffers' handle checks and context compares are made of
+ * it (task_buf_of, task_buf_owned, task_buf_in). */
+static inline __attribute__((always_inline)) bool task_word_is(const void *word, uint64_t v)
+{
+#ifdef OWNED_RMW_ASM
+	bool eq;
+
+	__asm__ volatile("cmpq %2, %1" : "=@cce"(eq) : "m"(*(const uint64_t *)word), "r"(v) : "memory");
+	return eq;
+#else
+	return __atomic_load_n((const head_pair_t *)word, __ATOMIC_RELAXED) == v;
+#endif
+}
+
+/* buf_of_keyed, made of task_word_is: the handle's generation is current
+ * when the tag is h ^ o (handle_tag_current's h ^ tag == o, rewritten). */
+static inline __attribute__((always_inline)) struct doca_buf *task_buf_of(const struct doca_buf *h, uint64_t buf_key)
+{
+#ifdef OWNED_RMW_ASM
+	struct doca_buf *o = handle_addr(h);
+
+	if (o == NULL || !task_word_is(o, buf_key) || !task_word_is(&o->tag, (uintptr_t)h ^ (uintptr_t)o))
+		return NULL;
+	return o;
+#else
+	return buf_of_keyed(h, buf_key);
+#endif
+}
+
+/* Is @p buf's context @p ctx (buf_ctx(buf) == ctx)? */
+static inline __attribute__((always_inline)) bool task_buf_in(const struct doca_buf *buf, const struct doca_ctx *ctx)
+{
+#ifdef OWNED_RMW_ASM
+	return task_word_is(&buf->ctx, (uintptr_t)ctx);
+#else
+	return buf_ctx(buf) == ctx;
+#endif
+}
+
 /* task_check's common way: true (with *len) if the task passes every
  * check, the buffers' own ones read from their task_ok bytes (engine.h);
  * false if one may fail: then the full checks give the answer. */
@@ -103,7 +149,7 @@ task_check_fast(const struct doca_ctx *ctx, const struct doca_task_desc *desc, c
 {
 	if (desc->type != DOCA_TASK_COPY || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 ||
 	    (src->task_ok & BUF_TASK_SRC) == 0 || (dst->task_ok & BUF_TASK_DST) == 0 ||
-	    (!ctx_known && (buf_ctx(src) != ctx || buf_ctx(dst) != ctx)))
+	    (!ctx_known && (!task_buf_in(src, ctx) || !task_buf_in(dst, ctx))))
 		return false;
 	/* one compare of the lengths: the whole source (the common case,
 	 * its length at hand) or, a partial copy, the destination's */
@@ -496,13 +542,13 @@ task_pin_more(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_
 	uint32_t k;
 
 	for (k = 1; k < n; k++) {
-		struct doca_buf *src = buf_of_keyed(descs[k].src, buf_key), *dst;
+		struct doca_buf *src = task_buf_of(descs[k].src, buf_key), *dst;
 
 		if (src == NULL) {
 			*err = HANDLE_REFUSAL(descs[k].src, MAGIC_BUF);
 			break;
 		}
-		if ((dst = buf_of_keyed(descs[k].dst, buf_key)) == NULL) {
+		if ((dst = task_buf_of(descs[k].dst, buf_key)) == NULL) {
 			*err = HANDLE_REFUSAL(descs[k].dst, MAGIC_BUF);
 			break;
 		}
@@ -529,7 +575,7 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 	uint32_t k;
 	doca_error_t why;
 
-	struct doca_buf *src = buf_of_keyed(descs[0].src, buf_key), *dst = buf_of_keyed(descs[0].dst, buf_key);
+	struct doca_buf *src = task_buf_of(descs[0].src, buf_key), *dst = task_buf_of(descs[0].dst, buf_key);
 
 	if (src == NULL)
 		*err = HANDLE_REFUSAL(descs[0].src, MAGIC_BUF);
@@ -600,7 +646,7 @@ static inline __attribute__((always_inline)) uint32_t
 task_one(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struct doca_task_desc *desc,
 	 uint64_t buf_key, bool *queued, doca_error_t *err)
 {
-	struct doca_buf *src = buf_of_keyed(desc->src, buf_key), *dst = buf_of_keyed(desc->dst, buf_key);
+	struct doca_buf *src = task_buf_of(desc->src, buf_key), *dst = task_buf_of(desc->dst, buf_key);
 	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
 	bool guarded = false;
 	const void *unparked = NULL;
@@ -745,10 +791,14 @@ task_buf_owned(const struct doca_buf *h, const struct doca_ctx *ctx, uint64_t bu
 	struct doca_buf *buf = handle_addr(h);
 
 	EXPLORE_POINT(ATOMIC);
-	if (buf == NULL || head_pair_load(buf) != buf_key || buf_ctx(buf) != ctx)
+	if (buf == NULL || !task_word_is(buf, buf_key) || !task_buf_in(buf, ctx))
 		return NULL;
 	EXPLORE_POINT(ATOMIC);
+#ifdef OWNED_RMW_ASM
+	return task_word_is(&buf->tag, (uintptr_t)h ^ (uintptr_t)buf) ? buf : NULL;
+#else
 	return handle_tag_current(h, (const struct handle_head *)buf) ? buf : NULL;
+#endif
 }
 
 /* The owner's single submit, without a read-side section: its answer, or
