@@ -53,7 +53,19 @@ static inline bool buf_pin_guarded_alive(struct doca_buf *buf)
 {
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: as users_enter, after the unpins of an earlier life */
+#ifdef OWNED_RMW_ASM
+	/* the same load as one compare with the word in memory, DEAD being
+	 * its sign bit: an x86 load is an acquire, and the "memory" clobber
+	 * keeps the compiler from moving later accesses above it (gcc keeps
+	 * an atomic load apart from its test: three instructions, not two) */
+	_Static_assert(BUF_DEAD == UINT64_C(1) << 63, "DEAD is the sign bit");
+	bool alive;
+
+	__asm__ volatile("cmpq $0, %1" : "=@ccns"(alive) : "m"(buf->users) : "memory");
+	return alive;
+#else
 	return (atomic_load_explicit(&buf->users, memory_order_acquire) & BUF_DEAD) == 0;
+#endif
 }
 
 static inline void buf_pin_guarded_undo(struct doca_buf *buf)
