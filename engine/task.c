@@ -108,10 +108,43 @@ static inline __attribute__((always_inline)) bool task_word_is(const void *word,
 #ifdef OWNED_RMW_ASM
 	bool eq;
 
-	__asm__ volatile("cmpq %2, %1" : "=@cce"(eq) : "m"(*(const uint64_t *)word), "r"(v) : "memory");
+	__asm__ volatile("cmpq %2, %1" : "=@cce"(eq) : "m"(*(const uint64_t *)word), "er"(v) : "memory");
 	return eq;
 #else
 	return __atomic_load_n((const head_pair_t *)word, __ATOMIC_RELAXED) == v;
+#endif
+}
+
+#ifdef OWNED_RMW_ASM
+/* task_word_is for an aligned 32-bit atomic word: is it @p v (cmpl), or
+ * has it a bit of @p mask (testl)? The same load, for the loads of the
+ * owner's way below (an x86 load is an acquire too, so ctx_state's
+ * acquire is kept: the clobber keeps later accesses after it). */
+static inline __attribute__((always_inline)) bool task_word32_is(const void *word, uint32_t v)
+{
+	bool eq;
+
+	__asm__ volatile("cmpl %2, %1" : "=@cce"(eq) : "m"(*(const uint32_t *)word), "ir"(v) : "memory");
+	return eq;
+}
+
+static inline __attribute__((always_inline)) bool task_word32_has(const void *word, uint32_t mask)
+{
+	bool nz;
+
+	__asm__ volatile("testl %2, %1" : "=@ccnz"(nz) : "m"(*(const uint32_t *)word), "ir"(mask) : "memory");
+	return nz;
+}
+#endif
+
+/* ctx_state(ctx) == DOCA_CTX_STATE_RUNNING, its acquire load made of
+ * task_word32_is. */
+static inline __attribute__((always_inline)) bool task_ctx_running(const struct doca_ctx *ctx)
+{
+#ifdef OWNED_RMW_ASM
+	return task_word32_is(&ctx->state, DOCA_CTX_STATE_RUNNING);
+#else
+	return ctx_state(ctx) == DOCA_CTX_STATE_RUNNING;
 #endif
 }
 
@@ -362,8 +395,13 @@ LOOP_TWO_A_ROUND
 static inline __attribute__((always_inline)) bool task_may_post_direct(struct doca_pe *pe, const void *self)
 {
 	EXPLORE_POINT(ATOMIC);
+#ifdef OWNED_RMW_ASM
+	if (task_word_is(&pe->home, (uintptr_t)self))
+		return true;
+#else
 	if (atomic_load_explicit(&pe->home, memory_order_relaxed) == self)
 		return true;
+#endif
 	EXPLORE_POINT(ATOMIC);
 	return atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED &&
 	       !atomic_load_explicit(&pe->has_worker, memory_order_relaxed);
@@ -399,14 +437,22 @@ static inline __attribute__((always_inline)) bool task_queued(const struct doca_
 	EXPLORE_POINT(ATOMIC);
 	/* relaxed: only the consumer (we) clears QUEUED; a signaller that sets
 	 * it meanwhile has pushed ctx itself, and our CAS below then fails */
+#ifdef OWNED_RMW_ASM
+	return task_word32_has(&ctx->ready.flags, READY_QUEUED);
+#else
 	return (atomic_load_explicit(&ctx->ready.flags, memory_order_relaxed) & READY_QUEUED) != 0;
+#endif
 }
 
 /* task_queue_visit's second half: is the PE armed (a wake is due)? */
 static inline __attribute__((always_inline)) bool task_pe_armed(const struct doca_pe *pe)
 {
 	EXPLORE_POINT(WAKE);
+#ifdef OWNED_RMW_ASM
+	return task_word32_is(&pe->armed, PE_ARMED);
+#else
 	return atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED;
+#endif
 }
 
 /* task_queue_visit with ctx found not QUEUED (task_queued). */
@@ -829,7 +875,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * saved register less); a thread without a record leaves first, as
 	 * it did, so the explorer's schedules of foreign submitters are
 	 * unchanged. */
-	if (!runner_owner_way || t == NULL || ctx == NULL || head_pair_load(ctx) != ctx_key)
+	if (!runner_owner_way || t == NULL || ctx == NULL || !task_word_is(ctx, ctx_key))
 		return task_submit_sectioned(h, desc, 0);
 	EXPLORE_POINT(ATOMIC); /* (where the state was loaded: the same schedules) */
 	struct doca_pe *pe = ctx_pe(ctx);
@@ -853,7 +899,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	struct ctx_run *run;
 	struct doca_buf *src, *dst;
 
-	if ((recheck && (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING || ctx_pe(ctx) != pe || handle_obj_keyed(h, ctx_key) != ctx)) ||
+	if ((recheck && (!task_ctx_running(ctx) || !task_word_is(&ctx->pe, (uintptr_t)pe) || handle_obj_keyed(h, ctx_key) != ctx)) ||
 	    (run = rcu_dereference(ctx->run), !task_may_post_direct(pe, t)) || run->fatal || run->flush_sent ||
 	    !mailbox_idle(&run->mbox) ||
 	    (src = task_buf_owned(desc->src, ctx, buf_key)) == NULL ||
