@@ -339,7 +339,10 @@ static inline __attribute__((always_inline)) void task_fill(struct doca_event *e
  * and task_chunk's fill loop take and fill them (@p k >= 1: it pops one
  * at least when it can). The same takes, fills
  * and links; the popped slots are filled before the plain update ends
- * (pool_pop_end), which only they see. */
+ * (pool_pop_end), which only they see. Of the popped events only the
+ * first and the last are stored in evs: the chunk's events are linked,
+ * and task_post_guarded, their one reader, reads evs[0] and evs[n - 1]
+ * and walks the links. */
 static inline __attribute__((always_inline)) uint32_t
 task_take_fill_guarded(struct ctx_run *run, const struct task_pinned *tp, const struct doca_task_desc *descs,
 		       uint32_t k, struct doca_event **evs, doca_error_t *why)
@@ -356,20 +359,20 @@ task_take_fill_guarded(struct ctx_run *run, const struct task_pinned *tp, const 
 		struct pool_pop pp = pool_pop_start(p, h, k);
 		const struct task_pinned *t = tp;
 		const struct doca_task_desc *d = descs;
-		struct doca_event **out = evs;
+		struct doca_event *ev;
 
+		evs[0] = pp.ev; /* the first one popped */
 		/* two a round: gcc's registers then rotate instead of being
 		 * copied (a copy and a jump per slot otherwise) */
 LOOP_TWO_A_ROUND
 		do {
-			struct doca_event *ev = pool_pop_step(&pp);
-
+			ev = pool_pop_step(&pp);
 			task_fill(ev, t++, (d++)->user_data, true, false);
 			ev->next = pp.ev; /* the next one popped, if any (below) */
-			*out++ = ev;
 		} while (pool_pop_more(&pp));
 		pool_pop_end(p, &pp, true);
 		got = filled = pp.n;
+		evs[filled - 1u] = ev; /* the last */
 	} else {
 		got = pool_take_loop(p, evs, k, true, false, why, plain, h, true);
 	}
@@ -493,7 +496,8 @@ static inline __attribute__((always_inline)) void task_post_leave(struct doca_pe
 }
 
 /* Post a chunk prepared under the guard (entered as @p unparked:
- * runner_enter_from), then let go of it; wake the PE
+ * runner_enter_from; its n events linked in order by their fills, of
+ * which only evs[0] and evs[n - 1] are read), then let go of it; wake the PE
  * if only a progress call runs what we posted (an inline device) and it
  * sleeps armed, as the completion does otherwise. Both system calls
  * (kicking the executor, waking the PE) come after letting go of the
@@ -516,9 +520,12 @@ task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event *
 		run_defer(run, evs, n);
 	} else if (n != 0) {
 		struct hw_desc descs[SUBMIT_CHUNK];
+		const struct doca_event *ev = evs[0];
 
-		for (uint32_t i = 0; i < n; i++)
-			descs[i] = event_desc(evs[i]);
+		/* the chunk's events are linked (task_take_fill_guarded may
+		 * have stored only the first and the last of them in evs) */
+		for (uint32_t i = 0; i < n; i++, ev = ev->next)
+			descs[i] = event_desc(ev);
 		run_post(run, descs, n);
 		hw_qp_doorbell(run->qp);
 		posted = true;
