@@ -52,8 +52,18 @@
  *    pe_get, says why the guard entered is W's);
  *  - under the guard it reads RUNNING (acquire: after the start's
  *    connect), the context's PE again (the same: the guard held is the
- *    context's PE's) and the handle again (current now, so current at
- *    both loads; a kill is for ever). A RUNNING context keeps its run
+ *    context's PE's) and the handle's generation again (current now, so
+ *    current at both loads; a kill is for ever). Its magic and epoch,
+ *    found a live context's of this process before the guard, need no
+ *    second look: only a kill changes them (handle_kill: DEAD, then the
+ *    next generation) and then a create in the cell (a new generation
+ *    again), and a kill comes after its context is IDLE
+ *    (doca_ctx_destroy). A context found RUNNING under the guard is not
+ *    made IDLE before we leave (below), so not killed either; a kill
+ *    before that load made the context IDLE first (a turn or a stop whose
+ *    quiesce we follow: engine/ctx_run.c), so the RUNNING we read is a
+ *    later start's, which came after the create of a new generation that
+ *    our generation compare then sees. A RUNNING context keeps its run
  *    while we hold the guard: a run is retired by a turn (which takes
  *    the guard) or by a stop after runner_quiesce_fenced and a second
  *    count, which waited for our brief section and counted our credit, or
@@ -862,7 +872,6 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 {
 	struct runner_thread *t = runner_me;
 	struct doca_ctx *ctx = handle_addr(h);
-	const uint64_t ctx_key = head_key(MAGIC_CTX); /* once: both looks compare with it */
 
 	/* The kernel's fences only (its light fence then a compiler
 	 * barrier) with no race detector watching, both flags tested once
@@ -882,7 +891,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * saved register less); a thread without a record leaves first, as
 	 * it did, so the explorer's schedules of foreign submitters are
 	 * unchanged. */
-	if (!runner_owner_way || t == NULL || ctx == NULL || !task_word_is(ctx, ctx_key))
+	if (!runner_owner_way || t == NULL || ctx == NULL || !task_word_is(ctx, head_key(MAGIC_CTX)))
 		return task_submit_sectioned(h, desc, 0);
 	EXPLORE_POINT(ATOMIC); /* (where the state was loaded: the same schedules) */
 	struct doca_pe *pe = ctx_pe(ctx);
@@ -906,7 +915,8 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	struct ctx_run *run;
 	struct doca_buf *src, *dst;
 
-	if ((recheck && (!task_ctx_running(ctx) || !task_word_is(&ctx->pe, (uintptr_t)pe) || handle_obj_keyed(h, ctx_key) != ctx)) ||
+	if ((recheck && (!task_ctx_running(ctx) || !task_word_is(&ctx->pe, (uintptr_t)pe) ||
+			 !task_word_is(&ctx->tag, (uintptr_t)h ^ (uintptr_t)ctx))) ||
 	    (run = rcu_dereference(ctx->run), !task_may_post_direct(pe, t)) || run->fatal || run->flush_sent ||
 	    !mailbox_idle(&run->mbox) ||
 	    (src = task_buf_owned(desc->src, ctx, buf_key)) == NULL ||

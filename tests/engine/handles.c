@@ -119,6 +119,58 @@ Test(handles, a_stale_context_handle_cannot_touch_the_context_in_its_cell)
 	cr_assert_eq(doca_ctx_destroy(cur), DOCA_SUCCESS);
 }
 
+/* The PE thread's single submit takes its owner's way (engine/task.c,
+ * task_one_owner), which compares the context's generation under its
+ * guard: a stale handle whose cell a new context runs in, on the same PE,
+ * is refused and counted, and the new context's tasks are untouched. */
+Test(handles, a_stale_context_handle_is_refused_by_the_pe_threads_submit_to_the_context_in_its_cell)
+{
+	struct tree t;
+	struct doca_ctx *old;
+	struct doca_pe *pe;
+	struct doca_buf *src, *dst;
+	enum doca_ctx_state state = DOCA_CTX_STATE_RUNNING;
+
+	cr_assert_eq(doca_ctx_create(&old), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_destroy(old), DOCA_SUCCESS);
+	settle();
+	tree_up(&t);
+	cr_assert_eq(handle_addr(t.ctx), handle_addr(old), "the cell was reused");
+	cr_assert_eq(doca_pe_create(&pe), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_connect_ctx(pe, t.ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_create(t.mem, 0, 64, &src), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_create(t.mem, 64, 64, &dst), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_start(t.ctx), DOCA_SUCCESS);
+	(void)doca_pe_progress(pe); /* this thread now runs the PE: its guard parked */
+
+	struct doca_task_desc desc = { .type = DOCA_TASK_COPY, .src = src, .dst = dst, .user_data.u64 = 5 };
+	uint64_t stale = doca_stale_handle_count();
+
+	cr_assert_eq(doca_task_submit(old, &desc), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_stale_handle_count(), stale + 1);
+	desc.user_data.u64 = 6;
+	cr_assert_eq(doca_task_submit(t.ctx, &desc), DOCA_SUCCESS, "the new context is untouched");
+
+	struct doca_event *ev = NULL;
+
+	for (int i = 0; i < 1000 && ev == NULL; i++) {
+		(void)doca_pe_progress(pe);
+		ev = doca_pe_get_event(pe);
+	}
+	cr_assert_neq(ev, NULL);
+	cr_assert_eq(doca_event_get_user_data(ev).u64, 6, "only the new context's task ran");
+	cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
+	doca_event_free(ev);
+	cr_assert_eq(doca_pe_get_event(pe), NULL);
+	cr_assert_eq(doca_ctx_stop(t.ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_get_state(t.ctx, &state), DOCA_SUCCESS);
+	cr_assert_eq(state, DOCA_CTX_STATE_IDLE);
+	cr_assert_eq(doca_buf_destroy(src), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_destroy(dst), DOCA_SUCCESS);
+	tree_down(&t);
+	cr_assert_eq(doca_pe_destroy(pe), DOCA_SUCCESS);
+}
+
 Test(handles, a_wrong_type_handle_is_no_stale_handle)
 {
 	struct tree t;
