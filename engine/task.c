@@ -602,23 +602,26 @@ static inline __attribute__((always_inline)) uint32_t
 task_pin_more(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs, uint32_t n,
 	      uint64_t buf_key, bool guarded, bool kernel, struct task_pinned *tp, doca_error_t *err)
 {
-	uint32_t k;
+	/* walked by pointers, the count made once at the end: no index
+	 * beside them (one add a task less) */
+	const struct doca_task_desc *d = descs + 1, *end = descs + n;
+	struct task_pinned *out = tp + 1;
 
-	for (k = 1; k < n; k++) {
-		struct doca_buf *src = task_buf_of(descs[k].src, buf_key), *dst;
+	for (; d < end; d++, out++) {
+		struct doca_buf *src = task_buf_of(d->src, buf_key), *dst;
 
 		if (src == NULL) {
-			*err = HANDLE_REFUSAL(descs[k].src, MAGIC_BUF);
+			*err = HANDLE_REFUSAL(d->src, MAGIC_BUF);
 			break;
 		}
-		if ((dst = task_buf_of(descs[k].dst, buf_key)) == NULL) {
-			*err = HANDLE_REFUSAL(descs[k].dst, MAGIC_BUF);
+		if ((dst = task_buf_of(d->dst, buf_key)) == NULL) {
+			*err = HANDLE_REFUSAL(d->dst, MAGIC_BUF);
 			break;
 		}
-		if ((*err = task_pin(ctx, run, &descs[k], src, dst, guarded, false, kernel, &tp[k])) != DOCA_SUCCESS)
+		if ((*err = task_pin(ctx, run, d, src, dst, guarded, false, kernel, out)) != DOCA_SUCCESS)
 			break;
 	}
-	return k;
+	return (uint32_t)(d - descs);
 }
 
 /* Up to SUBMIT_CHUNK tasks of a burst, inside the read-side section. Each
