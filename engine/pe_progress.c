@@ -16,6 +16,7 @@
  * section, so it is not pinned (two atomic operations less per idle turn).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "actors/explore_revert.h"
 #include "engine/engine.h"
@@ -186,6 +187,52 @@ static struct doca_event *event_list_skip(struct doca_event *ev, uint32_t k)
 	return ev;
 }
 
+/* ALLOW_PARTIAL with a short dst: what the device's whole copy of len
+ * bytes means (event_complete's HW_CQE_OK). */
+static __attribute__((cold, noinline)) void event_short_dst(struct doca_event *ev)
+{
+	ev->error = DOCA_ERROR_TOO_BIG;
+	ev->status = DOCA_EVENT_STATUS_PARTIAL;
+}
+
+/* The copies' memmove without the PLT's jump, as hw/sw/sw_qp.c calls it. */
+#if defined(__GNUC__) && !defined(__clang__)
+extern __typeof__(memmove) memmove __attribute__((noplt));
+#endif
+
+/* turn_execute's way on a device whose execute is a plain copy
+ * (hw_qp.copies_plain): each of the backlog's events, oldest first, copied
+ * here with the status the device's whole copy gives it, in one pass with
+ * no copy built and no call but the copy's; at most room (>= 1) of them.
+ * *evp becomes the first event not executed (NULL: the backlog's end);
+ * returns how many were. The status goes first: the events are the turn's
+ * until it delivers them, so no one sees it before the copy. */
+static inline __attribute__((always_inline)) uint32_t turn_copy(struct doca_event **evp, uint32_t room, bool ready,
+								struct doca_event **done)
+{
+	struct doca_event *ev = *evp;
+	uint32_t left = room;
+
+	do {
+		struct doca_buf *src = ev->src;
+		uint64_t len = ev->len;
+
+		/* (bytes: len, the same word, engine.h) */
+		ev->error = DOCA_SUCCESS;
+		ev->status = DOCA_EVENT_STATUS_SUCCESS;
+		if (__builtin_expect(len < src->len, 0))
+			event_short_dst(ev); /* out of line: a branch, not a computed store */
+		if (!ready)
+			*done++ = ev;
+		memmove(ev->dst->data, src->data, len);
+		ev = ev->next;
+	} while (ev != NULL && --left != 0);
+	if (ev == NULL)
+		left--; /* the last one's count, which the test above skipped */
+	*evp = ev;
+	return room - left;
+}
+
 #define EXECUTE_CHUNK 32u /* copies built on the stack per execute call */
 
 /* A device that runs descriptors at once (hw_qp.executes_at_once): the
@@ -193,6 +240,9 @@ static struct doca_event *event_list_skip(struct doca_event *ev, uint32_t k)
  * polled, as long as none of the run's posts is on the device (so nothing
  * posted earlier is overtaken) and the turn has room for their events.
  * What is left (the turn is full) is posted by run_drain as before.
+ * On a device whose execute is a plain copy (hw_qp.copies_plain) the
+ * copies are made here instead (turn_copy; the race detector's one-copy
+ * chunks below keep the device's way).
  * One pass over the events: each one's descriptor, and its status as the
  * whole copy the device reports for all but its failures (hw_ops.execute
  * returns how many leading ones those are, without writing their
@@ -225,6 +275,12 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 	 * until they are delivered (doca_ctx_set_event_cb is IDLE only) */
 	bool ready = run->ctx->event_cb == NULL, watched = hb_watching();
 
+	if (qp->copies_plain && !watched && ndone < TURN_EVENTS) {
+		uint32_t n = turn_copy(&ev, TURN_EVENTS - ndone, ready, &t->done[ndone]);
+
+		last = ev == NULL ? run->backlog_tail : event_list_skip(first_ev, n - 1u);
+		ndone += n;
+	}
 	while (ev != NULL && ndone < TURN_EVENTS && !failed) {
 		struct hw_copy copies[EXECUTE_CHUNK];
 		struct doca_event **done = &t->done[ndone], *chunk = ev;
@@ -242,13 +298,10 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 			/* event_desc's copy: no registrations, no cookie (hw_copy) */
 			*c = (struct hw_copy){ .src = src->data, .dst = ev->dst->data, .len = len };
 			/* (bytes: len, the same word, engine.h) */
-			if (__builtin_expect(len < src->len, 0)) { /* ALLOW_PARTIAL with a short dst */
-				ev->error = DOCA_ERROR_TOO_BIG;
-				ev->status = DOCA_EVENT_STATUS_PARTIAL;
-			} else {
-				ev->error = DOCA_SUCCESS;
-				ev->status = DOCA_EVENT_STATUS_SUCCESS;
-			}
+			ev->error = DOCA_SUCCESS;
+			ev->status = DOCA_EVENT_STATUS_SUCCESS;
+			if (__builtin_expect(len < src->len, 0))
+				event_short_dst(ev);
 			if (!ready)
 				*done++ = ev;
 			c++;

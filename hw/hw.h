@@ -69,6 +69,13 @@ struct hw_qp {
 	 * while nothing is posted to it, so the engine then skips the poll
 	 * (unless always_polled is set too). */
 	bool executes_at_once;
+	/* Set at qp_create, only with executes_at_once, by a device with no
+	 * fault to inject: until its flush, its execute of each copy is
+	 * memmove(dst, src, len) on the caller's thread, completed whole, and
+	 * it keeps no count of them. The engine, which executes only before it
+	 * flushes, may then make those copies itself, in order, instead of
+	 * building them for hw_ops.execute (no array, no call per chunk). */
+	bool copies_plain;
 };
 
 enum hw_access {

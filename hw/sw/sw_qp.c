@@ -91,6 +91,8 @@ doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, stru
 	qp->base.runs_in_poll = dev->nengines == 0;
 	qp->base.signals_completions = dev->nengines > 0;
 	qp->base.executes_at_once = dev->nengines == 0 && dev->params.delay_us == 0 && dev->params.ring_max == 0;
+	/* sw_qp_execute without a fault: nothing but the copies */
+	qp->base.copies_plain = qp->base.executes_at_once && (dev->params.fail_every | dev->params.partial_every) == 0;
 	/* sw_sq.h: a due time and ring_max's count of descriptors need them alone */
 	qp->sq_pack = dev->params.delay_us == 0 && dev->params.ring_max == 0;
 	qp->dev = dev;
