@@ -200,37 +200,49 @@ static __attribute__((cold, noinline)) void event_short_dst(struct doca_event *e
 extern __typeof__(memmove) memmove __attribute__((noplt));
 #endif
 
+/* One event of turn_copy: its status as the device's whole copy gives it,
+ * then the copy. The status goes first: the events are the turn's until
+ * it delivers them, so no one sees it before the copy. */
+static inline __attribute__((always_inline)) void turn_copy_one(struct doca_event *ev, bool ready,
+								 struct doca_event ***done)
+{
+	struct doca_buf *src = ev->src;
+	uint64_t len = ev->len;
+
+	/* (bytes: len, the same word, engine.h) */
+	ev->error = DOCA_SUCCESS;
+	ev->status = DOCA_EVENT_STATUS_SUCCESS;
+	if (__builtin_expect(len < src->len, 0))
+		event_short_dst(ev); /* out of line: a branch, not a computed store */
+	if (!ready)
+		*(*done)++ = ev;
+	memmove(ev->dst->data, src->data, len);
+}
+
 /* turn_execute's way on a device whose execute is a plain copy
- * (hw_qp.copies_plain): each of the backlog's events, oldest first, copied
- * here with the status the device's whole copy gives it, in one pass with
- * no copy built and no call but the copy's; at most room (>= 1) of them.
- * *evp becomes the first event not executed (NULL: the backlog's end);
- * returns how many were. The status goes first: the events are the turn's
- * until it delivers them, so no one sees it before the copy. */
-static inline __attribute__((always_inline)) uint32_t turn_copy(struct doca_event **evp, uint32_t room, bool ready,
+ * (hw_qp.copies_plain): the backlog's events, oldest first, copied here
+ * in one pass with no copy built and no call but the copy's, two a round
+ * (one bound test per two events): at most pairs * 2 (pairs >= 1) of
+ * them. *evp becomes the first event not executed (NULL: the backlog's
+ * end); returns how many were. */
+static inline __attribute__((always_inline)) uint32_t turn_copy(struct doca_event **evp, uint32_t pairs, bool ready,
 								struct doca_event **done)
 {
 	struct doca_event *ev = *evp;
-	uint32_t left = room;
+	uint32_t left = pairs;
 
 	do {
-		struct doca_buf *src = ev->src;
-		uint64_t len = ev->len;
-
-		/* (bytes: len, the same word, engine.h) */
-		ev->error = DOCA_SUCCESS;
-		ev->status = DOCA_EVENT_STATUS_SUCCESS;
-		if (__builtin_expect(len < src->len, 0))
-			event_short_dst(ev); /* out of line: a branch, not a computed store */
-		if (!ready)
-			*done++ = ev;
-		memmove(ev->dst->data, src->data, len);
+		turn_copy_one(ev, ready, &done);
+		ev = ev->next;
+		if (ev == NULL) {
+			*evp = NULL;
+			return 2u * (pairs - left) + 1u;
+		}
+		turn_copy_one(ev, ready, &done);
 		ev = ev->next;
 	} while (ev != NULL && --left != 0);
-	if (ev == NULL)
-		left--; /* the last one's count, which the test above skipped */
 	*evp = ev;
-	return room - left;
+	return 2u * (pairs - left) + (ev == NULL ? 2u : 0u); /* left: not counted down at the end */
 }
 
 #define EXECUTE_CHUNK 32u /* copies built on the stack per execute call */
@@ -275,8 +287,9 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 	 * until they are delivered (doca_ctx_set_event_cb is IDLE only) */
 	bool ready = run->ctx->event_cb == NULL, watched = hb_watching();
 
-	if (qp->copies_plain && !watched && ndone < TURN_EVENTS) {
-		uint32_t n = turn_copy(&ev, TURN_EVENTS - ndone, ready, &t->done[ndone]);
+	/* an odd room's last one, if the backlog reaches it: the device's way */
+	if (qp->copies_plain && !watched && TURN_EVENTS - ndone >= 2u) {
+		uint32_t n = turn_copy(&ev, (TURN_EVENTS - ndone) / 2u, ready, &t->done[ndone]);
 
 		last = ev == NULL ? run->backlog_tail : event_list_skip(first_ev, n - 1u);
 		ndone += n;
