@@ -842,6 +842,20 @@ static inline uint64_t head_pair_load(const void *o)
 {
 	return __atomic_load_n((const head_pair_t *)o, __ATOMIC_RELAXED);
 }
+/* head_pair_load(o) == key, the load and the compare as one cmp with the
+ * word in memory under OWNED_RMW_ASM (the same single-copy atomic load of
+ * the aligned word; gcc keeps an atomic load apart from its compare). */
+static inline __attribute__((always_inline)) bool head_pair_is(const void *o, uint64_t key)
+{
+#ifdef OWNED_RMW_ASM
+	bool same;
+
+	__asm__ volatile("cmpq %[key], %[head]" : "=@ccz"(same) : [head] "m"(*(const head_pair_t *)o), [key] "r"(key));
+	return same;
+#else
+	return head_pair_load(o) == key;
+#endif
+}
 /* What head_pair_load reads from a live object of this process with @p magic. */
 static inline uint64_t head_key(uint32_t magic)
 {

@@ -41,7 +41,7 @@ static inline struct doca_event *event_slot_keyed(const struct doca_event *h, ui
 {
 	struct doca_event *ev = handle_addr(h);
 
-	if (ev == NULL || head_pair_load(ev) != key)
+	if (ev == NULL || !head_pair_is(ev, key))
 		return NULL;
 	return ev;
 }
@@ -234,6 +234,7 @@ event_claim(const char *who, const struct doca_event *h, uint64_t key)
 	struct doca_event *ev = event_slot_keyed(h, key);
 	uint32_t want = ev_handle_gs(h, EV_HELD);
 	uint32_t gs = want;
+	bool won;
 
 	if (ev == NULL) {
 		event_refused(who, h, NULL, 0);
@@ -243,16 +244,28 @@ event_claim(const char *who, const struct doca_event *h, uint64_t key)
 	if (DOCA_REVERTED("event_claim_load_store")) {
 		gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 		EXPLORE_POINT(ATOMIC);
-		if (gs == want)
+		won = gs == want;
+		if (won)
 			atomic_store_explicit(&ev->gs, ev_handle_gs(h, EV_RETURNING),
 					      memory_order_relaxed);
 	} else {
 		/* acquire: pairs with the handout's release (pe_take_ready). */
-		(void)atomic_compare_exchange_strong_explicit(&ev->gs, &gs,
-							      ev_handle_gs(h, EV_RETURNING),
+#ifdef OWNED_RMW_ASM
+		/* The same CAS as one lock cmpxchg on the word in place, its
+		 * zero flag the answer (a locked instruction is a full
+		 * barrier; the clobber orders the compiler as the acquire
+		 * does): gcc's builtin copies the address and the expected
+		 * value into registers first and compares again after. */
+		__asm__ volatile("lock cmpxchgl %[to], %[gs]"
+				 : [gs] "+m"(ev->gs), "+a"(gs), "=@ccz"(won)
+				 : [to] "r"(ev_handle_gs(h, EV_RETURNING))
+				 : "memory");
+#else
+		won = atomic_compare_exchange_strong_explicit(&ev->gs, &gs, ev_handle_gs(h, EV_RETURNING),
 							      memory_order_acquire, memory_order_relaxed);
+#endif
 	}
-	if (gs != want) {
+	if (!won) {
 		event_refused(who, h, ev, gs);
 		return NULL;
 	}
