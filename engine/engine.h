@@ -879,7 +879,7 @@ static inline void *handle_obj_keyed(const void *h, uint64_t key)
 {
 	const struct handle_head *o = handle_addr(h);
 
-	if (o == NULL || head_pair_load(o) != key || !handle_tag_current(h, o))
+	if (o == NULL || !head_pair_is(o, key) || !handle_tag_current(h, o))
 		return NULL;
 	return (void *)o;
 }
