@@ -116,11 +116,12 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *h)
  * tail (and shows TSan the order). Or, without one, the parked owner in a
  * brief guard entered by runner_unpark, which the stop waits out instead
  * (doca_event_free, doca_event_free_bulk's routes). The caller puts the chain back, then
- * runs run_credits_returned once after its burst of releases. @p gs: the
- * slot's gs now (the next generation is made from it); @p watched:
+ * runs run_credits_returned once after its burst of releases. @p next: the
+ * slot's next generation, FREE (ev_gs_next_free of its gs now, or
+ * ev_handle_next_free of the handle the claim checked); @p watched:
  * hb_watching() as the caller found it, or true (each annotation then
  * tests it itself). */
-static inline __attribute__((always_inline)) void event_release_slot(struct doca_event *ev, uint32_t gs,
+static inline __attribute__((always_inline)) void event_release_slot(struct doca_event *ev, uint32_t next,
 								  bool watched)
 {
 	uint8_t pins = ev->pins;
@@ -135,7 +136,7 @@ static inline __attribute__((always_inline)) void event_release_slot(struct doca
 		buf_unpin_watched(ev->dst, false, watched);
 	}
 	/* the next generation: every handle of this use is stale from now on */
-	atomic_store_explicit(&ev->gs, ev_gs_next_free(gs), memory_order_relaxed);
+	atomic_store_explicit(&ev->gs, next, memory_order_relaxed);
 	TSAN_RELEASE(ev);
 	TSAN_RELEASE(&ev->run->pool);
 	EXPLORE_POINT(QUEUE);
@@ -149,17 +150,17 @@ static inline __attribute__((always_inline)) void event_release_slot(struct doca
 
 /* event_release_slot, the slot then added to the caller's chain @p c. */
 static inline __attribute__((always_inline)) void event_release_gs(struct doca_event *ev,
-								struct pool_chain *c, uint32_t gs,
+								struct pool_chain *c, uint32_t next,
 								bool watched)
 {
-	event_release_slot(ev, gs, watched);
+	event_release_slot(ev, next, watched);
 	pool_chain_add(c, ev);
 }
 
 /* The same, for a slot whose gs the caller does not know. */
 static inline void event_release_inline(struct doca_event *ev, struct pool_chain *c)
 {
-	event_release_gs(ev, c, atomic_load_explicit(&ev->gs, memory_order_relaxed), true);
+	event_release_gs(ev, c, ev_gs_next_free(atomic_load_explicit(&ev->gs, memory_order_relaxed)), true);
 }
 
 void event_release_to(struct doca_event *ev, struct pool_chain *c)
@@ -223,6 +224,16 @@ static __attribute__((cold, noinline)) void event_refused(const char *who, const
 static inline uint32_t ev_handle_gs(const struct doca_event *h, enum event_state s)
 {
 	return ev_tag_gs(handle_tag_of(h), EV_FREE) + ((uint32_t)s << EV_STATE_SHIFT);
+}
+
+/* ev_gs_next_free for the slot a claim of @p h won: h's FREE gs (its state
+ * bits 0) plus the state's bits and one, the state's bits then cleared
+ * (the carry crosses them when the low 6 bits were all 1, as
+ * ev_gs_next_free's or makes it): an add and an and from the value the
+ * claim computed, not an or, an add and an and from RETURNING. */
+static inline uint32_t ev_handle_next_free(const struct doca_event *h)
+{
+	return (ev_handle_gs(h, EV_FREE) + EV_STATE_BITS + 1u) & ~EV_STATE_BITS;
 }
 
 /* Take the event from the application: the one winner of HELD → RETURNING
@@ -452,11 +463,11 @@ LOOP_TWO_A_ROUND
 		if (__builtin_expect(ev == NULL, 0))
 			continue;
 		if (__builtin_expect(ev->run == run, 1)) {
-			/* the claim made gs (h's generation, RETURNING); the
+			/* the claim won h's generation (the next is h's plus one); the
 			 * chain holds a slot already: run is not NULL (no event's
 			 * run is), so route_event_slow or the owner's way below
 			 * released one into it */
-			event_release_slot(ev, ev_handle_gs(h, EV_RETURNING), watched);
+			event_release_slot(ev, ev_handle_next_free(h), watched);
 			pool_chain_add_more(&chain, ev);
 			continue;
 		}
@@ -464,7 +475,7 @@ LOOP_TWO_A_ROUND
 			/* route_event's direct way for the route's first event */
 			owner_only = true;
 			run = ev->run;
-			event_release_slot(ev, ev_handle_gs(h, EV_RETURNING), false);
+			event_release_slot(ev, ev_handle_next_free(h), false);
 			chain.last = ev; /* pool_chain_add on the empty chain */
 			pool_chain_add_more(&chain, ev);
 			continue;
@@ -534,8 +545,8 @@ static __attribute__((noinline)) void event_free_entered(struct doca_event *ev, 
 		struct ctx_run *run = ev->run;
 		struct pool_chain c = { 0 };
 
-		/* the claim made gs (h's generation, RETURNING) */
-		event_release_gs(ev, &c, ev_handle_gs(h, EV_RETURNING), true);
+		/* the claim won h's generation (the next is h's plus one) */
+		event_release_gs(ev, &c, ev_handle_next_free(h), true);
 		task_pool_put(&run->pool, &c);
 		/* Outside a section the grace period of a context's first
 		 * credit waiter does not order our ring stores before its
@@ -672,7 +683,7 @@ void doca_event_free(struct doca_event *h)
 	 * (pool_plain_begin_unparked; engine/task_pool.c). */
 	struct ctx_run *run = ev->run;
 
-	event_release_slot(ev, ev_handle_gs(h, EV_RETURNING), false);
+	event_release_slot(ev, ev_handle_next_free(h), false);
 	if (!pool_plain_begin_unparked(&run->pool)) {
 		runner_unparked_first_count(t);
 		event_free_put_shared(run, ev, cur);

@@ -76,6 +76,47 @@ Test(event_free, a_stale_free_after_reuse_is_refused_and_leaves_the_new_event_al
 	fixture_fini(&f);
 }
 
+/* A slot's generation carries from its handle's low 6 bits into its top
+ * 16 bits at every 64th reuse (ev_handle_next_free and ev_gs_next_free):
+ * 130 uses of one slot, freed by both frees in turn, each under a handle
+ * none of the earlier ones equals, and every earlier handle refused as
+ * stale by either free afterwards. */
+Test(event_free, a_slot_reused_past_its_low_generation_bits_refuses_every_earlier_handle,
+     .init = log_counting, .fini = log_restore)
+{
+	enum { ROUNDS = 130 };
+	struct api_fixture f;
+	struct doca_event *seen[ROUNDS];
+
+	fixture_init_started(&f, "sw0", 64, 1);
+	for (uint32_t i = 0; i < ROUNDS; i++) {
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, i + 1, 0));
+		struct doca_event *ev = wait_event(f.pe);
+
+		cr_assert_eq(doca_event_get_user_data(ev).u64, i + 1);
+		for (uint32_t j = 0; j < i; j++)
+			cr_assert_neq(ev, seen[j], "use %u of the slot has the handle of use %u", i, j);
+		seen[i] = ev;
+		if (i % 2 != 0)
+			doca_event_free(ev);
+		else
+			doca_event_free_bulk(&ev, 1);
+	}
+	uint64_t stale = doca_stale_handle_count();
+
+	for (uint32_t i = 0; i < ROUNDS; i++) {
+		if (i % 2 == 0)
+			doca_event_free(seen[i]);
+		else
+			doca_event_free_bulk(&seen[i], 1);
+	}
+	cr_assert_eq(doca_stale_handle_count(), stale + ROUNDS);
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, 7, 0)); /* the slot's credit is back, once */
+	assert_doca(submit_copy(f.ctx, f.src, f.dst, 8, 0), DOCA_ERROR_AGAIN);
+	expect_success_event(f.pe, 7, 64);
+	fixture_fini(&f);
+}
+
 /* One thread reaps, another frees: a pipe carries the handles. */
 struct handoff {
 	int fds[2];
