@@ -346,7 +346,9 @@ static inline __attribute__((always_inline)) void pool_put_plain(struct task_poo
 	EXPLORE_POINT(QUEUE);
 	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
 
-	if (head_free(h) + n > p->size)
+	/* free + n > size; for a constant n of 1, free >= size (gcc does not
+	 * see that the 21-bit count's add cannot wrap: one add less) */
+	if (__builtin_constant_p(n) && n == 1u ? head_free(h) >= p->size : head_free(h) + n > p->size)
 		pool_double_return();
 	atomic_store_explicit(&last->pool_next, head_top(h), memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
