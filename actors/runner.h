@@ -224,10 +224,13 @@ static inline bool runner_parked_by(const void *cur, const void *me)
 	return (((uintptr_t)cur ^ ((uintptr_t)me | RUNNER_PARKED_TAG)) << (64 - RUNNER_GEN_SHIFT)) == 0;
 }
 
-/* An entry of a thread's list: the runner, tagged when the hold is brief. */
+/* An entry of a thread's list: the runner, tagged when the hold is brief
+ * (added, not or-ed: r's low bit is 0, and an add folds into the lea of
+ * the runner's address in its actor). */
 static inline const struct runner *runner_entry_of(const struct runner *r, bool brief)
 {
-	return (const struct runner *)((uintptr_t)r | (uintptr_t)brief);
+	_Static_assert(_Alignof(struct runner) >= 2, "a runner's low address bit is free for the tag");
+	return (const struct runner *)((uintptr_t)r + (uintptr_t)brief);
 }
 
 /* Is thread t inside a parked section of r? */
