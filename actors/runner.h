@@ -224,6 +224,44 @@ static inline bool runner_parked_by(const void *cur, const void *me)
 	return (((uintptr_t)cur ^ ((uintptr_t)me | RUNNER_PARKED_TAG)) << (64 - RUNNER_GEN_SHIFT)) == 0;
 }
 
+/* RUNNER_WORD_ASM: on x86-64 outside the TSan and explorer builds (the
+ * condition of engine/engine.h's OWNED_RMW_ASM, for its reasons: those
+ * builds keep the C11 atomics their tools watch), the parked owner's entry
+ * and exit compare the guard's words in memory, one cmp each, where gcc
+ * loads an atomic word apart from its compare: the same single-copy atomic
+ * load of the aligned word. A volatile asm with a memory clobber keeps the
+ * compiler's order around it, which is all an acquire load needs on
+ * x86-64 (and more than a relaxed one does). */
+#if defined(__x86_64__) && !defined(DOCA_TSAN) && !defined(DOCA_EXPLORE)
+#define RUNNER_WORD_ASM 1
+#endif
+
+/* r->revoke == 0, loaded with acquire (a relaxed caller gets more). */
+static inline __attribute__((always_inline)) bool runner_no_revoke(struct runner *r)
+{
+#ifdef RUNNER_WORD_ASM
+	bool none;
+
+	__asm__ volatile("cmpl $0, %[w]" : "=@ccz"(none) : [w] "m"(r->revoke) : "memory");
+	return none;
+#else
+	return atomic_load_explicit(&r->revoke, memory_order_acquire) == 0;
+#endif
+}
+
+/* r->owner == cur, loaded relaxed. */
+static inline __attribute__((always_inline)) bool runner_owner_is(struct runner *r, const void *cur)
+{
+#ifdef RUNNER_WORD_ASM
+	bool same;
+
+	__asm__ volatile("cmpq %[cur], %[w]" : "=@ccz"(same) : [w] "m"(r->owner), [cur] "r"(cur) : "memory");
+	return same;
+#else
+	return atomic_load_explicit(&r->owner, memory_order_relaxed) == cur;
+#endif
+}
+
 /* An entry of a thread's list: the runner, tagged when the hold is brief
  * (added, not or-ed: r's low bit is 0, and an add folds into the lea of
  * the runner's address in its actor). */
@@ -282,8 +320,7 @@ static inline __attribute__((always_inline)) bool runner_unpark_in(struct runner
 	asym_fence_light_known(kernel); /* our entry is visible before we load revoke (see top) */
 	EXPLORE_POINT(GUARD);
 	/* acquire: a clear we read comes with the owner word it preceded */
-	if (atomic_load_explicit(&r->revoke, memory_order_acquire) == 0 &&
-	    atomic_load_explicit(&r->owner, memory_order_relaxed) == cur)
+	if (runner_no_revoke(r) && runner_owner_is(r, cur))
 		return runner_in(r);
 	if (count)
 		t->depth = d;
@@ -587,7 +624,7 @@ static inline __attribute__((always_inline)) void runner_exit_parked_in(struct r
 	/* release: a revoker that sees us gone sees this section. */
 	atomic_store_explicit(&t->in[d], NULL, memory_order_release);
 	EXPLORE_POINT(GUARD);
-	if (atomic_load_explicit(&r->revoke, memory_order_relaxed) != 0)
+	if (!runner_no_revoke(r))
 		/* release: as below, for the next runner */
 		(void)atomic_compare_exchange_strong_explicit(&r->owner, &cur, NULL, memory_order_release,
 							      memory_order_relaxed);
