@@ -109,6 +109,22 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *h)
 	return ev != NULL ? handle_of(ev->ctx) : NULL;
 }
 
+/* ev->pins == EV_PINS_GUARDED, under OWNED_RMW_ASM as one cmp with the
+ * byte in memory: gcc loads a byte that two tests read into a register
+ * first (the slot is the caller's since its claim or take: nobody else
+ * writes pins, a plain field). */
+static inline __attribute__((always_inline)) bool ev_pins_guarded(const struct doca_event *ev)
+{
+#ifdef OWNED_RMW_ASM
+	bool guarded;
+
+	__asm__("cmpb %[g], %[pins]" : "=@ccz"(guarded) : [pins] "m"(ev->pins), [g] "i"(EV_PINS_GUARDED));
+	return guarded;
+#else
+	return ev->pins == EV_PINS_GUARDED;
+#endif
+}
+
 /* Caller: the holder of the PE's runner guard (the pool's one returner),
  * inside a read-side section: the credit we return can let a stop retire
  * the run at once, and the pool's CAS still reads the run's memory after
@@ -124,14 +140,12 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *h)
 static inline __attribute__((always_inline)) void event_release_slot(struct doca_event *ev, uint32_t next,
 								  bool watched)
 {
-	uint8_t pins = ev->pins;
-
 	/* the guarded case first: the owner's, one test, and laid out on the
 	 * straight line (no jump back from an out-of-line block) */
-	if (__builtin_expect(pins == EV_PINS_GUARDED, 1)) {
+	if (__builtin_expect(ev_pins_guarded(ev), 1)) {
 		buf_unpin_watched(ev->src, true, watched);
 		buf_unpin_watched(ev->dst, true, watched);
-	} else if (pins != EV_PINS_DROPPED) {
+	} else if (ev->pins != EV_PINS_DROPPED) {
 		buf_unpin_watched(ev->src, false, watched);
 		buf_unpin_watched(ev->dst, false, watched);
 	}
