@@ -167,19 +167,33 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *ph, struct doca_ctx *h)
 	return err;
 }
 
-/* ev_gs_with(gs, EV_HELD) for a gs in state EV_QUEUED, which every event
- * on the ready list is in: a submit stores QUEUED (engine/task.c) and
- * nobody changes it before the handout (the turn appends or splices
- * events as they are, engine/pe_progress.c; a free's CAS wants HELD, so it
- * fails on them). One add, not a mask and an or. */
+/* Store ev_gs_with(gs, EV_HELD) for a gs in state EV_QUEUED (@p gs, ev's
+ * gs as the caller loaded it), which every event on the ready list is in:
+ * a submit stores QUEUED (engine/task.c) and nobody changes it before the
+ * handout (the turn appends or splices events as they are,
+ * engine/pe_progress.c; a free's CAS wants HELD, so it fails on them).
+ * One add, not a mask and an or; under OWNED_RMW_ASM one unlocked add to
+ * the word: its load and store are single-copy atomic accesses, the store
+ * a release on x86-64 (the clobber keeps the compiler's order), and no
+ * other thread writes gs meanwhile (no handle of this generation is out,
+ * so every free's CAS fails). */
+enum { EV_GS_QUEUED_TO_HELD = (uint32_t)(EV_HELD - EV_QUEUED) << EV_STATE_SHIFT };
 _Static_assert(EV_HELD > EV_QUEUED, "HELD is QUEUED plus a constant in a gs");
-static inline uint32_t ev_gs_queued_held(uint32_t gs)
+static inline __attribute__((always_inline)) void ev_set_held_from_queued(struct doca_event *ev, uint32_t gs)
 {
 #ifdef DOCA_EXPLORE
 	if (ev_state(gs) != EV_QUEUED)
 		abort(); /* the explorer's check of the above (verdict "abort") */
 #endif
-	return gs + ((uint32_t)(EV_HELD - EV_QUEUED) << EV_STATE_SHIFT);
+	/* release: a free on any thread claims HELD with an acquire CAS
+	 * (event_claim), so it sees the slot as the PE left it however the
+	 * application passed the handle on (free on x86) */
+#ifdef OWNED_RMW_ASM
+	(void)gs;
+	__asm__ volatile("addl %[d], %[gs]" : [gs] "+m"(ev->gs) : [d] "i"(EV_GS_QUEUED_TO_HELD) : "memory", "cc");
+#else
+	atomic_store_explicit(&ev->gs, gs + EV_GS_QUEUED_TO_HELD, memory_order_release);
+#endif
 }
 
 /* ev_gs_tag's multiplier, 2^32 + 1, in a register: gcc turns a multiply
@@ -220,10 +234,7 @@ LOOP_TWO_A_ROUND
 		struct doca_event *next = ev->next;
 		uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
-		/* release: a free on any thread claims HELD with an acquire CAS
-		 * (event_claim), so it sees the slot as the PE left it however
-		 * the application passed the handle on (free on x86) */
-		atomic_store_explicit(&ev->gs, ev_gs_queued_held(gs), memory_order_release);
+		ev_set_held_from_queued(ev, gs);
 		if (watched)
 			hb_acquire(ev); /* the device's writes happen before the handout */
 		*out++ = (struct doca_event *)((uintptr_t)ev | ev_gs_tag_by(gs, k));
