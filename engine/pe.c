@@ -227,18 +227,18 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 	struct doca_event **out = evs, **end = evs + max; /* a pointer, not an index: one add a loop */
 	const uint64_t k = ev_gs_tag_multiplier();
 
-	/* two events a round: the next slot's register and the current's
-	 * swap roles, so no copy of the slot's address per event */
+	/* two events a round; the link is loaded last, into the slot's own
+	 * register (the handle is made in another), so no copy of the slot's
+	 * address per event */
 LOOP_TWO_A_ROUND
 	while (out < end && ev != NULL) {
-		struct doca_event *next = ev->next;
 		uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
 		ev_set_held_from_queued(ev, gs);
 		if (watched)
 			hb_acquire(ev); /* the device's writes happen before the handout */
 		*out++ = (struct doca_event *)((uintptr_t)ev | ev_gs_tag_by(gs, k));
-		ev = next;
+		ev = ev->next;
 	}
 	pe->ready_head = ev;
 	if (ev == NULL)
