@@ -121,6 +121,32 @@ struct doca_mem {
 #define OWNED_RMW_ASM 1
 #endif
 
+/* ATOMIC_IS_ZERO(p, mo): atomic_load_explicit(p, mo) == 0 for an atomic
+ * byte or 32-bit word @p p, relaxed or acquire (a constant); under
+ * OWNED_RMW_ASM one cmp with the word in memory (gcc keeps an atomic load
+ * apart from its test): the same single-copy atomic load. A volatile asm
+ * stays in order with the other volatile accesses, as a relaxed load
+ * does; an acquire's adds a memory clobber, the compiler's order, all an
+ * acquire needs on x86-64. */
+#ifdef OWNED_RMW_ASM
+#define ATOMIC_IS_ZERO_ASM(op, p, mo)                                                              \
+	__extension__({                                                                            \
+		bool zero_;                                                                        \
+		if ((mo) == memory_order_relaxed)                                                  \
+			__asm__ volatile(op " $0, %1" : "=@ccz"(zero_) : "m"(*(p)));               \
+		else                                                                               \
+			__asm__ volatile(op " $0, %1" : "=@ccz"(zero_) : "m"(*(p)) : "memory");    \
+		zero_;                                                                             \
+	})
+#define ATOMIC_IS_ZERO(p, mo)                                                                       \
+	__extension__({                                                                             \
+		_Static_assert(sizeof(*(p)) == 1 || sizeof(*(p)) == 4, "a byte or a 32-bit word");  \
+		sizeof(*(p)) == 1 ? ATOMIC_IS_ZERO_ASM("cmpb", p, mo) : ATOMIC_IS_ZERO_ASM("cmpl", p, mo); \
+	})
+#else
+#define ATOMIC_IS_ZERO(p, mo) (atomic_load_explicit((p), (mo)) == 0)
+#endif
+
 /* LOOP_TWO_A_ROUND, before a hot loop: two iterations a round, where gcc
  * then rotates its registers instead of copying them (issue 12's burst
  * loops). gcc only: clang reports a request it cannot honour as an error

@@ -404,7 +404,7 @@ uint32_t doca_pe_get_events(struct doca_pe *ph, struct doca_event **evs, uint32_
 		return pe_get_locked(ph, evs, max, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: as pe_worker_elsewhere's */
-	bool worker = atomic_load_explicit(&pe->has_worker, memory_order_acquire);
+	bool worker = !ATOMIC_IS_ZERO(&pe->has_worker, memory_order_acquire);
 
 	if (worker) {
 		runner_unparked_first_count(t);
@@ -475,7 +475,7 @@ static inline __attribute__((always_inline)) struct doca_event *pe_get_one(struc
 	}
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: as pe_worker_elsewhere's */
-	bool worker = atomic_load_explicit(&pe->has_worker, memory_order_acquire);
+	bool worker = !ATOMIC_IS_ZERO(&pe->has_worker, memory_order_acquire);
 
 	if (worker || (!fast && hb_watching())) {
 		runner_unparked_first_count(t);
