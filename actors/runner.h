@@ -262,6 +262,21 @@ static inline __attribute__((always_inline)) bool runner_owner_is(struct runner 
 #endif
 }
 
+/* t->depth != 0 (t in a parked section), read by t itself: one cmp with
+ * the word in memory under RUNNER_WORD_ASM, where gcc loads it and tests
+ * the register (the getters' and the free's owner ways). */
+static inline __attribute__((always_inline)) bool runner_nested(const struct runner_thread *t)
+{
+#ifdef RUNNER_WORD_ASM
+	bool nested;
+
+	__asm__("cmpl $0, %[d]" : "=@ccnz"(nested) : [d] "m"(t->depth));
+	return nested;
+#else
+	return t->depth != 0;
+#endif
+}
+
 /* An entry of a thread's list: the runner, tagged when the hold is brief
  * (added, not or-ed: r's low bit is 0, and an add folds into the lea of
  * the runner's address in its actor). */

@@ -415,7 +415,7 @@ static __attribute__((noinline, cold)) void route_event_slow(struct free_route *
 static inline __attribute__((always_inline)) bool route_begin_owner(struct free_route *r, struct doca_pe *pe,
 								     struct runner_thread *t)
 {
-	if (!runner_owner_way || t == NULL || t->depth != 0)
+	if (!runner_owner_way || t == NULL || runner_nested(t))
 		return false;
 	EXPLORE_POINT(GUARD);
 	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
@@ -670,7 +670,7 @@ void doca_event_free(struct doca_event *h)
 	 * in ours either, and its entry is its list's first, at constant
 	 * indexes); a nested or deeper call takes the whole entry too. */
 	if (!runner_parked_by(cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed), t) ||
-	    t->depth != 0) {
+	    runner_nested(t)) {
 		event_free_enter(ev, h, pe);
 		return;
 	}

@@ -392,7 +392,7 @@ uint32_t doca_pe_get_events(struct doca_pe *ph, struct doca_event **evs, uint32_
 
 	if (t == NULL || pe == NULL || evs == NULL || max == 0)
 		return pe_get_locked(ph, evs, max, true);
-	if (!runner_owner_way || t->depth != 0)
+	if (!runner_owner_way || runner_nested(t))
 		return pe_get(ph, pe, t, evs, max);
 	EXPLORE_POINT(GUARD);
 	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
@@ -467,7 +467,7 @@ static inline __attribute__((always_inline)) struct doca_event *pe_get_one(struc
 	 * every other depth the sectioned way */
 	/* entered uncounted (runner_unpark_first): the inline way calls
 	 * nothing, the rest counts the entry first */
-	if (!runner_parked_by(cur, t) || t->depth != 0 || !runner_unpark_first(&pe->runner, cur, t, false, fast)) {
+	if (!runner_parked_by(cur, t) || runner_nested(t) || !runner_unpark_first(&pe->runner, cur, t, false, fast)) {
 		if (fast)
 			return pe_get_one_other(ph, pe);
 		/* the explorer's planted bug: any entry outside a section */
