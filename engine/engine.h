@@ -324,16 +324,23 @@ struct pool_chain {
 	struct doca_event *last;
 	uint32_t n;
 };
-/* Add a slot to a chain that holds one already (its owner only): linked
- * in front. */
-static inline void pool_chain_add_more(struct pool_chain *c, struct doca_event *ev)
+/* Link a slot in front of a chain that holds one already (its owner
+ * only), n not counted: the caller adds its slots to n itself (a burst,
+ * once at its end: engine/event.c). */
+static inline void pool_chain_link_more(struct pool_chain *c, struct doca_event *ev)
 {
 	/* relaxed: task_pool_put's release publishes the links */
 	atomic_store_explicit(&ev->pool_next, c->top, memory_order_relaxed);
 	atomic_store_explicit(&ev->pool_next_ev, c->first, memory_order_relaxed);
 	c->first = ev;
-	c->n++;
 	c->top = ev->pool_link;
+}
+/* Add a slot to a chain that holds one already (its owner only): linked
+ * in front. */
+static inline void pool_chain_add_more(struct pool_chain *c, struct doca_event *ev)
+{
+	pool_chain_link_more(c, ev);
+	c->n++;
 }
 /* Add a slot to a chain (its owner only): linked in front. */
 static inline void pool_chain_add(struct pool_chain *c, struct doca_event *ev)

@@ -466,6 +466,12 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 	 * route was begun: route_end_owner ends it */
 	bool owner_only = false;
 	struct runner_thread *t = runner_me;
+	/* The fast way links its slots into chain without counting them
+	 * (pool_chain_link_more): chain.n lacks the events from index base
+	 * on that it linked, all but the `refused` claims among them, and
+	 * gets them where it is used (before route_event_slow, and at the
+	 * end): one add a slot less. */
+	uint32_t base = 0, refused = 0;
 
 	/* two events a round (gcc's registers then rotate instead of being
 	 * copied; it also peels the first event, whose run is NULL) */
@@ -474,15 +480,17 @@ LOOP_TWO_A_ROUND
 		const struct doca_event *h = evs[i];
 		struct doca_event *ev = event_claim("doca_event_free_bulk", h, key); /* NULL: skipped */
 
-		if (__builtin_expect(ev == NULL, 0))
+		if (__builtin_expect(ev == NULL, 0)) {
+			refused++;
 			continue;
+		}
 		if (__builtin_expect(ev->run == run, 1)) {
 			/* the claim won h's generation (the next is h's plus one); the
 			 * chain holds a slot already: run is not NULL (no event's
 			 * run is), so route_event_slow or the owner's way below
 			 * released one into it */
 			event_release_slot(ev, ev_handle_next_free(h), watched);
-			pool_chain_add_more(&chain, ev);
+			pool_chain_link_more(&chain, ev);
 			continue;
 		}
 		if (!watched && route.pe == NULL && route_begin_owner(&route, ctx_pe(ev->ctx), t)) {
@@ -491,16 +499,20 @@ LOOP_TWO_A_ROUND
 			run = ev->run;
 			event_release_slot(ev, ev_handle_next_free(h), false);
 			chain.last = ev; /* pool_chain_add on the empty chain */
-			pool_chain_add_more(&chain, ev);
+			pool_chain_link_more(&chain, ev);
 			continue;
 		}
 		owner_only = false;
+		chain.n += i - base - refused;
 		route.released = run;
 		route.chain = chain;
 		route_event_slow(&route, ev);
 		run = route.direct ? route.released : NULL;
-		chain = route.chain;
+		chain = route.chain; /* counted whole by the route */
+		base = i + 1;
+		refused = 0;
 	}
+	chain.n += n - base - refused;
 	if (owner_only) {
 		route_end_owner(&route, run, chain, t);
 		return;

@@ -401,6 +401,24 @@ static void assert_credits(struct doca_ctx *ctx, struct doca_buf *src, struct do
 	assert_doca(submit_copy(ctx, src, dst, 199, 0), DOCA_ERROR_AGAIN);
 }
 
+/* The 2 * @p each events @p p as delivered, split into ctx's (@p a) and
+ * the other context's (@p b), @p each of both. */
+static void split_by_ctx(struct doca_event **p, uint32_t each, struct doca_ctx *ctx, struct doca_event **a,
+			 struct doca_event **b)
+{
+	uint32_t na = 0, nb = 0;
+
+	for (uint32_t i = 0; i < 2 * each; i++) {
+		if (doca_event_get_ctx(p[i]) == ctx) {
+			cr_assert_lt(na, each);
+			a[na++] = p[i];
+		} else {
+			cr_assert_lt(nb, each);
+			b[nb++] = p[i];
+		}
+	}
+}
+
 #define MIXED_MAX 3u
 
 /* One burst with the events of two contexts of one PE and of a context of
@@ -427,16 +445,8 @@ Test(event_free, a_burst_mixing_runs_and_pes_returns_each_run_its_credits,
 
 	/* p1 as delivered: find each context's events */
 	struct doca_event *a[MIXED_MAX], *b[MIXED_MAX];
-	uint32_t na = 0, nb = 0;
 
-	for (uint32_t i = 0; i < 2 * MIXED_MAX; i++) {
-		if (doca_event_get_ctx(p1[i]) == f.ctx)
-			a[na++] = p1[i];
-		else
-			b[nb++] = p1[i];
-	}
-	cr_assert_eq(na, MIXED_MAX);
-	cr_assert_eq(nb, MIXED_MAX);
+	split_by_ctx(p1, MIXED_MAX, f.ctx, a, b);
 
 	struct doca_event *burst[] = { a[0], b[0], p2[0], a[1], p2[1], b[1], NULL,
 				       a[2], a[0], b[2], p2[2] };
@@ -449,5 +459,44 @@ Test(event_free, a_burst_mixing_runs_and_pes_returns_each_run_its_credits,
 	assert_credits(s.ctx, s.src, s.dst, MIXED_MAX);
 	assert_credits(g.ctx, g.src, g.dst, MIXED_MAX);
 	fixture_fini(&g);
+	sibling_fini_with_fixture(&s, &f);
+}
+
+#define REFUSED_MAX 5u
+
+/* Refusals (NULL, stale and double frees) among one run's events in a
+ * burst: on the owner's way with one run, then across two runs of one
+ * PE, a refusal inside each run's stretch and the last stretch ending the
+ * burst. Every claimed slot's credit comes back exactly once (a burst
+ * counts the slots it linked when it hands its chain on, less the
+ * refused). */
+Test(event_free, refusals_among_a_runs_events_in_a_burst_leave_every_credit_exact,
+     .init = log_counting, .fini = log_restore)
+{
+	struct api_fixture f;
+	struct api_sibling s;
+	struct doca_event *p[2 * REFUSED_MAX], *a[REFUSED_MAX], *b[REFUSED_MAX];
+
+	fixture_init_started(&f, "sw0", 64, REFUSED_MAX);
+	sibling_init(&s, &f, REFUSED_MAX);
+	for (uint32_t i = 0; i < REFUSED_MAX; i++) {
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+		assert_ok(submit_copy(s.ctx, s.src, s.dst, 10 + i, 0));
+	}
+	collect_events(f.pe, p, 2 * REFUSED_MAX);
+	split_by_ctx(p, REFUSED_MAX, f.ctx, a, b);
+
+	uint64_t stale = doca_stale_handle_count();
+	struct doca_event *one[] = { NULL, a[0], NULL, a[1], a[0], a[2], NULL };
+
+	doca_event_free_bulk(one, sizeof(one) / sizeof(one[0]));
+	cr_assert_eq(doca_stale_handle_count(), stale + 1, "the double free alone is counted");
+
+	struct doca_event *two[] = { b[0], b[1], a[0], b[2], a[3], NULL, a[4], a[3], b[3], b[4], b[4] };
+
+	doca_event_free_bulk(two, sizeof(two) / sizeof(two[0]));
+	cr_assert_eq(doca_stale_handle_count(), stale + 4, "a stale and two double frees more");
+	assert_credits(f.ctx, f.src, f.dst, REFUSED_MAX);
+	assert_credits(s.ctx, s.src, s.dst, REFUSED_MAX);
 	sibling_fini_with_fixture(&s, &f);
 }
