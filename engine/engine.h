@@ -1076,18 +1076,23 @@ static inline enum doca_ctx_state ctx_state(const struct doca_ctx *ctx)
 	return (enum doca_ctx_state)atomic_load_explicit(&ctx->state, memory_order_acquire);
 }
 
-/* run_credits_returned's check, for a caller that makes the slow call
- * itself (engine/event.c, doca_event_free's owner way): true if it must
- * call run_credits_returned_slow(run, n, *waited). */
-static inline bool run_credits_waiting(struct ctx_run *run, bool *waited)
+/* run_credits_returned's check: true if it must call
+ * run_credits_returned_slow(run, n, *waited). _byte: past its explorer
+ * point (doca_event_free's owner way makes the point and tests the byte
+ * itself, then reads it again in its slow part: engine/event.c). */
+static inline bool run_credits_waiting_byte(struct ctx_run *run, bool *waited)
 {
-	EXPLORE_POINT(WAKE);
 	/* one byte for the context's `used` and its STOPPING: set in time
 	 * for every return that must see them (engine/ctx_credits.c) */
 	uint32_t w = atomic_load_explicit(&run->credit_watch, memory_order_relaxed);
 
 	*waited = (w & RUN_WATCH_USED) != 0;
 	return w != 0;
+}
+static inline bool run_credits_waiting(struct ctx_run *run, bool *waited)
+{
+	EXPLORE_POINT(WAKE);
+	return run_credits_waiting_byte(run, waited);
 }
 
 /* Call after returning @p n credits to run's pool, inside the read-side

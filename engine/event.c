@@ -618,10 +618,16 @@ static __attribute__((noinline)) void event_free_enter(struct doca_event *ev, co
 }
 
 /* The owner's way past its credit's return when run_credits_returned must
- * wake somebody (@p waited: its load of `used`): its slow part, then the
- * exit. */
-static __attribute__((noinline)) void event_free_credits_slow(struct ctx_run *run, bool waited, const void *cur)
+ * wake somebody (the way found run_credits_waiting's byte set): its slow
+ * part, then the exit. `waited` is read from the byte again: its bits are
+ * only ever set, so a later load holds at least the bits the way saw, and
+ * one set since only makes the slow part look at the waiters as well
+ * (the explorer takes no point between the two loads). */
+static __attribute__((noinline)) void event_free_credits_slow(struct ctx_run *run, const void *cur)
 {
+	bool waited;
+
+	(void)run_credits_waiting_byte(run, &waited);
 	run_credits_returned_slow(run, 1, waited);
 	runner_exit_from(&run->pe->runner, cur);
 }
@@ -717,11 +723,11 @@ void doca_event_free(struct doca_event *h)
 	}
 	pool_put_plain(&run->pool, ev, ev, ev->pool_link, 1, false);
 	asym_fence_light_known(true); /* as event_free_entered's, outside a section */
-	bool waited;
-
-	if (run_credits_waiting(run, &waited)) {
+	/* run_credits_waiting's point and look, one cmp with the byte */
+	EXPLORE_POINT(WAKE);
+	if (!ATOMIC_IS_ZERO(&run->credit_watch, memory_order_relaxed)) {
 		runner_unparked_first_count(t);
-		event_free_credits_slow(run, waited, cur);
+		event_free_credits_slow(run, cur);
 		return;
 	}
 	runner_exit_unparked_first(&run->pe->runner, cur, t);
