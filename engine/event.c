@@ -700,11 +700,14 @@ void doca_event_free(struct doca_event *h)
 		return;
 	}
 	/* event_free_entered's way for ENTERED by runner_unpark (no
-	 * section), its annotations left out. After the credit's return the
-	 * guard is found from the run (a run's context keeps its PE, and its
-	 * run records it, while the run lives): fewer values live across the
-	 * pool's put. (Our record t stays live: with the put's busy flag gone
-	 * it no longer costs a save, and finding it from cur again cost two
+	 * section), its annotations left out. The exit's guard is the
+	 * entry's, kept in a register across the put (the out-of-line rests
+	 * find it from the run: a run's context keeps its PE, and its run
+	 * records it, while the run lives): with the guard's looks compared
+	 * in memory (RUNNER_WORD_ASM) gcc keeps the runner's address for
+	 * them, and finding it from the run again cost a load and an add.
+	 * (Our record t stays live: with the put's busy flag gone it no
+	 * longer costs a save, and finding it from cur again cost two
 	 * instructions.)
 	 * The put is task_pool_put's for a chain of this one slot, its CAS
 	 * way (a shared pool) the out-of-line rest below, so the inline way
@@ -730,5 +733,5 @@ void doca_event_free(struct doca_event *h)
 		event_free_credits_slow(run, cur);
 		return;
 	}
-	runner_exit_unparked_first(&run->pe->runner, cur, t);
+	runner_exit_unparked_first(&pe->runner, cur, t);
 }
