@@ -88,6 +88,7 @@
 #include <stdint.h>
 
 #include "asym_fence.h"
+#include "word_asm.h"
 #include "explore.h"
 #include "tsan_annotate.h"
 
@@ -224,22 +225,17 @@ static inline bool runner_parked_by(const void *cur, const void *me)
 	return (((uintptr_t)cur ^ ((uintptr_t)me | RUNNER_PARKED_TAG)) << (64 - RUNNER_GEN_SHIFT)) == 0;
 }
 
-/* RUNNER_WORD_ASM: on x86-64 outside the TSan and explorer builds (the
- * condition of engine/engine.h's OWNED_RMW_ASM, for its reasons: those
- * builds keep the C11 atomics their tools watch), the parked owner's entry
- * and exit compare the guard's words in memory, one cmp each, where gcc
- * loads an atomic word apart from its compare: the same single-copy atomic
- * load of the aligned word. A volatile asm with a memory clobber keeps the
+/* The parked owner's entry and exit compare the guard's words in memory
+ * under WORD_ASM (actors/word_asm.h), one cmp each, where gcc loads an
+ * atomic word apart from its compare: the same single-copy atomic load of
+ * the aligned word. A volatile asm with a memory clobber keeps the
  * compiler's order around it, which is all an acquire load needs on
  * x86-64 (and more than a relaxed one does). */
-#if defined(__x86_64__) && !defined(DOCA_TSAN) && !defined(DOCA_EXPLORE)
-#define RUNNER_WORD_ASM 1
-#endif
 
 /* r->revoke == 0, loaded with acquire (a relaxed caller gets more). */
 static inline __attribute__((always_inline)) bool runner_no_revoke(struct runner *r)
 {
-#ifdef RUNNER_WORD_ASM
+#ifdef WORD_ASM
 	bool none;
 
 	__asm__ volatile("cmpl $0, %[w]" : "=@ccz"(none) : [w] "m"(r->revoke) : "memory");
@@ -252,7 +248,7 @@ static inline __attribute__((always_inline)) bool runner_no_revoke(struct runner
 /* r->owner == cur, loaded relaxed. */
 static inline __attribute__((always_inline)) bool runner_owner_is(struct runner *r, const void *cur)
 {
-#ifdef RUNNER_WORD_ASM
+#ifdef WORD_ASM
 	bool same;
 
 	__asm__ volatile("cmpq %[cur], %[w]" : "=@ccz"(same) : [w] "m"(r->owner), [cur] "r"(cur) : "memory");
@@ -263,11 +259,11 @@ static inline __attribute__((always_inline)) bool runner_owner_is(struct runner 
 }
 
 /* t->depth != 0 (t in a parked section), read by t itself: one cmp with
- * the word in memory under RUNNER_WORD_ASM, where gcc loads it and tests
+ * the word in memory under WORD_ASM, where gcc loads it and tests
  * the register (the getters' and the free's owner ways). */
 static inline __attribute__((always_inline)) bool runner_nested(const struct runner_thread *t)
 {
-#ifdef RUNNER_WORD_ASM
+#ifdef WORD_ASM
 	bool nested;
 
 	__asm__("cmpl $0, %[d]" : "=@ccnz"(nested) : [d] "m"(t->depth));

@@ -117,7 +117,7 @@ struct doca_mem {
  * explorer its points and checks), nor on other targets. A volatile asm
  * with a memory operand stays ordered with the fences around it (a
  * compiler barrier orders it as it does the plain accesses). */
-#if defined(__x86_64__) && !defined(DOCA_TSAN) && !defined(DOCA_EXPLORE)
+#ifdef WORD_ASM /* (actors/word_asm.h, through actors/runner.h) */
 #define OWNED_RMW_ASM 1
 #endif
 
