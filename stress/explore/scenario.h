@@ -81,6 +81,8 @@ void scenario_owner_free_bulk_close(void);
 void scenario_owner_free_wait(void);
 void scenario_owner_free_bulk_wait(void);
 void scenario_owner_submit_destroy(void);
+void scenario_stop_recount(void);
+void scenario_stop_recount_path(void);
 
 /* End the schedule unless @p call returned one of the @p n codes listed. */
 #define EXPECT_IN(call, n, ...)                                                      \
