@@ -476,8 +476,9 @@ static inline enum runner_entry runner_revoke(struct runner *r, const void *cur,
  * hold), and a non-brief one (a parked owner's progress or get) is not
  * waited for: its tail holds read-side sections where it needs them, and
  * a progress may run callbacks that wait for the caller. The wait is for
- * brief holds only, which are bounded and never wait (see top). Never
- * inside a brief hold of r.
+ * brief holds only, which are bounded and wait for nobody who waits for
+ * us (at most the allocator, making a pool's chunk, or a leaf lock:
+ * engine/ctx_run.c). Never inside a brief hold of r.
  * runner_quiesce_wait is that wait alone: a caller that counted itself in
  * (runner_revoke_announce) and ran a heavy half since, which it needed
  * anyway, calls it after that fence (engine/buf.c, buf_close: the same

@@ -76,8 +76,10 @@
  * of one context broke the exact AGAIN of another of its PE
  * (stress/explore quiesce_again_stop; DOCA_EXPLORE_REVERT=
  * stop_counts_revoke brings that version back; engine/buf.c says the same
- * of a buffer's destroy). The wait now runs under g_config_lock: the
- * brief sections it waits for take no lock and never wait.
+ * of a buffer's destroy). The wait now runs under g_config_lock: a brief
+ * section never waits for that lock or for the stopper (it may take the
+ * cells' lock and the allocator's, making a chunk, or the log's, whose
+ * handler may not call the library; no holder of those waits for it).
  *
  * Report order: a thread holds the ctx's report_lock (recursive, so a
  * callback may start or stop its own ctx) from a state change to the end of

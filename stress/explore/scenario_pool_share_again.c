@@ -32,8 +32,9 @@
  * the same memory (so of the same context and PE) that no task ever
  * names (engine/buf.c, buf_quiesce_owner), or stops and starts again,
  * QUIESCE_ROUNDS times, a second, idle context on the same PE
- * (engine/ctx_run.c). Each counts itself in the guard's revoke while it
- * waits, as the switch once did (pool_share_counts_revoke).
+ * (engine/ctx_run.c). Each counted itself in the guard's revoke while it
+ * waited in its first version (buf_destroy_counts_revoke,
+ * stop_counts_revoke), as the switch once did (pool_share_counts_revoke).
  */
 #include "scenario.h"
 
