@@ -443,7 +443,11 @@ static inline enum runner_entry runner_revoke(struct runner *r, const void *cur,
 		}
 	}
 	EXPLORE_POINT(GUARD);
-	bool won = atomic_compare_exchange_strong_explicit(&r->owner, &cur, me, memory_order_acquire,
+	/* acq_rel: acquire, the guard's hand-over; release, so a quiescer
+	 * whose acquire load reads our word (runner_quiesce_wait: "no
+	 * section") also sees the brief sections we waited out above, and
+	 * what they wrote (the stop's second count, a switch's pool) */
+	bool won = atomic_compare_exchange_strong_explicit(&r->owner, &cur, me, memory_order_acq_rel,
 							   memory_order_relaxed) &&
 		   runner_in(r);
 
