@@ -183,6 +183,23 @@ static inline __attribute__((always_inline)) bool task_buf_in(const struct doca_
 #endif
 }
 
+/* Is @p dst's length below @p len? A buffer's len is a plain field fixed
+ * from its create on; with OWNED_RMW_ASM (x86-64) the compare takes it as
+ * its memory operand: gcc loaded it into a register for the partial
+ * copy's use as well (a load, then the compare: one instruction more per
+ * task on the common way, where it is not used again). */
+static inline __attribute__((always_inline)) bool task_len_below(const struct doca_buf *dst, uint64_t len)
+{
+#ifdef OWNED_RMW_ASM
+	bool below;
+
+	__asm__("cmpq %2, %1" : "=@ccb"(below) : "m"(dst->len), "r"(len));
+	return below;
+#else
+	return dst->len < len;
+#endif
+}
+
 /* task_check's common way: true (with *len) if the task passes every
  * check, the buffers' own ones read from their task_ok bytes (engine.h);
  * false if one may fail: then the full checks give the answer. */
@@ -196,12 +213,12 @@ task_check_fast(const struct doca_ctx *ctx, const struct doca_task_desc *desc, c
 		return false;
 	/* one compare of the lengths: the whole source (the common case,
 	 * its length at hand) or, a partial copy, the destination's */
-	uint64_t src_len = src->len, dst_len = dst->len;
+	uint64_t src_len = src->len;
 
-	if (__builtin_expect(dst_len < src_len, 0)) {
+	if (__builtin_expect(task_len_below(dst, src_len), 0)) {
 		if ((desc->flags & DOCA_TASK_FLAG_ALLOW_PARTIAL) == 0)
 			return false;
-		src_len = dst_len;
+		src_len = dst->len;
 	}
 	*len = src_len;
 	return true;
