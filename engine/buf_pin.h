@@ -68,6 +68,43 @@ static inline bool buf_pin_guarded_alive(struct doca_buf *buf)
 #endif
 }
 
+/* A task's two DEAD looks (buf_pin_guarded_alive, source first) after
+ * both buffers' buf_pin_guarded_store and the light fence: 0 if both
+ * pins stand, 1 if the source's look found DEAD, 2 if the destination's
+ * did (the source's pin stood). With OWNED_RMW_ASM both looks are first
+ * made as one: a load of the source's users or-ed with a load of the
+ * destination's (each a single-copy atomic load, in this order: x86 keeps
+ * loads in order, so each is an acquire as the look's is; the "memory"
+ * clobber keeps later accesses after them), DEAD the sign bit of the
+ * result (three instructions for the four of two compares). Both clear:
+ * the two looks' answer at those two loads. Otherwise the two looks are
+ * made again, the answer theirs: what the looks would have found had
+ * they come that much later, which they may (nothing of ours lies between
+ * the fence and them, and the first loads wrote nothing). DEAD may have
+ * gone meanwhile (a destroy that reopens), then both stand, as they would
+ * have at those later looks. The explorer and TSan builds make the two
+ * looks alone, as before. */
+static inline __attribute__((always_inline)) unsigned buf_pin_guarded_dead_pair(struct doca_buf *src,
+										 struct doca_buf *dst)
+{
+#ifdef OWNED_RMW_ASM
+	bool alive;
+	uint64_t w;
+
+	__asm__ volatile("movq %2, %1\n\torq %3, %1"
+			 : "=@ccns"(alive), "=&r"(w)
+			 : "m"(src->users), "m"(dst->users)
+			 : "memory");
+	if (__builtin_expect(alive, 1))
+		return 0;
+#endif
+	if (!buf_pin_guarded_alive(src))
+		return 1;
+	if (!buf_pin_guarded_alive(dst))
+		return 2;
+	return 0;
+}
+
 static inline void buf_pin_guarded_undo(struct doca_buf *buf)
 {
 	atomic_store_explicit(&buf->guarded_pins,

@@ -289,10 +289,10 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
 		buf_pin_guarded_store(src);
 		buf_pin_guarded_store(dst);
 		asym_fence_light_known(kernel); /* our pins are visible before we look for DEAD (engine/buf.c) */
-		if (!buf_pin_guarded_alive(src))
-			return task_pins_back(src, dst, false);
-		if (!buf_pin_guarded_alive(dst))
-			return task_pins_back(src, dst, true);
+		unsigned dead = buf_pin_guarded_dead_pair(src, dst);
+
+		if (dead != 0)
+			return task_pins_back(src, dst, dead == 2);
 	} else {
 		/* An empty pool refuses another thread's chunk before its
 		 * pins: a submitter retrying on AGAIN (spinning until the PE
@@ -955,10 +955,10 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	buf_pin_guarded_store(src);
 	buf_pin_guarded_store(dst);
 	asym_fence_light_known(true); /* our pins are visible before we look for DEAD (engine/buf.c) */
-	if (!buf_pin_guarded_alive(src))
-		return task_owner_dead(run, src, dst, cur, false);
-	if (!buf_pin_guarded_alive(dst))
-		return task_owner_dead(run, src, dst, cur, true);
+	unsigned dead = buf_pin_guarded_dead_pair(src, dst);
+
+	if (dead != 0)
+		return task_owner_dead(run, src, dst, cur, dead == 2);
 	/* task_pool_take_as's, guarded, with no busy flag: our entry r|brief,
 	 * pushed before runner_unpark_at's light fence, is the flag, which
 	 * task_pool_share waits out (pool_plain_begin_unparked; task_pool.c) */
