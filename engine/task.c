@@ -200,7 +200,7 @@ static inline __attribute__((always_inline)) bool task_len_below(const struct do
 #endif
 }
 
-/* task_check's common way: true (with *len) if the task passes every
+/* task_pin's checks' common way: true (with *len) if the task passes every
  * check, the buffers' own ones read from their task_ok bytes (engine.h);
  * false if one may fail: then the full checks give the answer. */
 static inline __attribute__((always_inline)) bool
@@ -212,29 +212,29 @@ task_check_fast(const struct doca_ctx *ctx, const struct doca_task_desc *desc, c
 	    (!ctx_known && (!task_buf_in(src, ctx) || !task_buf_in(dst, ctx))))
 		return false;
 	/* one compare of the lengths: the whole source (the common case,
-	 * its length at hand) or, a partial copy, the destination's */
+	 * its length at hand); a partial copy takes the full checks */
 	uint64_t src_len = src->len;
 
-	if (__builtin_expect(task_len_below(dst, src_len), 0)) {
-		if ((desc->flags & DOCA_TASK_FLAG_ALLOW_PARTIAL) == 0)
-			return false;
-		src_len = dst->len;
-	}
+	if (task_len_below(dst, src_len))
+		return false;
 	*len = src_len;
 	return true;
 }
 
-/* The argument checks that come after the state check, in contract order;
+/* The argument checks that come after the state check, in contract
+ * order, when task_check_fast did not pass them: out of line (inline, gcc
+ * shared their loads with the fast way's, loaded the source's length and
+ * the flags before the fast way's compares and kept the length in memory).
  * @p ctx_known: the caller found both buffers' contexts ctx already
  * (task_buf_owned, under the guard: a buffer's context is written only by
  * its create, and another create in its cell needs a destroy, which waits
  * out our brief section; so a second load could only find ctx again). */
-static inline __attribute__((always_inline)) doca_error_t
-task_check(const struct doca_ctx *ctx, const struct doca_task_desc *desc, const struct doca_buf *src,
-	   const struct doca_buf *dst, bool ctx_known, uint64_t *len)
+static __attribute__((noinline, cold)) doca_error_t task_check_full(const struct doca_ctx *ctx,
+								    const struct doca_task_desc *desc,
+								    const struct doca_buf *src,
+								    const struct doca_buf *dst, bool ctx_known,
+								    uint64_t *len)
 {
-	if (task_check_fast(ctx, desc, src, dst, ctx_known, len))
-		return DOCA_SUCCESS;
 	if (desc->type != DOCA_TASK_COPY || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 || src->len == 0 ||
 	    dst->len == 0 ||
 	    (!ctx_known && (buf_ctx(src) != ctx || buf_ctx(dst) != ctx))) /* (the buffers' copies of their memories') */
@@ -279,10 +279,19 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
 				    struct task_pinned *out)
 {
 	uint64_t len;
-	doca_error_t err = task_check(ctx, desc, src, dst, false, &len);
 
-	if (err != DOCA_SUCCESS)
-		return err;
+	/* stored before the pins, which the caller counts only if they
+	 * stand: then len is no value kept across them */
+	if (task_check_fast(ctx, desc, src, dst, false, &len)) {
+		*out = (struct task_pinned){ .src = src, .dst = dst, .len = len };
+	} else {
+		doca_error_t err = task_check_full(ctx, desc, src, dst, false, &out->len);
+
+		if (err != DOCA_SUCCESS)
+			return err;
+		out->src = src;
+		out->dst = dst;
+	}
 	if (guarded) {
 		/* both pins counted, one fence, then both looks, in the order
 		 * of two whole pins: the same answers (engine/buf_pin.h) */
@@ -308,7 +317,6 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 	}
-	*out = (struct task_pinned){ .src = src, .dst = dst, .len = len };
 	return DOCA_SUCCESS;
 }
 
@@ -344,7 +352,7 @@ static inline __attribute__((always_inline)) void task_fill(struct doca_event *e
 		hb_acquire(ev); /* the slot's last free happens before its reuse */
 	ev_set_queued_from_free(ev); /* a taken slot is FREE */
 	ev->pins = guarded ? EV_PINS_GUARDED : EV_PINS_SHARED;
-	/* (no type: DOCA_TASK_COPY, the one type task_check lets through,
+	/* (no type: DOCA_TASK_COPY, the one type task_pin lets through,
 	 * was written when the slot was made, engine/task_pool.c chunk_make;
 	 * no bytes: every completion writes them, event_flush and
 	 * event_from_cqe and the turn's execute, before anyone can read
