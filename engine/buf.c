@@ -105,9 +105,13 @@ doca_error_t doca_buf_create(struct doca_mem *h, size_t offset, size_t len, stru
 	atomic_store_explicit(&buf->ctx, mem->ctx, memory_order_relaxed); /* published by the head's store */
 	buf->access = mem->access;
 	buf->remote = mem->remote;
-	buf->task_ok = len == 0 || mem->remote ? 0u
-						: ((mem->access & DOCA_ACCESS_FLAG_READ) != 0 ? BUF_TASK_SRC : 0u) |
-							  ((mem->access & DOCA_ACCESS_FLAG_WRITE) != 0 ? BUF_TASK_DST : 0u);
+	/* (made from fields fixed from then on; a buffer that is no task's
+	 * source, or destination, has NULL there and takes the full checks,
+	 * which give the answer) */
+	bool task_ok = len != 0 && !mem->remote;
+
+	buf->src_ctx = task_ok && (mem->access & DOCA_ACCESS_FLAG_READ) != 0 ? mem->ctx : NULL;
+	buf->dst_ctx = task_ok && (mem->access & DOCA_ACCESS_FLAG_WRITE) != 0 ? mem->ctx : NULL;
 	head_store(&buf->epoch, g_fork_epoch);
 	head_store(&buf->magic, MAGIC_BUF);
 	live_created(LIVE_BUF, 0);

@@ -161,9 +161,9 @@ struct doca_buf {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
 	_Atomic uintptr_t tag;   /* the handle generation, as a handle carries it (engine/handle.h) */
-	/* Its memory's fields that every task naming it checks (task_check),
-	 * copied at create (a memory's are fixed from its create on): on
-	 * this line, so a check reads no second object. The context first,
+	/* Its memory's fields that a task naming it reads, copied at create
+	 * (a memory's are fixed from its create on): on this line, so
+	 * task_check_fast reads no second object. The context first,
 	 * stored atomically and kept out of the cell's zeroing (BUF_CELL_KEEP):
 	 * the owner's submit loads it before it checks the handle
 	 * (engine/task.c). */
@@ -171,9 +171,11 @@ struct doca_buf {
 	struct doca_mem *mem;
 	uint8_t *data;
 	size_t len;
-	uint32_t access;            /* mem->access */
-	bool remote;                /* mem->remote */
-	uint8_t task_ok;            /* BUF_TASK_SRC | BUF_TASK_DST, fixed at create */
+	/* the context as a source (a destination) that passes every check of
+	 * task_check_full naming one buffer (not empty, readable / writable,
+	 * not remote), else NULL; fixed at create: task_check_fast makes the
+	 * buffer's checks and its context compare one compare */
+	const struct doca_ctx *src_ctx, *dst_ctx;
 	/* Off the read-only line above, the counts on two lines by who writes
 	 * them, so a task submitted on one CPU and freed on another moves no
 	 * count line between them (engine/buf.c). Written by submitters
@@ -189,8 +191,13 @@ struct doca_buf {
 	 * guard holder's own count: engine/buf.c), less foreign_unpins */
 	_Atomic uint32_t guarded_pins;
 	struct rcu_head rcu; /* its destroy's only */
+	/* read only by task_check_full (src_ctx and dst_ctx tell
+	 * task_check_fast when it needs them not) */
+	uint32_t access; /* mem->access */
+	bool remote;     /* mem->remote */
 };
-_Static_assert(offsetof(struct doca_buf, remote) < 64, "what task_check reads is on a buffer's first line");
+_Static_assert(offsetof(struct doca_buf, dst_ctx) + sizeof(void *) <= 64,
+	       "what task_check_fast reads is on a buffer's first line");
 /* The words of a buffer's cell never zeroed: its handle head and context. */
 #define BUF_CELL_KEEP (offsetof(struct doca_buf, ctx) + sizeof(void *))
 _Static_assert(BUF_CELL_KEEP == 24, "a buffer's context follows its handle head");
@@ -200,13 +207,6 @@ static inline const struct doca_ctx *buf_ctx(const struct doca_buf *buf)
 {
 	return atomic_load_explicit(&buf->ctx, memory_order_relaxed);
 }
-/* A buffer's task_ok bits: a source (a destination) that passes every
- * check of task_check naming one buffer: not empty, readable (writable),
- * not remote. Made at create from fields fixed from then on, so
- * task_check's fast way tests one byte per buffer; a buffer without its
- * bit takes the full checks, which give the answer. */
-#define BUF_TASK_SRC 1u
-#define BUF_TASK_DST 2u
 /* A buffer's users closed by a destroy (the count's top bit: 2^63 pins
  * are never taken). */
 #define BUF_DEAD (UINT64_C(1) << 63)

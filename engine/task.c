@@ -201,15 +201,18 @@ static inline __attribute__((always_inline)) bool task_len_below(const struct do
 }
 
 /* task_pin's checks' common way: true (with *len) if the task passes every
- * check, the buffers' own ones read from their task_ok bytes (engine.h);
- * false if one may fail: then the full checks give the answer. */
+ * check, the buffers' own ones and their context compares made by one
+ * compare each of their src_ctx / dst_ctx words (engine.h: the context,
+ * or NULL if a check naming the buffer fails); false if one may fail: then
+ * the full checks give the answer. (A context the caller found already,
+ * task_buf_owned's, is compared again: a compare of a plain word, as the
+ * byte's test was.) */
 static inline __attribute__((always_inline)) bool
 task_check_fast(const struct doca_ctx *ctx, const struct doca_task_desc *desc, const struct doca_buf *src,
-		const struct doca_buf *dst, bool ctx_known, uint64_t *len)
+		const struct doca_buf *dst, uint64_t *len)
 {
-	if (desc->type != DOCA_TASK_COPY || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 ||
-	    (src->task_ok & BUF_TASK_SRC) == 0 || (dst->task_ok & BUF_TASK_DST) == 0 ||
-	    (!ctx_known && (!task_buf_in(src, ctx) || !task_buf_in(dst, ctx))))
+	if (desc->type != DOCA_TASK_COPY || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 || src->src_ctx != ctx ||
+	    dst->dst_ctx != ctx)
 		return false;
 	/* one compare of the lengths: the whole source (the common case,
 	 * its length at hand); a partial copy takes the full checks */
@@ -282,7 +285,7 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
 
 	/* stored before the pins, which the caller counts only if they
 	 * stand: then len is no value kept across them */
-	if (task_check_fast(ctx, desc, src, dst, false, &len)) {
+	if (task_check_fast(ctx, desc, src, dst, &len)) {
 		*out = (struct task_pinned){ .src = src, .dst = dst, .len = len };
 	} else {
 		doca_error_t err = task_check_full(ctx, desc, src, dst, false, &out->len);
@@ -957,7 +960,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * rests */
 	uint64_t len;
 
-	if (!run->qp->runs_in_poll || !task_check_fast(ctx, desc, src, dst, true, &len))
+	if (!run->qp->runs_in_poll || !task_check_fast(ctx, desc, src, dst, &len))
 		return task_owner_rest(run, desc, src, dst, cur);
 	/* task_pin's, guarded */
 	buf_pin_guarded_store(src);

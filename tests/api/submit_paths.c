@@ -486,3 +486,80 @@ Test(submit_paths, the_pe_threads_copies_take_the_shorter_length_or_refuse)
 	}
 	fini_copied_with(&f, short_src, short_dst);
 }
+
+/* A burst of three: two whole copies, then the task under test. */
+struct burst_of_three {
+	struct api_fixture *f;
+	struct doca_task_desc descs[3];
+	uint32_t accepted;
+	doca_error_t rc;
+};
+
+static void *burst_of_three_main(void *arg)
+{
+	struct burst_of_three *b = arg;
+
+	b->rc = doca_task_submit_batch(b->f->ctx, b->descs, 3, &b->accepted);
+	return NULL;
+}
+
+/* The fast check's one compare per buffer (engine/task.c,
+ * task_check_fast: a buffer's src_ctx / dst_ctx, its context when it
+ * passes every check naming it as a source / a destination, else NULL)
+ * refuses exactly what the full checks do, in a burst from another
+ * thread (unguarded) and from the PE's thread (under the guard): a
+ * source as destination and a destination as source (NOT_PERMITTED),
+ * an empty source or destination, and either buffer of another context
+ * (INVALID_VALUE); the two tasks before it are accepted and complete,
+ * nothing else comes. */
+Test(submit_paths, a_bursts_buffer_refusals_are_exact_both_ways)
+{
+	struct api_fixture f;
+	struct api_sibling s;
+	struct doca_buf *empty_src = NULL, *empty_dst = NULL;
+
+	fixture_init_started(&f, "sw0", LEN, 4);
+	sibling_init(&s, &f, 0);
+	assert_ok(doca_buf_create(f.src_mem, 0, 0, &empty_src));
+	assert_ok(doca_buf_create(f.dst_mem, 0, 0, &empty_dst));
+	const struct {
+		struct doca_buf *src, *dst;
+		doca_error_t rc;
+	} cases[] = {
+		{ f.src, f.src, DOCA_ERROR_NOT_PERMITTED },	    { f.dst, f.dst, DOCA_ERROR_NOT_PERMITTED },
+		{ empty_src, f.dst, DOCA_ERROR_INVALID_VALUE }, { f.src, empty_dst, DOCA_ERROR_INVALID_VALUE },
+		{ s.src, f.dst, DOCA_ERROR_INVALID_VALUE },	    { f.src, s.dst, DOCA_ERROR_INVALID_VALUE },
+	};
+	uint64_t user = 0;
+
+	for (int guarded = 0; guarded < 2; guarded++) {
+		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			struct burst_of_three b = { .f = &f, .accepted = 99 };
+
+			for (int i = 0; i < 2; i++)
+				b.descs[i] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = f.src, .dst = f.dst,
+								      .user_data.u64 = user + (uint64_t)i };
+			b.descs[2] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = cases[c].src,
+							      .dst = cases[c].dst, .user_data.u64 = 99 };
+			if (guarded) {
+				burst_of_three_main(&b);
+			} else {
+				pthread_t t;
+
+				cr_assert_eq(pthread_create(&t, NULL, burst_of_three_main, &b), 0);
+				cr_assert_eq(pthread_join(t, NULL), 0);
+			}
+			cr_assert_eq(b.rc, cases[c].rc, "case %zu, guarded %d: %d", c, guarded, (int)b.rc);
+			cr_assert_eq(b.accepted, 2, "case %zu, guarded %d", c, guarded);
+			/* (the first reap makes this thread the PE's: the
+			 * guarded round's bursts take its guard) */
+			expect_success_event(f.pe, user, LEN);
+			expect_success_event(f.pe, user + 1u, LEN);
+			expect_no_event_for(f.pe, 5);
+			user += 2u;
+		}
+	}
+	assert_ok(doca_buf_destroy(empty_src));
+	assert_ok(doca_buf_destroy(empty_dst));
+	sibling_fini_with_fixture(&s, &f);
+}
