@@ -323,6 +323,36 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
 	return DOCA_SUCCESS;
 }
 
+/* The handles, checks and pins of a chunk's tasks after its first (which
+ * passed them, and the state): tasks 1 to n - 1 into tp while they pass,
+ * then *err says why the next did not (DOCA_SUCCESS: none failed).
+ * Returns the tasks pinned, the first counted. */
+static inline __attribute__((always_inline)) uint32_t
+task_pin_more(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs, uint32_t n,
+	      uint64_t buf_key, bool guarded, bool kernel, struct task_pinned *tp, doca_error_t *err)
+{
+	/* walked by pointers, the count made once at the end: no index
+	 * beside them (one add a task less) */
+	const struct doca_task_desc *d = descs + 1, *end = descs + n;
+	struct task_pinned *out = tp + 1;
+
+	for (; d < end; d++, out++) {
+		struct doca_buf *src = task_buf_of(d->src, buf_key), *dst;
+
+		if (src == NULL) {
+			*err = HANDLE_REFUSAL(d->src, MAGIC_BUF);
+			break;
+		}
+		if ((dst = task_buf_of(d->dst, buf_key)) == NULL) {
+			*err = HANDLE_REFUSAL(d->dst, MAGIC_BUF);
+			break;
+		}
+		if ((*err = task_pin(ctx, run, d, src, dst, guarded, false, kernel, out)) != DOCA_SUCCESS)
+			break;
+	}
+	return (uint32_t)(d - descs);
+}
+
 /* Take a credit for each of the k pinned tasks, in as few atomic steps as
  * the pool allows; the tasks left without one are unpinned. Returns how
  * many got one (*why says why the others did not: AGAIN, or NO_MEMORY for
@@ -369,54 +399,120 @@ static inline __attribute__((always_inline)) void task_fill(struct doca_event *e
 		hb_release(ev); /* the caller's writes happen before the device's accesses */
 }
 
-/* task_take_credits and the fills of a chunk under the guard when no
- * race detector watches: the owner's stack, when the first take pops it
- * plainly, is popped and filled in one loop (pool_pop_step), each event
- * linked to the next (the slot under it on the stack, the next one
- * popped), as run_defer wants them; then the rest as task_take_credits
- * and task_chunk's fill loop take and fill them (@p k >= 1: it pops one
- * at least when it can). The same takes, fills
- * and links; the popped slots are filled before the plain update ends
- * (pool_pop_end), which only they see. Of the popped events only the
- * first and the last are stored in evs: the chunk's events are linked,
- * and task_post_guarded, their one reader, reads evs[0] and evs[n - 1]
- * and walks the links. */
+static __attribute__((noinline)) uint32_t
+task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs, uint32_t n,
+			uint64_t buf_key, bool kernel, struct task_pinned *tp, struct doca_event **evs, uint32_t filled,
+			bool plain, uint64_t h, doca_error_t *err, doca_error_t *why, uint32_t *k);
+
+/* The pins of a chunk's tasks after its first, with task_take_credits and
+ * the fills, under the guard when no race detector watches (@p kernel: as
+ * task_pin's): tp[0] is the first task, pinned by the caller, and the
+ * rest pinned here (tasks 1 to n - 1 while they pass; *err says why the
+ * next did not, *k counts those pinned, the first too). When the first
+ * take pops the owner's stack plainly, each task is handled, checked and
+ * pinned, then popped and filled, in one loop (pool_pop_step): its slot
+ * linked to the next one popped, as run_defer wants them; the loop ends
+ * at a refusal, at the end of the chunk, or when the stack or the credits
+ * run out, and the tasks after it are pinned, taken and filled as
+ * task_pin_more, task_take_credits and task_chunk's fill loop do. Any
+ * other first take (the pool shared, no slot on the stack) pins them all,
+ * then takes. The same takes, fills, links and answers as pinning the
+ * whole chunk first, then taking (a task refused has no credit, and the
+ * first task without one is refused with the take's reason, before a
+ * later refusal), and no credit is held unused: a slot is popped only for
+ * a task whose pins stood. The pins and looks inside the plain update
+ * (between pool_plain_begin_as and pool_pop_end) touch only the buffers
+ * and our own popped slots, which no pool switch reads; a switcher that
+ * waits for busy waits out at most the chunk's checks and pins, which
+ * call nothing and wait for nothing (a handle refusal, which logs, is
+ * made after pool_pop_end). Of the popped events only the first and the
+ * last are stored in evs: the chunk's events are linked, and
+ * task_post_guarded, their one reader, reads evs[0] and evs[n - 1] and
+ * walks the links. */
 static inline __attribute__((always_inline)) uint32_t
-task_take_fill_guarded(struct ctx_run *run, const struct task_pinned *tp, const struct doca_task_desc *descs,
-		       uint32_t k, struct doca_event **evs, doca_error_t *why)
+task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs,
+			   uint32_t n, uint64_t buf_key, bool kernel, struct task_pinned *tp, struct doca_event **evs,
+			   doca_error_t *err, doca_error_t *why, uint32_t *k)
 {
 	struct task_pool *p = &run->pool;
-	uint32_t got, filled = 0, m; /* filled: evs[0..filled) (the pop's) */
 
 	/* task_pool_take_as's guarded first take (its point, then pool_take's look) */
 	EXPLORE_POINT(ATOMIC);
-	bool plain = pool_plain_begin_as(p, false);
+	bool plain = pool_plain_begin_as(p, kernel);
 	uint64_t h = pool_head_look(p);
 
-	if (plain && pool_one_poppable(h)) {
-		struct pool_pop pp = pool_pop_start(p, h, k);
-		const struct task_pinned *t = tp;
-		const struct doca_task_desc *d = descs;
-		struct doca_event *ev;
+	if (!plain || !pool_one_poppable(h))
+		return task_pin_take_fill_rest(ctx, run, descs, n, buf_key, kernel, tp, evs, 0, plain, h, err, why, k);
+	struct pool_pop pp = pool_pop_start(p, h, n);
+	const struct doca_task_desc *d = descs + 1;
+	struct doca_event *ev = pool_pop_step(&pp);
 
-		evs[0] = pp.ev; /* the first one popped */
-		/* two a round: gcc's registers then rotate instead of being
-		 * copied (a copy and a jump per slot otherwise) */
+	evs[0] = ev; /* the first one popped */
+	task_fill(ev, tp, descs[0].user_data, true, false);
+	ev->next = pp.ev; /* the next one popped, if any (below) */
+	/* (d is descs + pp.n, and pp.n < pp.most <= n while the pop has
+	 * more: no test of d against the chunk's end) */
 LOOP_TWO_A_ROUND
-		do {
-			ev = pool_pop_step(&pp);
-			task_fill(ev, t++, (d++)->user_data, true, false);
-			ev->next = pp.ev; /* the next one popped, if any (below) */
-		} while (pool_pop_more(&pp));
-		pool_pop_end(p, &pp, true);
-		got = filled = pp.n;
-		evs[filled - 1u] = ev; /* the last */
-	} else {
-		got = pool_take_loop(p, evs, k, true, false, why, plain, h, true);
+	for (; pool_pop_more(&pp); d++) {
+		struct doca_buf *src = task_buf_of(d->src, buf_key), *dst;
+		uint64_t len;
+
+		/* a stale handle, or a task that the fast checks do not
+		 * pass, ends the loop: the rest's pins then make its answer
+		 * (after pool_pop_end: a refusal logs) */
+		if (src == NULL || (dst = task_buf_of(d->dst, buf_key)) == NULL ||
+		    !task_check_fast(ctx, d, src, dst, &len))
+			break;
+		/* task_pin's, guarded */
+		buf_pin_guarded_store(src);
+		buf_pin_guarded_store(dst);
+		asym_fence_light_known(kernel); /* our pins are visible before we look for DEAD (engine/buf.c) */
+		unsigned dead = buf_pin_guarded_dead_pair(src, dst);
+
+		if (dead != 0) {
+			*err = task_pins_back(src, dst, dead == 2);
+			break;
+		}
+		ev = pool_pop_step(&pp);
+		task_fill(ev, &(const struct task_pinned){ .src = src, .dst = dst, .len = len }, d->user_data, true,
+			  false);
+		ev->next = pp.ev;
 	}
-	while (got != 0 && got < k && (m = task_pool_take_as(p, &evs[got], k - got, true, false, why)) != 0)
+	pool_pop_end(p, &pp, true);
+	evs[pp.n - 1u] = ev; /* the last */
+	if (*err == DOCA_SUCCESS && pp.n < n) /* the stack or the credits ran out, or a task left */
+		return task_pin_take_fill_rest(ctx, run, descs, n, buf_key, kernel, tp, evs, pp.n, false, 0, err, why,
+					       k);
+	ev->next = NULL;
+	evs[pp.n] = NULL;
+	*k = pp.n;
+	return pp.n;
+}
+
+/* task_pin_take_fill_guarded's rest, out of line (its fast loop then
+ * keeps its values in registers): @p filled tasks pinned, popped, filled
+ * and linked (evs[0] the first, evs[filled - 1] the last), or none (then
+ * @p plain and @p h are its first take's look); the tasks from filled on
+ * pinned as task_pin_more pins them, taken as task_take_credits takes
+ * them, unpinned if they got none, filled and linked. */
+static __attribute__((noinline)) uint32_t
+task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs, uint32_t n,
+			uint64_t buf_key, bool kernel, struct task_pinned *tp, struct doca_event **evs, uint32_t filled,
+			bool plain, uint64_t h, doca_error_t *err, doca_error_t *why, uint32_t *k)
+{
+	struct task_pool *p = &run->pool;
+	uint32_t got = filled, m;
+
+	if (filled != 0) { /* tasks filled to n - 1, task filled - 1 the first of task_pin_more's */
+		*k = filled - 1u + task_pin_more(ctx, run, descs + filled - 1u, n - filled + 1u, buf_key, true, kernel,
+						 tp + filled - 1u, err);
+	} else {
+		*k = task_pin_more(ctx, run, descs, n, buf_key, true, kernel, tp, err);
+		got = pool_take_loop(p, evs, *k, true, kernel, why, plain, h, true);
+	}
+	while (got != 0 && got < *k && (m = task_pool_take_as(p, &evs[got], *k - got, true, kernel, why)) != 0)
 		got += m;
-	for (uint32_t i = got; i < k; i++) {
+	for (uint32_t i = got; i < *k; i++) {
 		buf_unpin(tp[i].dst, true);
 		buf_unpin(tp[i].src, true);
 	}
@@ -622,36 +718,6 @@ task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **ev
 	return n != 0;
 }
 
-/* The handles, checks and pins of a chunk's tasks after its first (which
- * passed them, and the state): tasks 1 to n - 1 into tp while they pass,
- * then *err says why the next did not (DOCA_SUCCESS: none failed).
- * Returns the tasks pinned, the first counted. */
-static inline __attribute__((always_inline)) uint32_t
-task_pin_more(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs, uint32_t n,
-	      uint64_t buf_key, bool guarded, bool kernel, struct task_pinned *tp, doca_error_t *err)
-{
-	/* walked by pointers, the count made once at the end: no index
-	 * beside them (one add a task less) */
-	const struct doca_task_desc *d = descs + 1, *end = descs + n;
-	struct task_pinned *out = tp + 1;
-
-	for (; d < end; d++, out++) {
-		struct doca_buf *src = task_buf_of(d->src, buf_key), *dst;
-
-		if (src == NULL) {
-			*err = HANDLE_REFUSAL(d->src, MAGIC_BUF);
-			break;
-		}
-		if ((dst = task_buf_of(d->dst, buf_key)) == NULL) {
-			*err = HANDLE_REFUSAL(d->dst, MAGIC_BUF);
-			break;
-		}
-		if ((*err = task_pin(ctx, run, d, src, dst, guarded, false, kernel, out)) != DOCA_SUCCESS)
-			break;
-	}
-	return (uint32_t)(d - descs);
-}
-
 /* Up to SUBMIT_CHUNK tasks of a burst, inside the read-side section. Each
  * task's handles, then (once, after the first task's) the state, then the
  * rest: the contract's order, the chunk's tasks seeing the state as its
@@ -680,25 +746,24 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 	if (*err != DOCA_SUCCESS)
 		return 0;
 	*err = task_pin(ctx, *run, &descs[0], src, dst, guarded, true, false, &tp[0]);
-	/* the others, one loop per case, each compiled for its constants
-	 * (the flag never changes once a thread of the library runs) */
-	if (*err != DOCA_SUCCESS)
-		k = 0;
-	else if (guarded && asym_fence_kernel)
-		k = task_pin_more(ctx, *run, descs, n, buf_key, true, true, tp, err);
-	else if (guarded)
-		k = task_pin_more(ctx, *run, descs, n, buf_key, true, false, tp, err);
-	else
-		k = task_pin_more(ctx, *run, descs, n, buf_key, false, false, tp, err);
 	uint32_t got;
 	bool watched = hb_watching();
 
-	/* one loop per case, each compiled for its constants; under the
-	 * guard each event is linked to the next as it is filled, as
+	/* the others, one loop per case, each compiled for its constants
+	 * (the flag never changes once a thread of the library runs); under
+	 * the guard each event is linked to the next as it is filled, as
 	 * run_defer wants them (the last one to evs[got], NULL) */
-	if (guarded && !watched && k != 0) {
-		got = task_take_fill_guarded(*run, tp, descs, k, evs, &why);
+	if (*err != DOCA_SUCCESS)
+		k = 0;
+	if (*err == DOCA_SUCCESS && guarded && !watched && asym_fence_kernel) {
+		got = task_pin_take_fill_guarded(ctx, *run, descs, n, buf_key, true, tp, evs, err, &why, &k);
+	} else if (*err == DOCA_SUCCESS && guarded && !watched) {
+		got = task_pin_take_fill_guarded(ctx, *run, descs, n, buf_key, false, tp, evs, err, &why, &k);
 	} else {
+		if (*err == DOCA_SUCCESS && guarded) /* (watched) */
+			k = task_pin_more(ctx, *run, descs, n, buf_key, true, false, tp, err);
+		else if (*err == DOCA_SUCCESS)
+			k = task_pin_more(ctx, *run, descs, n, buf_key, false, false, tp, err);
 		got = task_take_credits(*run, tp, k, guarded, false, evs, &why);
 		evs[got] = NULL;
 		if (watched)

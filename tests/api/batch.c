@@ -104,6 +104,47 @@ Test(batch, a_burst_under_the_guard_on_a_fresh_pool_completes_in_order)
 	burst_down(&b);
 }
 
+/* A burst under the guard whose first take finds fewer returned slots on
+ * the owner's stack than it has tasks (engine/task.c,
+ * task_pin_take_fill_guarded: the stack's slots popped and filled as
+ * their tasks are pinned, then the rest pinned and given fresh slots):
+ * every task accepted, completed once, in order. */
+Test(batch, a_burst_under_the_guard_takes_the_stacks_slots_then_fresh_ones_in_order)
+{
+	struct burst b;
+
+	burst_up(&b, "sw0", 0, true);
+	cr_assert_eq(doca_pe_progress(b.f.pe), 0, "nothing to reap yet");
+	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, BURST / 2, &b.accepted));
+	cr_assert_eq(b.accepted, BURST / 2);
+	expect_burst_done(&b.f, BURST / 2); /* their slots back on the stack */
+	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted));
+	cr_assert_eq(b.accepted, BURST);
+	expect_burst_done(&b.f, BURST);
+	burst_down(&b);
+}
+
+/* A burst under the guard whose credits run out while it pops the
+ * owner's stack (three of eight credits out, five slots on the stack):
+ * exactly the five accepted, in order after the three, then AGAIN; the
+ * refused tasks hold nothing (the buffers destroy at the end). */
+Test(batch, a_burst_under_the_guard_ends_with_again_at_exactly_the_free_credits)
+{
+	struct burst b;
+
+	burst_up(&b, "sw0", BURST / 2, true);
+	cr_assert_eq(doca_pe_progress(b.f.pe), 0, "nothing to reap yet");
+	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, BURST / 2, &b.accepted));
+	cr_assert_eq(b.accepted, BURST / 2);
+	expect_burst_done(&b.f, BURST / 2); /* every slot back on the stack */
+	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, 3, &b.accepted));
+	cr_assert_eq(b.accepted, 3);
+	assert_doca(doca_task_submit_batch(b.f.ctx, b.descs + 3, BURST - 3, &b.accepted), DOCA_ERROR_AGAIN);
+	cr_assert_eq(b.accepted, BURST / 2 - 3, "exactly the free credits");
+	expect_burst_done(&b.f, BURST / 2);
+	burst_down(&b);
+}
+
 /* The first task refused once the pool's credits have come back (its
  * stack holds the returned slots): no credit is taken for the refused
  * chunk, so the next burst gets every one of them. */

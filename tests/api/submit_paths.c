@@ -510,18 +510,25 @@ static void *burst_of_three_main(void *arg)
  * thread (unguarded) and from the PE's thread (under the guard): a
  * source as destination and a destination as source (NOT_PERMITTED),
  * an empty source or destination, and either buffer of another context
+ * (INVALID_VALUE), and a destroyed buffer's stale handle as either
  * (INVALID_VALUE); the two tasks before it are accepted and complete,
- * nothing else comes. */
+ * nothing else comes. Under the guard the tasks' slots come from the
+ * owner's stack (the events of the bursts before were freed): the
+ * refusal ends the loop that pops them (engine/task.c,
+ * task_pin_take_fill_guarded), and its answer comes from the full
+ * checks after. */
 Test(submit_paths, a_bursts_buffer_refusals_are_exact_both_ways)
 {
 	struct api_fixture f;
 	struct api_sibling s;
-	struct doca_buf *empty_src = NULL, *empty_dst = NULL;
+	struct doca_buf *empty_src = NULL, *empty_dst = NULL, *gone = NULL;
 
 	fixture_init_started(&f, "sw0", LEN, 4);
 	sibling_init(&s, &f, 0);
 	assert_ok(doca_buf_create(f.src_mem, 0, 0, &empty_src));
 	assert_ok(doca_buf_create(f.dst_mem, 0, 0, &empty_dst));
+	assert_ok(doca_buf_create(f.src_mem, 0, LEN, &gone));
+	assert_ok(doca_buf_destroy(gone));
 	const struct {
 		struct doca_buf *src, *dst;
 		doca_error_t rc;
@@ -529,6 +536,7 @@ Test(submit_paths, a_bursts_buffer_refusals_are_exact_both_ways)
 		{ f.src, f.src, DOCA_ERROR_NOT_PERMITTED },	    { f.dst, f.dst, DOCA_ERROR_NOT_PERMITTED },
 		{ empty_src, f.dst, DOCA_ERROR_INVALID_VALUE }, { f.src, empty_dst, DOCA_ERROR_INVALID_VALUE },
 		{ s.src, f.dst, DOCA_ERROR_INVALID_VALUE },	    { f.src, s.dst, DOCA_ERROR_INVALID_VALUE },
+		{ gone, f.dst, DOCA_ERROR_INVALID_VALUE },	    { f.src, gone, DOCA_ERROR_INVALID_VALUE },
 	};
 	uint64_t user = 0;
 
