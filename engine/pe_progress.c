@@ -574,7 +574,11 @@ uint32_t pe_turn(struct doca_pe *pe)
 	return t.ndone;
 }
 
-doca_error_t doca_pe_try_progress(struct doca_pe *ph, uint32_t *events)
+/* doca_pe_try_progress's way for every call but a parked owner's: the
+ * handle checked and the guard taken inside one read-side section
+ * (pe_lookup_lock says why). Out of line: the owner's way (below) keeps
+ * fewer values across it. */
+static __attribute__((noinline)) doca_error_t pe_progress_locked(struct doca_pe *ph, uint32_t *events)
 {
 	if (events != NULL)
 		*events = 0;
@@ -623,6 +627,46 @@ doca_error_t doca_pe_try_progress(struct doca_pe *ph, uint32_t *events)
 	}
 	*events = pe_turn(pe);
 	runner_exit_park(&pe->runner); /* this thread's next call takes it back cheaply */
+	return DOCA_SUCCESS;
+}
+
+/* The owner's way: a thread in no parked section (depth 0: not nested in
+ * one of ours, its entry the list's first) that enters its own parked
+ * guard by runner_unpark needs no read-side section, by pe_get's argument
+ * (engine/pe.c): pe_of found h current before the owner word was loaded
+ * as the caller's parked word W, W is written only by the caller parking,
+ * and a destroy that held the guard since would have replaced it; so h
+ * stays current until we leave, and before the unpark the call reads
+ * only the handle head and the guard's words (atomics never zeroed).
+ * The turn runs inside, as after runner_enter's unpark: its callbacks run
+ * on this thread at depth 1, so their entries of this guard are NESTED
+ * (runner_in_parked finds ours) and never leave or park it, and a revoker
+ * finds us in the list; the owner word is W until we leave, which
+ * runner_exit_unparked_at uses (runner_exit_park read it again). Every
+ * other case (no record, a nested call, a state callback, a handle not
+ * current, a word not ours, a revocation under way, a worker's PE) takes
+ * the sectioned way, which looks everything up again: a worker's claim
+ * found after the entry leaves the guard first, as the getters do. */
+doca_error_t doca_pe_try_progress(struct doca_pe *ph, uint32_t *events)
+{
+	struct runner_thread *t = runner_me;
+	struct doca_pe *pe = pe_of(ph);
+
+	if (pe == NULL || events == NULL || t == NULL || runner_nested(t) || ctx_in_state_callback())
+		return pe_progress_locked(ph, events);
+	EXPLORE_POINT(GUARD);
+	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
+
+	if (!runner_parked_by(cur, t) || !runner_unpark_at(&pe->runner, cur, t, 0, false, false))
+		return pe_progress_locked(ph, events);
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: as pe_worker_elsewhere's */
+	if (!ATOMIC_IS_ZERO(&pe->has_worker, memory_order_acquire)) {
+		runner_exit_unparked_at(&pe->runner, cur, t, 0);
+		return pe_progress_locked(ph, events);
+	}
+	*events = pe_turn(pe);
+	runner_exit_unparked_at(&pe->runner, cur, t, 0);
 	return DOCA_SUCCESS;
 }
 
