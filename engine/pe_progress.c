@@ -647,7 +647,7 @@ static __attribute__((noinline)) doca_error_t pe_progress_locked(struct doca_pe 
  * current, a word not ours, a revocation under way, a worker's PE) takes
  * the sectioned way, which looks everything up again: a worker's claim
  * found after the entry leaves the guard first, as the getters do. */
-doca_error_t doca_pe_try_progress(struct doca_pe *ph, uint32_t *events)
+static inline __attribute__((always_inline)) doca_error_t pe_try_progress(struct doca_pe *ph, uint32_t *events)
 {
 	struct runner_thread *t = runner_me;
 	struct doca_pe *pe = pe_of(ph);
@@ -670,10 +670,16 @@ doca_error_t doca_pe_try_progress(struct doca_pe *ph, uint32_t *events)
 	return DOCA_SUCCESS;
 }
 
+doca_error_t doca_pe_try_progress(struct doca_pe *ph, uint32_t *events)
+{
+	return pe_try_progress(ph, events);
+}
+
+/* The same, inline: no call through the PLT to the exported symbol. */
 uint32_t doca_pe_progress(struct doca_pe *pe)
 {
 	uint32_t n;
 
-	(void)doca_pe_try_progress(pe, &n);
+	(void)pe_try_progress(pe, &n);
 	return n;
 }
