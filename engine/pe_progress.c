@@ -221,28 +221,33 @@ static inline __attribute__((always_inline)) void turn_copy_one(struct doca_even
 
 /* turn_execute's way on a device whose execute is a plain copy
  * (hw_qp.copies_plain): the backlog's events, oldest first, copied here
- * in one pass with no copy built and no call but the copy's, two a round
- * (one bound test per two events): at most pairs * 2 (pairs >= 1) of
- * them. *evp becomes the first event not executed (NULL: the backlog's
- * end); returns how many were. */
-static inline __attribute__((always_inline)) uint32_t turn_copy(struct doca_event **evp, uint32_t pairs, bool ready,
+ * in one pass with no copy built and no call but the copy's, four a
+ * round (one bound test per four events): at most rounds * TURN_ROUND
+ * (rounds >= 1) of them. *evp becomes the first event not executed (NULL:
+ * the backlog's end); returns how many were. */
+#define TURN_ROUND 4u
+static inline __attribute__((always_inline)) uint32_t turn_copy(struct doca_event **evp, uint32_t rounds, bool ready,
 								struct doca_event **done)
 {
 	struct doca_event *ev = *evp;
-	uint32_t left = pairs;
+	uint32_t left = rounds;
 
+	*evp = NULL; /* the backlog's end, unless the bound stops us first */
 	do {
 		turn_copy_one(ev, ready, &done);
-		ev = ev->next;
-		if (ev == NULL) {
-			*evp = NULL;
-			return 2u * (pairs - left) + 1u;
-		}
+		if ((ev = ev->next) == NULL)
+			return TURN_ROUND * (rounds - left) + 1u;
+		turn_copy_one(ev, ready, &done);
+		if ((ev = ev->next) == NULL)
+			return TURN_ROUND * (rounds - left) + 2u;
+		turn_copy_one(ev, ready, &done);
+		if ((ev = ev->next) == NULL)
+			return TURN_ROUND * (rounds - left) + 3u;
 		turn_copy_one(ev, ready, &done);
 		ev = ev->next;
 	} while (ev != NULL && --left != 0);
 	*evp = ev;
-	return 2u * (pairs - left) + (ev == NULL ? 2u : 0u); /* left: not counted down at the end */
+	return TURN_ROUND * (rounds - left) + (ev == NULL ? TURN_ROUND : 0u); /* left: not counted down at the end */
 }
 
 #define EXECUTE_CHUNK 32u /* copies built on the stack per execute call */
@@ -287,9 +292,12 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 	 * until they are delivered (doca_ctx_set_event_cb is IDLE only) */
 	bool ready = run->ctx->event_cb == NULL, watched = hb_watching();
 
-	/* an odd room's last one, if the backlog reaches it: the device's way */
-	if (qp->copies_plain && !watched && TURN_EVENTS - ndone >= 2u) {
-		uint32_t n = turn_copy(&ev, (TURN_EVENTS - ndone) / 2u, ready, &t->done[ndone]);
+	/* a room's last ones past a multiple of TURN_ROUND, if the backlog
+	 * reaches them: the device's way */
+	if (qp->copies_plain && !watched && TURN_EVENTS - ndone >= TURN_ROUND) {
+		uint32_t rounds = (TURN_EVENTS - ndone) / TURN_ROUND;
+		/* compiled once for each: the loop tests no flag */
+		uint32_t n = ready ? turn_copy(&ev, rounds, true, NULL) : turn_copy(&ev, rounds, false, &t->done[ndone]);
 
 		last = ev == NULL ? run->backlog_tail : event_list_skip(first_ev, n - 1u);
 		ndone += n;
