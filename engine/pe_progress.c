@@ -364,6 +364,17 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 	*fatal = *fatal || failed;
 }
 
+/* A visit's record when its run failed (a fatal completion now or
+ * before): its stop, unless the run is stopping already. */
+static __attribute__((cold, noinline)) void turn_rec_fatal(struct turn_rec *rec, struct ctx_run *run, bool fatal,
+							 bool stopping)
+{
+	rec->stop = !stopping;
+	rec->failed_now = fatal && !run->fatal;
+	rec->start = run->start;
+	run->fatal = true;
+}
+
 /* Visit one context of the ready set: drain, post or flush, poll. */
 static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 {
@@ -446,17 +457,18 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 		}
 		return;
 	}
-	t->recs[t->nrecs++] = (struct turn_rec){
-		.ctx = ctx,
-		.head = head,
-		.tail = tail,
-		.first = rest,
-		.count = t->ndone - rest,
-		.stop = (fatal || run->fatal) && !stopping,
-		.failed_now = fatal && !run->fatal,
-		.start = run->start,
-	};
-	run->fatal = run->fatal || fatal;
+	struct turn_rec *rec = &t->recs[t->nrecs++];
+
+	rec->ctx = ctx;
+	rec->head = head;
+	rec->tail = tail;
+	rec->first = rest;
+	rec->count = t->ndone - rest;
+	rec->stop = false;
+	rec->failed_now = false;
+	/* (start: read only with stop) */
+	if (__builtin_expect(fatal || run->fatal, 0))
+		turn_rec_fatal(rec, run, fatal, stopping);
 }
 
 /* First half: inside the read-side section. Only the contexts in the
