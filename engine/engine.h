@@ -726,10 +726,6 @@ static inline bool run_fatal_stop_due(const struct ctx_run *run)
 {
 	return run->fatal && !atomic_load_explicit(&run->stopping, memory_order_relaxed);
 }
-/* The node of ctx, in its PE's ready set or not, after its visit: kept
- * for the next turn when `more`, else released and looked at once more
- * (runner guard held, inside a read-side section). */
-void pe_ready_after_visit(struct doca_pe *pe, struct doca_ctx *ctx, bool more);
 /* ctx is being destroyed (g_config_lock held): false if its PE's ready set
  * holds it, which then keeps the handle's reference and drops it. */
 bool ctx_ready_detach(struct doca_ctx *ctx);

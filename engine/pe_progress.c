@@ -20,6 +20,7 @@
 
 #include "actors/explore_revert.h"
 #include "engine/engine.h"
+#include "engine/pe_ready.h"
 #include "engine/task_pool.h"
 
 #define TURN_EVENTS 256u    /* completions per turn */
