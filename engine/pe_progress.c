@@ -598,29 +598,35 @@ uint32_t pe_turn(struct doca_pe *pe)
 /* doca_pe_try_progress's way for every call but a parked owner's: the
  * handle checked and the guard taken inside one read-side section
  * (pe_lookup_lock says why). Out of line: the owner's way (below) keeps
- * fewer values across it. */
-static __attribute__((noinline)) doca_error_t pe_progress_locked(struct doca_pe *ph, uint32_t *events)
+ * fewer values across it. @p sectioned false only for the explorer's
+ * planted bug (pe_try_progress). */
+static __attribute__((noinline)) doca_error_t pe_progress_locked(struct doca_pe *ph, uint32_t *events,
+								  bool sectioned)
 {
 	if (events != NULL)
 		*events = 0;
-	pe_lookup_lock();
+	if (sectioned)
+		pe_lookup_lock();
 	struct doca_pe *pe = pe_of(ph);
 
 	if (pe == NULL || events == NULL) {
-		pe_lookup_unlock();
+		if (sectioned)
+			pe_lookup_unlock();
 		return pe == NULL ? HANDLE_REFUSAL(ph, MAGIC_PE) : DOCA_ERROR_INVALID_VALUE;
 	}
 	if (ctx_in_state_callback()) {
 		/* a state callback runs inside doca_ctx_start or doca_ctx_stop
 		 * (or a turn): a turn in it would run other callbacks inside it */
-		pe_lookup_unlock();
+		if (sectioned)
+			pe_lookup_unlock();
 #ifndef NDEBUG
 		doca_log(DOCA_LOG_WARN, "doca_pe_progress: refused inside a state callback");
 #endif
 		return DOCA_ERROR_NOT_PERMITTED;
 	}
 	if (pe_worker_elsewhere(pe)) {
-		pe_lookup_unlock();
+		if (sectioned)
+			pe_lookup_unlock();
 #ifndef NDEBUG
 		doca_log(DOCA_LOG_WARN, "doca_pe_progress: refused, a worker thread runs this PE");
 #endif
@@ -629,7 +635,8 @@ static __attribute__((noinline)) doca_error_t pe_progress_locked(struct doca_pe 
 	enum runner_entry entry = runner_enter(&pe->runner);
 	bool stale = entry != RUNNER_BUSY && !pe_entered_current(ph, pe, entry);
 
-	pe_lookup_unlock();
+	if (sectioned)
+		pe_lookup_unlock();
 	if (stale)
 		return HANDLE_REFUSAL(ph, MAGIC_PE); /* destroyed while we entered */
 	switch (entry) {
@@ -672,19 +679,21 @@ static inline __attribute__((always_inline)) doca_error_t pe_try_progress(struct
 {
 	struct runner_thread *t = runner_me;
 	struct doca_pe *pe = pe_of(ph);
+	/* the explorer's planted bug: any entry outside a section */
+	bool sectioned = !DOCA_REVERTED("progress_any_entry_outside_section");
 
 	if (pe == NULL || events == NULL || t == NULL || runner_nested(t) || ctx_in_state_callback())
-		return pe_progress_locked(ph, events);
+		return pe_progress_locked(ph, events, sectioned);
 	EXPLORE_POINT(GUARD);
 	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
 
 	if (!runner_parked_by(cur, t) || !runner_unpark_at(&pe->runner, cur, t, 0, false, false))
-		return pe_progress_locked(ph, events);
+		return pe_progress_locked(ph, events, sectioned);
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: as pe_worker_elsewhere's */
 	if (!ATOMIC_IS_ZERO(&pe->has_worker, memory_order_acquire)) {
 		runner_exit_unparked_at(&pe->runner, cur, t, 0);
-		return pe_progress_locked(ph, events);
+		return pe_progress_locked(ph, events, sectioned);
 	}
 	*events = pe_turn(pe);
 	runner_exit_unparked_at(&pe->runner, cur, t, 0);

@@ -509,6 +509,7 @@ static const char *const revertible[] = {
 	"pe_refusal_unchecked", /* a PE call refuses for a worker or a busy guard read from a cell its handle left */
 	"pe_enter_outside_section", /* a PE call checks its handle and takes the PE's guard outside a read-side section */
 	"pe_get_any_entry_outside_section", /* a getter skips the read-side section on every entry, not only its own parked guard's */
+	"progress_any_entry_outside_section", /* doca_pe_try_progress skips the read-side section on every entry, not only its own parked guard's */
 	"stop_ignores_owner_frees", /* a stop retires the run without waiting out the parked owner's brief sections (its frees take no read-side section) */
 	"stop_counts_revoke", /* a stop counts itself in its PE guard's revoke from before its wait to its retirement (the first version) */
 	"stop_no_recount", /* a stop that counted no credit out, then waited out the owner's brief sections, retires without counting again */
