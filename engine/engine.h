@@ -283,6 +283,10 @@ struct doca_event {
 	/* the slot pool_next names, followed while the pool is the owner's
 	 * (engine/task_pool.c) */
 	_Atomic(struct doca_event *) pool_next_ev;
+	/* ev_claim_bias of the slot's address, stored by every chunk_make
+	 * (engine/task_pool.c; the same value each life of the cell): a free
+	 * makes its handle's HELD gs from it (engine/event.c) */
+	_Atomic uint32_t claim_bias;
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct doca_event) == 128, "an event is two cache lines");
@@ -550,6 +554,16 @@ _Static_assert(HANDLE_LOW_BITS == EV_STATE_SHIFT && HANDLE_ADDR_BITS - 32u == 16
 static inline uint32_t ev_tag_gs(uintptr_t tag, enum event_state s)
 {
 	return (uint32_t)(tag & 63u) | (uint32_t)(tag >> 32) | (uint32_t)s << EV_STATE_SHIFT;
+}
+/* The slot at @p a's claim bias: for a handle h = a | tag (a's low 6 bits
+ * 0 and a below 2^48, so neither sum below carries into the other's
+ * bits), (uint32_t)h + (uint32_t)(h >> 32) is (uint32_t)a + (tag & 63)
+ * plus (uint32_t)(a >> 32) + (tag >> 48 << 16), and less this bias it is
+ * ev_tag_gs(tag, EV_HELD): two adds and a subtract from the handle, not
+ * a mask, a shift, an or and an add. */
+static inline uint32_t ev_claim_bias(uintptr_t a)
+{
+	return (uint32_t)a + (uint32_t)(a >> 32) - ((uint32_t)EV_HELD << EV_STATE_SHIFT);
 }
 /* The handle tag of a gs's generation. */
 static inline uintptr_t ev_gs_tag(uint32_t gs)

@@ -134,7 +134,7 @@ static inline __attribute__((always_inline)) bool ev_pins_guarded(const struct d
  * (doca_event_free, doca_event_free_bulk's routes). The caller puts the chain back, then
  * runs run_credits_returned once after its burst of releases. @p next: the
  * slot's next generation, FREE (ev_gs_next_free of its gs now, or
- * ev_handle_next_free of the handle the claim checked); @p watched:
+ * ev_returning_next_free of the gs the claim stored); @p watched:
  * hb_watching() as the caller found it, or true (each annotation then
  * tests it itself). */
 static inline __attribute__((always_inline)) void event_release_slot(struct doca_event *ev, uint32_t next,
@@ -231,48 +231,75 @@ static __attribute__((cold, noinline)) void event_refused(const char *who, const
 	}
 }
 
-/* The gs of @p h's generation in state @p s: ev_tag_gs, its state added
- * to the generation's bits rather than or-ed in (their state bits are 0),
- * so the claim's two words and the release's RETURNING are one add each
- * from one computed value. */
-static inline uint32_t ev_handle_gs(const struct doca_event *h, enum event_state s)
+/* The HELD gs of the generation @p h names, @p ev its slot
+ * (event_slot_keyed(h)): h's two halves added, less the slot's claim
+ * bias (ev_claim_bias says why that is ev_tag_gs(h's tag, EV_HELD)). The
+ * bias is an atomic only because a stale free may read it while a
+ * chunk_make stores it again (the same value); under OWNED_RMW_ASM the
+ * subtract takes it as its memory operand (gcc keeps an atomic load apart
+ * from its use). */
+static inline __attribute__((always_inline)) uint32_t ev_handle_held_gs(const struct doca_event *h,
+									 const struct doca_event *ev)
 {
-	return ev_tag_gs(handle_tag_of(h), EV_FREE) + ((uint32_t)s << EV_STATE_SHIFT);
+	uint32_t gs = (uint32_t)(uintptr_t)h + (uint32_t)((uintptr_t)h >> 32);
+
+#ifdef OWNED_RMW_ASM
+	__asm__("subl %[b], %[gs]" : [gs] "+r"(gs) : [b] "m"(ev->claim_bias) : "cc");
+#else
+	gs -= atomic_load_explicit(&ev->claim_bias, memory_order_relaxed);
+#endif
+	return gs;
 }
 
-/* ev_gs_next_free for the slot a claim of @p h won: h's FREE gs (its state
- * bits 0) plus the state's bits and one, the state's bits then cleared
- * (the carry crosses them when the low 6 bits were all 1, as
- * ev_gs_next_free's or makes it): an add and an and from the value the
- * claim computed, not an or, an add and an and from RETURNING. */
-static inline uint32_t ev_handle_next_free(const struct doca_event *h)
+/* The state RETURNING in place of HELD in a gs the claim made: one add
+ * (the state's bits are a field of their own, no carry leaves it). */
+static inline uint32_t ev_held_to_returning(uint32_t held)
 {
-	return (ev_handle_gs(h, EV_FREE) + EV_STATE_BITS + 1u) & ~EV_STATE_BITS;
+	return held + (((uint32_t)EV_RETURNING - (uint32_t)EV_HELD) << EV_STATE_SHIFT);
+}
+
+/* ev_gs_next_free for the slot a claim won, from the RETURNING gs @p ret
+ * it stored: the generation's FREE gs (ret less RETURNING's bits) plus
+ * the state's bits and one, the state's bits then cleared (the carry
+ * crosses them when the low 6 bits were all 1, as ev_gs_next_free's or
+ * makes it): an add and an and. From RETURNING, not HELD: the CAS's
+ * expected value is in eax, which a lock cmpxchg may overwrite, so gcc
+ * copied HELD to keep it; the new value is only read. */
+static inline uint32_t ev_returning_next_free(uint32_t ret)
+{
+	return (ret - ((uint32_t)EV_RETURNING << EV_STATE_SHIFT) + EV_STATE_BITS + 1u) & ~EV_STATE_BITS;
 }
 
 /* Take the event from the application: the one winner of HELD → RETURNING
  * for the handle's generation, or NULL (refused, logged, nothing changed;
- * for a NULL @p h, nothing logged). */
+ * for a NULL @p h, nothing logged). @p ret: the RETURNING gs it stores
+ * for h's generation, set when the slot passed its key check. */
 static inline __attribute__((always_inline)) struct doca_event *
-event_claim(const char *who, const struct doca_event *h, uint64_t key)
+event_claim(const char *who, const struct doca_event *h, uint64_t key, uint32_t *ret)
 {
 	struct doca_event *ev = event_slot_keyed(h, key);
-	uint32_t want = ev_handle_gs(h, EV_HELD);
-	uint32_t gs = want;
+	uint32_t want, gs;
 	bool won;
 
 	if (ev == NULL) {
 		event_refused(who, h, NULL, 0);
 		return NULL;
 	}
+	want = ev_handle_held_gs(h, ev);
+	gs = want;
+	uint32_t to = ev_held_to_returning(want);
+
+	/* hidden from gcc (nothing is executed): it would make the caller's
+	 * next gs from want again, and copy want out of eax for it */
+	__asm__("" : "+r"(to));
+	*ret = to;
 	EXPLORE_POINT(ATOMIC);
 	if (DOCA_REVERTED("event_claim_load_store")) {
 		gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 		EXPLORE_POINT(ATOMIC);
 		won = gs == want;
 		if (won)
-			atomic_store_explicit(&ev->gs, ev_handle_gs(h, EV_RETURNING),
-					      memory_order_relaxed);
+			atomic_store_explicit(&ev->gs, to, memory_order_relaxed);
 	} else {
 		/* acquire: pairs with the handout's release (pe_take_ready). */
 #ifdef OWNED_RMW_ASM
@@ -283,10 +310,10 @@ event_claim(const char *who, const struct doca_event *h, uint64_t key)
 		 * value into registers first and compares again after. */
 		__asm__ volatile("lock cmpxchgl %[to], %[gs]"
 				 : [gs] "+m"(ev->gs), "+a"(gs), "=@ccz"(won)
-				 : [to] "r"(ev_handle_gs(h, EV_RETURNING))
+				 : [to] "r"(to)
 				 : "memory");
 #else
-		won = atomic_compare_exchange_strong_explicit(&ev->gs, &gs, ev_handle_gs(h, EV_RETURNING),
+		won = atomic_compare_exchange_strong_explicit(&ev->gs, &gs, to,
 							      memory_order_acquire, memory_order_relaxed);
 #endif
 	}
@@ -478,7 +505,8 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 LOOP_TWO_A_ROUND
 	for (uint32_t i = 0; i < n; i++) {
 		const struct doca_event *h = evs[i];
-		struct doca_event *ev = event_claim("doca_event_free_bulk", h, key); /* NULL: skipped */
+		uint32_t ret;
+		struct doca_event *ev = event_claim("doca_event_free_bulk", h, key, &ret); /* NULL: skipped */
 
 		if (__builtin_expect(ev == NULL, 0)) {
 			refused++;
@@ -489,7 +517,7 @@ LOOP_TWO_A_ROUND
 			 * chain holds a slot already: run is not NULL (no event's
 			 * run is), so route_event_slow or the owner's way below
 			 * released one into it */
-			event_release_slot(ev, ev_handle_next_free(h), watched);
+			event_release_slot(ev, ev_returning_next_free(ret), watched);
 			pool_chain_link_more(&chain, ev);
 			continue;
 		}
@@ -497,7 +525,7 @@ LOOP_TWO_A_ROUND
 			/* route_event's direct way for the route's first event */
 			owner_only = true;
 			run = ev->run;
-			event_release_slot(ev, ev_handle_next_free(h), false);
+			event_release_slot(ev, ev_returning_next_free(ret), false);
 			chain.last = ev; /* pool_chain_add on the empty chain */
 			pool_chain_link_more(&chain, ev);
 			continue;
@@ -572,7 +600,7 @@ static __attribute__((noinline)) void event_free_entered(struct doca_event *ev, 
 		struct pool_chain c = { 0 };
 
 		/* the claim won h's generation (the next is h's plus one) */
-		event_release_gs(ev, &c, ev_handle_next_free(h), true);
+		event_release_gs(ev, &c, ev_returning_next_free(ev_held_to_returning(ev_handle_held_gs(h, ev))), true);
 		task_pool_put(&run->pool, &c);
 		/* Outside a section the grace period of a context's first
 		 * credit waiter does not order our ring stores before its
@@ -667,7 +695,8 @@ void doca_event_free(struct doca_event *h)
 	 * (a run is retired only with every credit back, a context
 	 * destroyed only IDLE, a PE only without contexts), so the slot's
 	 * fields and the PE's guard may be read until the credit goes back. */
-	struct doca_event *ev = event_claim("doca_event_free", h, g_event_key);
+	uint32_t ret;
+	struct doca_event *ev = event_claim("doca_event_free", h, g_event_key, &ret);
 
 	if (ev == NULL)
 		return;
@@ -718,7 +747,7 @@ void doca_event_free(struct doca_event *h)
 	 * (pool_plain_begin_unparked; engine/task_pool.c). */
 	struct ctx_run *run = ev->run;
 
-	event_release_slot(ev, ev_handle_next_free(h), false);
+	event_release_slot(ev, ev_returning_next_free(ret), false);
 	if (!pool_plain_begin_unparked(&run->pool)) {
 		runner_unparked_first_count(t);
 		event_free_put_shared(run, ev, cur);

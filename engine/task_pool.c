@@ -174,6 +174,9 @@ static struct doca_event *chunk_make(struct task_pool *p, uint32_t c)
 		ev->ctx = p->run->ctx;
 		ev->run = p->run;
 		ev->pool_link = c * POOL_CHUNK + i + 1u;
+		/* atomic: a stale free of the cell's last life may read it
+		 * meanwhile (the same value: it depends on the address alone) */
+		atomic_store_explicit(&ev->claim_bias, ev_claim_bias((uintptr_t)ev), memory_order_relaxed);
 		/* once for the slot's life: DOCA_TASK_COPY is the one type
 		 * (task_check refuses any other), so no fill writes it and
 		 * nothing else ever does (a second type would make the fill
