@@ -231,8 +231,10 @@ void buf_destroy_finish(struct doca_buf *buf);
 /* A slot's life: FREE → QUEUED (a submitter took the credit; so it stays
  * on the PE's ready list too: no reader tells the two apart, and the
  * handout rewrites the state) → HELD (handed out by doca_pe_get_event(s))
- * → RETURNING (claimed by a free; on its way back) → FREE with the next
- * generation; or QUEUED → CALLBACK (inside the event callback) → FREE. */
+ * → FREE with the next generation (claimed by a free, which returns it:
+ * engine/event.c event_claim), by way of RETURNING (a free in its run's
+ * mailbox, on its way back through the PE's turn) when another thread
+ * runs the PE; or QUEUED → CALLBACK (inside the event callback) → FREE. */
 enum event_state {
 	EV_FREE = 0,
 	EV_QUEUED,

@@ -5,9 +5,10 @@
  * Why freeing from any thread is correct. A slot's word `gs` holds its
  * generation and state (engine.h). The application holds a slot only in
  * state HELD, and the one way out of HELD for anybody but the PE is the CAS
- * HELD → RETURNING of the generation its handle names: of any number of
- * threads freeing one event, exactly one wins, and a stale handle (an older
- * generation) can never win, because every return to the pool bumps the
+ * HELD → FREE of the next generation, from the HELD of the generation its
+ * handle names (event_claim): of any number of threads freeing one event,
+ * exactly one wins, and a stale handle (an older generation) can never
+ * win, because every claim, and every other return to the pool, bumps the
  * generation. The winner then owns the slot. The pool's returns have a
  * single producer, the thread holding the PE's runner guard, so the winner
  * returns the credit itself if it holds the guard or can take it without
@@ -133,12 +134,12 @@ static inline __attribute__((always_inline)) bool ev_pins_guarded(const struct d
  * brief guard entered by runner_unpark, which the stop waits out instead
  * (doca_event_free, doca_event_free_bulk's routes). The caller puts the chain back, then
  * runs run_credits_returned once after its burst of releases. @p next: the
- * slot's next generation, FREE (ev_gs_next_free of its gs now, or
- * ev_returning_next_free of the gs the claim stored); @p watched:
- * hb_watching() as the caller found it, or true (each annotation then
- * tests it itself). */
+ * slot's next generation, FREE (ev_gs_next_free of its gs now); @p
+ * watched: hb_watching() as the caller found it, or true (each annotation
+ * then tests it itself); @p claimed: event_claim stored the next
+ * generation already (@p next unused, 0), so no store. */
 static inline __attribute__((always_inline)) void event_release_slot(struct doca_event *ev, uint32_t next,
-								  bool watched)
+								  bool watched, bool claimed)
 {
 	/* the guarded case first: the owner's, one test, and laid out on the
 	 * straight line (no jump back from an out-of-line block) */
@@ -149,8 +150,10 @@ static inline __attribute__((always_inline)) void event_release_slot(struct doca
 		buf_unpin_watched(ev->src, false, watched);
 		buf_unpin_watched(ev->dst, false, watched);
 	}
-	/* the next generation: every handle of this use is stale from now on */
-	atomic_store_explicit(&ev->gs, next, memory_order_relaxed);
+	/* the next generation: every handle of this use is stale from now on
+	 * (a claim's CAS stored it already: event_claim) */
+	if (!claimed)
+		atomic_store_explicit(&ev->gs, next, memory_order_relaxed);
 	TSAN_RELEASE(ev);
 	TSAN_RELEASE(&ev->run->pool);
 	EXPLORE_POINT(QUEUE);
@@ -165,16 +168,16 @@ static inline __attribute__((always_inline)) void event_release_slot(struct doca
 /* event_release_slot, the slot then added to the caller's chain @p c. */
 static inline __attribute__((always_inline)) void event_release_gs(struct doca_event *ev,
 								struct pool_chain *c, uint32_t next,
-								bool watched)
+								bool watched, bool claimed)
 {
-	event_release_slot(ev, next, watched);
+	event_release_slot(ev, next, watched, claimed);
 	pool_chain_add(c, ev);
 }
 
 /* The same, for a slot whose gs the caller does not know. */
 static inline void event_release_inline(struct doca_event *ev, struct pool_chain *c)
 {
-	event_release_gs(ev, c, ev_gs_next_free(atomic_load_explicit(&ev->gs, memory_order_relaxed)), true);
+	event_release_gs(ev, c, ev_gs_next_free(atomic_load_explicit(&ev->gs, memory_order_relaxed)), true, false);
 }
 
 void event_release_to(struct doca_event *ev, struct pool_chain *c)
@@ -258,22 +261,37 @@ static inline uint32_t ev_held_to_returning(uint32_t held)
 	return held + (((uint32_t)EV_RETURNING - (uint32_t)EV_HELD) << EV_STATE_SHIFT);
 }
 
-/* ev_gs_next_free for the slot a claim won, from the RETURNING gs @p ret
- * it stored: the generation's FREE gs (ret less RETURNING's bits) plus
- * the state's bits and one, the state's bits then cleared (the carry
- * crosses them when the low 6 bits were all 1, as ev_gs_next_free's or
- * makes it): an add and an and. From RETURNING, not HELD: the CAS's
- * expected value is in eax, which a lock cmpxchg may overwrite, so gcc
- * copied HELD to keep it; the new value is only read. */
-static inline uint32_t ev_returning_next_free(uint32_t ret)
+/* ev_gs_next_free for the slot a claim wins, from the HELD gs @p held it
+ * compares: the generation's FREE gs (held less HELD's bits) plus the
+ * state's bits and one, the state's bits then cleared (the carry crosses
+ * them when the low 6 bits were all 1, as ev_gs_next_free's or makes
+ * it): an add and an and. */
+static inline uint32_t ev_held_next_free(uint32_t held)
 {
-	return (ret - ((uint32_t)EV_RETURNING << EV_STATE_SHIFT) + EV_STATE_BITS + 1u) & ~EV_STATE_BITS;
+	return (held - ((uint32_t)EV_HELD << EV_STATE_SHIFT) + EV_STATE_BITS + 1u) & ~EV_STATE_BITS;
 }
 
-/* Take the event from the application: the one winner of HELD → RETURNING
- * for the handle's generation, or NULL (refused, logged, nothing changed;
- * for a NULL @p h, nothing logged). @p ret: the RETURNING gs it stores
- * for h's generation, set when the slot passed its key check. */
+/* Take the event from the application: the one winner of HELD → FREE of
+ * the next generation for the handle's generation, or NULL (refused,
+ * logged, nothing changed; for a NULL @p h, nothing logged). @p ret: the
+ * RETURNING gs of h's generation, set when the claim won.
+ *
+ * The CAS stores the next generation's FREE gs at once, not RETURNING
+ * (the release stored the next generation after the unpins until
+ * 2026-12-06): the winner owns the slot from its CAS on either way, and
+ * no other thread can tell FREE of a generation no handle names from
+ * RETURNING. Every other claim of the slot fails (it wants a HELD gs)
+ * and event_refused counts it stale in both (its generation is not the
+ * gs's, or the state is RETURNING); a getter refuses both (not HELD or
+ * CALLBACK); no taker reaches the slot before its return to the pool
+ * publishes it (the pool's release), after the claim; and no handle of
+ * the next generation exists before a take and a handout. The state
+ * RETURNING is still what marks a slot in its run's mailbox as a free,
+ * not a task (event_returning): a claimed slot routed there is stored
+ * RETURNING of its generation (@p ret) before its push (route_event),
+ * and the turn that takes it back stores the next FREE gs again. A
+ * released slot's gs store is then left out (event_release_slot's
+ * claimed). */
 static inline __attribute__((always_inline)) struct doca_event *
 event_claim(const char *who, const struct doca_event *h, uint64_t key, uint32_t *ret)
 {
@@ -287,12 +305,7 @@ event_claim(const char *who, const struct doca_event *h, uint64_t key, uint32_t 
 	}
 	want = ev_handle_held_gs(h, ev);
 	gs = want;
-	uint32_t to = ev_held_to_returning(want);
-
-	/* hidden from gcc (nothing is executed): it would make the caller's
-	 * next gs from want again, and copy want out of eax for it */
-	__asm__("" : "+r"(to));
-	*ret = to;
+	uint32_t to = ev_held_next_free(want);
 	EXPLORE_POINT(ATOMIC);
 	if (DOCA_REVERTED("event_claim_load_store")) {
 		gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
@@ -321,6 +334,9 @@ event_claim(const char *who, const struct doca_event *h, uint64_t key, uint32_t 
 		event_refused(who, h, ev, gs);
 		return NULL;
 	}
+	/* from gs, which a won CAS left want: gcc then keeps no copy of want
+	 * across the lock cmpxchg (whose eax it cannot know is unchanged) */
+	*ret = ev_held_to_returning(gs);
 	return ev;
 }
 
@@ -395,7 +411,10 @@ static inline __attribute__((always_inline)) void route_begin(struct free_route 
 	r->entered = e == RUNNER_ENTERED;
 }
 
-static inline __attribute__((always_inline)) void route_event(struct free_route *r, struct doca_event *ev)
+/* Route a slot event_claim won (@p ret: its RETURNING gs, as the claim
+ * reported it). */
+static inline __attribute__((always_inline)) void route_event(struct free_route *r, struct doca_event *ev,
+							      uint32_t ret)
 {
 	struct doca_pe *pe = ctx_pe(ev->ctx);
 
@@ -408,7 +427,7 @@ static inline __attribute__((always_inline)) void route_event(struct free_route 
 		if (r->released != ev->run && r->released != NULL)
 			route_return(r);
 		r->released = ev->run;
-		event_release_inline(ev, &r->chain);
+		event_release_gs(ev, &r->chain, 0, true, true);
 		return;
 	}
 	/* the buffers are free at once; only the credit waits for the turn
@@ -416,6 +435,9 @@ static inline __attribute__((always_inline)) void route_event(struct free_route 
 	buf_unpin_foreign(ev->src, ev->pins == EV_PINS_GUARDED);
 	buf_unpin_foreign(ev->dst, ev->pins == EV_PINS_GUARDED);
 	ev->pins = EV_PINS_DROPPED;
+	/* a free, not a task, for the turn that drains it (event_claim);
+	 * relaxed: the push publishes it */
+	atomic_store_explicit(&ev->gs, ret, memory_order_relaxed);
 	if (r->mbox_run != ev->run)
 		route_flush(r);
 	r->mbox_run = ev->run;
@@ -426,9 +448,10 @@ static inline __attribute__((always_inline)) void route_event(struct free_route 
  * line, so that the fast way's state stays in registers, and cold (once
  * per run a burst meets), so that gcc keeps the fast way's registers for
  * the loop and lays the call off it. */
-static __attribute__((noinline, cold)) void route_event_slow(struct free_route *r, struct doca_event *ev)
+static __attribute__((noinline, cold)) void route_event_slow(struct free_route *r, struct doca_event *ev,
+								     uint32_t ret)
 {
-	route_event(r, ev);
+	route_event(r, ev, ret);
 }
 
 /* route_begin for the burst's first route when the calling thread t is
@@ -513,11 +536,11 @@ LOOP_TWO_A_ROUND
 			continue;
 		}
 		if (__builtin_expect(ev->run == run, 1)) {
-			/* the claim won h's generation (the next is h's plus one); the
+			/* the claim won h's generation and stored the next; the
 			 * chain holds a slot already: run is not NULL (no event's
 			 * run is), so route_event_slow or the owner's way below
 			 * released one into it */
-			event_release_slot(ev, ev_returning_next_free(ret), watched);
+			event_release_slot(ev, 0, watched, true);
 			pool_chain_link_more(&chain, ev);
 			continue;
 		}
@@ -525,7 +548,7 @@ LOOP_TWO_A_ROUND
 			/* route_event's direct way for the route's first event */
 			owner_only = true;
 			run = ev->run;
-			event_release_slot(ev, ev_returning_next_free(ret), false);
+			event_release_slot(ev, 0, false, true);
 			chain.last = ev; /* pool_chain_add on the empty chain */
 			pool_chain_link_more(&chain, ev);
 			continue;
@@ -534,7 +557,7 @@ LOOP_TWO_A_ROUND
 		chain.n += i - base - refused;
 		route.released = run;
 		route.chain = chain;
-		route_event_slow(&route, ev);
+		route_event_slow(&route, ev, ret);
 		run = route.direct ? route.released : NULL;
 		chain = route.chain; /* counted whole by the route */
 		base = i + 1;
@@ -567,11 +590,11 @@ void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
 /* doca_event_free's way when another thread runs the PE: through the
  * mailbox (route_event and route_end for one event), out of line so that
  * the owner's way keeps few registers. */
-static __attribute__((noinline)) void event_free_foreign(struct doca_event *ev, struct doca_pe *pe)
+static __attribute__((noinline)) void event_free_foreign(struct doca_event *ev, struct doca_pe *pe, uint32_t ret)
 {
 	struct free_route route = { .pe = pe, .sectioned = true };
 
-	route_event(&route, ev);
+	route_event(&route, ev, ret);
 	route_end(&route);
 }
 
@@ -599,8 +622,8 @@ static __attribute__((noinline)) void event_free_entered(struct doca_event *ev, 
 		struct ctx_run *run = ev->run;
 		struct pool_chain c = { 0 };
 
-		/* the claim won h's generation (the next is h's plus one) */
-		event_release_gs(ev, &c, ev_returning_next_free(ev_held_to_returning(ev_handle_held_gs(h, ev))), true);
+		/* the claim won h's generation and stored the next */
+		event_release_gs(ev, &c, 0, true, true);
 		task_pool_put(&run->pool, &c);
 		/* Outside a section the grace period of a context's first
 		 * credit waiter does not order our ring stores before its
@@ -613,7 +636,7 @@ static __attribute__((noinline)) void event_free_entered(struct doca_event *ev, 
 		if (e == RUNNER_ENTERED)
 			runner_exit_from(&pe->runner, unparked);
 	} else {
-		event_free_foreign(ev, pe);
+		event_free_foreign(ev, pe, ev_held_to_returning(ev_handle_held_gs(h, ev)));
 	}
 	if (section)
 		doca_rcu_read_unlock();
@@ -747,7 +770,7 @@ void doca_event_free(struct doca_event *h)
 	 * (pool_plain_begin_unparked; engine/task_pool.c). */
 	struct ctx_run *run = ev->run;
 
-	event_release_slot(ev, ev_returning_next_free(ret), false);
+	event_release_slot(ev, 0, false, true);
 	if (!pool_plain_begin_unparked(&run->pool)) {
 		runner_unparked_first_count(t);
 		event_free_put_shared(run, ev, cur);

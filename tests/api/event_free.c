@@ -500,3 +500,54 @@ Test(event_free, refusals_among_a_runs_events_in_a_burst_leave_every_credit_exac
 	assert_credits(s.ctx, s.src, s.dst, REFUSED_MAX);
 	sibling_fini_with_fixture(&s, &f);
 }
+
+#define ELSEWHERE 6u
+
+struct burst_freer {
+	struct doca_event **evs;
+	uint32_t n;
+};
+
+static void *free_burst(void *arg)
+{
+	struct burst_freer *b = arg;
+
+	doca_event_free_bulk(b->evs, b->n);
+	return NULL;
+}
+
+/* A burst freed on a thread that does not run the PE (this thread keeps
+ * its guard parked) goes through the run's mailbox: its claims store the
+ * next generation at once and mark each slot a free again before the push
+ * (event_claim). The turn then takes them back as frees, not as tasks (no
+ * event more), each credit once; every handle, freed again before that
+ * turn or after it, is refused as stale. */
+Test(event_free, a_burst_freed_on_another_thread_comes_back_through_the_mailbox_once,
+     .init = log_counting, .fini = log_restore)
+{
+	struct api_fixture f;
+	struct doca_event *evs[ELSEWHERE];
+	struct burst_freer b = { .evs = evs, .n = ELSEWHERE };
+	pthread_t t;
+
+	fixture_init_started(&f, "sw0", 64, ELSEWHERE);
+	for (uint32_t i = 0; i < ELSEWHERE; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+	collect_events(f.pe, evs, ELSEWHERE);
+	cr_assert_eq(pthread_create(&t, NULL, free_burst, &b), 0);
+	pthread_join(t, NULL);
+	cr_assert_eq(atomic_load(&errors_logged), 0, "no free was refused");
+
+	uint64_t stale = doca_stale_handle_count();
+
+	doca_event_free_bulk(evs, 2);
+	doca_event_free(evs[2]);
+	cr_assert_eq(doca_stale_handle_count(), stale + 3, "in the mailbox: each a double free");
+	(void)doca_pe_progress(f.pe);
+	cr_assert_null(doca_pe_get_event(f.pe), "a free in the mailbox is no task");
+	doca_event_free_bulk(evs + 3, 2);
+	doca_event_free(evs[5]);
+	cr_assert_eq(doca_stale_handle_count(), stale + ELSEWHERE, "back in the pool: each a double free");
+	assert_credits(f.ctx, f.src, f.dst, ELSEWHERE);
+	fixture_fini(&f);
+}
