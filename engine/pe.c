@@ -214,32 +214,61 @@ static inline uintptr_t ev_gs_tag_by(uint32_t gs, uint64_t k)
 	return ((uintptr_t)gs * k) & ~(uintptr_t)HANDLE_ADDR_MASK;
 }
 
+/* Hand out the ready event @p ev into @p out (pe_take_ready_watched). */
+static inline __attribute__((always_inline)) void pe_hand_out(struct doca_event *ev, struct doca_event **out,
+							       uint64_t k, bool watched)
+{
+	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+
+	ev_set_held_from_queued(ev, gs);
+	if (watched)
+		hb_acquire(ev); /* the device's writes happen before the handout */
+	*out = (struct doca_event *)((uintptr_t)ev | ev_gs_tag_by(gs, k));
+}
+
 /* Take up to max ready events (the caller holds the runner guard). The
  * list's head is kept in a local: the stores to the events would
  * otherwise make the compiler load it again after each one. An event's
  * link is left as it was: every append writes it (engine.h). @p watched:
- * hb_watching(), a constant in each of pe_take_ready's two copies. */
+ * hb_watching(), a constant in each of pe_take_ready's two copies.
+ *
+ * Two events a round, written by hand: the room is tested once a round
+ * (at least two places left), the list's end after each event, and the
+ * output pointer moves once a round; an odd last place is filled after
+ * the rounds. (gcc's unroll kept both tests per event.) The link is
+ * loaded last, into the slot's own register (the handle is made in
+ * another), so no copy of the slot's address per event. */
 static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(struct doca_pe *pe,
 									     struct doca_event **evs,
 									     uint32_t max, bool watched)
 {
 	struct doca_event *ev = pe->ready_head;
-	struct doca_event **out = evs, **end = evs + max; /* a pointer, not an index: one add a loop */
+	/* pointers, not an index: one add a round; last2: the last place a
+	 * round of two may start at */
+	struct doca_event **out = evs, **end = evs + max, **last2 = end - 1;
 	const uint64_t k = ev_gs_tag_multiplier();
 
-	/* two events a round; the link is loaded last, into the slot's own
-	 * register (the handle is made in another), so no copy of the slot's
-	 * address per event */
-LOOP_TWO_A_ROUND
-	while (out < end && ev != NULL) {
-		uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
-
-		ev_set_held_from_queued(ev, gs);
-		if (watched)
-			hb_acquire(ev); /* the device's writes happen before the handout */
-		*out++ = (struct doca_event *)((uintptr_t)ev | ev_gs_tag_by(gs, k));
+	if (ev == NULL)
+		return 0; /* the list's tail is NULL already */
+	while (out < last2) {
+		pe_hand_out(ev, out, k, watched);
 		ev = ev->next;
+		if (ev == NULL) {
+			out += 1;
+			goto done;
+		}
+		pe_hand_out(ev, out + 1, k, watched);
+		ev = ev->next;
+		out += 2;
+		if (ev == NULL)
+			goto done;
 	}
+	if (out < end) {
+		pe_hand_out(ev, out, k, watched);
+		ev = ev->next;
+		out += 1;
+	}
+done:
 	pe->ready_head = ev;
 	if (ev == NULL)
 		pe->ready_tail = NULL;
