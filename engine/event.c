@@ -497,6 +497,26 @@ static inline __attribute__((always_inline)) void route_end_owner(struct free_ro
 	runner_exit_unparked_at(&r->pe->runner, r->unparked, t, 0);
 }
 
+/* One event of the burst's fast way (event_free_burst): claimed and
+ * released into @p chain, true, if it is an event of @p run; else false,
+ * *claimed telling an event claimed (of another run, or the first) from
+ * one refused. */
+static inline __attribute__((always_inline)) bool burst_take(const struct doca_event *h, uint64_t key,
+							      const struct ctx_run *run, struct pool_chain *chain,
+							      bool watched, bool *claimed)
+{
+	uint32_t ret;
+	struct doca_event *ev = event_claim("doca_event_free_bulk", h, key, &ret);
+
+	if (__builtin_expect(ev == NULL || ev->run != run, 0)) {
+		*claimed = ev != NULL;
+		return false;
+	}
+	event_release_slot(ev, 0, watched, true);
+	pool_chain_link_more(chain, ev);
+	return true;
+}
+
 /* doca_event_free_bulk's body, compiled once for each value of @p watched
  * (hb_watching(), tested once per call: it is set before main), so its
  * fast way tests no annotation flag per event when no race detector
@@ -523,27 +543,52 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 	 * end): one add a slot less. */
 	uint32_t base = 0, refused = 0;
 
-	/* two events a round (gcc's registers then rotate instead of being
-	 * copied; it also peels the first event, whose run is NULL) */
-LOOP_TWO_A_ROUND
-	for (uint32_t i = 0; i < n; i++) {
-		const struct doca_event *h = evs[i];
-		uint32_t ret;
-		struct doca_event *ev = event_claim("doca_event_free_bulk", h, key, &ret); /* NULL: skipped */
+	/* last: where a round of two may no longer start */
+	struct doca_event *const *p = evs, *const *end = evs + n, *const *last = end - 1;
 
-		if (__builtin_expect(ev == NULL, 0)) {
+	while (p < end) {
+		bool claimed;
+
+		/* The fast way, two events a round written by hand: the
+		 * bound tested once a round and the pointer moved once, and
+		 * the round's first event linked to the chain's first slot,
+		 * the second to the first event (one copy of a slot's address
+		 * into the chain's register a round; gcc's unroll, with an
+		 * index, made one an event). It leaves at the end,
+		 * or at an event it does not take, *p: claimed, or refused
+		 * (claimed false). An event of `run` is released into the
+		 * chain as route_event would (the claim won h's generation
+		 * and stored the next; the chain holds a slot already: run is
+		 * not NULL (no event's run is), so route_event_slow or the
+		 * owner's way below released one into it). */
+		for (;;) {
+			if (p >= last) {
+				if (p == end)
+					goto done;
+				if (!burst_take(p[0], key, run, &chain, watched, &claimed))
+					break;
+				p++;
+				goto done;
+			}
+			if (!burst_take(p[0], key, run, &chain, watched, &claimed))
+				break;
+			if (!burst_take(p[1], key, run, &chain, watched, &claimed)) {
+				p++;
+				break;
+			}
+			p += 2;
+		}
+		uint32_t i = (uint32_t)(p - evs);
+
+		p++;
+		if (!claimed) { /* skipped */
 			refused++;
 			continue;
 		}
-		if (__builtin_expect(ev->run == run, 1)) {
-			/* the claim won h's generation and stored the next; the
-			 * chain holds a slot already: run is not NULL (no event's
-			 * run is), so route_event_slow or the owner's way below
-			 * released one into it */
-			event_release_slot(ev, 0, watched, true);
-			pool_chain_link_more(&chain, ev);
-			continue;
-		}
+		/* evs[i]'s claim won: h names its slot's generation */
+		const struct doca_event *h = evs[i];
+		struct doca_event *ev = handle_addr(h);
+
 		if (!watched && route.pe == NULL && route_begin_owner(&route, ctx_pe(ev->ctx), t)) {
 			/* route_event's direct way for the route's first event */
 			owner_only = true;
@@ -557,12 +602,13 @@ LOOP_TWO_A_ROUND
 		chain.n += i - base - refused;
 		route.released = run;
 		route.chain = chain;
-		route_event_slow(&route, ev, ret);
+		route_event_slow(&route, ev, ev_held_to_returning(ev_handle_held_gs(h, ev)));
 		run = route.direct ? route.released : NULL;
 		chain = route.chain; /* counted whole by the route */
-		base = i + 1;
+		base = i + 1u;
 		refused = 0;
 	}
+done:
 	chain.n += n - base - refused;
 	if (owner_only) {
 		route_end_owner(&route, run, chain, t);
@@ -577,8 +623,8 @@ LOOP_TWO_A_ROUND
 
 void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
 {
-	if (evs == NULL)
-		return;
+	if (evs == NULL || n == 0)
+		return; /* nothing to free (event_free_burst wants n >= 1) */
 	/* Claimed outside a read-side section, as doca_event_free's; a route
 	 * takes one when it needs it (route_begin). */
 	if (hb_watching())
