@@ -488,7 +488,7 @@ static inline __attribute__((always_inline)) bool route_begin_owner(struct free_
 static inline __attribute__((always_inline)) void route_end_owner(struct free_route *r, struct ctx_run *run,
 								   const struct pool_chain c, struct runner_thread *t)
 {
-	if (pool_plain_begin_unparked(&run->pool))
+	if (pool_plain_begin_unparked_free(&run->pool))
 		pool_put_plain(&run->pool, c.first, c.last, c.top, c.n, false);
 	else
 		pool_put_shared(&run->pool, &c);
@@ -817,7 +817,7 @@ void doca_event_free(struct doca_event *h)
 	struct ctx_run *run = ev->run;
 
 	event_release_slot(ev, 0, false, true);
-	if (!pool_plain_begin_unparked(&run->pool)) {
+	if (!pool_plain_begin_unparked_free(&run->pool)) {
 		runner_unparked_first_count(t);
 		event_free_put_shared(run, ev, cur);
 		return;

@@ -108,6 +108,17 @@ static inline __attribute__((always_inline)) bool pool_plain_begin_unparked(stru
 	return atomic_load_explicit(&p->mode, memory_order_relaxed) == POOL_OWNER;
 }
 
+/* pool_plain_begin_unparked for the owner's frees (engine/event.c): the
+ * same relaxed look at mode, one cmp with the word in memory
+ * (ATOMIC_IS_ZERO; POOL_OWNER is 0). Not for the owner's submit: there
+ * gcc kept one register more for it (bench/README, reap4). */
+_Static_assert(POOL_OWNER == 0, "the owner's mode is 0");
+static inline __attribute__((always_inline)) bool pool_plain_begin_unparked_free(struct task_pool *p)
+{
+	EXPLORE_POINT(ATOMIC);
+	return ATOMIC_IS_ZERO(&p->mode, memory_order_relaxed);
+}
+
 static inline struct doca_event *pool_chunk_of(const struct task_pool *p, uint32_t c)
 {
 	EXPLORE_POINT(ATOMIC);
