@@ -404,56 +404,26 @@ task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct 
 			uint64_t buf_key, bool kernel, struct task_pinned *tp, struct doca_event **evs, uint32_t filled,
 			bool plain, uint64_t h, doca_error_t *err, doca_error_t *why, uint32_t *k);
 
-/* The pins of a chunk's tasks after its first, with task_take_credits and
- * the fills, under the guard when no race detector watches (@p kernel: as
- * task_pin's): tp[0] is the first task, pinned by the caller, and the
- * rest pinned here (tasks 1 to n - 1 while they pass; *err says why the
- * next did not, *k counts those pinned, the first too). When the first
- * take pops the owner's stack plainly, each task is handled, checked and
- * pinned, then popped and filled, in one loop (pool_pop_step): its slot
- * linked to the next one popped, as run_defer wants them; the loop ends
- * at a refusal, at the end of the chunk, or when the stack or the credits
- * run out, and the tasks after it are pinned, taken and filled as
- * task_pin_more, task_take_credits and task_chunk's fill loop do. Any
- * other first take (the pool shared, no slot on the stack) pins them all,
- * then takes. The same takes, fills, links and answers as pinning the
- * whole chunk first, then taking (a task refused has no credit, and the
- * first task without one is refused with the take's reason, before a
- * later refusal), and no credit is held unused: a slot is popped only for
- * a task whose pins stood. The pins and looks inside the plain update
- * (between pool_plain_begin_as and pool_pop_end) touch only the buffers
- * and our own popped slots, which no pool switch reads; a switcher that
- * waits for busy waits out at most the chunk's checks and pins, which
- * call nothing and wait for nothing (a handle refusal, which logs, is
- * made after pool_pop_end). Of the popped events only the first and the
- * last are stored in evs: the chunk's events are linked, and
- * task_post_guarded, their one reader, reads evs[0] and evs[n - 1] and
- * walks the links. */
-static inline __attribute__((always_inline)) uint32_t
-task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs,
-			   uint32_t n, uint64_t buf_key, bool kernel, struct task_pinned *tp, struct doca_event **evs,
-			   doca_error_t *err, doca_error_t *why, uint32_t *k)
+/* task_pin_take_fill_guarded's one loop, out of line: inline, gcc kept
+ * the context, the buffer key, the pop's count and the last slot on the
+ * stack (the caller's values live across the loop took the registers),
+ * ~5 instructions a task; here the loop has the registers to itself for
+ * the one call a chunk. From @p d on (the task after the one @p ev was
+ * popped and filled for), each task is handled, checked and pinned, then
+ * popped (@p pp) and filled, its slot linked to the next one popped, while
+ * the pop has more; a stale handle, a task the fast checks do not pass
+ * or a DEAD look (then *err) ends it. Returns the last slot filled. */
+static inline __attribute__((always_inline)) struct doca_event *
+task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_key, bool kernel,
+		      struct pool_pop *pp, struct doca_event *ev, doca_error_t *err)
 {
-	struct task_pool *p = &run->pool;
+	/* in registers: the fields the steps change are loaded once and
+	 * stored once, at the end (h is not needed here) */
+	struct pool_pop q = { .ev = pp->ev, .most = pp->most, .n = pp->n, .next = pp->next };
 
-	/* task_pool_take_as's guarded first take (its point, then pool_take's look) */
-	EXPLORE_POINT(ATOMIC);
-	bool plain = pool_plain_begin_as(p, kernel);
-	uint64_t h = pool_head_look(p);
-
-	if (!plain || !pool_one_poppable(h))
-		return task_pin_take_fill_rest(ctx, run, descs, n, buf_key, kernel, tp, evs, 0, plain, h, err, why, k);
-	struct pool_pop pp = pool_pop_start(p, h, n);
-	const struct doca_task_desc *d = descs + 1;
-	struct doca_event *ev = pool_pop_step(&pp);
-
-	evs[0] = ev; /* the first one popped */
-	task_fill(ev, tp, descs[0].user_data, true, false);
-	ev->next = pp.ev; /* the next one popped, if any (below) */
-	/* (d is descs + pp.n, and pp.n < pp.most <= n while the pop has
+	/* (d is descs + q.n, and q.n < q.most <= n while the pop has
 	 * more: no test of d against the chunk's end) */
-LOOP_TWO_A_ROUND
-	for (; pool_pop_more(&pp); d++) {
+	for (; pool_pop_more(&q); d++) {
 		struct doca_buf *src = task_buf_of(d->src, buf_key), *dst;
 		uint64_t len;
 
@@ -473,20 +443,92 @@ LOOP_TWO_A_ROUND
 			*err = task_pins_back(src, dst, dead == 2);
 			break;
 		}
-		ev = pool_pop_step(&pp);
+		ev = pool_pop_step(&q);
 		task_fill(ev, &(const struct task_pinned){ .src = src, .dst = dst, .len = len }, d->user_data, true,
 			  false);
-		ev->next = pp.ev;
+		ev->next = q.ev;
 	}
+	pp->ev = q.ev;
+	pp->n = q.n;
+	pp->next = q.next;
+	return ev;
+}
+
+/* task_pop_fill_loop_as compiled for each value of @p kernel (one test a
+ * chunk, not one a task). */
+static __attribute__((noinline)) struct doca_event *
+task_pop_fill_loop_kernel(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_key,
+			  struct pool_pop *pp, struct doca_event *ev, doca_error_t *err)
+{
+	return task_pop_fill_loop_as(ctx, d, buf_key, true, pp, ev, err);
+}
+
+static __attribute__((noinline)) struct doca_event *
+task_pop_fill_loop_light(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_key,
+			 struct pool_pop *pp, struct doca_event *ev, doca_error_t *err)
+{
+	return task_pop_fill_loop_as(ctx, d, buf_key, false, pp, ev, err);
+}
+
+/* The pins of a chunk's tasks after its first, with task_take_credits and
+ * the fills, under the guard when no race detector watches (@p kernel: as
+ * task_pin's): tp[0] is the first task, pinned by the caller, and the
+ * rest pinned here (tasks 1 to n - 1 while they pass; *err says why the
+ * next did not, *k counts those pinned, the first too). When the first
+ * take pops the owner's stack plainly, each task is handled, checked and
+ * pinned, then popped and filled, in one loop (task_pop_fill_loop_as,
+ * out of line, its pops pool_pop_step's): its slot
+ * linked to the next one popped, as run_defer wants them; the loop ends
+ * at a refusal, at the end of the chunk, or when the stack or the credits
+ * run out, and the tasks after it are pinned, taken and filled as
+ * task_pin_more, task_take_credits and task_chunk's fill loop do. Any
+ * other first take (the pool shared, no slot on the stack) pins them all,
+ * then takes. The same takes, fills, links and answers as pinning the
+ * whole chunk first, then taking (a task refused has no credit, and the
+ * first task without one is refused with the take's reason, before a
+ * later refusal), and no credit is held unused: a slot is popped only for
+ * a task whose pins stood. The pins and looks inside the plain update
+ * (between pool_plain_begin_as and pool_pop_end) touch only the buffers
+ * and our own popped slots, which no pool switch reads; a switcher that
+ * waits for busy waits out at most the chunk's checks and pins, which
+ * wait for nothing and call nothing but the loop's one function (a handle refusal, which logs, is
+ * made after pool_pop_end). Of the popped events only the first and the
+ * last are stored in evs: the chunk's events are linked, and
+ * task_post_guarded, their one reader, reads evs[0] and evs[n - 1] and
+ * walks the links. */
+static inline __attribute__((always_inline)) uint32_t
+task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs,
+			   uint32_t n, uint64_t buf_key, bool kernel, struct task_pinned *tp, struct doca_event **evs,
+			   doca_error_t *err, doca_error_t *why, uint32_t *k)
+{
+	struct task_pool *p = &run->pool;
+
+	/* task_pool_take_as's guarded first take (its point, then pool_take's look) */
+	EXPLORE_POINT(ATOMIC);
+	bool plain = pool_plain_begin_as(p, kernel);
+	uint64_t h = pool_head_look(p);
+
+	if (!plain || !pool_one_poppable(h))
+		return task_pin_take_fill_rest(ctx, run, descs, n, buf_key, kernel, tp, evs, 0, plain, h, err, why, k);
+	struct pool_pop pp = pool_pop_start(p, h, n);
+	struct doca_event *ev = pool_pop_step(&pp);
+
+	evs[0] = ev; /* the first one popped */
+	task_fill(ev, tp, descs[0].user_data, true, false);
+	ev->next = pp.ev; /* the next one popped, if any (below) */
+	ev = kernel ? task_pop_fill_loop_kernel(ctx, descs + 1, buf_key, &pp, ev, err)
+		    : task_pop_fill_loop_light(ctx, descs + 1, buf_key, &pp, ev, err);
 	pool_pop_end(p, &pp, true);
-	evs[pp.n - 1u] = ev; /* the last */
-	if (*err == DOCA_SUCCESS && pp.n < n) /* the stack or the credits ran out, or a task left */
-		return task_pin_take_fill_rest(ctx, run, descs, n, buf_key, kernel, tp, evs, pp.n, false, 0, err, why,
+	uint32_t got = pp.n;
+
+	evs[got - 1u] = ev; /* the last */
+	if (*err == DOCA_SUCCESS && got < n) /* the stack or the credits ran out, or a task left */
+		return task_pin_take_fill_rest(ctx, run, descs, n, buf_key, kernel, tp, evs, got, false, 0, err, why,
 					       k);
 	ev->next = NULL;
-	evs[pp.n] = NULL;
-	*k = pp.n;
-	return pp.n;
+	evs[got] = NULL;
+	*k = got;
+	return got;
 }
 
 /* task_pin_take_fill_guarded's rest, out of line (its fast loop then
