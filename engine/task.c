@@ -418,8 +418,11 @@ task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d
 		      struct pool_pop *pp, struct doca_event *ev, doca_error_t *err)
 {
 	/* in registers: the fields the steps change are loaded once and
-	 * stored once, at the end (h is not needed here) */
-	struct pool_pop q = { .ev = pp->ev, .most = pp->most, .n = pp->n, .next = pp->next };
+	 * stored once, at the end (h is not needed here); q.ev, the slot the
+	 * next step takes, is the last filled slot's link (ev->next, stored
+	 * by its fill), loaded again before each step and at the end rather
+	 * than kept beside ev (gcc then copied both each task) */
+	struct pool_pop q = { .most = pp->most, .n = pp->n, .next = pp->next };
 
 	/* (d is descs + q.n, and q.n < q.most <= n while the pop has
 	 * more: no test of d against the chunk's end) */
@@ -443,12 +446,13 @@ task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d
 			*err = task_pins_back(src, dst, dead == 2);
 			break;
 		}
+		q.ev = ev->next;
 		ev = pool_pop_step(&q);
 		task_fill(ev, &(const struct task_pinned){ .src = src, .dst = dst, .len = len }, d->user_data, true,
 			  false);
 		ev->next = q.ev;
 	}
-	pp->ev = q.ev;
+	pp->ev = ev->next;
 	pp->n = q.n;
 	pp->next = q.next;
 	return ev;
