@@ -422,10 +422,12 @@ task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d
 	 * next step takes, is the last filled slot's link (ev->next, stored
 	 * by its fill), loaded again before each step and at the end rather
 	 * than kept beside ev (gcc then copied both each task) */
-	struct pool_pop q = { .most = pp->most, .n = pp->n, .next = pp->next };
+	struct pool_pop q = { .most = pp->most, .left = pp->left, .next = pp->next };
 
-	/* (d is descs + q.n, and q.n < q.most <= n while the pop has
-	 * more: no test of d against the chunk's end) */
+	/* (d is descs + the slots taken, fewer than q.most <= n while the
+	 * pop has more: no test of d against the chunk's end; and no exit
+	 * but pool_pop_more's between a step and its count, so at every exit
+	 * pool_pop_taken is the steps made) */
 	for (; pool_pop_more(&q); d++) {
 		struct doca_buf *src = task_buf_of(d->src, buf_key), *dst;
 		uint64_t len;
@@ -453,7 +455,7 @@ task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d
 		ev->next = q.ev;
 	}
 	pp->ev = ev->next;
-	pp->n = q.n;
+	pp->left = q.left;
 	pp->next = q.next;
 	return ev;
 }
@@ -523,7 +525,7 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 	ev = kernel ? task_pop_fill_loop_kernel(ctx, descs + 1, buf_key, &pp, ev, err)
 		    : task_pop_fill_loop_light(ctx, descs + 1, buf_key, &pp, ev, err);
 	pool_pop_end(p, &pp, true);
-	uint32_t got = pp.n;
+	uint32_t got = pool_pop_taken(&pp);
 
 	evs[got - 1u] = ev; /* the last */
 	if (*err == DOCA_SUCCESS && got < n) /* the stack or the credits ran out, or a task left */

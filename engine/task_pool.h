@@ -172,7 +172,9 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_pla
  * caller that handles each slot as it takes it (the burst's fill under
  * the guard, engine/task.c): pool_pop_start once pool_plain_begin_as
  * returned true and pool_head_look's @p h passed pool_one_poppable, then
- * pool_pop_step while pool_pop_more (at least once), then pool_pop_end.
+ * pool_pop_step while pool_pop_more (at least once), then pool_pop_end;
+ * pool_pop_more, called once after each step, counts it (a count down:
+ * one decrement and its flags, not a count and a compare with a bound).
  * The same loads, stores and points as a whole take; a caller's work on
  * a popped slot before pool_pop_end touches only that slot, which is
  * its own once popped (no one else takes while the pool is the owner's
@@ -180,17 +182,22 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_pla
 struct pool_pop {
 	uint64_t h;
 	struct doca_event *ev; /* the slot the next step takes */
-	uint32_t most, n, next; /* next: the index + 1 under the slots taken */
+	/* most: the slots this pop may take, left: those of them not counted
+	 * taken yet (pool_pop_more), next: the index + 1 under the slots taken */
+	uint32_t most, left, next;
 };
 
+/* @p want >= 1 (task_pool_take's contract), and @p h poppable: most >= 1,
+ * so the first step's count leaves left below it, never wrapping. */
 static inline __attribute__((always_inline)) struct pool_pop pool_pop_start(struct task_pool *p, uint64_t h,
 									    uint32_t want)
 {
-	uint32_t free = head_free(h);
+	uint32_t free = head_free(h), most = want < free ? want : free;
 
 	return (struct pool_pop){ .h = h,
 				  .ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed),
-				  .most = want < free ? want : free,
+				  .most = most,
+				  .left = most,
 				  .next = head_top(h) };
 }
 
@@ -200,15 +207,21 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_step(st
 {
 	struct doca_event *ev = pp->ev;
 
-	pp->n++;
 	pp->next = atomic_load_explicit(&ev->pool_next, memory_order_relaxed);
 	pp->ev = atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed);
 	return ev;
 }
 
-static inline __attribute__((always_inline)) bool pool_pop_more(const struct pool_pop *pp)
+/* After each step, once: counts it, and says whether another may come. */
+static inline __attribute__((always_inline)) bool pool_pop_more(struct pool_pop *pp)
 {
-	return pp->n < pp->most && pp->next != 0;
+	return --pp->left != 0 && pp->next != 0;
+}
+
+/* The slots taken (the steps pool_pop_more counted). */
+static inline __attribute__((always_inline)) uint32_t pool_pop_taken(const struct pool_pop *pp)
+{
+	return pp->most - pp->left;
 }
 
 /* The plain update's end (@p busy: as pool_take_loop's). */
@@ -218,7 +231,8 @@ static inline __attribute__((always_inline)) void pool_pop_end(struct task_pool 
 	atomic_store_explicit(&p->top_ev, pp->ev, memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
 	/* release: as task_pool_put's, for readers of the count */
-	atomic_store_explicit(&p->head, head_next(pp->h, head_free(pp->h) - pp->n, pp->next), memory_order_release);
+	atomic_store_explicit(&p->head, head_next(pp->h, head_free(pp->h) - pool_pop_taken(pp), pp->next),
+			      memory_order_release);
 	if (busy)
 		pool_plain_end(p);
 }
