@@ -1104,9 +1104,12 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * record from the word we entered by: fewer values kept. */
 	if (!task_queued(run->ctx))
 		return task_owner_visited(run, cur, true);
-	if (task_pe_armed(run->pe))
+	/* (loaded once: after the armed look, an atomic, gcc loaded it again) */
+	struct doca_pe *rpe = run->pe;
+
+	if (task_pe_armed(rpe))
 		return task_owner_visited(run, cur, false);
-	runner_exit_unparked_first(&run->pe->runner, cur, runner_parked_thread(cur));
+	runner_exit_unparked_first(&rpe->runner, cur, runner_parked_thread(cur));
 	return DOCA_SUCCESS;
 }
 
