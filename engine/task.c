@@ -405,10 +405,10 @@ task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct 
 			bool plain, uint64_t h, doca_error_t *err, doca_error_t *why, uint32_t *k);
 
 /* task_pin_take_fill_guarded's one loop, out of line: inline, gcc kept
- * the context, the buffer key, the pop's count and the last slot on the
- * stack (the caller's values live across the loop took the registers),
- * ~5 instructions a task; here the loop has the registers to itself for
- * the one call a chunk. From @p d on (the task after the one @p ev was
+ * the context and the pop's bound and count on the stack and copied the
+ * last slot (the caller's values live across the loop took the
+ * registers), ~5 instructions a task; here the loop has the registers to
+ * itself for the one call a chunk. From @p d on (the task after the one @p ev was
  * popped and filled for), each task is handled, checked and pinned, then
  * popped (@p pp) and filled, its slot linked to the next one popped, while
  * the pop has more; a stale handle, a task the fast checks do not pass
