@@ -43,6 +43,15 @@ static void burst_down(struct burst *b)
 	fixture_fini(&b->f);
 }
 
+/* Submit descs[from, from + n) of @p b as one burst and assert its exact
+ * answer: @p expect returned and @p accepted tasks accepted. */
+static void burst_submit(struct burst *b, uint32_t from, uint32_t n, doca_error_t expect, uint32_t accepted)
+{
+	assert_doca(doca_task_submit_batch(b->f.ctx, b->descs + from, n, &b->accepted), expect);
+	cr_assert_eq(b->accepted, accepted, "burst of %u from %u: %u accepted, expected %u", n, from, b->accepted,
+		     accepted);
+}
+
 /* Reap exactly @p n events in submission order (one ctx, one PE), each a
  * SUCCESS of 64 bytes, then assert nothing else comes. */
 static void expect_burst_done(struct api_fixture *f, uint32_t n)
@@ -60,8 +69,7 @@ Test(batch, a_whole_burst_is_accepted_and_completes_in_order)
 	struct burst b;
 
 	burst_up(&b, "sw0", 0, true);
-	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted));
-	cr_assert_eq(b.accepted, BURST);
+	burst_submit(&b, 0, BURST, DOCA_SUCCESS, BURST);
 	expect_burst_done(&b.f, BURST);
 	burst_down(&b);
 }
@@ -71,8 +79,7 @@ Test(batch, the_pool_running_dry_ends_the_burst_with_again)
 	struct burst b;
 
 	burst_up(&b, "sw0:engines=1", 5, true);
-	assert_doca(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted), DOCA_ERROR_AGAIN);
-	cr_assert_eq(b.accepted, 5, "exactly the pool's credits");
+	burst_submit(&b, 0, BURST, DOCA_ERROR_AGAIN, 5); /* exactly the pool's credits */
 	expect_burst_done(&b.f, 5);
 	burst_down(&b);
 }
@@ -83,8 +90,7 @@ Test(batch, a_bad_descriptor_ends_the_burst_with_its_own_error)
 
 	burst_up(&b, "sw0", 0, true);
 	b.descs[3].src = b.dst[3]; /* a WRITE-only memory as source */
-	assert_doca(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted), DOCA_ERROR_NOT_PERMITTED);
-	cr_assert_eq(b.accepted, 3);
+	burst_submit(&b, 0, BURST, DOCA_ERROR_NOT_PERMITTED, 3);
 	expect_burst_done(&b.f, 3);
 	burst_down(&b);
 }
@@ -98,8 +104,7 @@ Test(batch, a_burst_under_the_guard_on_a_fresh_pool_completes_in_order)
 
 	burst_up(&b, "sw0", 0, true);
 	cr_assert_eq(doca_pe_progress(b.f.pe), 0, "nothing to reap yet");
-	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted));
-	cr_assert_eq(b.accepted, BURST);
+	burst_submit(&b, 0, BURST, DOCA_SUCCESS, BURST);
 	expect_burst_done(&b.f, BURST);
 	burst_down(&b);
 }
@@ -115,11 +120,9 @@ Test(batch, a_burst_under_the_guard_takes_the_stacks_slots_then_fresh_ones_in_or
 
 	burst_up(&b, "sw0", 0, true);
 	cr_assert_eq(doca_pe_progress(b.f.pe), 0, "nothing to reap yet");
-	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, BURST / 2, &b.accepted));
-	cr_assert_eq(b.accepted, BURST / 2);
+	burst_submit(&b, 0, BURST / 2, DOCA_SUCCESS, BURST / 2);
 	expect_burst_done(&b.f, BURST / 2); /* their slots back on the stack */
-	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted));
-	cr_assert_eq(b.accepted, BURST);
+	burst_submit(&b, 0, BURST, DOCA_SUCCESS, BURST);
 	expect_burst_done(&b.f, BURST);
 	burst_down(&b);
 }
@@ -134,13 +137,10 @@ Test(batch, a_burst_under_the_guard_ends_with_again_at_exactly_the_free_credits)
 
 	burst_up(&b, "sw0", BURST / 2, true);
 	cr_assert_eq(doca_pe_progress(b.f.pe), 0, "nothing to reap yet");
-	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, BURST / 2, &b.accepted));
-	cr_assert_eq(b.accepted, BURST / 2);
+	burst_submit(&b, 0, BURST / 2, DOCA_SUCCESS, BURST / 2);
 	expect_burst_done(&b.f, BURST / 2); /* every slot back on the stack */
-	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, 3, &b.accepted));
-	cr_assert_eq(b.accepted, 3);
-	assert_doca(doca_task_submit_batch(b.f.ctx, b.descs + 3, BURST - 3, &b.accepted), DOCA_ERROR_AGAIN);
-	cr_assert_eq(b.accepted, BURST / 2 - 3, "exactly the free credits");
+	burst_submit(&b, 0, 3, DOCA_SUCCESS, 3);
+	burst_submit(&b, 3, BURST - 3, DOCA_ERROR_AGAIN, BURST / 2 - 3); /* exactly the free credits */
 	expect_burst_done(&b.f, BURST / 2);
 	burst_down(&b);
 }
@@ -153,16 +153,13 @@ Test(batch, a_refused_first_task_takes_no_returned_credit)
 	struct burst b;
 
 	burst_up(&b, "sw0", BURST, true);
-	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted));
-	cr_assert_eq(b.accepted, BURST);
+	burst_submit(&b, 0, BURST, DOCA_SUCCESS, BURST);
 	expect_burst_done(&b.f, BURST);
 	b.descs[0].src = b.dst[0]; /* a WRITE-only memory as source */
-	assert_doca(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted), DOCA_ERROR_NOT_PERMITTED);
-	cr_assert_eq(b.accepted, 0);
+	burst_submit(&b, 0, BURST, DOCA_ERROR_NOT_PERMITTED, 0);
 	expect_no_event_for(b.f.pe, 20);
 	b.descs[0].src = b.src[0];
-	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted));
-	cr_assert_eq(b.accepted, BURST, "every credit back");
+	burst_submit(&b, 0, BURST, DOCA_SUCCESS, BURST); /* every credit back */
 	expect_burst_done(&b.f, BURST);
 	burst_down(&b);
 }
@@ -172,12 +169,10 @@ Test(batch, nothing_is_accepted_unless_running)
 	struct burst b;
 
 	burst_up(&b, "sw0", 0, false);
-	assert_doca(doca_task_submit_batch(b.f.ctx, b.descs, BURST, &b.accepted), DOCA_ERROR_BAD_STATE);
-	cr_assert_eq(b.accepted, 0);
+	burst_submit(&b, 0, BURST, DOCA_ERROR_BAD_STATE, 0);
 	assert_ok(doca_ctx_start(b.f.ctx));
 	expect_no_event_for(b.f.pe, 20);
-	assert_ok(doca_task_submit_batch(b.f.ctx, b.descs, 0, &b.accepted));
-	cr_assert_eq(b.accepted, 0, "an empty burst");
+	burst_submit(&b, 0, 0, DOCA_SUCCESS, 0); /* an empty burst */
 	burst_down(&b);
 }
 
