@@ -289,6 +289,10 @@ struct doca_event {
 	 * (engine/task_pool.c; the same value each life of the cell): a free
 	 * makes its handle's HELD gs from it (engine/event.c) */
 	_Atomic uint32_t claim_bias;
+	/* head_add_one(pool_link), stored with pool_link by every chunk_make:
+	 * what the return of this slot alone adds to the pool's head, its
+	 * top cleared (engine/task_pool.h pool_put_plain) */
+	uint64_t pool_put_add;
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct doca_event) == 128, "an event is two cache lines");

@@ -42,6 +42,16 @@ static inline uint64_t head_put(uint64_t h, uint32_t n, uint32_t top)
 	       top;
 }
 
+/* What head_put(h, 1, top) adds to h with its top cleared: the tag's
+ * one and the count's one, and top (h & ~POOL_FIELD_MASK has no bits
+ * below the count's field, so the add of top is head_put's or, and the
+ * tag's carry falls off the word as there). A slot's own, stored once
+ * (pool_put_add): a single return then makes its word with one add. */
+static inline uint64_t head_add_one(uint32_t top)
+{
+	return ((uint64_t)1 << POOL_TAG_SHIFT) + ((uint64_t)1 << POOL_TOP_BITS) + top;
+}
+
 /* head_next(h, head_free(h) - 1, top) for a take of one credit, which
  * the caller checked is free (head_free(h) != 0): the count drops by one
  * in place (no borrow out of its field), the tag grows by one (its top
@@ -377,8 +387,14 @@ static inline __attribute__((always_inline)) void pool_put_plain(struct task_poo
 		pool_double_return();
 	atomic_store_explicit(&last->pool_next, head_top(h), memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
-	/* release: our last touch of the slots happens before their next takers'. */
-	atomic_store_explicit(&p->head, head_put(h, n, top), memory_order_release);
+	/* release: our last touch of the slots happens before their next
+	 * takers'. For a constant n of 1 (doca_event_free's one slot, top its
+	 * pool_link) the word is one add of the slot's pool_put_add
+	 * (head_add_one(top)), not a mask, a constant's add and an or. */
+	atomic_store_explicit(&p->head,
+			      __builtin_constant_p(n) && n == 1u ? (h & ~(uint64_t)POOL_FIELD_MASK) + last->pool_put_add
+								  : head_put(h, n, top),
+			      memory_order_release);
 	if (busy)
 		pool_plain_end(p);
 }
