@@ -206,6 +206,7 @@ doca_error_t task_pool_init(struct task_pool *p, struct ctx_run *run, uint32_t s
 {
 	p->run = run;
 	p->size = size;
+	p->size_high = pool_size_high(size);
 	p->nchunks = (size + POOL_CHUNK - 1u) / POOL_CHUNK;
 	p->chunks = doca_zalloc(sizeof(*p->chunks) * p->nchunks);
 	atomic_init(&p->head, head_next(0, size, 0));

@@ -23,6 +23,20 @@ static inline uint32_t head_free(uint64_t h)
 {
 	return (uint32_t)(h >> POOL_TOP_BITS) & POOL_FIELD_MASK;
 }
+/* h shifted up by the tag's width: the free count on the word's top
+ * bits, the top below it (less than one count's unit). So
+ * head_free(h) >= size exactly when head_free_high(h) >=
+ * pool_size_high(size): one shift of h and a compare with the pool's
+ * size_high in memory, not a shift, a mask and a compare. */
+static inline uint64_t head_free_high(uint64_t h)
+{
+	return h << (64u - POOL_TAG_SHIFT);
+}
+static inline uint64_t pool_size_high(uint32_t size)
+{
+	return (uint64_t)size << (64u - POOL_TAG_SHIFT + POOL_TOP_BITS);
+}
+
 /* The word after h: tag + 1 (mod 2^22), free and top. With every bit
  * below the tag set, adding 1 carries exactly into the tag, and one past
  * its top bit falls off the word, as (tag + 1) mod 2^22 would. */
@@ -382,8 +396,9 @@ static inline __attribute__((always_inline)) void pool_put_plain(struct task_poo
 	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
 
 	/* free + n > size; for a constant n of 1, free >= size (gcc does not
-	 * see that the 21-bit count's add cannot wrap: one add less) */
-	if (__builtin_constant_p(n) && n == 1u ? head_free(h) >= p->size : head_free(h) + n > p->size)
+	 * see that the 21-bit count's add cannot wrap: one add less), as
+	 * head_free_high's compare */
+	if (__builtin_constant_p(n) && n == 1u ? head_free_high(h) >= p->size_high : head_free(h) + n > p->size)
 		pool_double_return();
 	atomic_store_explicit(&last->pool_next, head_top(h), memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);

@@ -186,3 +186,35 @@ Test(task_pool, popped_slots_are_the_ones_their_links_name_before_and_after_the_
 	take_and_return_all(p, &m, MAX);
 	fixture_fini(&f);
 }
+
+/* pool_put_plain's double-return test for one slot compares
+ * head_free_high with the pool's size_high; its single put makes head by
+ * one add of the slot's pool_put_add. Both must say exactly what
+ * head_free and head_put say, at every edge of the three fields. */
+Test(task_pool, a_single_puts_shifted_compare_and_add_match_the_unpacked_fields)
+{
+	const uint32_t max = POOL_FIELD_MASK;
+	const uint32_t sizes[] = { 1, 2, 31, 32, 33, DOCA_CTX_DEFAULT_MAX_TASKS, DOCA_CTX_MAX_TASKS_LIMIT };
+	const uint32_t tops[] = { 0, 1, max - 1u, max };
+	const uint64_t tags[] = { 0, 1, ((uint64_t)1 << (64u - POOL_TAG_SHIFT)) - 1u };
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		const uint32_t size = sizes[s];
+		const uint32_t frees[] = { 0, size - 1u, size, size + 1u, max };
+
+		for (size_t f = 0; f < sizeof(frees) / sizeof(frees[0]); f++)
+			for (size_t t = 0; t < sizeof(tops) / sizeof(tops[0]); t++)
+				for (size_t g = 0; g < sizeof(tags) / sizeof(tags[0]); g++) {
+					const uint64_t h = tags[g] << POOL_TAG_SHIFT |
+							   (uint64_t)frees[f] << POOL_TOP_BITS | tops[t];
+
+					cr_assert_eq(head_free_high(h) >= pool_size_high(size), head_free(h) >= size,
+						     "size %u free %u top %u tag %llu", size, frees[f], tops[t],
+						     (unsigned long long)tags[g]);
+					if (frees[f] < max)
+						cr_assert_eq((h & ~(uint64_t)POOL_FIELD_MASK) + head_add_one(tops[t]),
+							     head_put(h, 1, tops[t]), "free %u top %u tag %llu",
+							     frees[f], tops[t], (unsigned long long)tags[g]);
+				}
+	}
+}
