@@ -220,9 +220,13 @@ static inline const void *runner_tagged(const void *me, uintptr_t tag)
 static inline bool runner_parked_by(const void *cur, const void *me)
 {
 	/* the low 48 bits equal: the xor's shifted out the generation's
-	 * (a copy, an or, an xor and a shift, no 64-bit mask constant) */
+	 * (an lea, an xor and a shift, no 64-bit mask constant: the tag is
+	 * added, not or-ed, which is the same word since me's low two bits
+	 * are 0 (a record is 64-aligned, the token 4-aligned, NULL 0), and
+	 * gcc makes the copy and the or one lea) */
 	_Static_assert(RUNNER_GEN_SHIFT == 48, "the shift drops the generation's bits");
-	return (((uintptr_t)cur ^ ((uintptr_t)me | RUNNER_PARKED_TAG)) << (64 - RUNNER_GEN_SHIFT)) == 0;
+	_Static_assert(_Alignof(struct runner_thread) % 4 == 0, "a record's low two bits are free");
+	return (((uintptr_t)cur ^ ((uintptr_t)me + RUNNER_PARKED_TAG)) << (64 - RUNNER_GEN_SHIFT)) == 0;
 }
 
 /* The parked owner's entry and exit compare the guard's words in memory
