@@ -28,8 +28,11 @@ __attribute__((constructor(102))) static void runner_owner_way_choose(void)
 {
 	runner_owner_way = asym_fence_kernel && !hb_watching();
 	/* a record made by an earlier constructor on this thread (another
-	 * thread made before it keeps NULL: its slow ways, still exact) */
-	runner_me_owner_way = runner_owner_way ? runner_me : NULL;
+	 * thread made before it keeps NULL: its slow ways, still exact; a
+	 * constructor returns at depth 0) */
+	if (runner_me != NULL)
+		runner_me->way = runner_owner_way ? runner_me : NULL;
+	runner_me_owner_way = runner_me != NULL ? runner_me->way : NULL;
 }
 DOCA_TLS _Alignas(4) char runner_self_token;
 char tsan_rcu_token;
@@ -94,8 +97,9 @@ struct runner_thread *runner_thread_first(void)
 		return NULL; /* this call runs as the thread's token, and never parks */
 	}
 	t->next_free = NULL;
+	t->way = runner_owner_way ? t : NULL; /* (a record of an exited thread: set again) */
 	runner_me = t;
-	runner_me_owner_way = runner_owner_way ? t : NULL;
+	runner_me_owner_way = t->way; /* at depth 0 */
 	return t;
 }
 

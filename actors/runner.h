@@ -114,6 +114,9 @@ struct runner_thread {
 	uint32_t depth;
 	struct runner_thread *next_free;
 	struct runner_thread *next_all;
+	/* runner_me_owner_way's value at depth 0: the record itself with
+	 * runner_owner_way, else NULL (set with it; runner_depth_set) */
+	struct runner_thread *way;
 } __attribute__((aligned(64)));
 
 enum runner_entry {
@@ -138,10 +141,12 @@ extern DOCA_TLS struct runner_thread *runner_me;
  * main, so tested as this one flag (actors/runner.c). Hidden, as
  * asym_fence_kernel. */
 extern __attribute__((visibility("hidden"))) bool runner_owner_way;
-/* runner_me while runner_owner_way, else NULL (set with runner_me): the
- * reaping calls' owner ways read this one word for the flag and the
- * record, and a NULL fails their runner_parked_by, which sends them to
- * the ways that test the flag themselves. */
+/* runner_me while runner_owner_way and the thread is in no parked
+ * section (its depth 0), else NULL: set with runner_me, and with depth
+ * (runner_depth_set, its only writer). The owner ways read this one word
+ * for the flag, the record and the depth: a NULL fails their
+ * runner_parked_by, which sends them to the ways that test the flag and
+ * the depth themselves. */
 extern DOCA_TLS struct runner_thread *runner_me_owner_way;
 extern DOCA_TLS _Alignas(4) char runner_self_token;
 
@@ -277,6 +282,15 @@ static inline __attribute__((always_inline)) bool runner_nested(const struct run
 #endif
 }
 
+/* t, the caller's own record, now in @p d parked sections: depth, and
+ * runner_me_owner_way with it (t at 0 with the flag, else NULL), so an
+ * owner way that finds the record there needs no look at depth. */
+static inline __attribute__((always_inline)) void runner_depth_set(struct runner_thread *t, uint32_t d)
+{
+	t->depth = d;
+	runner_me_owner_way = d == 0 ? t->way : NULL;
+}
+
 /* An entry of a thread's list: the runner, tagged when the hold is brief
  * (added, not or-ed: r's low bit is 0, and an add folds into the lea of
  * the runner's address in its actor). */
@@ -331,14 +345,14 @@ static inline __attribute__((always_inline)) bool runner_unpark_in(struct runner
 	 * but not in every model since) */
 	atomic_store_explicit(&t->in[d], runner_entry_of(r, brief), memory_order_release);
 	if (count)
-		t->depth = d + 1u;
+		runner_depth_set(t, d + 1u);
 	asym_fence_light_known(kernel); /* our entry is visible before we load revoke (see top) */
 	EXPLORE_POINT(GUARD);
 	/* acquire: a clear we read comes with the owner word it preceded */
 	if (runner_no_revoke(r) && runner_owner_is(r, cur))
 		return runner_in(r);
 	if (count)
-		t->depth = d;
+		runner_depth_set(t, d);
 	/* release: a revoker that sees us gone sees our last section. */
 	atomic_store_explicit(&t->in[d], NULL, memory_order_release);
 	return false;
@@ -369,7 +383,7 @@ static inline __attribute__((always_inline)) bool runner_unpark_first(struct run
 
 static inline void runner_unparked_first_count(struct runner_thread *t)
 {
-	t->depth = 1;
+	runner_depth_set(t, 1);
 }
 
 static inline bool runner_unpark(struct runner *r, const void *cur, struct runner_thread *t, bool brief)
@@ -640,7 +654,7 @@ static inline __attribute__((always_inline)) void runner_exit_parked_in(struct r
 									bool count)
 {
 	if (count)
-		t->depth = d;
+		runner_depth_set(t, d);
 	/* release: a revoker that sees us gone sees this section. */
 	atomic_store_explicit(&t->in[d], NULL, memory_order_release);
 	EXPLORE_POINT(GUARD);
