@@ -484,7 +484,8 @@ static __attribute__((noinline)) struct doca_event *pe_get_one_other(struct doca
  * no race detector: no flag tested again; @p t is runner_me_owner_way),
  * or false (each tested where it is used, as pe_get does; @p t is
  * runner_me). A NULL @p t (no record, or the fast form without
- * runner_owner_way) fails runner_parked_by before t is read. */
+ * runner_owner_way or inside a parked section) fails runner_parked_by
+ * before t is read. */
 static inline __attribute__((always_inline)) struct doca_event *pe_get_one(struct doca_pe *ph, struct doca_pe *pe,
 									   struct runner_thread *t, bool fast)
 {
@@ -493,10 +494,12 @@ static inline __attribute__((always_inline)) struct doca_event *pe_get_one(struc
 
 	/* pe_get's entry for a thread in no parked section (depth 0: not
 	 * nested in ours, its entry the list's first; runner_unpark_at),
-	 * every other depth the sectioned way */
+	 * every other depth the sectioned way (the fast form's t,
+	 * runner_me_owner_way, is NULL at any other depth) */
 	/* entered uncounted (runner_unpark_first): the inline way calls
 	 * nothing, the rest counts the entry first */
-	if (!runner_parked_by(cur, t) || runner_nested(t) || !runner_unpark_first(&pe->runner, cur, t, false, fast)) {
+	if (!runner_parked_by(cur, t) || (!fast && runner_nested(t)) ||
+	    !runner_unpark_first(&pe->runner, cur, t, false, fast)) {
 		if (fast)
 			return pe_get_one_other(ph, pe);
 		/* the explorer's planted bug: any entry outside a section */
