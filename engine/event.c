@@ -784,14 +784,14 @@ void doca_event_free(struct doca_event *h)
 	 * below is for the kernel's fences (its three light fences compiler
 	 * barriers, no flag tested again) with no race detector watching;
 	 * otherwise (t NULL, as for a thread without a record: it fails
-	 * runner_parked_by, which is why depth is read after it) the whole
+	 * runner_parked_by) the whole
 	 * entry and its rest (event_free_entered annotates, and fences as
 	 * the flag says). */
 	/* And the thread in no parked section (depth 0: then not nested
 	 * in ours either, and its entry is its list's first, at constant
-	 * indexes); a nested or deeper call takes the whole entry too. */
-	if (!runner_parked_by(cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed), t) ||
-	    runner_nested(t)) {
+	 * indexes); a nested or deeper call takes the whole entry too
+	 * (runner_me_owner_way is NULL there: runner_depth_set). */
+	if (!runner_parked_by(cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed), t)) {
 		event_free_enter(ev, h, pe);
 		return;
 	}
