@@ -1014,7 +1014,7 @@ task_buf_owned(const struct doca_buf *h, const struct doca_ctx *ctx, uint64_t bu
 static inline __attribute__((always_inline)) doca_error_t
 task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t buf_key)
 {
-	struct runner_thread *t = runner_me;
+	struct runner_thread *t = runner_me_owner_way;
 	struct doca_ctx *ctx = handle_addr(h);
 
 	/* The kernel's fences only (its light fence then a compiler
@@ -1024,18 +1024,18 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * doca_event_free's), and a thread in no parked section (depth 0:
 	 * then not in one of this PE's either, never nested, and its entry
 	 * is its list's first, at constant indexes; runner_unpark_at), as
-	 * doca_event_free's owner way; any other case is the sectioned way.
+	 * doca_event_free's owner way, all three read with the record as
+	 * runner_me_owner_way (NULL otherwise: runner_depth_set); any other
+	 * case is the sectioned way.
 	 * Before the guard only the cell's kind is checked (its magic and
 	 * epoch: a cell never changes kind), not its generation or state:
 	 * they only choose the way, the words read before the guard are
 	 * atomics never zeroed whatever the cell's fate (see the top), and
 	 * the checks under the guard (state, PE, handle) are the ones that
-	 * count; a stale or stopped context fails them and leaves. The
-	 * record's depth is tested after the owner word (gcc then keeps one
-	 * saved register less); a thread without a record leaves first, as
-	 * it did, so the explorer's schedules of foreign submitters are
-	 * unchanged. */
-	if (!runner_owner_way || t == NULL || ctx == NULL || !task_word_is(ctx, head_key(MAGIC_CTX)))
+	 * count; a stale or stopped context fails them and leaves. A NULL
+	 * record leaves first, as it did, so the explorer's schedules of
+	 * foreign submitters are unchanged. */
+	if (t == NULL || ctx == NULL || !task_word_is(ctx, head_key(MAGIC_CTX)))
 		return task_submit_sectioned(h, desc, 0);
 	EXPLORE_POINT(ATOMIC); /* (where the state was loaded: the same schedules) */
 	struct doca_pe *pe = ctx_pe(ctx);
@@ -1049,7 +1049,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * nothing; task_owner_leave and task_owner_dead call nothing before
 	 * they leave uncounted, every other rest counts the entry first
 	 * (runner_unparked_first_count) and leaves as after runner_unpark_at */
-	if (!runner_parked_by(cur, t) || t->depth != 0 || !runner_unpark_first(&pe->runner, cur, t, true, true))
+	if (!runner_parked_by(cur, t) || !runner_unpark_first(&pe->runner, cur, t, true, true))
 		return task_submit_sectioned(h, desc, 0);
 	/* Inside our brief section: the checks again, state first (its
 	 * acquire comes after the start's connect), then the PE (the guard
