@@ -408,6 +408,18 @@ static __attribute__((noinline)) uint32_t pe_get(struct doca_pe *ph, struct doca
 	return n;
 }
 
+/* doca_pe_get_events for a thread without a record (the sectioned way),
+ * or without runner_owner_way, or inside a parked section (pe_get). */
+static __attribute__((noinline)) uint32_t pe_get_no_owner_way(struct doca_pe *ph, struct doca_pe *pe,
+							      struct doca_event **evs, uint32_t max)
+{
+	struct runner_thread *t = runner_me;
+
+	if (t == NULL)
+		return pe_get_locked(ph, evs, max, true);
+	return pe_get(ph, pe, t, evs, max);
+}
+
 /* pe_get's steps for a thread in no parked section with the kernel's
  * fences and no race detector (runner_owner_way), arranged as
  * doca_pe_get_event's: never nested, the entry at its list's first index,
@@ -416,13 +428,14 @@ static __attribute__((noinline)) uint32_t pe_get(struct doca_pe *ph, struct doca
  * (The take's loop still wants callee-saved registers.) */
 uint32_t doca_pe_get_events(struct doca_pe *ph, struct doca_event **evs, uint32_t max)
 {
-	struct runner_thread *t = runner_me;
+	/* the flag, the record and depth 0 in one word (runner_depth_set) */
+	struct runner_thread *t = runner_me_owner_way;
 	struct doca_pe *pe = pe_of(ph);
 
-	if (t == NULL || pe == NULL || evs == NULL || max == 0)
+	if (pe == NULL || evs == NULL || max == 0)
 		return pe_get_locked(ph, evs, max, true);
-	if (!runner_owner_way || runner_nested(t))
-		return pe_get(ph, pe, t, evs, max);
+	if (t == NULL)
+		return pe_get_no_owner_way(ph, pe, evs, max);
 	EXPLORE_POINT(GUARD);
 	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
 
