@@ -465,7 +465,7 @@ static __attribute__((noinline, cold)) void route_event_slow(struct free_route *
 static inline __attribute__((always_inline)) bool route_begin_owner(struct free_route *r, struct doca_pe *pe,
 								     struct runner_thread *t)
 {
-	if (!runner_owner_way || t == NULL || runner_nested(t))
+	if (t == NULL) /* runner_me_owner_way: not all of those */
 		return false;
 	EXPLORE_POINT(GUARD);
 	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
@@ -535,7 +535,8 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 	/* the burst's route is the owner's (route_begin_owner) and no other
 	 * route was begun: route_end_owner ends it */
 	bool owner_only = false;
-	struct runner_thread *t = runner_me;
+	/* the flag, the record and depth 0 in one word (runner_depth_set) */
+	struct runner_thread *t = runner_me_owner_way;
 	/* The fast way links its slots into chain without counting them
 	 * (pool_chain_link_more): chain.n lacks the events from index base
 	 * on that it linked, all but the `refused` claims among them, and
