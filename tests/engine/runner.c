@@ -449,6 +449,43 @@ Test(runner, the_loop_thread_keeps_its_guard_parked)
 	fixture_down(&f);
 }
 
+static struct runner_thread *cb_owner_way = (struct runner_thread *)1;
+static uint32_t cb_depth = 99;
+
+static void note_owner_way(struct doca_event *ev, union doca_data ud)
+{
+	(void)ev;
+	(void)ud;
+	cb_owner_way = runner_me_owner_way;
+	cb_depth = runner_me->depth;
+}
+
+/* The owner ways find the flag, the record and depth 0 in one word,
+ * runner_me_owner_way (runner_depth_set): the record at depth 0 with the
+ * flag, NULL inside a parked section, such as the progress's around its
+ * callbacks, whose calls then never take a way made for depth 0. */
+Test(runner, the_owner_ways_word_is_null_inside_a_parked_section)
+{
+	struct fixture f;
+	struct doca_task_desc desc = { .type = DOCA_TASK_COPY };
+
+	fixture_up_with(&f, note_owner_way);
+	desc.src = f.src;
+	desc.dst = f.dst;
+	cr_assert_eq(doca_pe_progress(f.pe), 0);
+	cr_assert(runner_parked_by(owner_word(f.pe), runner_self()), "parked for us");
+	struct runner_thread *way = runner_owner_way ? runner_me : NULL;
+
+	cr_assert_eq(runner_me_owner_way, way, "at depth 0: the record if the flag holds");
+	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_progress(f.pe), 1);
+	cr_assert_eq(cb_depth, 1, "the callback runs inside the progress's parked section");
+	cr_assert_null(cb_owner_way, "inside a parked section: %p", (void *)cb_owner_way);
+	cr_assert_eq(runner_me->depth, 0);
+	cr_assert_eq(runner_me_owner_way, way, "back at depth 0");
+	fixture_down(&f);
+}
+
 struct other_progress {
 	struct doca_pe *pe;
 	const void *before, *after; /* the owner word around the call */
