@@ -842,10 +842,13 @@ extern uint32_t g_fork_epoch;
 /* g_fork_epoch << 32, kept beside it (head_key: one or, no shift).
  * Hidden, as asym_fence_kernel: read without the GOT's address load. */
 extern __attribute__((visibility("hidden"))) uint64_t g_fork_epoch_key;
-/* head_key(MAGIC_EVENT) and head_key(MAGIC_PE), kept beside it for the
- * reaping calls' handle checks (one load, no or); set with it. */
+/* head_key(MAGIC_EVENT), head_key(MAGIC_PE), head_key(MAGIC_CTX) and
+ * head_key(MAGIC_BUF), kept beside it for the hot calls' handle checks
+ * (one load, no copy and or; head_key picks them); set with it. */
 extern __attribute__((visibility("hidden"))) uint64_t g_event_key;
 extern __attribute__((visibility("hidden"))) uint64_t g_pe_key;
+extern __attribute__((visibility("hidden"))) uint64_t g_ctx_key;
+extern __attribute__((visibility("hidden"))) uint64_t g_buf_key;
 
 /* What every handle's object starts with (each struct lists these fields
  * first, in this order). */
@@ -906,10 +909,26 @@ static inline __attribute__((always_inline)) bool head_pair_is(const void *o, ui
 	return head_pair_load(o) == key;
 #endif
 }
-/* What head_pair_load reads from a live object of this process with @p magic. */
-static inline uint64_t head_key(uint32_t magic)
+/* What head_pair_load reads from a live object of this process with @p
+ * magic, made from the epoch (engine/fork.c sets the kept keys so). */
+static inline uint64_t head_key_made(uint32_t magic)
 {
 	return g_fork_epoch_key | magic;
+}
+/* ... the kept key for a constant magic that has one. */
+static inline uint64_t head_key(uint32_t magic)
+{
+	if (__builtin_constant_p(magic)) {
+		if (magic == MAGIC_CTX)
+			return g_ctx_key;
+		if (magic == MAGIC_BUF)
+			return g_buf_key;
+		if (magic == MAGIC_PE)
+			return g_pe_key;
+		if (magic == MAGIC_EVENT)
+			return g_event_key;
+	}
+	return head_key_made(magic);
 }
 
 /* Is the generation of @p o (handle_addr(h)) still h's? */

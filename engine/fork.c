@@ -43,6 +43,8 @@ uint32_t g_fork_epoch;
 uint64_t g_fork_epoch_key;
 uint64_t g_event_key = MAGIC_EVENT; /* head_key(MAGIC_EVENT) in epoch 0 */
 uint64_t g_pe_key = MAGIC_PE;
+uint64_t g_ctx_key = MAGIC_CTX;
+uint64_t g_buf_key = MAGIC_BUF;
 
 /* The leaf locks (cells, log) last: a reclaimer callback may need the
  * cells' lock before the RCU side is quiet, and nothing is taken under
@@ -67,8 +69,10 @@ static void fork_child(void)
 {
 	g_fork_epoch++;
 	g_fork_epoch_key = (uint64_t)g_fork_epoch << 32;
-	g_event_key = head_key(MAGIC_EVENT);
-	g_pe_key = head_key(MAGIC_PE);
+	g_event_key = head_key_made(MAGIC_EVENT);
+	g_pe_key = head_key_made(MAGIC_PE);
+	g_ctx_key = head_key_made(MAGIC_CTX);
+	g_buf_key = head_key_made(MAGIC_BUF);
 	log_fork_child();
 	runner_fork_child();
 	doca_rcu_fork_child();
