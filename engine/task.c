@@ -252,10 +252,15 @@ static __attribute__((noinline, cold)) doca_error_t task_check_full(const struct
 	return DOCA_SUCCESS;
 }
 
-/* A task of a chunk, validated and pinned, waiting for its credit. */
+/* A task of a chunk, validated and pinned, waiting for its credit; with
+ * its event's outcome as the device's whole copy of len bytes gives it
+ * (the fill stores it: task_fill), zero (DOCA_SUCCESS, SUCCESS) but for an
+ * ALLOW_PARTIAL copy to a short destination (task_pin_partial). */
 struct task_pinned {
 	struct doca_buf *src, *dst;
 	uint64_t len;
+	doca_error_t error;
+	uint32_t status; /* enum doca_event_status */
 };
 
 /* Guarded pins of src and dst counted, and a DEAD found by
@@ -294,6 +299,12 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
 			return err;
 		out->src = src;
 		out->dst = dst;
+		/* the partial copy's outcome, which the turn's execute no longer
+		 * tells by len against the source's (it copies len bytes) */
+		bool partial = out->len < src->len;
+
+		out->error = partial ? DOCA_ERROR_TOO_BIG : DOCA_SUCCESS;
+		out->status = partial ? DOCA_EVENT_STATUS_PARTIAL : DOCA_EVENT_STATUS_SUCCESS;
 	}
 	if (guarded) {
 		/* both pins counted, one fence, then both looks, in the order
@@ -389,8 +400,14 @@ static inline __attribute__((always_inline)) void task_fill(struct doca_event *e
 	 * was written when the slot was made, engine/task_pool.c chunk_make;
 	 * no bytes: every completion writes them, event_flush and
 	 * event_from_cqe and the turn's execute, before anyone can read
-	 * them; and no flags: ALLOW_PARTIAL is decided here, and a
-	 * completion tells a partial copy by len against the source's) */
+	 * them; and no flags: ALLOW_PARTIAL is decided by the checks, and the
+	 * outcome below is what it means for a whole copy of len bytes) */
+	/* the outcome of the device's whole copy of len bytes (one store, a
+	 * constant for a task the fast checks passed: zero): the turn's
+	 * execute, which makes that copy, stores none (engine/pe_progress.c),
+	 * and every other completion overwrites it */
+	ev->error = t->error;
+	ev->status = t->status;
 	ev->src = t->src;
 	ev->dst = t->dst;
 	ev->len = t->len;
@@ -461,15 +478,23 @@ task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d
 }
 
 /* task_pop_fill_loop_as compiled for each value of @p kernel (one test a
- * chunk, not one a task). */
-static __attribute__((noinline)) struct doca_event *
+ * chunk, not one a task), with no padding before the loop's head: gcc
+ * aligns it, and the pass that falls into it from the last one's exit
+ * tests then runs the padding's nop (one a task, as the fill's size
+ * makes it). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define TASK_LOOP_UNPADDED __attribute__((optimize("align-loops=1")))
+#else
+#define TASK_LOOP_UNPADDED
+#endif
+static __attribute__((noinline)) TASK_LOOP_UNPADDED struct doca_event *
 task_pop_fill_loop_kernel(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_key,
 			  struct pool_pop *pp, struct doca_event *ev, doca_error_t *err)
 {
 	return task_pop_fill_loop_as(ctx, d, buf_key, true, pp, ev, err);
 }
 
-static __attribute__((noinline)) struct doca_event *
+static __attribute__((noinline)) TASK_LOOP_UNPADDED struct doca_event *
 task_pop_fill_loop_light(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_key,
 			 struct pool_pop *pp, struct doca_event *ev, doca_error_t *err)
 {
