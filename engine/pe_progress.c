@@ -188,33 +188,20 @@ static struct doca_event *event_list_skip(struct doca_event *ev, uint32_t k)
 	return ev;
 }
 
-/* ALLOW_PARTIAL with a short dst: what the device's whole copy of len
- * bytes means (event_complete's HW_CQE_OK). */
-static __attribute__((cold, noinline)) void event_short_dst(struct doca_event *ev)
-{
-	ev->error = DOCA_ERROR_TOO_BIG;
-	ev->status = DOCA_EVENT_STATUS_PARTIAL;
-}
-
 /* The copies' memmove without the PLT's jump, as hw/sw/sw_qp.c calls it. */
 #if defined(__GNUC__) && !defined(__clang__)
 extern __typeof__(memmove) memmove __attribute__((noplt));
 #endif
 
-/* One event of turn_copy: its status as the device's whole copy gives it,
- * then the copy. The status goes first: the events are the turn's until
- * it delivers them, so no one sees it before the copy. */
+/* One event of turn_copy: the copy. Its status as the device's whole
+ * copy gives it is the fill's (engine/task.c, task_fill), and its bytes
+ * are len (the same word, engine.h). */
 static inline __attribute__((always_inline)) void turn_copy_one(struct doca_event *ev, bool ready,
 								 struct doca_event ***done)
 {
 	struct doca_buf *src = ev->src;
 	uint64_t len = ev->len;
 
-	/* (bytes: len, the same word, engine.h) */
-	ev->error = DOCA_SUCCESS;
-	ev->status = DOCA_EVENT_STATUS_SUCCESS;
-	if (__builtin_expect(len < src->len, 0))
-		event_short_dst(ev); /* out of line: a branch, not a computed store */
 	if (!ready)
 		*(*done)++ = ev;
 	memmove(ev->dst->data, src->data, len);
@@ -261,13 +248,13 @@ static inline __attribute__((always_inline)) uint32_t turn_copy(struct doca_even
  * On a device whose execute is a plain copy (hw_qp.copies_plain) the
  * copies are made here instead (turn_copy; the race detector's one-copy
  * chunks below keep the device's way).
- * One pass over the events: each one's descriptor, and its status as the
- * whole copy the device reports for all but its failures (hw_ops.execute
- * returns how many leading ones those are, without writing their
- * completions; a whole copy's bytes are its len, the same word, engine.h);
- * the completions of the rest overwrite every field. The
- * events are the turn's until it delivers them, so no one sees the status
- * before the copy.
+ * One pass over the events: each one's descriptor. Its status as the
+ * whole copy the device reports for all but its failures is the fill's
+ * (engine/task.c, task_fill: SUCCESS, or PARTIAL for an ALLOW_PARTIAL copy
+ * to a short destination; hw_ops.execute returns how many leading ones
+ * are whole, without writing their completions; a whole copy's bytes are
+ * its len, the same word, engine.h); the completions of the rest
+ * overwrite every field.
  * Without an event callback the executed events stay linked as they were
  * in the backlog: *head..*tail, for the turn to splice onto the ready list
  * with one tail update (no array entry, no second walk). They stay QUEUED
@@ -319,11 +306,7 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 
 			/* event_desc's copy: no registrations, no cookie (hw_copy) */
 			*c = (struct hw_copy){ .src = src->data, .dst = ev->dst->data, .len = len };
-			/* (bytes: len, the same word, engine.h) */
-			ev->error = DOCA_SUCCESS;
-			ev->status = DOCA_EVENT_STATUS_SUCCESS;
-			if (__builtin_expect(len < src->len, 0))
-				event_short_dst(ev);
+			/* (its status: the fill's; bytes: len, the same word, engine.h) */
 			if (!ready)
 				*done++ = ev;
 			c++;
