@@ -276,6 +276,48 @@ Test(event_free, a_burst_comes_out_with_get_events_and_goes_back_with_free_bulk,
 	fixture_fini(&f);
 }
 
+/* The handout's rounds of four and its last max % 4 places one at a time
+ * (engine/pe.c, pe_take_ready_watched): for every ready count and max from
+ * 1 to 9, each get hands out exactly min(max, what is left) events, oldest
+ * first, and writes nothing past them; then nothing is left. */
+Test(event_free, get_events_hands_out_exactly_what_is_ready_up_to_max_in_order)
+{
+	enum { MOST = 9 };
+	struct api_fixture f;
+	struct doca_event *poison = (struct doca_event *)&f, *evs[MOST + 1];
+
+	fixture_init_started(&f, "sw0", 64, MOST);
+	for (uint32_t ready = 1; ready <= MOST; ready++) {
+		for (uint32_t max = 1; max <= MOST; max++) {
+			uint32_t done = 0;
+			uint64_t deadline = now_ns() + (uint64_t)API_WAIT_MS * 1000000ull;
+
+			for (uint32_t i = 0; i < ready; i++)
+				assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+			while (done < ready && now_ns() < deadline)
+				done += (uint32_t)doca_pe_progress(f.pe);
+			cr_assert_eq(done, ready);
+			for (uint32_t from = 0; from < ready;) {
+				uint32_t want = ready - from < max ? ready - from : max;
+
+				for (uint32_t i = 0; i <= MOST; i++)
+					evs[i] = poison;
+				cr_assert_eq(doca_pe_get_events(f.pe, evs, max), want, "ready %u max %u from %u", ready,
+					     max, from);
+				for (uint32_t i = 0; i < want; i++)
+					cr_assert_eq(doca_event_get_user_data(evs[i]).u64, from + i, "ready %u max %u",
+						     ready, max);
+				for (uint32_t i = want; i <= MOST; i++)
+					cr_assert_eq(evs[i], poison, "ready %u max %u: place %u written", ready, max, i);
+				doca_event_free_bulk(evs, want);
+				from += want;
+			}
+			cr_assert_eq(doca_pe_get_events(f.pe, evs, max), 0, "ready %u max %u: one too many", ready, max);
+		}
+	}
+	fixture_fini(&f);
+}
+
 /* A thread whose first call into the library is a get has no record yet:
  * the owner ways refuse it (runner_parked_by is false for a NULL record,
  * before the record is read) and it takes the sectioned way, which makes
