@@ -428,8 +428,17 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	 * that came since is work that could have come just after the look;
 	 * the release's look after its fence finds it, as it would then. */
 	bool known_idle = running && !fed && idle_dev && !fatal && st == DOCA_CTX_STATE_RUNNING;
+	/* A visit that produced events keeps its context for the next turn,
+	 * whatever the look would find: a context busy now is likely busy
+	 * then (the application submits again after it reaps), and a kept
+	 * context costs its next visit one look, where a released one costs
+	 * the release (a CAS, a fence, the look again) and the next
+	 * submitter's signal or requeue. A visit more is never wrong: the
+	 * set's rule (a context leaves only after a visit that finds nothing,
+	 * pe_ready.c) holds, one visit later. */
+	bool more = t->ndone != first || (!known_idle && run_needs_visit(ctx, run));
 
-	pe_ready_after_visit(pe, ctx, !known_idle && run_needs_visit(ctx, run));
+	pe_ready_after_visit(pe, ctx, more);
 	if (t->ndone == first && running && !fatal)
 		return; /* nothing to deliver or finish */
 	/* Events in hand mean tasks outstanding, so the ctx cannot have

@@ -32,8 +32,9 @@
  * is in the set (or its visit's release looks at the work again), and the
  * fence the signaller ran after its work serves.
  *
- * A context leaves the set only after a visit that finds nothing left: its
- * queue pair not always polled, its mailbox idle, no task the device
+ * A context leaves the set only after a visit that produced no events (one
+ * that did keeps it: likely busy at the next turn, engine/pe_progress.c)
+ * and finds nothing left: its queue pair not always polled, its mailbox idle, no task the device
  * refused or a submit left for the turn (the run's backlog), nothing on
  * its queue pair that only polling would find (inline work, a CQ with
  * entries), no descriptor on the device at all (run->on_device: a context

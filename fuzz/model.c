@@ -551,10 +551,12 @@ static void deliver(struct model *m, struct m_pe *pe, int t)
 /*
  * One turn (doca_pe.h): visit the contexts of the ready set — those kept by
  * the last turn, then those signalled since, each once — a RUNNING ctx's
- * queued tasks execute in order, a STOPPING ctx's are flushed; a STOPPING
- * ctx with nothing outstanding (its stop to finish) stays in the set, every
- * other leaves it; then deliver every completion in visit order and finish
- * the stops whose events are all freed.
+ * queued tasks execute in order, a STOPPING ctx's are flushed; a ctx whose
+ * visit produced events stays in the set, as does a STOPPING ctx with
+ * nothing outstanding (its stop to finish), every other leaves it (the
+ * kept ones in visit order, engine/pe_ready.c); then deliver every
+ * completion in visit order and finish the stops whose events are all
+ * freed.
  */
 uint32_t m_progress(struct model *m, int p)
 {
@@ -593,7 +595,7 @@ uint32_t m_progress(struct model *m, int p)
 			total++;
 		}
 		visited[nvisited++] = c;
-		if (x->state == DOCA_CTX_STATE_STOPPING && x->outstanding == 0)
+		if (done[nvisited - 1u].n != 0 || (x->state == DOCA_CTX_STATE_STOPPING && x->outstanding == 0))
 			pe->kept[pe->nkept++] = todo[i];
 		else
 			x->queued = false;

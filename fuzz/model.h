@@ -9,7 +9,8 @@
  * model knows nothing of the library's code; the one execution-order choice
  * the contract leaves open (in which order a turn visits a PE's contexts) is
  * modelled after the library's documented ready set (m_progress): a turn
- * visits the contexts that were given work, in the order they got it.
+ * visits the contexts the last one kept, then those given work since, in
+ * the order they got it.
  *
  * Handles are slot indexes into fixed tables. An argument is a slot, ARG_NULL
  * (the harness passes NULL) or ARG_WRONG (a live handle of another type).
