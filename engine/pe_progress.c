@@ -13,7 +13,9 @@
  * destroyed) while the turn holds one of its events, and the pinned
  * reference keeps its memory valid through its state callback anyway. A
  * running context that produced nothing this turn needs nothing after the
- * section, so it is not pinned (two atomic operations less per idle turn).
+ * section, so it is not pinned (two atomic operations less per idle turn);
+ * nor does one whose events, with no event callback, join the ready list
+ * inside the section (turn_visit says when).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -359,6 +361,27 @@ static __attribute__((cold, noinline)) void turn_rec_fatal(struct turn_rec *rec,
 	run->fatal = true;
 }
 
+/* Events head..tail, linked in order, onto the end of the ready list. */
+static void pe_splice_ready(struct doca_pe *pe, struct doca_event *head, struct doca_event *tail)
+{
+	if (pe->ready_tail != NULL)
+		pe->ready_tail->next = head;
+	else
+		pe->ready_head = head;
+	pe->ready_tail = tail;
+}
+
+/* pe_deliver for n (>= 1) events of one context without an event callback
+ * (none can be set while it has events: doca_ctx_set_event_cb is IDLE
+ * only): linked in order, then spliced onto the ready list with one tail
+ * update. */
+static void pe_deliver_ready(struct doca_pe *pe, struct doca_event *const *evs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		evs[i]->next = i + 1u < n ? evs[i + 1u] : NULL;
+	pe_splice_ready(pe, evs[0], evs[n - 1u]);
+}
+
 /* Visit one context of the ready set: drain, post or flush, poll. */
 static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 {
@@ -441,6 +464,23 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	pe_ready_after_visit(pe, ctx, more);
 	if (t->ndone == first && running && !fatal)
 		return; /* nothing to deliver or finish */
+	/* A running context with no failure and no event callback, its
+	 * visit the turn's first to produce events (no record yet): its
+	 * events join the ready list now, in the order the delivery after
+	 * the section would give them (nothing is appended before them
+	 * there), and nothing of the context is left for after the section:
+	 * no record, so no reference (the section's end is our last access).
+	 * A stop that came meanwhile cannot finish before these events are
+	 * freed; its report, if put off, comes with the visit its signal
+	 * brings (stop_hand_to_pe), as it does when the visit produced no
+	 * events. */
+	if (running && !fatal && t->nrecs == 0 && (head != NULL || ctx->event_cb == NULL)) {
+		if (head != NULL) /* executed first, so first in order */
+			pe_splice_ready(pe, head, tail);
+		if (t->ndone != rest)
+			pe_deliver_ready(pe, &t->done[rest], t->ndone - rest);
+		return;
+	}
 	/* Events in hand mean tasks outstanding, so the ctx cannot have
 	 * reached IDLE and been destroyed: the reference cannot fail then. */
 	if (!ctx_ref_get(ctx)) {
@@ -508,27 +548,6 @@ static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
 		return;
 	}
 	event_list_append(&pe->ready_head, &pe->ready_tail, ev); /* QUEUED until handed out */
-}
-
-/* Events head..tail, linked in order, onto the end of the ready list. */
-static void pe_splice_ready(struct doca_pe *pe, struct doca_event *head, struct doca_event *tail)
-{
-	if (pe->ready_tail != NULL)
-		pe->ready_tail->next = head;
-	else
-		pe->ready_head = head;
-	pe->ready_tail = tail;
-}
-
-/* pe_deliver for n (>= 1) events of one context without an event callback
- * (none can be set while it has events: doca_ctx_set_event_cb is IDLE
- * only): linked in order, then spliced onto the ready list with one tail
- * update. */
-static void pe_deliver_ready(struct doca_pe *pe, struct doca_event *const *evs, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		evs[i]->next = i + 1u < n ? evs[i + 1u] : NULL;
-	pe_splice_ready(pe, evs[0], evs[n - 1u]);
 }
 
 /* PE turns the calling thread is inside (a callback may progress another PE). */
