@@ -134,6 +134,29 @@ static inline struct ready_node *ready_pop_sc(struct ready_set *s)
  * Thread safety: the one consumer only. */
 void ready_keep_sc(struct ready_set *s, struct ready_node *n);
 
+/* Consumer: the node at the FIFO's head, left in it, or NULL; after its
+ * visit, ready_rotate_sc keeps it or ready_pop_sc takes it. Thread
+ * safety: the one consumer only. */
+static inline struct ready_node *ready_peek_sc(const struct ready_set *s)
+{
+	return s->head;
+}
+
+/* Consumer: the FIFO's head still has work: ready_keep_sc's result for
+ * it (at the tail, still QUEUED), with nothing moved when it is the only
+ * node. Thread safety: the one consumer only. */
+static inline void ready_rotate_sc(struct ready_set *s)
+{
+	struct ready_node *n = s->head;
+
+	if (n == s->tail)
+		return;
+	s->head = n->next;
+	s->tail->next = n;
+	n->next = NULL;
+	s->tail = n;
+}
+
 /* Consumer: n (popped) leaves the set. False if its owner detached it: the
  * consumer then frees it (what the owner's detach left to it). True: the
  * flag is clear and a full fence has run; the caller must now look at n's

@@ -511,7 +511,7 @@ static void turn_collect(struct doca_pe *pe, struct turn *t)
 	uint32_t todo = ready_collect_sc(&pe->ready, TURN_CTXS);
 
 	for (uint32_t i = 0; i < todo && t->nrecs < TURN_CTXS && t->ndone < TURN_EVENTS; i++) {
-		struct ready_node *n = ready_pop_sc(&pe->ready);
+		struct ready_node *n = ready_peek_sc(&pe->ready); /* left there until its visit ends */
 
 		turn_visit(pe, t, caa_container_of(n, struct doca_ctx, ready));
 	}

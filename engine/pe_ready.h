@@ -37,17 +37,18 @@ static inline __attribute__((always_inline)) bool run_needs_visit_in(struct doca
 	return false;
 }
 
-/* The node of ctx, in its PE's ready set or not, after its visit: kept
- * for the next turn when `more`, else released and looked at once more
- * (runner guard held, inside a read-side section). Inline in the turn
- * (engine/pe_progress.c), its one caller. */
+/* The node of ctx, the head of its PE's FIFO (ready_peek_sc), after its
+ * visit: kept for the next turn when `more`, else taken out, released and
+ * looked at once more (runner guard held, inside a read-side section).
+ * Inline in the turn (engine/pe_progress.c), its one caller. */
 static inline __attribute__((always_inline)) void pe_ready_after_visit(struct doca_pe *pe, struct doca_ctx *ctx,
 								       bool more)
 {
 	if (more) {
-		ready_keep_sc(&pe->ready, &ctx->ready);
+		ready_rotate_sc(&pe->ready);
 		return;
 	}
+	(void)ready_pop_sc(&pe->ready); /* ctx's node */
 	if (!ready_release_sc(&ctx->ready)) {
 		ctx_ref_put(ctx); /* destroyed while queued: the reference it left us */
 		return;

@@ -68,6 +68,38 @@ Test(ready_set, kept_nodes_come_before_newly_signalled_ones_each_once_per_round)
 	cr_assert_null(ready_pop_sc(&set));
 }
 
+Test(ready_set, a_kept_head_goes_to_the_tail_and_a_lone_one_stays_put)
+{
+	for (int i = 0; i < 3; i++)
+		cr_assert(signal_node(i));
+	uint32_t todo = ready_collect_sc(&set, 64);
+
+	cr_assert_eq(todo, 3);
+	for (uint32_t k = 0; k < todo; k++) {
+		cr_assert_eq(ready_peek_sc(&set), &nodes[k], "FIFO: signal order");
+		if (k != 1)
+			ready_rotate_sc(&set); /* still busy */
+		else
+			cr_assert(ready_release_sc(ready_pop_sc(&set)));
+	}
+	cr_assert(signal_node(5));
+	cr_assert_eq(ready_collect_sc(&set, 64), 3, "two kept, one new");
+	cr_assert_eq(ready_pop_sc(&set), &nodes[0]);
+	cr_assert_eq(ready_pop_sc(&set), &nodes[2]);
+	cr_assert_eq(ready_peek_sc(&set), &nodes[5]);
+	ready_rotate_sc(&set); /* alone: stays */
+	cr_assert_eq(ready_peek_sc(&set), &nodes[5]);
+	cr_assert(signal_node(6));
+	cr_assert_eq(ready_collect_sc(&set, 64), 2, "the lone one kept, one new behind it");
+	ready_rotate_sc(&set);
+	cr_assert_eq(ready_peek_sc(&set), &nodes[6]);
+	ready_rotate_sc(&set);
+	cr_assert_eq(ready_pop_sc(&set), &nodes[5]);
+	cr_assert_eq(ready_pop_sc(&set), &nodes[6]);
+	cr_assert_null(ready_pop_sc(&set));
+	cr_assert_null(ready_peek_sc(&set));
+}
+
 Test(ready_set, a_collect_takes_at_most_max_new_nodes)
 {
 	for (int i = 0; i < 5; i++)
