@@ -342,7 +342,8 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 	if (ev == NULL)
 		run->backlog_tail = NULL;
 	if (ready) {
-		last->next = NULL; /* ev, the backlog's rest, was read above */
+		if (ev != NULL) /* (the backlog's tail links to NULL already) */
+			last->next = NULL; /* ev, the backlog's rest, was read above */
 		*tail = last;
 		*head = first_ev;
 	}
@@ -409,8 +410,10 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 				: atomic_load_explicit(&run->stopping, memory_order_acquire);
 	bool running = !stopping && !run->fatal, fatal = false;
 	struct doca_event *head = NULL, *tail = NULL;
+	/* set at the qp's creation: in a local, not loaded again after the copies */
+	bool at_once = qp->executes_at_once;
 
-	if (running && qp->executes_at_once)
+	if (running && at_once)
 		turn_execute(t, run, &fatal, &head, &tail);
 	uint32_t rest = head != NULL ? t->ndone : first; /* where done[] starts */
 	/* Nothing to feed (an at-once device executed the backlog, no one
@@ -429,7 +432,7 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	/* A device that executes at once completes only what was posted to
 	 * it, inside poll: with nothing on it (on_device's one writer is the
 	 * runner, this thread) a poll would find nothing. */
-	bool idle_dev = qp->executes_at_once && !qp->always_polled &&
+	bool idle_dev = at_once && !qp->always_polled &&
 			atomic_load_explicit(&run->on_device, memory_order_relaxed) == 0;
 	uint32_t n = idle_dev ? 0 : run_poll(run, t->cqes, TURN_EVENTS - t->ndone);
 
@@ -510,10 +513,13 @@ static void turn_collect(struct doca_pe *pe, struct turn *t)
 {
 	uint32_t todo = ready_collect_sc(&pe->ready, TURN_CTXS);
 
-	for (uint32_t i = 0; i < todo && t->nrecs < TURN_CTXS && t->ndone < TURN_EVENTS; i++) {
+	/* the room looked at after each visit: the first finds the turn empty */
+	for (uint32_t i = 0; i < todo;) {
 		struct ready_node *n = ready_peek_sc(&pe->ready); /* left there until its visit ends */
 
 		turn_visit(pe, t, caa_container_of(n, struct doca_ctx, ready));
+		if (++i == todo || t->nrecs >= TURN_CTXS || t->ndone >= TURN_EVENTS)
+			break;
 	}
 }
 
