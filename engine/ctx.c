@@ -58,22 +58,15 @@ void ctx_ref_put(struct doca_ctx *ctx)
 	}
 }
 
-/* State callbacks the calling thread is inside (they nest: a callback may
- * start or stop another context). */
-static DOCA_TLS uint32_t state_cb_depth;
+DOCA_TLS uint32_t ctx_state_cb_depth;
 
 void ctx_report(struct doca_ctx *ctx, enum doca_ctx_state prev, enum doca_ctx_state next)
 {
 	if (ctx->state_cb == NULL)
 		return;
-	state_cb_depth++;
+	ctx_state_cb_depth++;
 	ctx->state_cb(handle_of(ctx), ctx->user_data, prev, next);
-	state_cb_depth--;
-}
-
-bool ctx_in_state_callback(void)
-{
-	return state_cb_depth != 0;
+	ctx_state_cb_depth--;
 }
 
 doca_error_t doca_ctx_create(struct doca_ctx **out)

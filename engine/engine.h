@@ -515,8 +515,16 @@ static inline struct doca_pe *ctx_pe(const struct doca_ctx *ctx)
 /* Report a transition to the state callback (never under g_config_lock;
  * under the ctx's report_lock). */
 void ctx_report(struct doca_ctx *ctx, enum doca_ctx_state prev, enum doca_ctx_state next);
-/* Is the calling thread inside a state callback (of any context)? */
-bool ctx_in_state_callback(void);
+/* State callbacks the calling thread is inside (engine/ctx.c: they nest,
+ * a callback may start or stop another context). */
+extern DOCA_TLS uint32_t ctx_state_cb_depth;
+
+/* Is the calling thread inside a state callback (of any context)? Inline:
+ * every progress call asks (engine/pe_progress.c). */
+static inline bool ctx_in_state_callback(void)
+{
+	return ctx_state_cb_depth != 0;
+}
 /* STOPPING → IDLE on the PE thread when every event is freed, after a put-off
  * stop's RUNNING → STOPPING report; returns true if IDLE now. */
 bool ctx_try_finalize(struct doca_ctx *ctx);
