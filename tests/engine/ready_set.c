@@ -42,13 +42,21 @@ Test(ready_set, a_node_is_queued_once_however_often_it_is_signalled)
 	cr_assert_eq(ready_collect_sc(&set, 64), 1);
 }
 
-Test(ready_set, kept_nodes_come_before_newly_signalled_ones_each_once_per_round)
+/* Nodes 0..n-1 signalled, then collected: the FIFO's count (n). */
+static uint32_t signal_and_collect(uint32_t n)
 {
-	for (int i = 0; i < 3; i++)
-		cr_assert(signal_node(i));
+	for (uint32_t i = 0; i < n; i++)
+		cr_assert(signal_node((int)i));
 	uint32_t todo = ready_collect_sc(&set, 64);
 
-	cr_assert_eq(todo, 3);
+	cr_assert_eq(todo, n);
+	return todo;
+}
+
+Test(ready_set, kept_nodes_come_before_newly_signalled_ones_each_once_per_round)
+{
+	uint32_t todo = signal_and_collect(3);
+
 	for (uint32_t k = 0; k < todo; k++) {
 		struct ready_node *n = ready_pop_sc(&set);
 
@@ -70,11 +78,8 @@ Test(ready_set, kept_nodes_come_before_newly_signalled_ones_each_once_per_round)
 
 Test(ready_set, a_kept_head_goes_to_the_tail_and_a_lone_one_stays_put)
 {
-	for (int i = 0; i < 3; i++)
-		cr_assert(signal_node(i));
-	uint32_t todo = ready_collect_sc(&set, 64);
+	uint32_t todo = signal_and_collect(3);
 
-	cr_assert_eq(todo, 3);
 	for (uint32_t k = 0; k < todo; k++) {
 		cr_assert_eq(ready_peek_sc(&set), &nodes[k], "FIFO: signal order");
 		if (k != 1)
