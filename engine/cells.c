@@ -101,12 +101,18 @@ void *cell_get(enum cell_kind kind, size_t size)
 	if (classes[kind][c].count != 0)
 		p = classes[kind][c].free[--classes[kind][c].count];
 	pthread_mutex_unlock(&cells_lock);
-	if (p == NULL)
-		p = doca_zalloc((size_t)1 << (c + CELL_MIN_SHIFT));
+	if (p != NULL)
+		return p;
+	p = doca_zalloc((size_t)1 << (c + CELL_MIN_SHIFT));
 	if (p != NULL && !handle_fits(p)) {
 		doca_log(DOCA_LOG_ERROR, "an object at %p lies above the range handles can tag", p);
 		abort();
 	}
+	/* a new object cell's head holds its generation 0's handle, the
+	 * cell's address (engine/handle.h), before any thread can know the
+	 * cell; an events array's slots keep their own (ev->gs) */
+	if (p != NULL && kind != CELL_EVENTS)
+		atomic_store_explicit(&((struct handle_head *)p)->handle, (uintptr_t)p, memory_order_relaxed);
 	return p;
 }
 
@@ -121,7 +127,7 @@ static bool cell_retire(enum cell_kind kind, void *p, size_t link)
 	const struct handle_head *o = p;
 
 	if (kind == CELL_EVENTS || head_load(&o->magic) != MAGIC_DEAD ||
-	    atomic_load_explicit(&o->tag, memory_order_relaxed) != 0)
+	    handle_tag_of((const void *)atomic_load_explicit(&o->handle, memory_order_relaxed)) != 0)
 		return false;
 	pthread_mutex_lock(&cells_lock);
 	retired_push_locked(p, link);

@@ -73,7 +73,7 @@ struct dev_entry {
 struct doca_dev {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
-	_Atomic uintptr_t tag;   /* the handle generation, as a handle carries it (engine/handle.h) */
+	_Atomic uintptr_t handle; /* the current handle: address | tag (engine/handle.h) */
 	struct dev_entry *entry;
 	char name[64];          /* the part before ':' */
 	uint32_t nr_mems;       /* g_config_lock */
@@ -92,7 +92,7 @@ void dev_after_fork_child(void);
 struct doca_mem {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
-	_Atomic uintptr_t tag;   /* the handle generation, as a handle carries it (engine/handle.h) */
+	_Atomic uintptr_t handle; /* the current handle: address | tag (engine/handle.h) */
 	struct doca_ctx *ctx;
 	struct doca_dev *dev;
 	void *addr;
@@ -160,7 +160,7 @@ struct doca_mem {
 struct doca_buf {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
-	_Atomic uintptr_t tag;   /* the handle generation, as a handle carries it (engine/handle.h) */
+	_Atomic uintptr_t handle; /* the current handle: address | tag (engine/handle.h) */
 	/* Its memory's fields that a task naming it reads, copied at create
 	 * (a memory's are fixed from its create on): on this line, so
 	 * task_check_fast reads no second object. The context first,
@@ -468,7 +468,7 @@ uint32_t run_poll(struct ctx_run *run, struct hw_cqe *cqes, uint32_t max);
 struct doca_ctx {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
-	_Atomic uintptr_t tag;   /* the handle generation, as a handle carries it (engine/handle.h) */
+	_Atomic uintptr_t handle; /* the current handle: address | tag (engine/handle.h) */
 	_Atomic int state;            /* enum doca_ctx_state */
 	/* written under g_config_lock (connect, destroy), fixed while not
 	 * IDLE; read with ctx_pe. Kept out of the cell's zeroing with the
@@ -685,7 +685,7 @@ enum pe_armed { PE_DISARMED = 0, PE_ARMED, PE_FIRED };
 struct doca_pe {
 	uint32_t magic;
 	uint32_t epoch;          /* g_fork_epoch at creation (engine/fork.c) */
-	_Atomic uintptr_t tag;   /* the handle generation, as a handle carries it (engine/handle.h) */
+	_Atomic uintptr_t handle; /* the current handle: address | tag (engine/handle.h) */
 	struct runner runner;
 	struct pe_members *members;   /* RCU-published; g_config_lock for writers */
 	struct ready_set ready;        /* the contexts with work (engine/pe_ready.c) */
@@ -863,12 +863,12 @@ extern __attribute__((visibility("hidden"))) uint64_t g_buf_key;
 struct handle_head {
 	uint32_t magic;
 	uint32_t epoch;
-	_Atomic uintptr_t tag;
+	_Atomic uintptr_t handle;
 };
 #define HEAD_FIRST(type)                                                                     \
 	_Static_assert(offsetof(struct type, magic) == offsetof(struct handle_head, magic) &&  \
 			       offsetof(struct type, epoch) == offsetof(struct handle_head, epoch) && \
-			       offsetof(struct type, tag) == offsetof(struct handle_head, tag),      \
+			       offsetof(struct type, handle) == offsetof(struct handle_head, handle), \
 		       #type " starts with a handle_head")
 HEAD_FIRST(doca_dev);
 HEAD_FIRST(doca_mem);
@@ -939,12 +939,12 @@ static inline uint64_t head_key(uint32_t magic)
 	return head_key_made(magic);
 }
 
-/* Is the generation of @p o (handle_addr(h)) still h's? */
+/* Is the generation of @p o (handle_addr(h)) still h's? The head keeps
+ * the whole current handle (o | its tag: engine/handle.h), so this is h
+ * compared with that word, one relaxed load as the tag's was. */
 static inline bool handle_tag_current(const void *h, const struct handle_head *o)
 {
-	/* the tag's bits and the address's are apart: h ^ tag is o exactly
-	 * when the tag is h's (handle_tag_of(h)) */
-	return ((uintptr_t)h ^ atomic_load_explicit(&o->tag, memory_order_relaxed)) == (uintptr_t)o;
+	return atomic_load_explicit(&o->handle, memory_order_relaxed) == (uintptr_t)h;
 }
 
 /* The object behind a handle if it is a live one of this process (not
@@ -1019,8 +1019,7 @@ static inline struct doca_pe *pe_of(const struct doca_pe *h)
 /* The application's handle for an object's current generation. */
 static inline void *handle_of(const void *obj)
 {
-	return (void *)((uintptr_t)obj |
-			atomic_load_explicit(&((const struct handle_head *)obj)->tag, memory_order_relaxed));
+	return (void *)atomic_load_explicit(&((const struct handle_head *)obj)->handle, memory_order_relaxed);
 }
 
 /* A destroy's last word on a handle: every handle of it is stale now. */
@@ -1033,8 +1032,9 @@ static inline void handle_kill(void *obj)
 	 * the whole word); at 0 again an object's cell is retired
 	 * (engine/cells.c), an event slot's reused; only the destroy that won
 	 * writes it */
-	atomic_store_explicit(&o->tag,
-			      handle_tag(handle_tag_gen(atomic_load_explicit(&o->tag, memory_order_relaxed)) + 1u),
+	atomic_store_explicit(&o->handle,
+			      (uintptr_t)handle_pack(o, handle_gen((const void *)atomic_load_explicit(
+								&o->handle, memory_order_relaxed)) + 1u),
 			      memory_order_relaxed);
 }
 

@@ -34,10 +34,10 @@ doca_error_t handle_refusal(const void *h, uint32_t magic)
 	/* inherited and live: the handle's generation is the object's (a
 	 * stale handle whose cell holds an inherited object is stale) */
 	if (head_load(&o->magic) == magic && head_load(&o->epoch) != g_fork_epoch &&
-	    atomic_load_explicit(&o->tag, memory_order_relaxed) == handle_tag_of(h))
+	    atomic_load_explicit(&o->handle, memory_order_relaxed) == (uintptr_t)h)
 		return DOCA_ERROR_BAD_STATE;
 	if (head_load(&o->magic) == MAGIC_DEAD ||
-	    (head_load(&o->magic) == magic && atomic_load_explicit(&o->tag, memory_order_relaxed) != handle_tag_of(h)))
+	    (head_load(&o->magic) == magic && atomic_load_explicit(&o->handle, memory_order_relaxed) != (uintptr_t)h))
 		return stale_refusal();
 	return DOCA_ERROR_INVALID_VALUE;
 }

@@ -16,6 +16,21 @@
  * its owner's), so an event handle kept over exactly a multiple of 2^22
  * reuses of its slot looks current again, the one case not detected.
  *
+ * An object's head keeps its whole current handle, address | tag (the
+ * field `handle`, struct handle_head), not the tag alone, so a check is
+ * the handle compared with that word (one `cmp` with the word in memory),
+ * and handle_of is its load. The word is written whenever the generation
+ * changes: a new cell's first (its address, generation 0: cell_get,
+ * before the cell is handed out) and every kill (handle_kill: the next
+ * generation's handle); a reused cell keeps it. What a concurrent reader
+ * can see is what it saw of the tag alone: the word is one aligned 64-bit
+ * atomic, stored and loaded whole (relaxed, as the tag was, at the same
+ * places), and its address bits are the cell's for as long as the process
+ * runs (a cell never moves or goes back to the allocator), so every value
+ * it ever holds is the cell's address | one generation's tag: no torn
+ * address | tag, and h equals it exactly when h's tag is that generation's
+ * (h's address bits are the cell's, as handle_addr(h) is the cell).
+ *
  * Nothing dereferences a handle: every entry point turns it back into an
  * address with handle_addr first.
  */
@@ -40,8 +55,7 @@ static inline bool handle_fits(const void *obj)
 }
 
 /* A generation as a handle carries it: its tag, the bits outside the
- * address. An object keeps its generation in this form, so checking a
- * handle compares one word (0 for generation 0, as a zeroed cell has). */
+ * address (0 for generation 0). */
 static inline uintptr_t handle_tag(uint32_t gen)
 {
 	uintptr_t g = gen & HANDLE_GEN_MASK;

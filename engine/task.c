@@ -159,13 +159,13 @@ static inline __attribute__((always_inline)) bool task_ctx_running(const struct 
 }
 
 /* buf_of_keyed, made of task_word_is: the handle's generation is current
- * when the tag is h ^ o (handle_tag_current's h ^ tag == o, rewritten). */
+ * when the head's handle word is h (handle_tag_current). */
 static inline __attribute__((always_inline)) struct doca_buf *task_buf_of(const struct doca_buf *h, uint64_t buf_key)
 {
 #ifdef OWNED_RMW_ASM
 	struct doca_buf *o = handle_addr(h);
 
-	if (o == NULL || !task_word_is(o, buf_key) || !task_word_is(&o->tag, (uintptr_t)h ^ (uintptr_t)o))
+	if (o == NULL || !task_word_is(o, buf_key) || !task_word_is(&o->handle, (uintptr_t)h))
 		return NULL;
 	return o;
 #else
@@ -1027,7 +1027,7 @@ task_buf_owned(const struct doca_buf *h, const struct doca_ctx *ctx, uint64_t bu
 		return NULL;
 	EXPLORE_POINT(ATOMIC);
 #ifdef OWNED_RMW_ASM
-	return task_word_is(&buf->tag, (uintptr_t)h ^ (uintptr_t)buf) ? buf : NULL;
+	return task_word_is(&buf->handle, (uintptr_t)h) ? buf : NULL;
 #else
 	return handle_tag_current(h, (const struct handle_head *)buf) ? buf : NULL;
 #endif
@@ -1085,7 +1085,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	struct doca_buf *src, *dst;
 
 	if ((recheck && (!task_ctx_running(ctx) || !task_word_is(&ctx->pe, (uintptr_t)pe) ||
-			 !task_word_is(&ctx->tag, (uintptr_t)h ^ (uintptr_t)ctx))) ||
+			 !task_word_is(&ctx->handle, (uintptr_t)h))) ||
 	    (run = rcu_dereference(ctx->run), !task_may_post_direct(pe, t)) || run->fatal || run->flush_sent ||
 	    !mailbox_idle(&run->mbox) ||
 	    (src = task_buf_owned(desc->src, ctx, buf_key)) == NULL ||
