@@ -941,10 +941,21 @@ static inline uint64_t head_key(uint32_t magic)
 
 /* Is the generation of @p o (handle_addr(h)) still h's? The head keeps
  * the whole current handle (o | its tag: engine/handle.h), so this is h
- * compared with that word, one relaxed load as the tag's was. */
-static inline bool handle_tag_current(const void *h, const struct handle_head *o)
+ * compared with that word, one relaxed load as the tag's was; under
+ * OWNED_RMW_ASM the load and the compare are one cmp with the word in
+ * memory (the same single-copy atomic load, as head_pair_is; the clobber
+ * keeps the accesses after the check after it, where the atomic load
+ * was: engine/pe.c's owner ways load the guard after it). */
+static inline __attribute__((always_inline)) bool handle_tag_current(const void *h, const struct handle_head *o)
 {
+#ifdef OWNED_RMW_ASM
+	bool same;
+
+	__asm__ volatile("cmpq %[h], %[word]" : "=@ccz"(same) : [word] "m"(o->handle), [h] "r"(h) : "memory");
+	return same;
+#else
 	return atomic_load_explicit(&o->handle, memory_order_relaxed) == (uintptr_t)h;
+#endif
 }
 
 /* The object behind a handle if it is a live one of this process (not
