@@ -171,6 +171,72 @@ Test(handles, a_stale_context_handle_is_refused_by_the_pe_threads_submit_to_the_
 	cr_assert_eq(doca_pe_destroy(pe), DOCA_SUCCESS);
 }
 
+/* A handle whose address is a live object's but whose tag is not its
+ * current generation's (the next ones, one in the tag's low bits as a
+ * misaligned pointer has, one in its top bits) is refused as stale by
+ * every way that checks one: the getters' (handle_obj), the owner's single
+ * submit's context and buffers, the burst's buffers, and the get's PE; the
+ * refusals change nothing (the good handles still work after them). */
+Test(handles, a_handle_with_another_generations_tag_is_refused_on_every_check_way)
+{
+	struct tree t;
+	struct doca_pe *pe;
+	struct doca_buf *src, *dst;
+	uint32_t accepted = 9;
+	size_t len = 0;
+
+	tree_up(&t);
+	cr_assert_eq(doca_pe_create(&pe), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_connect_ctx(pe, t.ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_create(t.mem, 0, 64, &src), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_create(t.mem, 64, 64, &dst), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_start(t.ctx), DOCA_SUCCESS);
+	(void)doca_pe_progress(pe); /* this thread now runs the PE: its guard parked */
+
+	const uint32_t others[] = { 1u, 63u, 64u, HANDLE_GEN_MASK };
+
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		struct doca_buf *bad_dst = handle_pack(handle_addr(dst), handle_gen(dst) + others[i]);
+		struct doca_ctx *bad_ctx = handle_pack(handle_addr(t.ctx), handle_gen(t.ctx) + others[i]);
+		struct doca_pe *bad_pe = handle_pack(handle_addr(pe), handle_gen(pe) + others[i]);
+		struct doca_task_desc good = { .type = DOCA_TASK_COPY, .src = src, .dst = dst };
+		struct doca_task_desc bad = { .type = DOCA_TASK_COPY, .src = src, .dst = bad_dst };
+		struct doca_task_desc descs[2] = { bad, good };
+		uint64_t stale = doca_stale_handle_count();
+
+		cr_assert_neq(bad_dst, dst);
+		cr_assert_eq(doca_buf_get_len(bad_dst, &len), DOCA_ERROR_INVALID_VALUE, "tag + %u", others[i]);
+		cr_assert_eq(len, 0);
+		cr_assert_eq(doca_task_submit(t.ctx, &bad), DOCA_ERROR_INVALID_VALUE, "tag + %u", others[i]);
+		cr_assert_eq(doca_task_submit(bad_ctx, &good), DOCA_ERROR_INVALID_VALUE, "tag + %u", others[i]);
+		cr_assert_eq(doca_task_submit_batch(t.ctx, descs, 2, &accepted), DOCA_ERROR_INVALID_VALUE);
+		cr_assert_eq(accepted, 0);
+		cr_assert_eq(doca_pe_get_event(bad_pe), NULL);
+		cr_assert_eq(doca_stale_handle_count(), stale + 5, "every refusal counted as stale (tag + %u)",
+			     others[i]);
+	}
+	cr_assert_eq(doca_buf_get_len(dst, &len), DOCA_SUCCESS, "the buffer is untouched");
+	cr_assert_eq(len, 64);
+
+	struct doca_task_desc desc = { .type = DOCA_TASK_COPY, .src = src, .dst = dst, .user_data.u64 = 7 };
+	struct doca_event *ev = NULL;
+
+	cr_assert_eq(doca_task_submit(t.ctx, &desc), DOCA_SUCCESS, "the good handles still work");
+	for (int i = 0; i < 1000 && ev == NULL; i++) {
+		(void)doca_pe_progress(pe);
+		ev = doca_pe_get_event(pe);
+	}
+	cr_assert_neq(ev, NULL);
+	cr_assert_eq(doca_event_get_user_data(ev).u64, 7, "only the good task ran");
+	doca_event_free(ev);
+	cr_assert_eq(doca_pe_get_event(pe), NULL);
+	cr_assert_eq(doca_ctx_stop(t.ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_destroy(src), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_destroy(dst), DOCA_SUCCESS);
+	tree_down(&t);
+	cr_assert_eq(doca_pe_destroy(pe), DOCA_SUCCESS);
+}
+
 Test(handles, a_wrong_type_handle_is_no_stale_handle)
 {
 	struct tree t;
