@@ -281,9 +281,11 @@ struct doca_event {
 	/* its slot number in the run's pool + 1: how head and the links name
 	 * it (engine/task_pool.c), so a return reads it as it stores it */
 	uint32_t pool_link;
-	_Atomic uint32_t pool_next; /* the free stack's link (engine/task_pool.c) */
-	/* the slot pool_next names, followed while the pool is the owner's
-	 * (engine/task_pool.c) */
+	/* the free stack's index link, written once the pool is shared
+	 * (engine/task_pool.c, "The index links") */
+	_Atomic uint32_t pool_next;
+	/* the free stack's address link: the slot under this one while the
+	 * pool is the owner's, and a chain's link (engine/task_pool.c) */
 	_Atomic(struct doca_event *) pool_next_ev;
 	/* ev_claim_bias of the slot's address, stored by every chunk_make
 	 * (engine/task_pool.c; the same value each life of the cell): a free
@@ -326,12 +328,10 @@ doca_error_t task_pool_init(struct task_pool *p, struct ctx_run *run, uint32_t s
 void task_pool_fini(struct task_pool *p);
 /* Taking and returning credits: task_pool_take and task_pool_put, inline
  * in engine/task_pool.h. */
-/* Returned slots of one run, linked through pool_next, put back at once. */
+/* Returned slots of one run, linked through pool_next_ev, put back at
+ * once (the put writes their index links if the pool is shared). */
 struct pool_chain {
-	struct doca_event *first; /* the slot top names */
-	uint32_t top; /* the first slot's pool_link (0: empty) */
-	/* last between top and n: adjacent, gcc packed the two counts of a
-	 * burst's chain into one vector register and paid moves for it */
+	struct doca_event *first; /* the chain's top (NULL: empty) */
 	struct doca_event *last;
 	uint32_t n;
 };
@@ -340,11 +340,9 @@ struct pool_chain {
  * once at its end: engine/event.c). */
 static inline void pool_chain_link_more(struct pool_chain *c, struct doca_event *ev)
 {
-	/* relaxed: task_pool_put's release publishes the links */
-	atomic_store_explicit(&ev->pool_next, c->top, memory_order_relaxed);
+	/* relaxed: task_pool_put's release publishes the link */
 	atomic_store_explicit(&ev->pool_next_ev, c->first, memory_order_relaxed);
 	c->first = ev;
-	c->top = ev->pool_link;
 }
 /* Add a slot to a chain that holds one already (its owner only): linked
  * in front. */

@@ -489,7 +489,7 @@ static inline __attribute__((always_inline)) void route_end_owner(struct free_ro
 								   const struct pool_chain c, struct runner_thread *t)
 {
 	if (pool_plain_begin_unparked_free(&run->pool))
-		pool_put_plain(&run->pool, c.first, c.last, c.top, c.n, false);
+		pool_put_plain(&run->pool, c.first, c.last, c.n, false);
 	else
 		pool_put_shared(&run->pool, &c);
 	asym_fence_light_known(true); /* as route_return's, outside a section */
@@ -735,7 +735,7 @@ static __attribute__((noinline)) void event_free_credits_slow(struct ctx_run *ru
 static __attribute__((noinline)) void event_free_put_shared(struct ctx_run *run, struct doca_event *ev,
 							    const void *cur)
 {
-	const struct pool_chain c = { .first = ev, .last = ev, .top = ev->pool_link, .n = 1 };
+	const struct pool_chain c = { .first = ev, .last = ev, .n = 1 };
 
 	pool_put_shared(&run->pool, &c);
 	asym_fence_light(); /* as event_free_entered's, outside a section */
@@ -827,7 +827,7 @@ void doca_event_free(struct doca_event *h)
 		event_free_put_shared(run, ev, cur);
 		return;
 	}
-	pool_put_plain(&run->pool, ev, ev, ev->pool_link, 1, false);
+	pool_put_plain(&run->pool, ev, ev, 1, false);
 	asym_fence_light_known(true); /* as event_free_entered's, outside a section */
 	/* run_credits_waiting's point and look, one cmp with the byte */
 	EXPLORE_POINT(WAKE);

@@ -439,7 +439,7 @@ task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d
 	 * next step takes, is the last filled slot's link (ev->next, stored
 	 * by its fill), loaded again before each step and at the end rather
 	 * than kept beside ev (gcc then copied both each task) */
-	struct pool_pop q = { .most = pp->most, .left = pp->left, .next = pp->next };
+	struct pool_pop q = { .ev = pp->ev, .most = pp->most, .left = pp->left };
 
 	/* (d is descs + the slots taken, fewer than q.most <= n while the
 	 * pop has more: no test of d against the chunk's end; and no exit
@@ -473,7 +473,6 @@ task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d
 	}
 	pp->ev = ev->next;
 	pp->left = q.left;
-	pp->next = q.next;
 	return ev;
 }
 
@@ -979,6 +978,7 @@ static __attribute__((noinline)) doca_error_t task_owner_take_shared(struct ctx_
 								      struct doca_buf *src, struct doca_buf *dst,
 								      uint64_t len, const void *cur)
 {
+	pool_settle(&run->pool); /* the index links before the CAS way (engine/task_pool.c) */
 	return task_owner_take(run, desc, src, dst, len, cur, false);
 }
 

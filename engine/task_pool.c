@@ -10,7 +10,8 @@
  *
  * The free credits are one 64-bit word, `head`: the top of a stack of
  * returned slots (a slot index + 1, 0 for none; linked through each
- * event's pool_next), the number of free credits, and a tag. Submitters
+ * event's pool_next once the pool is shared, by address before: "The
+ * index links" below), the number of free credits, and a tag. Submitters
  * (any thread) take with a CAS; only the holder of the PE's runner guard
  * returns (one producer). One CAS takes or returns many: a submit takes
  * a chunk's credits at once, a burst of frees returns its run's slots as
@@ -109,27 +110,67 @@
  * none (the owner is between sections whenever it progresses, gets an
  * event or runs its own code).
  *
- * Popped slots without a chunk lookup while the pool is the owner's.
- * Each link carries the slot it names twice: its index + 1 (pool_next, what
- * head holds) and its address (pool_next_ev), and the pool keeps top_ev,
- * the address of the slot head's top names. A plain take starts at top_ev
- * and follows the addresses; a CAS take (shared) finds each slot from its
- * index through the chunk table, as before. Why the addresses are right:
- * while mode is POOL_OWNER, top_ev is the slot head's top names (when top
- * is not 0) and every link on the stack names one slot both ways. True at
- * init (top 0); a plain take pops the slots the indexes name (the
- * addresses name the same ones), and leaves top_ev at its last slot's
- * link, the new top; a return links its chain's slots both ways
- * (pool_chain_add: first is the slot top names), its last one to head's
- * top and to top_ev, and leaves top_ev at its first. Both are plain
- * updates, one at a time; the fresh take leaves top at 0. Once the pool is
- * shared it stays so for the run: a return then links top_ev (stale) and
- * moves it, and nobody follows either again. top_ev is read and written by
- * guard holders only (plain takes, and returns in either mode), one at a
- * time under the guard, as the plain updates of head; relaxed atomics, so
- * a stale value is never a data race. The counts, the tag, the switch and
- * the double-return check are untouched: a plain take stores the same word
- * as before, and returns the same slots.
+ * The index links: the stack by address while the pool is the owner's,
+ * by index once shared. While mode is POOL_OWNER the stack is linked
+ * through each slot's pool_next_ev alone (the slot under it, NULL at the
+ * bottom), and the pool keeps top_ev, the address of the slot head's top
+ * names (NULL when top is 0). A plain take starts at top_ev, follows the
+ * addresses, and stores as head's new top the pool_link of the slot it
+ * leaves on top (pool_top_of: the slot's index + 1, fixed for the run);
+ * a plain return links its chain's last slot to top_ev, moves top_ev to
+ * its first, and stores first's pool_link as top. So while the pool is
+ * the owner's, head's top is exactly top_ev's pool_link and every link on
+ * the stack is the address of the slot under it: true at init (top 0,
+ * top_ev NULL), and kept by each plain update, one at a time; a fresh
+ * take leaves top at 0 and top_ev NULL (it runs only on an empty stack).
+ * No index link (pool_next) is written by those updates: a return saves
+ * a store and a load a slot, a take a load. A CAS take (shared) needs
+ * the index links: it reads head's top and follows pool_next, finding
+ * each slot through the chunk table, because a link it reads may be
+ * stale (a slot taken and returned meanwhile: the tag fails its CAS) and
+ * an index always names a slot of this pool.
+ *
+ * So the switch writes the index links before any CAS: once no plain
+ * update is under way, one thread walks the stack from top_ev and stores
+ * each slot's pool_next (its successor's pool_link, 0 at the bottom),
+ * then stores POOL_SHARED with a release; every CAS user first loads
+ * POOL_SHARED with an acquire (task_pool_take_as for a foreign taker,
+ * pool_settle for the others: pool_plain_begin_as when it fails,
+ * pool_put_shared, and the CAS ways after pool_plain_begin_unparked), so it reads the links the walk wrote.
+ * Once shared, a return writes its chain's index links itself
+ * (pool_put_shared) and nobody follows an address link or top_ev again.
+ * Who walks: the switcher (task_pool_share) after its busy wait and its
+ * quiesce, or a guard holder that finds mode POOL_SWITCHING (in
+ * pool_settle, which it calls before its first CAS). Whichever CASes mode
+ * from POOL_SWITCHING to POOL_INDEXING walks; the other waits for
+ * POOL_SHARED (a bounded walk of at most size slots, which waits for
+ * nothing). Why the walk is alone on the stack: before the first
+ * POOL_SHARED store every update of head is by a guard holder (a foreign
+ * taker waits for POOL_SHARED in task_pool_share; one that finds the guard
+ * free takes it), and a guard holder updates head only after a
+ * pool_plain_begin* that either returned true while mode was POOL_OWNER
+ * (a plain update) or called pool_settle (it waits for POOL_SHARED, or
+ * is the walker). The switcher walks only after its waits: no plain update
+ * is under way (the Dekker pairs above), and none starts (each looks at
+ * mode). A guard holder walks holding the guard: no other guard holder
+ * runs, so no plain update either (a switcher still in its waits does not
+ * touch head). The walk reads the links the last plain update wrote: the
+ * switcher acquires them through busy and the quiesce, a guard holder
+ * through the guard. And a guard holder may publish POOL_SHARED itself:
+ * what the switcher's waits ensure, that the last plain update happens
+ * before the first CAS, its guard already does (the CAS users acquire it
+ * through POOL_SHARED), and a plain update after it, by a later guard
+ * holder, sees the mode it stored (the guard's order). The planted bug
+ * pool_switch_unindexed (the walk left out: CAS takers follow index
+ * links of the slots' earlier lives) is caught by stress/explore's
+ * pool_share* scenarios and tests/engine/task_pool.c.
+ *
+ * top_ev is read and written by guard holders only (plain takes and
+ * returns), one at a time under the guard, as the plain updates of head,
+ * and read by the walker, alone (above); relaxed atomics, so a stale value
+ * is never a data race. The counts, the tag and the double-return check
+ * are untouched: a plain take stores the same word as before, and returns
+ * the same slots.
  *
  * The take and the return are inline (engine/task_pool.h): they run once
  * per submit and per free call.
@@ -276,10 +317,53 @@ static void task_pool_share(struct task_pool *p)
 	TSAN_ACQUIRE(&p->busy);
 	if (quiesce)
 		runner_quiesce_wait(guard); /* the parked owner's brief sections (top) */
-	EXPLORE_POINT(ATOMIC);
-	atomic_store_explicit(&p->mode, POOL_SHARED, memory_order_release);
+	pool_settle(p); /* the index links, then POOL_SHARED (top) */
 	if (counted)
 		runner_quiesce_end(guard);
+}
+
+/* Walk the owner's stack from top_ev and write its index links (top,
+ * "The index links"): the caller alone on the stack. */
+static void pool_index_stack(struct task_pool *p)
+{
+	struct doca_event *ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed);
+
+	if (DOCA_REVERTED("pool_switch_unindexed"))
+		return;
+	while (ev != NULL) {
+		struct doca_event *under = atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed);
+
+		EXPLORE_POINT(QUEUE);
+		atomic_store_explicit(&ev->pool_next, pool_top_of(under), memory_order_relaxed);
+		ev = under;
+	}
+}
+
+void pool_settle(struct task_pool *p)
+{
+	unsigned spins = 0;
+
+	for (;;) {
+		EXPLORE_POINT(ATOMIC);
+		/* acquire: the walker's index links, before its SHARED (top) */
+		uint32_t m = atomic_load_explicit(&p->mode, memory_order_acquire);
+
+		if (m == POOL_SHARED)
+			return;
+		if (m == POOL_SWITCHING &&
+		    atomic_compare_exchange_strong_explicit(&p->mode, &m, POOL_INDEXING, memory_order_relaxed,
+							    memory_order_relaxed)) {
+			pool_index_stack(p);
+			EXPLORE_POINT(ATOMIC);
+			/* release: the index links (and, for the switcher, the
+			 * last plain update it waited for) before any CAS */
+			atomic_store_explicit(&p->mode, POOL_SHARED, memory_order_release);
+			return;
+		}
+		EXPLORE_YIELD();
+		if (++spins % 64u == 0)
+			sched_yield(); /* the walker may be preempted in its walk */
+	}
 }
 
 uint32_t task_pool_take_unshared(struct task_pool *p, struct doca_event **evs, uint32_t want, doca_error_t *why)
@@ -316,10 +400,15 @@ void pool_double_return(void)
 
 void pool_put_shared(struct task_pool *p, const struct pool_chain *c)
 {
-	/* as pool_put_plain: the links to top_ev, stale once shared (task_pool.c) */
-	atomic_store_explicit(&c->last->pool_next_ev, atomic_load_explicit(&p->top_ev, memory_order_relaxed),
-			      memory_order_relaxed);
-	atomic_store_explicit(&p->top_ev, c->first, memory_order_relaxed);
+	pool_settle(p); /* the index links before any CAS (top) */
+	/* the chain's index links from its address links (top, "The index
+	 * links"); relaxed: the CAS's release publishes them */
+	for (struct doca_event *ev = c->first; ev != c->last;) {
+		struct doca_event *under = atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed);
+
+		atomic_store_explicit(&ev->pool_next, under->pool_link, memory_order_relaxed);
+		ev = under;
+	}
 	EXPLORE_POINT(QUEUE);
 	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
 
@@ -329,7 +418,7 @@ void pool_put_shared(struct task_pool *p, const struct pool_chain *c)
 		atomic_store_explicit(&c->last->pool_next, head_top(h), memory_order_relaxed);
 		EXPLORE_POINT(QUEUE);
 		/* release: our last touch of the slots happens before their next takers'. */
-		if (atomic_compare_exchange_weak_explicit(&p->head, &h, head_put(h, c->n, c->top),
+		if (atomic_compare_exchange_weak_explicit(&p->head, &h, head_put(h, c->n, c->first->pool_link),
 							  memory_order_release, memory_order_relaxed))
 			return;
 	}

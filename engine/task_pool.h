@@ -78,8 +78,15 @@ static inline uint64_t head_take_one(uint64_t h, uint32_t top)
 }
 
 /* The pool's mode (engine/task_pool.c): plain updates by guard holders
- * until a taker without the guard appears, CAS from then on. */
-enum { POOL_OWNER, POOL_SWITCHING, POOL_SHARED };
+ * until a taker without the guard appears, CAS from then on. INDEXING:
+ * one thread writes the stack's index links before SHARED (task_pool.c,
+ * "The index links"). */
+enum { POOL_OWNER, POOL_SWITCHING, POOL_SHARED, POOL_INDEXING };
+
+/* A thread that found mode not POOL_OWNER: returns once it is
+ * POOL_SHARED, the stack's index links written (by us if nobody has:
+ * task_pool.c). Out of line and cold: the owner's ways meet it once. */
+__attribute__((cold)) void pool_settle(struct task_pool *p);
 
 /* Make chunk c unless another taker did; false when out of memory. */
 /* A return would make more credits free than the pool has: a slot was
@@ -95,8 +102,10 @@ bool task_pool_publish_chunk(struct task_pool *p, uint32_t c);
 static inline __attribute__((always_inline)) bool pool_plain_begin_as(struct task_pool *p, bool kernel)
 {
 	EXPLORE_POINT(ATOMIC);
-	if (atomic_load_explicit(&p->mode, memory_order_relaxed) != POOL_OWNER)
+	if (atomic_load_explicit(&p->mode, memory_order_relaxed) != POOL_OWNER) {
+		pool_settle(p);
 		return false;
+	}
 	atomic_store_explicit(&p->busy, 1, memory_order_relaxed);
 	asym_fence_light_known(kernel); /* busy is visible before we load mode (task_pool.c) */
 	EXPLORE_POINT(ATOMIC);
@@ -105,6 +114,7 @@ static inline __attribute__((always_inline)) bool pool_plain_begin_as(struct tas
 	/* release, as pool_plain_end: nothing was updated, but a switcher that
 	 * sees 0 must not depend on that (free on x86) */
 	atomic_store_explicit(&p->busy, 0, memory_order_release);
+	pool_settle(p);
 	return false;
 }
 
@@ -121,7 +131,9 @@ static inline void pool_plain_end(struct task_pool *p)
 }
 
 /* pool_plain_begin for the PE's parked owner inside a brief section it
- * entered by runner_unpark (doca_event_free's owner way, and the owner's
+ * entered by runner_unpark (false: the caller's CAS way calls pool_settle
+ * first, out of its inline way: pool_put_shared does, engine/task.c's
+ * task_owner_take_shared too) (doca_event_free's owner way, and the owner's
  * doca_task_submit: engine/task.c task_one_owner): its entry in
  * its list is the busy flag, which task_pool_share waits out
  * (runner_quiesce_wait), so one look at mode decides and no pool_plain_end
@@ -173,6 +185,15 @@ static inline __attribute__((always_inline)) uint64_t pool_head_look(struct task
 	return atomic_load_explicit(&p->head, memory_order_acquire);
 }
 
+/* The index + 1 head's top holds for the stack whose top slot is @p ev
+ * (NULL: empty). While the pool is the owner's the stack is linked by
+ * address alone (task_pool.c, "The index links"): head's top is the top
+ * slot's own pool_link, the same for the run's life. */
+static inline __attribute__((always_inline)) uint32_t pool_top_of(const struct doca_event *ev)
+{
+	return ev != NULL ? ev->pool_link : 0u;
+}
+
 /* A single take from the owner's stack, plain, with @p h
  * pool_one_poppable: pool_take_loop's steps for n = 1, the same loads,
  * stores and points; ends the plain update (@p busy: as pool_take_loop's). */
@@ -180,13 +201,12 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_pla
 										    bool busy)
 {
 	struct doca_event *ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed);
-	uint32_t next = atomic_load_explicit(&ev->pool_next, memory_order_relaxed);
+	struct doca_event *next = atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed);
 
-	atomic_store_explicit(&p->top_ev, atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed),
-			      memory_order_relaxed);
+	atomic_store_explicit(&p->top_ev, next, memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
 	/* release: as pool_take_loop's */
-	atomic_store_explicit(&p->head, head_take_one(h, next), memory_order_release);
+	atomic_store_explicit(&p->head, head_take_one(h, pool_top_of(next)), memory_order_release);
 	if (busy)
 		pool_plain_end(p);
 	return ev;
@@ -205,10 +225,10 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_pla
  * and we are inside the plain update). */
 struct pool_pop {
 	uint64_t h;
-	struct doca_event *ev; /* the slot the next step takes */
+	struct doca_event *ev; /* the slot the next step takes (NULL: none left) */
 	/* most: the slots this pop may take, left: those of them not counted
-	 * taken yet (pool_pop_more), next: the index + 1 under the slots taken */
-	uint32_t most, left, next;
+	 * taken yet (pool_pop_more) */
+	uint32_t most, left;
 };
 
 /* @p want >= 1 (task_pool_take's contract), and @p h poppable: most >= 1,
@@ -221,17 +241,15 @@ static inline __attribute__((always_inline)) struct pool_pop pool_pop_start(stru
 	return (struct pool_pop){ .h = h,
 				  .ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed),
 				  .most = most,
-				  .left = most,
-				  .next = head_top(h) };
+				  .left = most };
 }
 
-/* Take the stack's top: following the links' slot pointers (exact while
- * the pool is the owner's: task_pool.c). */
+/* Take the stack's top: following the links' slot pointers (the one
+ * link while the pool is the owner's: task_pool.c). */
 static inline __attribute__((always_inline)) struct doca_event *pool_pop_step(struct pool_pop *pp)
 {
 	struct doca_event *ev = pp->ev;
 
-	pp->next = atomic_load_explicit(&ev->pool_next, memory_order_relaxed);
 	pp->ev = atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed);
 	return ev;
 }
@@ -239,7 +257,7 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_step(st
 /* After each step, once: counts it, and says whether another may come. */
 static inline __attribute__((always_inline)) bool pool_pop_more(struct pool_pop *pp)
 {
-	return --pp->left != 0 && pp->next != 0;
+	return --pp->left != 0 && pp->ev != NULL;
 }
 
 /* The slots taken (the steps pool_pop_more counted). */
@@ -255,7 +273,8 @@ static inline __attribute__((always_inline)) void pool_pop_end(struct task_pool 
 	atomic_store_explicit(&p->top_ev, pp->ev, memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
 	/* release: as task_pool_put's, for readers of the count */
-	atomic_store_explicit(&p->head, head_next(pp->h, head_free(pp->h) - pool_pop_taken(pp), pp->next),
+	atomic_store_explicit(&p->head,
+			      head_next(pp->h, head_free(pp->h) - pool_pop_taken(pp), pool_top_of(pp->ev)),
 			      memory_order_release);
 	if (busy)
 		pool_plain_end(p);
@@ -290,8 +309,9 @@ static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task
 			pool_pop_end(p, &pp, busy);
 			return n;
 		} else if (top != 0) {
-			/* pop from the stack; relaxed: a stale link fails the CAS
-			 * below (the tag moved) */
+			/* pop from the stack (shared: its index links written,
+			 * pool_settle); relaxed: a stale link fails the CAS below
+			 * (the tag moved) */
 			while (n < most && next != 0) {
 				evs[n] = pool_slot_of(p, next - 1u);
 				next = atomic_load_explicit(&evs[n++]->pool_next, memory_order_relaxed);
@@ -306,6 +326,8 @@ static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task
 				return 0;
 			}
 			plain = guarded && (busy ? pool_plain_begin_as(p, kernel) : pool_plain_begin_unparked(p));
+			if (guarded && !plain)
+				pool_settle(p); /* before the CAS way (pool_plain_begin_unparked) */
 			h = atomic_load_explicit(&p->head, memory_order_acquire); /* as pool_head_look's */
 			continue;
 		} else {
@@ -376,19 +398,19 @@ static inline __attribute__((always_inline)) uint32_t task_pool_take(struct task
 }
 
 /* task_pool_put's way while the pool is the owner's, after pool_plain_begin
- * returned true: the chain first..last (n slots, first's index + 1 is
- * top, linked to each other as pool_chain_add links them) goes on the
- * stack with plain stores, then pool_plain_end (@p busy; false after
- * pool_plain_begin_unparked, which stored no busy). Separate so that a
- * single free (engine/event.c) can return its one slot without building a
- * chain: @p last's two links are written here, so a one-slot chain needs
- * none written before. */
+ * returned true: the chain first..last (n slots, linked to each other as
+ * pool_chain_add links them) goes on the stack with plain stores, then
+ * pool_plain_end (@p busy; false after pool_plain_begin_unparked, which
+ * stored no busy). Separate so that a single free (engine/event.c) can
+ * return its one slot without building a chain: @p last's link is
+ * written here, so a one-slot chain needs none written before. Only the
+ * address link: the index links are written by the switch to shared
+ * (task_pool.c, "The index links"). */
 static inline __attribute__((always_inline)) void pool_put_plain(struct task_pool *p, struct doca_event *first,
-								 struct doca_event *last, uint32_t top,
-								 uint32_t n, bool busy)
+								 struct doca_event *last, uint32_t n, bool busy)
 {
-	/* the slot under the chain, and the new top (task_pool.c: used only
-	 * while the pool is the owner's, when top_ev names head's top) */
+	/* the slot under the chain, and the new top (task_pool.c: top_ev
+	 * names head's top while the pool is the owner's) */
 	atomic_store_explicit(&last->pool_next_ev, atomic_load_explicit(&p->top_ev, memory_order_relaxed),
 			      memory_order_relaxed);
 	atomic_store_explicit(&p->top_ev, first, memory_order_relaxed);
@@ -400,22 +422,22 @@ static inline __attribute__((always_inline)) void pool_put_plain(struct task_poo
 	 * head_free_high's compare */
 	if (__builtin_constant_p(n) && n == 1u ? head_free_high(h) >= p->size_high : head_free(h) + n > p->size)
 		pool_double_return();
-	atomic_store_explicit(&last->pool_next, head_top(h), memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
 	/* release: our last touch of the slots happens before their next
-	 * takers'. For a constant n of 1 (doca_event_free's one slot, top its
-	 * pool_link) the word is one add of the slot's pool_put_add
-	 * (head_add_one(top)), not a mask, a constant's add and an or. */
+	 * takers'. The new top is first's pool_link; for a constant n of 1
+	 * (doca_event_free's one slot) the word is one add of the slot's
+	 * pool_put_add (head_add_one(pool_link)), not a mask, a constant's
+	 * add and an or. */
 	atomic_store_explicit(&p->head,
 			      __builtin_constant_p(n) && n == 1u ? (h & ~(uint64_t)POOL_FIELD_MASK) + last->pool_put_add
-								  : head_put(h, n, top),
+								  : head_put(h, n, first->pool_link),
 			      memory_order_release);
 	if (busy)
 		pool_plain_end(p);
 }
 
-/* task_pool_put's way once the pool is shared (or switching): the CAS
- * loop, out of line (task_pool.c) so that an inlined put keeps few values
+/* task_pool_put's way once the pool is not the owner's: pool_settle, the
+ * chain's index links, then the CAS loop, out of line (task_pool.c) so that an inlined put keeps few values
  * live. */
 void pool_put_shared(struct task_pool *p, const struct pool_chain *c);
 
@@ -426,7 +448,7 @@ static inline void task_pool_put(struct task_pool *p, struct pool_chain *c)
 	if (c->n == 0)
 		return;
 	if (pool_plain_begin(p))
-		pool_put_plain(p, c->first, c->last, c->top, c->n, true);
+		pool_put_plain(p, c->first, c->last, c->n, true);
 	else
 		pool_put_shared(p, c);
 	*c = (struct pool_chain){ 0 };
