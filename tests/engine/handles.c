@@ -40,6 +40,31 @@ static void settle(void)
 	doca_rcu_barrier();
 }
 
+/* A started context of @p t on a new PE (*pe), two 64-byte buffers of its
+ * memory, and this thread running the PE (its guard parked). */
+static void pe_thread_up(struct tree *t, struct doca_pe **pe, struct doca_buf **src, struct doca_buf **dst)
+{
+	cr_assert_eq(doca_pe_create(pe), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_connect_ctx(*pe, t->ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_create(t->mem, 0, 64, src), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_create(t->mem, 64, 64, dst), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_start(t->ctx), DOCA_SUCCESS);
+	(void)doca_pe_progress(*pe); /* this thread now runs the PE: its guard parked */
+}
+
+/* The first event @p pe hands out within 1000 progress calls (asserted). */
+static struct doca_event *first_event(struct doca_pe *pe)
+{
+	struct doca_event *ev = NULL;
+
+	for (int i = 0; i < 1000 && ev == NULL; i++) {
+		(void)doca_pe_progress(pe);
+		ev = doca_pe_get_event(pe);
+	}
+	cr_assert_neq(ev, NULL);
+	return ev;
+}
+
 Test(handles, a_stale_buffer_handle_cannot_touch_the_buffer_in_its_cell)
 {
 	struct tree t;
@@ -136,12 +161,7 @@ Test(handles, a_stale_context_handle_is_refused_by_the_pe_threads_submit_to_the_
 	settle();
 	tree_up(&t);
 	cr_assert_eq(handle_addr(t.ctx), handle_addr(old), "the cell was reused");
-	cr_assert_eq(doca_pe_create(&pe), DOCA_SUCCESS);
-	cr_assert_eq(doca_pe_connect_ctx(pe, t.ctx), DOCA_SUCCESS);
-	cr_assert_eq(doca_buf_create(t.mem, 0, 64, &src), DOCA_SUCCESS);
-	cr_assert_eq(doca_buf_create(t.mem, 64, 64, &dst), DOCA_SUCCESS);
-	cr_assert_eq(doca_ctx_start(t.ctx), DOCA_SUCCESS);
-	(void)doca_pe_progress(pe); /* this thread now runs the PE: its guard parked */
+	pe_thread_up(&t, &pe, &src, &dst);
 
 	struct doca_task_desc desc = { .type = DOCA_TASK_COPY, .src = src, .dst = dst, .user_data.u64 = 5 };
 	uint64_t stale = doca_stale_handle_count();
@@ -151,13 +171,8 @@ Test(handles, a_stale_context_handle_is_refused_by_the_pe_threads_submit_to_the_
 	desc.user_data.u64 = 6;
 	cr_assert_eq(doca_task_submit(t.ctx, &desc), DOCA_SUCCESS, "the new context is untouched");
 
-	struct doca_event *ev = NULL;
+	struct doca_event *ev = first_event(pe);
 
-	for (int i = 0; i < 1000 && ev == NULL; i++) {
-		(void)doca_pe_progress(pe);
-		ev = doca_pe_get_event(pe);
-	}
-	cr_assert_neq(ev, NULL);
 	cr_assert_eq(doca_event_get_user_data(ev).u64, 6, "only the new context's task ran");
 	cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
 	doca_event_free(ev);
@@ -186,12 +201,7 @@ Test(handles, a_handle_with_another_generations_tag_is_refused_on_every_check_wa
 	size_t len = 0;
 
 	tree_up(&t);
-	cr_assert_eq(doca_pe_create(&pe), DOCA_SUCCESS);
-	cr_assert_eq(doca_pe_connect_ctx(pe, t.ctx), DOCA_SUCCESS);
-	cr_assert_eq(doca_buf_create(t.mem, 0, 64, &src), DOCA_SUCCESS);
-	cr_assert_eq(doca_buf_create(t.mem, 64, 64, &dst), DOCA_SUCCESS);
-	cr_assert_eq(doca_ctx_start(t.ctx), DOCA_SUCCESS);
-	(void)doca_pe_progress(pe); /* this thread now runs the PE: its guard parked */
+	pe_thread_up(&t, &pe, &src, &dst);
 
 	const uint32_t others[] = { 1u, 63u, 64u, HANDLE_GEN_MASK };
 
@@ -219,14 +229,10 @@ Test(handles, a_handle_with_another_generations_tag_is_refused_on_every_check_wa
 	cr_assert_eq(len, 64);
 
 	struct doca_task_desc desc = { .type = DOCA_TASK_COPY, .src = src, .dst = dst, .user_data.u64 = 7 };
-	struct doca_event *ev = NULL;
-
 	cr_assert_eq(doca_task_submit(t.ctx, &desc), DOCA_SUCCESS, "the good handles still work");
-	for (int i = 0; i < 1000 && ev == NULL; i++) {
-		(void)doca_pe_progress(pe);
-		ev = doca_pe_get_event(pe);
-	}
-	cr_assert_neq(ev, NULL);
+
+	struct doca_event *ev = first_event(pe);
+
 	cr_assert_eq(doca_event_get_user_data(ev).u64, 7, "only the good task ran");
 	doca_event_free(ev);
 	cr_assert_eq(doca_pe_get_event(pe), NULL);
