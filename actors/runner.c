@@ -103,15 +103,83 @@ struct runner_thread *runner_thread_first(void)
 	return t;
 }
 
+/*
+ * The revoking mark (actors/runner.h, "Parking"): why a revoker's CAS
+ * that takes a parked guard never makes a second holder, with the owner's
+ * entry comparing one word and its exit none.
+ *
+ * The words. The owner word of r is written only by: a take (a CAS to a
+ * thread's identity, acquire: runner_enter_from, runner_enter_brief_from,
+ * runner_enter_parked_cas, a revoker's last CAS), a mark (a revoker's CAS
+ * of a parked word W to W | REVOKING, or of W | REVOKING to itself,
+ * release: runner_revoke_mark; a quiescer's, runner_revoke_announce, also
+ * CASes a word that is not parked to itself), a parking (an exchange of
+ * the holder's identity for W, acq_rel, and a give-up CAS of W to NULL
+ * when the revoke count is not 0: runner_exit_park), a give-up
+ * (runner_unpark_for_others' CAS to NULL, release), a holder's exit (a
+ * release store of NULL) and runner_reset (nobody holds r and no revoker
+ * is in flight). An unmarked parked word is written only by a parking, by
+ * the thread whose record it names. The owner's fast entry (E: push r on
+ * its list, light half, load the owner word, compare with its W) succeeds
+ * only on the unmarked W; its exit is the pop (release).
+ *
+ * The claim. A revoker R counts itself in revoke, marks the word with a
+ * CAS K (which reads W or W | REVOKING and writes W | REVOKING), runs the
+ * heavy half, reads t's list (acquire), and CASes C from W | REVOKING to
+ * itself. If C succeeds, every fast entry E of t that loaded W either
+ * ended before R's hold (its pop happens before C) or begins after R's
+ * exit. Take the store U that E's load read (an unmarked W of t's):
+ *  - U before K in the word's modification order: E's load is coherence-
+ *    ordered before K, so E's light half precedes R's heavy half (the two
+ *    act as sequentially consistent fences), and R's read of t's list
+ *    after its heavy half sees E's push or a later value: the push gives
+ *    BUSY (no C); the pop, or a later push (release stores, which R
+ *    acquires), makes E's section happen before C.
+ *  - U after K and before C: U is a parking P's exchange. Every write to
+ *    the word after K happens after K: RMWs after K continue K's release
+ *    sequence or read a release store, and a plain store is made by a
+ *    holder, whose take came after K. So R's count (before K) happens
+ *    before P's load of revoke, which reads R's count or a later value. A
+ *    value after R's withdrawal (release, after C; P's load acquires)
+ *    would put C before P, and P's exchange after C's write: not before
+ *    it. So P reads a count that is not 0 and gives the guard up, a CAS
+ *    of U to NULL; if that fails, another revoker marked U first. Either
+ *    way the value after U is not U, and E (t's, after P on t's thread)
+ *    loads that value or a later one: it never reads U, a contradiction.
+ *  - U after C: C happens before U's parking (R's exit releases, every
+ *    later take acquires), and E follows it on t's thread: E is after
+ *    R's hold.
+ * So the 16-bit generation may wrap while a revoker is paused: a parking
+ * in its window gives the guard up, and the word it read comes round only
+ * through parkings, never with an owner inside that it did not see.
+ *
+ * The rest. A revoker that finds t inside leaves the mark: t's next entry
+ * loads W | REVOKING and takes the slow way, a CAS from it (here, below),
+ * racing at most a revoker's C: exactly one wins, and a take gives the
+ * winner the previous holder's writes (acquire; the owner's own entry
+ * sees its own). Nested entries of t (a callback) find their own marked
+ * word by runner_unmarked and are NESTED, as before the mark. Refused
+ * calls change nothing but the mark, which only sends the owner's next
+ * entry the slow way. A quiescer (runner_quiesce_fenced) and the counted
+ * first version (runner_quiesce_begin) read t's list after the heavy half
+ * the same way: while t is inside, the word is W or W | REVOKING.
+ */
 enum runner_entry runner_enter_parked_cas(struct runner *r, const void *cur, const void *as)
 {
 	EXPLORE_POINT(GUARD);
+	const void *seen = cur;
 	/* acquire: see a revoker's writes, if one held it in between. */
-	return atomic_compare_exchange_strong_explicit(&r->owner, &cur, as, memory_order_acquire,
-						       memory_order_relaxed) &&
-		       runner_in(r)
-		       ? RUNNER_ENTERED
-		       : RUNNER_BUSY;
+	bool won = atomic_compare_exchange_strong_explicit(&r->owner, &seen, as, memory_order_acquire,
+							   memory_order_relaxed);
+
+	if (!won && seen == runner_tagged(cur, RUNNER_REVOKING_TAG)) {
+		cur = seen;
+		EXPLORE_POINT(GUARD);
+		/* our word, marked since we read it: acquire, as above */
+		won = atomic_compare_exchange_strong_explicit(&r->owner, &cur, as, memory_order_acquire,
+							      memory_order_relaxed);
+	}
+	return won && runner_in(r) ? RUNNER_ENTERED : RUNNER_BUSY;
 }
 
 #ifdef DOCA_EXPLORE

@@ -24,41 +24,38 @@
  * runners whose parked sections the thread is in (`in`, a small stack
  * only that thread writes). The parked owner enters again without a
  * read-modify-write: it pushes the runner on its list, runs the light half
- * of an asymmetric fence (actors/asym_fence.h), and enters if revoke is 0
- * and the owner word is still the parked word it saw (else it pops it and
- * takes the slow way: a CAS from that word, or the ordinary path). It
- * leaves by popping it. A thread that wants a parked guard (runner_enter
- * only: brief entries give up, their callers have a way
- * around the actor) reads the parked word W, announces itself in revoke
- * (a count of revokers in flight, with a "wanted" bit), runs the heavy
- * half, then looks for the runner in the owner's list:
- *  - absent: the owner is outside, and its next entry into W sees revoke
- *    and goes the slow way (the fence pair), so the revoker may CAS the
- *    owner word from W to itself; the owner's slow way is a CAS from W
- *    too, so exactly one of them gets the guard;
- *  - present: the owner is inside: busy, as for a held guard. The
- *    revoker sets the wanted bit before it withdraws its count, so the
- *    owner gives the parked guard up (CAS W → nobody) when it leaves; the
- *    next call finds it free. A brief hold
- *    (runner_enter_brief) is listed with a tag, and the revoker waits for
- *    it to end instead, as runner_enter waits for any brief holder.
- * A revoker withdraws its count only after its CAS; the wanted bit is
- * cleared only by a thread parking a guard it holds unparked, before it
- * publishes the new parked word. So from a revoker's announcement to its
- * CAS revoke is not 0, and the owner enters only the slow way, by a CAS
- * that replaces the parked word: whenever the owner word is W the owner is
- * outside, and the revoker's CAS from W is right even if W came round
- * again (the generation has 16 bits: 65 536 parkings in one revoker's
- * pause made the same word, and with a flag that parking cleared, the
- * owner then entered without a trace, found by a review). A revoker whose
- * W was replaced fails its CAS and looks again. Why the list is the thread's and not a flag of the actor's: an
+ * of an asymmetric fence (actors/asym_fence.h), and enters if the owner
+ * word is still the parked word W it saw (else it pops it and takes the
+ * slow way: a CAS from W, or from W | REVOKING, or the ordinary path). It
+ * leaves by popping it, and looks at nothing else. A thread that wants a
+ * parked guard (runner_enter only: brief entries give up, their callers
+ * have a way around the actor) counts itself in revoke (revokers in
+ * flight), marks the owner word itself (a CAS of W to W | REVOKING, the
+ * same CAS when it is marked already), runs the heavy half, then looks
+ * for the runner in the owner's list:
+ *  - absent: the owner is outside, and its next entry sees the mark and
+ *    goes the slow way, so the revoker may CAS the owner word from W |
+ *    REVOKING to itself; the owner's slow way is a CAS from that word too,
+ *    so exactly one of them gets the guard;
+ *  - present: the owner is inside: busy, as for a held guard. The mark
+ *    stays: the owner's next entry takes the slow way (a CAS, after which
+ *    the guard is an ordinary held one and its exit frees it, unless it
+ *    parks it again), and the next revoker to come finds the owner outside
+ *    and takes it. A brief hold (runner_enter_brief) is listed with a tag,
+ *    and the revoker waits for it to end instead, as runner_enter waits
+ *    for any brief holder.
+ * The owner's entry compares one word, its exit none (the revoke count's
+ * two compares that stood there are gone). The count is read only by a
+ * parking: a thread that parks while a revoker is in flight gives the
+ * guard up at once, so a paused revoker never meets its W | REVOKING come
+ * round again with the owner inside (the 16-bit generation wraps after
+ * 65 536 parkings: a review found that case in an earlier protocol). The
+ * argument, every order in it, is actors/runner.c's "The revoking mark".
+ * Why the list is the thread's and not a flag of the actor's: an
  * entry that turns out stale (W replaced between its first look and its
  * push) writes only its own list, never a flag a newer owner is using; the
  * same list tells a parked owner that it re-enters from a callback
- * (nested). Memory order: the owner's release pop pairs with the revoker's
- * acquire loads, the revoker's CAS (acquire) with the parking store
- * (release), so each runner still sees everything the previous one
- * wrote; a fast entry follows the same thread's own exit. Limits: parked
+ * (nested). Limits: parked
  * sections nest RUNNER_NEST_MAX deep (deeper entries take the slow way);
  * records are recycled when their thread
  * exits (its parked guards are then revoked, or inherited by the next
@@ -90,12 +87,14 @@
 #include "asym_fence.h"
 #include "word_asm.h"
 #include "explore.h"
+#include "explore_revert.h"
 #include "tsan_annotate.h"
 
 struct runner {
-	/* NULL, identity, identity | BRIEF, or generation << 48 | identity | PARKED */
+	/* NULL, identity, identity | BRIEF, or generation << 48 | identity |
+	 * PARKED, that | REVOKING once a revoker marked it */
 	_Atomic(const void *) owner;
-	/* RUNNER_REVOKE_WANTED | revokers in flight * RUNNER_REVOKER (see top) */
+	/* revokers in flight, RUNNER_REVOKER each (read by a parking: see top) */
 	_Atomic uint32_t revoke;
 	uint16_t park_gen; /* the last parking's generation (the holder's) */
 #ifdef DOCA_EXPLORE
@@ -127,8 +126,10 @@ enum runner_entry {
 
 #define RUNNER_BRIEF_TAG ((uintptr_t)1)
 #define RUNNER_PARKED_TAG ((uintptr_t)2)
-#define RUNNER_REVOKE_WANTED 1u /* revoke: give the parked guard up on leaving */
-#define RUNNER_REVOKER 2u       /* revoke: one revoker between its look and its CAS */
+/* a parked word a revoker marked (records are 64-aligned: the bit is free
+ * in a parked word, the only kind that carries it) */
+#define RUNNER_REVOKING_TAG ((uintptr_t)4)
+#define RUNNER_REVOKER 1u /* revoke: one revoker from its count to its withdrawal */
 #define RUNNER_GEN_SHIFT 48 /* records live below 2^48 (runner_thread_first) */
 #define RUNNER_ID_MASK (((uintptr_t)1 << RUNNER_GEN_SHIFT) - 1u)
 
@@ -234,25 +235,27 @@ static inline bool runner_parked_by(const void *cur, const void *me)
 	return (((uintptr_t)cur ^ ((uintptr_t)me + RUNNER_PARKED_TAG)) << (64 - RUNNER_GEN_SHIFT)) == 0;
 }
 
-/* The parked owner's entry and exit compare the guard's words in memory
- * under WORD_ASM (actors/word_asm.h), one cmp each, where gcc loads an
+/* @p cur, a parked word, without the revoking mark: a thread tests
+ * runner_parked_by on it to know its own marked word (the owner ways test
+ * cur itself, so a marked word sends them to the slow ways). */
+static inline const void *runner_unmarked(const void *cur)
+{
+	_Static_assert(_Alignof(struct runner_thread) % 8 == 0, "a record's bit 2 is free for the mark");
+	return (const void *)((uintptr_t)cur & ~RUNNER_REVOKING_TAG);
+}
+
+/* The record whose parked word (marked or not) is @p w. */
+static inline struct runner_thread *runner_parked_thread(const void *w)
+{
+	return (struct runner_thread *)((uintptr_t)w & RUNNER_ID_MASK &
+					~(RUNNER_PARKED_TAG | RUNNER_REVOKING_TAG));
+}
+
+/* The parked owner's entry compares the guard's owner word in memory
+ * under WORD_ASM (actors/word_asm.h), one cmp, where gcc loads an
  * atomic word apart from its compare: the same single-copy atomic load of
  * the aligned word. A volatile asm with a memory clobber keeps the
- * compiler's order around it, which is all an acquire load needs on
- * x86-64 (and more than a relaxed one does). */
-
-/* r->revoke == 0, loaded with acquire (a relaxed caller gets more). */
-static inline __attribute__((always_inline)) bool runner_no_revoke(struct runner *r)
-{
-#ifdef WORD_ASM
-	bool none;
-
-	__asm__ volatile("cmpl $0, %[w]" : "=@ccz"(none) : [w] "m"(r->revoke) : "memory");
-	return none;
-#else
-	return atomic_load_explicit(&r->revoke, memory_order_acquire) == 0;
-#endif
-}
+ * compiler's order around it (after the light half of the fence). */
 
 /* r->owner == cur, loaded relaxed. */
 static inline __attribute__((always_inline)) bool runner_owner_is(struct runner *r, const void *cur)
@@ -329,6 +332,14 @@ static inline __attribute__((always_inline)) bool runner_unpark_as(struct runner
 	return runner_unpark_at(r, cur, t, d, brief, kernel);
 }
 
+/* The explorer's revert switch unpark_ignores_mark: the owner enters its
+ * parked word marked by a revoker too (the protection undone). */
+static inline bool runner_explore_ignores_mark(struct runner *r, const void *cur)
+{
+	return DOCA_REVERTED("unpark_ignores_mark") &&
+	       atomic_load_explicit(&r->owner, memory_order_relaxed) == runner_tagged(cur, RUNNER_REVOKING_TAG);
+}
+
 /* runner_unpark_as at @p d, t's depth (below RUNNER_NEST_MAX), which the
  * caller knows: a caller that tested t->depth == 0 (t is in no parked
  * section, so not in one of r: never NESTED) enters at the list's first
@@ -346,10 +357,11 @@ static inline __attribute__((always_inline)) bool runner_unpark_in(struct runner
 	atomic_store_explicit(&t->in[d], runner_entry_of(r, brief), memory_order_release);
 	if (count)
 		runner_depth_set(t, d + 1u);
-	asym_fence_light_known(kernel); /* our entry is visible before we load revoke (see top) */
+	asym_fence_light_known(kernel); /* our entry is visible before we load the owner word (see top) */
 	EXPLORE_POINT(GUARD);
-	/* acquire: a clear we read comes with the owner word it preceded */
-	if (runner_no_revoke(r) && runner_owner_is(r, cur))
+	/* relaxed: W unmarked is our own parking's (actors/runner.c, "The
+	 * revoking mark"); a marked word is not W: the slow way */
+	if (runner_owner_is(r, cur) || runner_explore_ignores_mark(r, cur))
 		return runner_in(r);
 	if (count)
 		runner_depth_set(t, d);
@@ -391,9 +403,9 @@ static inline bool runner_unpark(struct runner *r, const void *cur, struct runne
 	return runner_unpark_as(r, cur, t, brief, false);
 }
 
-/* runner_enter_parked's slow way: a CAS from the parked word cur to `as`
- * (out of line, actors/runner.c: a revocation is under way, or the list
- * is full). */
+/* runner_enter_parked's slow way: a CAS from the parked word cur, or from
+ * cur | REVOKING, to `as` (out of line, actors/runner.c: a revoker marked
+ * the word, or the list is full). */
 enum runner_entry runner_enter_parked_cas(struct runner *r, const void *cur, const void *as);
 
 /* The caller's parked guard (cur is a parked word of me), entered
@@ -414,43 +426,77 @@ static inline enum runner_entry runner_enter_parked(struct runner *r, const void
 	return runner_enter_parked_cas(r, cur, runner_tagged(me, brief ? RUNNER_BRIEF_TAG : 0));
 }
 
-/* A revoker counts itself in before it looks at the owner's list. */
-static inline void runner_revoke_announce(struct runner *r)
+/* A revoker counts itself in before it marks the owner word (a parking
+ * reads the count: actors/runner.c, "The revoking mark"). */
+static inline void runner_revoke_count(struct runner *r)
 {
-	EXPLORE_POINT(GUARD);
 	atomic_fetch_add_explicit(&r->revoke, RUNNER_REVOKER, memory_order_relaxed);
 }
 
-/* ... and out after its CAS, @p wanted: the owner was inside, so it gives
- * the guard up when it leaves. */
-static inline void runner_revoke_withdraw(struct runner *r, bool wanted)
+/* ... marks the parked word *cur (a marked one is CASed to itself),
+ * false with *cur the word found if it changed. (One explorer point for
+ * the count and the mark, as for the count alone before the mark: the
+ * pinned seeds' schedules stay where they were.) */
+static inline bool runner_revoke_mark(struct runner *r, const void **cur)
 {
-	if (wanted)
-		atomic_fetch_or_explicit(&r->revoke, RUNNER_REVOKE_WANTED, memory_order_relaxed);
-	/* release: an owner that reads the count gone sees our CAS (the owner
-	 * word is ours then, or was not W) */
+	EXPLORE_POINT(GUARD);
+	/* release: a CAS that reads the word from here on (a take, then its
+	 * parking) sees our count above */
+	return atomic_compare_exchange_strong_explicit(&r->owner, cur, runner_tagged(*cur, RUNNER_REVOKING_TAG),
+						       memory_order_release, memory_order_relaxed);
+}
+
+/* ... and out after its last CAS. */
+static inline void runner_revoke_withdraw(struct runner *r)
+{
+	/* release: a parking that reads the count gone is after our CAS (see
+	 * actors/runner.c) */
 	atomic_fetch_sub_explicit(&r->revoke, RUNNER_REVOKER, memory_order_release);
 }
 
-/* Another thread's parked word (cur): revoke it for me (see top).
- * ENTERED, BUSY (its owner is inside), or NESTED meaning "look again" (the
- * owner word changed under us). */
+/* A quiescer's count (runner_quiesce_begin, the explorer's reverted first
+ * versions): counted, and the owner word marked if parked (else CASed to
+ * itself, which a later parking's exchange follows), so no runner_unpark
+ * succeeds until runner_quiesce_end (its parkings give the guard up). */
+static inline void runner_revoke_announce(struct runner *r)
+{
+	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
+
+	runner_revoke_count(r);
+	for (;;) {
+		EXPLORE_POINT(GUARD);
+		const void *to = ((uintptr_t)cur & RUNNER_PARKED_TAG) != 0 ? runner_tagged(cur, RUNNER_REVOKING_TAG)
+									    : cur;
+
+		/* release: as runner_revoke_mark's */
+		if (atomic_compare_exchange_strong_explicit(&r->owner, &cur, to, memory_order_release,
+							    memory_order_relaxed))
+			return;
+	}
+}
+
+/* Another thread's parked word (cur, marked or not): revoke it for me
+ * (see top). ENTERED, BUSY (its owner is inside), or NESTED meaning "look
+ * again" (the owner word changed under us). */
 static inline enum runner_entry runner_revoke(struct runner *r, const void *cur, const void *me)
 {
-	const struct runner_thread *owner =
-		(const struct runner_thread *)((uintptr_t)cur & RUNNER_ID_MASK & ~RUNNER_PARKED_TAG);
-
+	const struct runner_thread *owner = runner_parked_thread(cur);
 	unsigned spins = 0;
 
-	runner_revoke_announce(r);
-	asym_fence_heavy(); /* revoke is visible before we read its list (see top) */
+	runner_revoke_count(r);
+	if (!runner_revoke_mark(r, &cur)) {
+		runner_revoke_withdraw(r);
+		return RUNNER_NESTED;
+	}
+	cur = runner_tagged(cur, RUNNER_REVOKING_TAG);
+	asym_fence_heavy(); /* the mark is visible before we read its list (see top) */
 	for (uint32_t i = 0; i < RUNNER_NEST_MAX; i++) {
 		EXPLORE_POINT(GUARD);
 		/* acquire: pairs with the owner's release when it left. */
 		const struct runner *in = atomic_load_explicit(&owner->in[i], memory_order_acquire);
 
 		if (in == r) {
-			runner_revoke_withdraw(r, true);
+			runner_revoke_withdraw(r); /* the mark stays (see top) */
 			return RUNNER_BUSY;
 		}
 		if (in == runner_entry_of(r, true)) { /* a brief hold: wait for it */
@@ -469,7 +515,7 @@ static inline enum runner_entry runner_revoke(struct runner *r, const void *cur,
 							   memory_order_relaxed) &&
 		   runner_in(r);
 
-	runner_revoke_withdraw(r, false);
+	runner_revoke_withdraw(r);
 	return won ? RUNNER_ENTERED : RUNNER_NESTED;
 }
 
@@ -480,18 +526,21 @@ static inline enum runner_entry runner_revoke(struct runner *r, const void *cur,
  * route entered so; engine/task.c: the owner's doca_task_submit), so a
  * grace period does not wait for it. Today's callers wait uncounted
  * (runner_quiesce_fenced, below); runner_quiesce_begin, the first
- * version (explorer revert switches only), counts the caller in revoke as a revoker does, so no runner_unpark
- * succeeds until runner_quiesce_end (an owner's entry meanwhile takes the
- * slow way, a CAS, and never the owner way), runs the heavy half of the
- * fence, then waits until the owner of the parked word it finds is in no
- * brief section of r. Why every brief section entered by runner_unpark
- * before the call has then ended, and happens before the caller's next
- * steps: such a section's thread t pushed its entry, ran the light half,
- * and loaded revoke 0, so that load came before our count (else it saw
- * the count: no runner_unpark), and by the fence pair our loads after the
- * heavy half see its push or what t wrote later. While t is inside, the
- * owner word is t's parked word W (a revoker finds t inside and leaves it;
- * only t's exit gives it up), so we look in t's list: an entry r|brief is
+ * version (explorer revert switches only), counts the caller in revoke
+ * and marks the owner word as a revoker does (runner_revoke_announce), so
+ * no runner_unpark succeeds until runner_quiesce_end (an owner's entry
+ * meanwhile takes the slow way, a CAS, and never the owner way), runs the
+ * heavy half of the fence, then waits until the owner of the parked word
+ * it finds is in no brief section of r. Why every brief section entered
+ * by runner_unpark before the call has then ended, and happens before the
+ * caller's next steps: such a section's thread t pushed its entry, ran the
+ * light half, and loaded the owner word (its W; for the counted version,
+ * a load before our mark, else it saw the mark: no runner_unpark), and by
+ * the fence pair our loads after the heavy half see its push or what t
+ * wrote later. While t is inside, the owner word is t's parked word W, or
+ * W | REVOKING (a revoker finds t inside and leaves it marked; t's own
+ * slow way is not taken while t is inside, and nobody else takes it), so
+ * we look in t's list: an entry r|brief is
  * waited out (t pops it with a release store, our load acquires), and a
  * value t wrote after its pop (acquired) comes with the section's end too.
  * A section of the caller's own is never brief (the stop runs no brief
@@ -514,8 +563,7 @@ static inline void runner_quiesce_wait(struct runner *r)
 
 	if (((uintptr_t)cur & RUNNER_PARKED_TAG) == 0)
 		return; /* free, or held by a CAS: no section entered by runner_unpark */
-	const struct runner_thread *owner =
-		(const struct runner_thread *)((uintptr_t)cur & RUNNER_ID_MASK & ~RUNNER_PARKED_TAG);
+	const struct runner_thread *owner = runner_parked_thread(cur);
 
 	for (uint32_t i = 0; i < RUNNER_NEST_MAX; i++) {
 		EXPLORE_POINT(GUARD);
@@ -546,7 +594,7 @@ static inline void runner_quiesce_fenced(struct runner *r)
 static inline void runner_quiesce_begin(struct runner *r)
 {
 	runner_revoke_announce(r);
-	asym_fence_heavy(); /* our count is visible before we read the owner's list */
+	asym_fence_heavy(); /* our mark is visible before we read the owner's list */
 	runner_quiesce_wait(r);
 }
 
@@ -555,7 +603,16 @@ static inline void runner_quiesce_begin(struct runner *r)
  * the actor from being destroyed until this returns). */
 static inline void runner_quiesce_end(struct runner *r)
 {
-	runner_revoke_withdraw(r, false);
+	runner_revoke_withdraw(r);
+}
+
+/* The caller's own parked word marked by a revoker (cur): NESTED inside
+ * one of its sections (a callback), else the slow way's CAS from it. */
+static inline enum runner_entry runner_enter_marked(struct runner *r, const void *cur, const void *me, bool brief)
+{
+	if (runner_in_parked(r, (const struct runner_thread *)me))
+		return RUNNER_NESTED;
+	return runner_enter_parked_cas(r, cur, runner_tagged(me, brief ? RUNNER_BRIEF_TAG : 0));
 }
 
 /* Take the guard, or report who has it. Waits only while a brief holder
@@ -564,11 +621,12 @@ static inline void runner_quiesce_end(struct runner *r)
  * without a read-modify-write: then the owner word was W at the
  * entry, as at the caller's load of it, and it has been W since the
  * caller's parking that wrote it (before this call): a thread that held
- * the guard in between replaced W by its CAS, and W comes back only by
- * the caller parking again (a new generation, and not during its call).
- * So no other thread held the guard since before the call, and none
- * holds it until the caller leaves (a revoker finds it inside): the owner
- * word is still W then, which runner_exit_from uses. */
+ * the guard in between replaced W (or W | REVOKING) by its CAS, and W
+ * unmarked comes back only by the caller parking again (a new generation,
+ * and not during its call). So no other thread held the guard since
+ * before the call, and none holds it until the caller leaves (a revoker
+ * finds it inside): the owner word is W or W | REVOKING then, and W names
+ * the caller's record, which runner_exit_from uses. */
 static inline enum runner_entry runner_enter_from(struct runner *r, const void **unparked)
 {
 	const void *me = runner_self();
@@ -582,15 +640,20 @@ static inline enum runner_entry runner_enter_from(struct runner *r, const void *
 			return e;
 	} else if (cur == me) {
 		return RUNNER_NESTED;
+	} else if (runner_parked_by(runner_unmarked(cur), me)) { /* ours, marked */
+		enum runner_entry e = runner_enter_marked(r, cur, me, false);
+
+		if (e != RUNNER_BUSY)
+			return e;
 	}
 	for (;;) {
 		cur = NULL;
 		EXPLORE_POINT(GUARD);
 		/* acquire: see the previous runner's writes (its exit released
-		 * them); on failure, the parked word we read comes with its
-		 * parking's clear of revoke, which our announcement follows. */
+		 * them); on failure, relaxed: a parked word is then taken only by
+		 * runner_revoke's last CAS, which acquires. */
 		if (atomic_compare_exchange_strong_explicit(&r->owner, &cur, me, memory_order_acquire,
-							    memory_order_acquire) &&
+							    memory_order_relaxed) &&
 		    runner_in(r))
 			return RUNNER_ENTERED;
 		if (((uintptr_t)cur & RUNNER_PARKED_TAG) != 0) {
@@ -628,6 +691,8 @@ static inline enum runner_entry runner_enter_brief_from(struct runner *r, const 
 		return runner_enter_parked(r, cur, me, true, unparked);
 	if (cur == me)
 		return RUNNER_NESTED;
+	if (runner_parked_by(runner_unmarked(cur), me)) /* ours, marked by a revoker */
+		return runner_enter_marked(r, cur, me, true);
 	cur = NULL;
 	EXPLORE_POINT(GUARD);
 	/* acquire: see the previous runner's writes (its exit released them). */
@@ -655,13 +720,11 @@ static inline __attribute__((always_inline)) void runner_exit_parked_in(struct r
 {
 	if (count)
 		runner_depth_set(t, d);
+	(void)r;
+	(void)cur; /* the word stays W, or W | REVOKING: a revoker's next look takes it (see top) */
 	/* release: a revoker that sees us gone sees this section. */
 	atomic_store_explicit(&t->in[d], NULL, memory_order_release);
 	EXPLORE_POINT(GUARD);
-	if (!runner_no_revoke(r))
-		/* release: as below, for the next runner */
-		(void)atomic_compare_exchange_strong_explicit(&r->owner, &cur, NULL, memory_order_release,
-							      memory_order_relaxed);
 }
 
 static inline void runner_exit_parked_at(struct runner *r, const void *cur, struct runner_thread *t, uint32_t d)
@@ -684,7 +747,7 @@ static inline void runner_exit(struct runner *r)
 
 	runner_out(r);
 	EXPLORE_POINT(GUARD);
-	if (!runner_parked_by(cur, me)) {
+	if (!runner_parked_by(runner_unmarked(cur), me)) {
 		/* release: publish this turn's writes to the next runner. */
 		atomic_store_explicit(&r->owner, NULL, memory_order_release);
 		return;
@@ -692,10 +755,6 @@ static inline void runner_exit(struct runner *r)
 	runner_exit_parked(r, cur, (struct runner_thread *)me);
 }
 
-/* runner_exit after an entry that reported @p unparked (the parked word
- * W, or NULL: then it is runner_exit): the owner word is still W
- * (runner_enter_from) and W names the caller, so neither the caller's
- * identity nor the owner word is read again. */
 /* runner_exit after runner_unpark (cur) by t, when the caller knows t. */
 static inline void runner_exit_unparked(struct runner *r, const void *cur, struct runner_thread *t)
 {
@@ -720,12 +779,10 @@ static inline void runner_exit_unparked_first(struct runner *r, const void *cur,
 	runner_exit_parked_in(r, cur, t, 0, false);
 }
 
-/* The record whose parked word is @p w. */
-static inline struct runner_thread *runner_parked_thread(const void *w)
-{
-	return (struct runner_thread *)((uintptr_t)w & RUNNER_ID_MASK & ~RUNNER_PARKED_TAG);
-}
-
+/* runner_exit after an entry that reported @p unparked (the parked word
+ * W, or NULL: then it is runner_exit): W names the caller
+ * (runner_enter_from), so neither the caller's identity nor the owner
+ * word is read again. */
 static inline void runner_exit_from(struct runner *r, const void *unparked)
 {
 	if (unparked == NULL) {
@@ -748,14 +805,22 @@ static inline void runner_exit_park(struct runner *r)
 	}
 	runner_out(r);
 	r->park_gen++;
-	/* release: whoever reads the clear sees the owner word we replace
-	 * (revokers in flight stay counted: see top) */
-	atomic_fetch_and_explicit(&r->revoke, ~RUNNER_REVOKE_WANTED, memory_order_release);
-	/* release: this turn's writes, for a revoker's CAS */
-	atomic_store_explicit(&r->owner,
-			      (const void *)((uintptr_t)r->park_gen << RUNNER_GEN_SHIFT |
-					     (uintptr_t)runner_tagged(me, RUNNER_PARKED_TAG)),
-			      memory_order_release);
+	const void *w = (const void *)((uintptr_t)r->park_gen << RUNNER_GEN_SHIFT |
+				       (uintptr_t)runner_tagged(me, RUNNER_PARKED_TAG));
+
+	/* acq_rel: release, this turn's writes, for a revoker's CAS; acquire,
+	 * a revoker's count before its mark or a quiescer's CAS of the held
+	 * word, if we read that (actors/runner.c, "The revoking mark") */
+	(void)atomic_exchange_explicit(&r->owner, w, memory_order_acq_rel);
+	/* acquire: a withdrawal read is after that revoker's last CAS */
+	if (atomic_load_explicit(&r->revoke, memory_order_acquire) != 0) {
+		/* (the explorer's point only here: a parking with no revoker
+		 * in flight keeps its schedules' points where they were) */
+		EXPLORE_POINT(GUARD);
+		/* a revoker in flight: give the guard up (release: as runner_exit's) */
+		(void)atomic_compare_exchange_strong_explicit(&r->owner, &w, NULL, memory_order_release,
+							      memory_order_relaxed);
+	}
 }
 
 /* Give up a guard parked for the caller, if it is and the caller is not
@@ -765,7 +830,7 @@ static inline void runner_unpark_for_others(struct runner *r)
 	const void *me = runner_self();
 	const void *cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
 
-	if (!runner_parked_by(cur, me) || runner_in_parked(r, (const struct runner_thread *)me))
+	if (!runner_parked_by(runner_unmarked(cur), me) || runner_in_parked(r, (const struct runner_thread *)me))
 		return;
 	EXPLORE_POINT(GUARD);
 	/* release: the next runner sees what we wrote. */
@@ -781,7 +846,7 @@ static inline bool runner_is_self(struct runner *r)
 
 	if (cur == me)
 		return true;
-	return runner_parked_by(cur, me) && runner_in_parked(r, (const struct runner_thread *)me);
+	return runner_parked_by(runner_unmarked(cur), me) && runner_in_parked(r, (const struct runner_thread *)me);
 }
 
 #endif /* DOCA_RUNNER_H */

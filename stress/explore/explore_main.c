@@ -520,6 +520,7 @@ static const char *const revertible[] = {
 	"owner_submit_no_recheck", /* the owner's submit does not look at the state, the PE and the handle again under its guard */
 	"stop_in_turn_waits", /* a doca_ctx_stop inside a PE turn waits for the report lock, not put off */
 	"engine_wake_before_publish", /* an engine thread calls the wake before publishing its pass's last, partly filled CQ slot */
+	"unpark_ignores_mark", /* a parked owner's entry takes its word marked by a revoker as its own (runner.h) */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an
