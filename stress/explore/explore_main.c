@@ -62,6 +62,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_event_double_free },
 	{ "runner_handoff", "two threads take turns running one PE: its guard parked, revoked, parked again",
 	  scenario_runner_handoff },
+	{ "runner_revoke", "the guard alone: its owner parks it and enters it again while another thread revokes and takes it",
+	  scenario_runner_revoke },
 	{ "pool_share", "an owner's plain credit updates while a foreign submitter turns the pool shared",
 	  scenario_pool_share },
 	{ "pool_share_bulk", "pool_share, the owner getting and freeing its events in bursts (doca_event_free_bulk's owner route)",

@@ -39,6 +39,7 @@ void scenario_fork_in_flight(void);
 void scenario_destroy_refused(void);
 void scenario_event_wake(void);
 void scenario_runner_handoff(void);
+void scenario_runner_revoke(void);
 void scenario_pool_share(void);
 void scenario_pool_share_bulk(void);
 void scenario_pool_share_submit(void);
