@@ -650,10 +650,11 @@ static inline enum runner_entry runner_enter_from(struct runner *r, const void *
 		cur = NULL;
 		EXPLORE_POINT(GUARD);
 		/* acquire: see the previous runner's writes (its exit released
-		 * them); on failure, relaxed: a parked word is then taken only by
-		 * runner_revoke's last CAS, which acquires. */
+		 * them); on failure, a parked word we read comes with its
+		 * parker's writes (its record's list made), which runner_revoke
+		 * reads before its last CAS. */
 		if (atomic_compare_exchange_strong_explicit(&r->owner, &cur, me, memory_order_acquire,
-							    memory_order_relaxed) &&
+							    memory_order_acquire) &&
 		    runner_in(r))
 			return RUNNER_ENTERED;
 		if (((uintptr_t)cur & RUNNER_PARKED_TAG) != 0) {
