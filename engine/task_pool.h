@@ -171,10 +171,19 @@ static inline struct doca_event *pool_slot_of(const struct task_pool *p, uint32_
 }
 
 /* Can a single take pop the owner's stack with head @p h (pool_take's
- * first look, plain)? Then pool_pop_one_plain takes it. */
+ * first look, plain)? Then pool_pop_one_plain takes it. Only top is
+ * tested: free credits are the slots on the stack plus the slots never
+ * used (task_pool.c), so every head word published with a top has a free
+ * count of one or more (a return that would break it aborts in
+ * pool_double_return; a take never takes more than the stack and the
+ * fresh slots hold). The explorer's build checks it. */
 static inline bool pool_one_poppable(uint64_t h)
 {
-	return head_top(h) != 0 && head_free(h) != 0;
+#ifdef DOCA_EXPLORE
+	if (head_top(h) != 0 && head_free(h) == 0)
+		abort(); /* the explorer's check of the above (verdict "abort") */
+#endif
+	return head_top(h) != 0;
 }
 
 /* pool_take's first look at head, after pool_plain_begin_as. */
