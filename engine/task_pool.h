@@ -214,8 +214,17 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_pla
 
 	atomic_store_explicit(&p->top_ev, next, memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
-	/* release: as pool_take_loop's */
-	atomic_store_explicit(&p->head, head_take_one(h, pool_top_of(next)), memory_order_release);
+	/* release: as pool_take_loop's. head_take_one(h, pool_top_of(next)),
+	 * made from next's pool_put_add (head_add_one(pool_link)) less two of
+	 * the count's units: the tag's one, the count's one down, and next's
+	 * top added to h with its top cleared, one add and one subtract of a
+	 * 32-bit constant, not a 64-bit constant's two instructions and an or
+	 * (free is 1 or more: no borrow out of its field) */
+	atomic_store_explicit(&p->head,
+			      next != NULL ? (h & ~(uint64_t)POOL_FIELD_MASK) + next->pool_put_add -
+						     ((uint64_t)2 << POOL_TOP_BITS)
+					   : head_take_one(h, 0),
+			      memory_order_release);
 	if (busy)
 		pool_plain_end(p);
 	return ev;
