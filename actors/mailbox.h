@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "explore.h"
+#include "word_asm.h"
 
 #define MAILBOX_SHARDS 16u
 _Static_assert(MAILBOX_SHARDS < 32, "one bit per shard in a 32-bit summary word");
@@ -102,7 +103,23 @@ uint32_t mailbox_drain_sc(struct mailbox *mb, struct mailbox_node **items, uint3
 static inline bool mailbox_idle(const struct mailbox *mb)
 {
 	EXPLORE_POINT(ATOMIC);
+#ifdef WORD_ASM
+	/* each look one cmpl with the word in memory (actors/word_asm.h):
+	 * gcc made each a load, a test and a branch. leftover is a plain
+	 * field of the consumer's, so its asm is not volatile (gcc may treat
+	 * it as the plain load it replaces; volatile, gcc made the mailbox's
+	 * address apart with a lea); the summary's cmpl is volatile, a
+	 * single-copy atomic load as the relaxed one is */
+	bool zero;
+
+	__asm__("cmpl $0, %1" : "=@ccz"(zero) : "m"(mb->leftover));
+	if (!zero)
+		return false;
+	__asm__ volatile("cmpl $0, %1" : "=@ccz"(zero) : "m"(mb->summary));
+	return zero;
+#else
 	return mb->leftover == 0 && atomic_load_explicit(&mb->summary, memory_order_relaxed) == 0;
+#endif
 }
 
 /* True if some shard holds a pushed item, announced or not (exact when
