@@ -200,6 +200,22 @@ static inline __attribute__((always_inline)) bool task_len_below(const struct do
 #endif
 }
 
+/* desc->type == DOCA_TASK_COPY. With OWNED_RMW_ASM (x86-64) one cmpl with
+ * the field in memory (the application's plain field: no volatile, no
+ * clobber, as the plain load): on the owner's single way gcc loaded it
+ * into a register first, one instruction more per task. */
+static inline __attribute__((always_inline)) bool task_type_is_copy(const struct doca_task_desc *desc)
+{
+#ifdef OWNED_RMW_ASM
+	bool eq;
+
+	__asm__("cmpl %2, %1" : "=@cce"(eq) : "m"(desc->type), "i"(DOCA_TASK_COPY));
+	return eq;
+#else
+	return desc->type == DOCA_TASK_COPY;
+#endif
+}
+
 /* task_pin's checks' common way: true (with *len) if the task passes every
  * check, the buffers' own ones and their context compares made by one
  * compare each of their src_ctx / dst_ctx words (engine.h: the context,
@@ -211,7 +227,7 @@ static inline __attribute__((always_inline)) bool
 task_check_fast(const struct doca_ctx *ctx, const struct doca_task_desc *desc, const struct doca_buf *src,
 		const struct doca_buf *dst, uint64_t *len)
 {
-	if (desc->type != DOCA_TASK_COPY || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 || src->src_ctx != ctx ||
+	if (!task_type_is_copy(desc) || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 || src->src_ctx != ctx ||
 	    dst->dst_ctx != ctx)
 		return false;
 	/* one compare of the lengths: the whole source (the common case,
