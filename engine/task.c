@@ -51,9 +51,15 @@
  *    reset atomically at the put), the PE's guard words (engine/pe.c,
  *    pe_get, says why the guard entered is W's);
  *  - under the guard it reads RUNNING (acquire: after the start's
- *    connect), the context's PE again (the same: the guard held is the
- *    context's PE's) and the handle's generation again (current now, so
- *    current at both loads; a kill is for ever). Its magic and epoch,
+ *    connect) and the handle's generation again (current now, so
+ *    current at both loads; a kill is for ever). The context's PE needs
+ *    no second look: within a generation it is written once, NULL to
+ *    the PE, by doca_pe_connect_ctx (which refuses a context that has
+ *    one: NOT_PERMITTED), and set NULL again only by the destroy
+ *    (doca_ctx_destroy, before handle_kill) and the cell's put, both
+ *    before the next generation; the load before the guard found it not
+ *    NULL in the generation the handle compare finds current, so it is
+ *    that generation's one PE, whose guard we hold. Its magic and epoch,
  *    found a live context's of this process before the guard, need no
  *    second look: only a kill changes them (handle_kill: DEAD, then the
  *    next generation) and then a create in the cell (a new generation
@@ -1093,15 +1099,15 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	if (!runner_parked_by(cur, t) || !runner_unpark_first(&pe->runner, cur, t, true, true))
 		return task_submit_sectioned(h, desc, 0);
 	/* Inside our brief section: the checks again, state first (its
-	 * acquire comes after the start's connect), then the PE (the guard
-	 * we hold is the context's PE's), then the handle (current now, so
-	 * current at both loads before it). */
+	 * acquire comes after the start's connect), then the handle (current
+	 * now, so current at both loads before it). Not the PE: a context
+	 * has one PE for its generation's life (see the top), so the pe
+	 * loaded before is still its PE, the one whose guard we hold. */
 	bool recheck = !DOCA_REVERTED("owner_submit_no_recheck");
 	struct ctx_run *run;
 	struct doca_buf *src, *dst;
 
-	if ((recheck && (!task_ctx_running(ctx) || !task_word_is(&ctx->pe, (uintptr_t)pe) ||
-			 !task_word_is(&ctx->handle, (uintptr_t)h))) ||
+	if ((recheck && (!task_ctx_running(ctx) || !task_word_is(&ctx->handle, (uintptr_t)h))) ||
 	    (run = rcu_dereference(ctx->run), !task_may_post_direct(pe, t)) || run->fatal || run->flush_sent ||
 	    !mailbox_idle(&run->mbox) ||
 	    (src = task_buf_owned(desc->src, ctx, buf_key)) == NULL ||
