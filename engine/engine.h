@@ -295,7 +295,13 @@ struct doca_event {
 	 * what the return of this slot alone adds to the pool's head, its
 	 * top cleared (engine/task_pool.h pool_put_plain) */
 	uint64_t pool_put_add;
+	/* head_take_one(0, 0) - pool_link (mod 2^64), stored with pool_link
+	 * by every chunk_make: what the owner's single take of this slot from
+	 * the stack's top adds to head, less the new top's pool_link
+	 * (engine/task_pool.h pool_pop_one_owner) */
+	uint64_t pool_take_add;
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct doca_event) == 128, "an event slot is two lines");
 
 _Static_assert(sizeof(struct doca_event) == 128, "an event is two cache lines");
 

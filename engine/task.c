@@ -1136,11 +1136,18 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	EXPLORE_POINT(ATOMIC);
 	if (!pool_plain_begin_unparked(&run->pool))
 		return task_owner_take_shared(run, desc, src, dst, len, cur);
+#ifdef OWNED_RMW_ASM
+	struct doca_event *ev = pool_pop_one_owner(&run->pool);
+
+	if (ev == NULL)
+		return task_owner_take_plain(run, desc, src, dst, len, cur);
+#else
 	uint64_t ph = pool_head_look(&run->pool);
 
 	if (!pool_one_poppable(ph))
 		return task_owner_take_plain(run, desc, src, dst, len, cur);
 	struct doca_event *ev = pool_pop_one_plain(&run->pool, ph, false);
+#endif
 	const struct task_pinned tp = { .src = src, .dst = dst, .len = len };
 
 	task_fill(ev, &tp, desc->user_data, true, false);

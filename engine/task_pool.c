@@ -216,6 +216,7 @@ static struct doca_event *chunk_make(struct task_pool *p, uint32_t c)
 		ev->run = p->run;
 		ev->pool_link = c * POOL_CHUNK + i + 1u;
 		ev->pool_put_add = head_add_one(ev->pool_link);
+		ev->pool_take_add = head_take_one(0, 0) - ev->pool_link;
 		/* atomic: a stale free of the cell's last life may read it
 		 * meanwhile (the same value: it depends on the address alone) */
 		atomic_store_explicit(&ev->claim_bias, ev_claim_bias((uintptr_t)ev), memory_order_relaxed);

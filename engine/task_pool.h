@@ -230,6 +230,40 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_pla
 	return ev;
 }
 
+#ifdef OWNED_RMW_ASM
+/* pool_head_look, pool_one_poppable and pool_pop_one_plain for the parked
+ * owner's single submit (engine/task.c task_one_owner, after
+ * pool_plain_begin_unparked found the pool the owner's), with
+ * OWNED_RMW_ASM (x86-64; the TSan and explorer builds keep those three):
+ * the stack's top slot, popped, or NULL when the stack is empty (the
+ * caller then takes the fresh way, pool_take_loop, which loads head
+ * itself). While the pool is the owner's, top_ev is NULL exactly when
+ * head's top is 0, and head's top is top_ev's pool_link (task_pool.c,
+ * "The index links"), so no load of head decides, and the new word,
+ * head_take_one(h, pool_top_of(next)) (free is 1 or more with a top:
+ * pool_one_poppable), is h plus the slot's pool_take_add and next's
+ * pool_link: one unlocked add to head in memory, its load and its store
+ * each a single-copy atomic access of the aligned word, as a relaxed
+ * load and a store are (only guard holders write head while the pool is
+ * the owner's, and we hold the guard: OWNED_RMW_ASM's case). The store
+ * is an x86 store, a release, as pool_pop_one_plain's; the "memory"
+ * clobber keeps our earlier accesses before it. The acquire of the head
+ * look is not needed: every plain update of head was a guard holder's,
+ * which the guard orders before us. */
+static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_owner(struct task_pool *p)
+{
+	struct doca_event *ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed);
+
+	if (ev == NULL)
+		return NULL;
+	struct doca_event *next = atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed);
+
+	atomic_store_explicit(&p->top_ev, next, memory_order_relaxed);
+	__asm__ volatile("addq %1, %0" : "+m"(p->head) : "r"(ev->pool_take_add + pool_top_of(next)) : "memory");
+	return ev;
+}
+#endif
+
 /* pool_take_loop's plain pop from the owner's stack, step by step, for a
  * caller that handles each slot as it takes it (the burst's fill under
  * the guard, engine/task.c): pool_pop_start once pool_plain_begin_as

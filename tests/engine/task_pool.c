@@ -218,3 +218,43 @@ Test(task_pool, a_single_puts_shifted_compare_and_add_match_the_unpacked_fields)
 				}
 	}
 }
+
+/* The owner's single submit takes from the stack's top with one add of
+ * the slot's pool_take_add and the new top's pool_link (x86-64,
+ * task_pool.h pool_pop_one_owner), or with head_take_one from the word it
+ * loaded: either way each take from a stack of returned slots must store
+ * exactly head_take_one(h, the new top's link) and leave top_ev on the
+ * slot under the one taken, down to the empty stack (the new top 0);
+ * then the fresh way. */
+Test(task_pool, the_owners_single_takes_from_the_stack_store_exactly_the_take_of_ones_word)
+{
+	enum { N = 8 };
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0", 64, 0);
+	struct task_pool *p = &handle_deref(f.ctx)->run->pool;
+
+	for (uint32_t i = 0; i < N; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+	reap(f.pe, N); /* the N slots back on the stack, and this thread the PE's parked owner */
+	for (uint32_t i = 0; i < N; i++) {
+		uint64_t h = atomic_load(&p->head);
+		struct doca_event *top = atomic_load(&p->top_ev);
+
+		cr_assert_not_null(top, "take %u: %u slots left on the stack", i, N - i);
+		struct doca_event *under = atomic_load(&top->pool_next_ev);
+
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+		cr_assert_eq(atomic_load(&p->head), head_take_one(h, pool_top_of(under)), "take %u", i);
+		cr_assert_eq(atomic_load(&p->top_ev), under, "take %u", i);
+	}
+	cr_assert_null(atomic_load(&p->top_ev), "the stack is empty");
+	cr_assert_eq(head_top(atomic_load(&p->head)), 0);
+	uint32_t free = task_pool_free(p);
+
+	assert_ok(submit_copy(f.ctx, f.src, f.dst, N, 0)); /* a fresh slot */
+	cr_assert_eq(task_pool_free(p), free - 1u);
+	reap(f.pe, N + 1u);
+	cr_assert_eq(task_pool_free(p), p->size, "every credit back");
+	fixture_fini(&f);
+}
