@@ -1055,6 +1055,30 @@ task_buf_owned(const struct doca_buf *h, const struct doca_ctx *ctx, uint64_t bu
 #endif
 }
 
+/* task_may_post_direct for the thread @p t that entered the guard of @p pe
+ * by its own parked word (task_one_owner): true, with no look at home.
+ * Only doca_pe_progress parks the guard (runner_exit_park, after its
+ * pe_turn, which stores home = runner_self(), t), and every pe_turn runs
+ * under the guard: another thread's turn needs the guard out of t's
+ * parked word first, and t parks it again only after a turn of its own.
+ * So while the guard holds t's parked word, home is t (our own last store
+ * to it, or later in its order than any other thread's). The explorer's
+ * build keeps the load and aborts if it finds another home, at the point
+ * where the load was (the same schedules). */
+static inline __attribute__((always_inline)) bool task_owner_home(const struct doca_pe *pe,
+								   const struct runner_thread *t)
+{
+	EXPLORE_POINT(ATOMIC);
+#ifdef DOCA_EXPLORE
+	if (atomic_load_explicit(&pe->home, memory_order_relaxed) != (const void *)t)
+		abort(); /* the explorer's check of the above (verdict "abort") */
+#else
+	(void)pe;
+	(void)t;
+#endif
+	return true;
+}
+
 /* The owner's single submit, without a read-side section: its answer, or
  * the sectioned way's when it is not the owner's (see the top for why),
  * and every rare way a tail call to its rest (above). */
@@ -1108,7 +1132,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	struct doca_buf *src, *dst;
 
 	if ((recheck && (!task_ctx_running(ctx) || !task_word_is(&ctx->handle, (uintptr_t)h))) ||
-	    (run = rcu_dereference(ctx->run), !task_may_post_direct(pe, t)) || run->fatal || run->flush_sent ||
+	    (run = rcu_dereference(ctx->run), !task_owner_home(pe, t)) || run->fatal || run->flush_sent ||
 	    !mailbox_idle(&run->mbox) ||
 	    (src = task_buf_owned(desc->src, ctx, buf_key)) == NULL ||
 	    (dst = task_buf_owned(desc->dst, ctx, buf_key)) == NULL)
