@@ -519,7 +519,7 @@ static const char *const revertible[] = {
 	"buf_destroy_no_quiesce", /* a buffer's destroy finishes without waiting out its PE owner's brief sections (its submits take no read-side section) */
 	"buf_destroy_withdraw_before_kill", /* a buffer's destroy waits out its PE owner's brief sections before it kills the handle (counted: withdraws its count before) */
 	"buf_destroy_counts_revoke", /* a buffer's destroy counts itself in its PE guard's revoke while it waits out the owner's brief sections */
-	"owner_submit_no_recheck", /* the owner's submit does not look at the state, the PE and the handle again under its guard */
+	"owner_submit_no_recheck", /* the owner's submit does not look at the state and the handle again under its guard */
 	"stop_in_turn_waits", /* a doca_ctx_stop inside a PE turn waits for the report lock, not put off */
 	"engine_wake_before_publish", /* an engine thread calls the wake before publishing its pass's last, partly filled CQ slot */
 	"unpark_ignores_mark", /* a parked owner's entry takes its word marked by a revoker as its own (runner.h) */

@@ -20,7 +20,7 @@
  *    owner unparks in between, checks the handle still live, and pins
  *    the zeroed cell as above (a pinned seed at depth 5,
  *    stress/explore/meson.build);
- *  - owner_submit_no_recheck: RUNNING, the PE and the handle are not
+ *  - owner_submit_no_recheck: RUNNING and the handle are not
  *    looked at again under the guard. The owner, preempted after finding
  *    RUNNING outside, enters its guard after the stop retired the run
  *    (nothing was outstanding) and reads the run NULL (verdict "crash").
