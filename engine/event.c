@@ -690,11 +690,15 @@ static __attribute__((noinline)) void event_free_entered(struct doca_event *ev, 
 }
 
 /* doca_event_free's entries that its owner's way does not make itself,
- * each the rest of runner_enter_brief_from in its order. The owner word
+ * each the rest of runner_enter_brief_from in its order. Both take the
+ * handle first, the slot second, as doca_event_free receives the handle:
+ * its slot's address is then made in another register than the handle's
+ * (the tail calls' second argument), not the handle moved out of the
+ * first one first (one `mov` a free). The owner word
  * @p cur, loaded by the caller, is the calling thread t's parked word,
  * but runner_unpark failed (t's list is full, or a revocation may be
  * under way): runner_enter_parked's slow way, the CAS. */
-static __attribute__((noinline)) void event_free_cas(struct doca_event *ev, const struct doca_event *h,
+static __attribute__((noinline)) void event_free_cas(const struct doca_event *h, struct doca_event *ev,
 						     struct doca_pe *pe, const void *cur,
 						     const struct runner_thread *t)
 {
@@ -706,7 +710,7 @@ static __attribute__((noinline)) void event_free_cas(struct doca_event *ev, cons
  * parked word: the whole entry. It loads the owner word again; what the
  * caller's load decided cannot have changed since, since only the calling
  * thread writes its own parked word or its own identity there. */
-static __attribute__((noinline)) void event_free_enter(struct doca_event *ev, const struct doca_event *h,
+static __attribute__((noinline)) void event_free_enter(const struct doca_event *h, struct doca_event *ev,
 						       struct doca_pe *pe)
 {
 	const void *unparked = NULL;
@@ -793,14 +797,14 @@ void doca_event_free(struct doca_event *h)
 	 * indexes); a nested or deeper call takes the whole entry too
 	 * (runner_me_owner_way is NULL there: runner_depth_set). */
 	if (!runner_parked_by(cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed), t)) {
-		event_free_enter(ev, h, pe);
+		event_free_enter(h, ev, pe);
 		return;
 	}
 	/* Entered uncounted (runner_unpark_first): the inline way below
 	 * calls nothing; each rest it tail-calls counts the entry first and
 	 * leaves as after runner_unpark_at. */
 	if (!runner_unpark_first(&pe->runner, cur, t, true, true)) {
-		event_free_cas(ev, h, pe, cur, t);
+		event_free_cas(h, ev, pe, cur, t);
 		return;
 	}
 	/* event_free_entered's way for ENTERED by runner_unpark (no
