@@ -208,19 +208,29 @@ static inline uint64_t ev_gs_tag_multiplier(void)
 	return k;
 }
 
-/* ev_gs_tag(gs) with the multiplier @p k (ev_gs_tag_multiplier). */
-static inline uintptr_t ev_gs_tag_by(uint32_t gs, uint64_t k)
+/* ev_gs_tag(gs) with the multiplier @p k (ev_gs_tag_multiplier); @p gs
+ * a gs, zero-extended. */
+static inline uintptr_t ev_gs_tag_by(uintptr_t gs, uint64_t k)
 {
-	return ((uintptr_t)gs * k) & ~(uintptr_t)HANDLE_ADDR_MASK;
+	return (gs * k) & ~(uintptr_t)HANDLE_ADDR_MASK;
+}
+
+/* The ready event @p ev HELD: its QUEUED gs, which its handle's tag is
+ * made from. */
+static inline __attribute__((always_inline)) uint32_t pe_hold(struct doca_event *ev)
+{
+	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+
+	ev_set_held_from_queued(ev, gs);
+	return gs;
 }
 
 /* Hand out the ready event @p ev into @p out (pe_take_ready_watched). */
 static inline __attribute__((always_inline)) void pe_hand_out(struct doca_event *ev, struct doca_event **out,
 							       uint64_t k, bool watched)
 {
-	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+	uint32_t gs = pe_hold(ev);
 
-	ev_set_held_from_queued(ev, gs);
 	if (watched)
 		hb_acquire(ev); /* the device's writes happen before the handout */
 	*out = (struct doca_event *)((uintptr_t)ev | ev_gs_tag_by(gs, k));
@@ -288,18 +298,41 @@ done:
 }
 
 /* pe_take_ready_watched for one event, unwatched (pe_get_one): inline
- * there, the rounds' loop cost gcc a register copy per event. */
-static inline __attribute__((always_inline)) struct doca_event *pe_take_ready_one(struct doca_pe *pe)
+ * there, the rounds' loop cost gcc a register copy per event. The slot
+ * handed out, or NULL, its QUEUED gs in *gs (0 for NULL: a NULL tag):
+ * the caller makes the handle (pe_handle_after_exit) after the guard's
+ * exit. */
+static inline __attribute__((always_inline)) struct doca_event *pe_take_ready_one(struct doca_pe *pe,
+										   uint32_t *gs)
 {
-	struct doca_event *ev = pe->ready_head, *out = NULL;
+	struct doca_event *ev = pe->ready_head, *next;
 
+	*gs = 0;
 	if (ev == NULL)
 		return NULL; /* the list's tail is NULL already */
-	ev = pe_hand_out_next(ev, &out, ev_gs_tag_multiplier(), false);
-	pe->ready_head = ev;
-	if (ev == NULL)
+	*gs = pe_hold(ev);
+	next = ev->next;
+	pe->ready_head = next;
+	if (next == NULL)
 		pe->ready_tail = NULL;
-	return out;
+	return ev;
+}
+
+/* The handle of the slot @p ev handed out with @p gs (NULL for NULL, gs
+ * 0), made after the guard's exit: the exit's CAS wants the owner word in
+ * the return register, so a handle made before it is moved there after;
+ * made after it, the handle's add (slot + tag: their bits are disjoint,
+ * so the add is the or) is a lea into the return register (one `mov` a
+ * get). The empty asm keeps gcc from making the tag before the exit
+ * (nothing is executed), on the gs zero-extended (a 32-bit one gcc
+ * extended again after it). */
+static inline __attribute__((always_inline)) struct doca_event *pe_handle_after_exit(struct doca_event *ev,
+										      uint32_t gs)
+{
+	uintptr_t g = gs;
+
+	__asm__("" : "+r"(g));
+	return (struct doca_event *)((uintptr_t)ev + ev_gs_tag_by(g, ev_gs_tag_multiplier()));
 }
 
 /* The annotation flag tested once per call, not per event (it is set
@@ -553,10 +586,11 @@ static inline __attribute__((always_inline)) struct doca_event *pe_get_one(struc
 		runner_unparked_first_count(t);
 		return pe_get_one_rest(pe, cur, worker);
 	}
-	struct doca_event *ev = pe_take_ready_one(pe);
+	uint32_t gs;
+	struct doca_event *ev = pe_take_ready_one(pe, &gs);
 
 	runner_exit_unparked_first(&pe->runner, cur, t);
-	return ev;
+	return pe_handle_after_exit(ev, gs);
 }
 
 /* ... without the kernel's fences or with a race detector watching. */
