@@ -323,16 +323,34 @@ static inline __attribute__((always_inline)) struct doca_event *pe_take_ready_on
  * the return register, so a handle made before it is moved there after;
  * made after it, the handle's add (slot + tag: their bits are disjoint,
  * so the add is the or) is a lea into the return register (one `mov` a
- * get). The empty asm keeps gcc from making the tag before the exit
- * (nothing is executed), on the gs zero-extended (a 32-bit one gcc
- * extended again after it). */
+ * get). An asm on the gs zero-extended (a 32-bit one gcc extended again
+ * after it) keeps gcc from making the tag before the exit: the empty one
+ * (nothing is executed), or under OWNED_RMW_ASM the tag's own. The tag
+ * reads registers and constants only, so where it is made changes no
+ * access and no order. */
+#ifdef OWNED_RMW_ASM
+/* ev_gs_tag's multiplier and mask in memory, for pe_handle_after_exit */
+static const uint64_t ev_gs_tag_mul = 0x100000001u, ev_gs_tag_mask = ~(uint64_t)HANDLE_ADDR_MASK;
+#endif
+
 static inline __attribute__((always_inline)) struct doca_event *pe_handle_after_exit(struct doca_event *ev,
 										      uint32_t gs)
 {
 	uintptr_t g = gs;
 
+#ifdef OWNED_RMW_ASM
+	/* ev_gs_tag_by with the multiplier and the mask as the imul's and
+	 * the and's memory operands: two instructions, not two movabs more
+	 * (one use each: gcc makes a constant in a register first) */
+	__asm__("imulq %[k], %[g]\n\tandq %[m], %[g]"
+		: [g] "+r"(g)
+		: [k] "m"(ev_gs_tag_mul), [m] "m"(ev_gs_tag_mask)
+		: "cc");
+	return (struct doca_event *)((uintptr_t)ev + g);
+#else
 	__asm__("" : "+r"(g));
 	return (struct doca_event *)((uintptr_t)ev + ev_gs_tag_by(g, ev_gs_tag_multiplier()));
+#endif
 }
 
 /* The annotation flag tested once per call, not per event (it is set
