@@ -36,7 +36,7 @@ struct bench_opts {
 	const char *shape;    /**< "loop" command: "pump" (bench_pump), "task" or "burst" (ours_shapes.c) */
 	const char *out_dir;  /**< results directory */
 	unsigned contexts;    /**< contexts scenario: the largest count; ctxmem: the count */
-	const char *dev;      /**< ctxmem: the device open string */
+	const char *dev;      /**< ctxmem, loop: the device open string */
 	bool plot;            /**< run gnuplot at the end */
 };
 
@@ -206,7 +206,10 @@ void ours_contexts_contender(struct bench_contender *c, const char *dev_open, un
 /** The ctxmem command: print the RSS bytes each of --contexts idle started
  *  contexts on --dev adds, measured in this fresh process. */
 int ours_ctxmem(const struct bench_opts *o);
-uint64_t ours_inline_loop(size_t size, unsigned batch, uint64_t tasks);
+/** The pump alone on @p dev_open (ours_copy.c); *empty: reaps that found
+ *  nothing (an engine device's, each followed by a yield). */
+uint64_t ours_pump_loop(const char *dev_open, size_t size, unsigned batch, unsigned depth, uint64_t tasks,
+			uint64_t *empty);
 uint64_t ours_shape_loop(const char *shape, size_t size, unsigned batch, uint64_t tasks);
 void peer_memcpy_contender(struct bench_contender *c);
 void peer_dpdk_contender(struct bench_contender *c, bool latency);

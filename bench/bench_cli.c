@@ -31,7 +31,8 @@ static const char usage[] =
 	"  instr      callgrind over the inline 64 B loop, per-task and burst shapes:\n"
 	"             instructions per task (needs valgrind)\n"
 	"  loop       only the inline loop (for strace, callgrind): --sizes first size,\n"
-	"             --batch, --tasks, --shape\n"
+	"             --batch, --tasks, --shape; with --dev offload the offload\n"
+	"             scenario's pump instead (sw0:engines=1,cpus=1, --depth in flight)\n"
 	"\n"
 	"options:\n"
 	"  --sizes LIST      copy sizes, e.g. 64,4K,64K,1M (default)\n"
@@ -49,7 +50,9 @@ static const char usage[] =
 	"                    doca_event_free_bulk)\n"
 	"  --contexts N      contexts: the largest count (default 10000; then /10 down to 1);\n"
 	"                    ctxmem: the count\n"
-	"  --dev STR         ctxmem: the device open string (default sw0)\n"
+	"  --dev STR         ctxmem: the device open string (default sw0); loop (pump\n"
+	"                    shape): the device, \"offload\" for the offload scenario's\n"
+	"                    (sw0 keeps --batch in flight, any other --depth)\n"
 	"  --out DIR         results directory (default bench/results in the source tree)\n"
 	"  --no-plot         skip gnuplot\n";
 

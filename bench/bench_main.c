@@ -31,13 +31,23 @@ const char *bench_self_path(void)
 	return path;
 }
 
+/* "loop": the pump on --dev ("offload": the offload scenario's device and
+ * --depth in flight; sw0, the default: the inline scenario's loop, --batch
+ * in flight), or a shape of ours_shapes.c (inline sw0 only). */
 static int cmd_loop(const struct bench_opts *o)
 {
-	uint64_t done = !strcmp(o->shape, "pump") ? ours_inline_loop(o->sizes[0], o->batch, o->tasks)
-						  : ours_shape_loop(o->shape, o->sizes[0], o->batch, o->tasks);
+	bool pump = !strcmp(o->shape, "pump");
+	const char *dev = !strcmp(o->dev, "offload") ? BENCH_OFFLOAD_DEV : o->dev;
+	unsigned depth = !strcmp(dev, BENCH_INLINE_DEV) ? o->batch : o->depth;
+	uint64_t done, empty = 0;
 
-	printf("inline loop (%s): %llu copies of %zu B in bursts of %u on %s\n", o->shape,
-	       (unsigned long long)done, o->sizes[0], o->batch, BENCH_INLINE_DEV);
+	if (!pump && strcmp(dev, BENCH_INLINE_DEV))
+		bench_fail("--shape %s runs on %s only", o->shape, BENCH_INLINE_DEV);
+	done = pump ? ours_pump_loop(dev, o->sizes[0], o->batch, depth, o->tasks, &empty)
+		    : ours_shape_loop(o->shape, o->sizes[0], o->batch, o->tasks);
+	printf("loop (%s): %llu copies of %zu B in bursts of %u, %u in flight, on %s; %llu empty reaps\n",
+	       o->shape, (unsigned long long)done, o->sizes[0], o->batch, pump ? depth : o->batch, dev,
+	       (unsigned long long)empty);
 	return 0;
 }
 

@@ -11,6 +11,8 @@
 #include "ours_rig.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #define COPY_BURST_MAX 64u
 
@@ -21,6 +23,8 @@ struct ours_copy {
 	uint64_t tag;  /* next task's user data */
 	double *lat;
 	bool per_event; /* reap one event at a time (get_event, free) */
+	bool yield_empty; /* ours_pump_loop on an engine: yield after a reap that found nothing */
+	uint64_t empty;   /* reaps that found nothing (counted with yield_empty) */
 };
 
 /* A burst goes in with one doca_task_submit_batch call, as io_uring's
@@ -44,8 +48,13 @@ static void copy_submit_burst(void *q, unsigned n)
 static uint64_t copy_reap(void *q, unsigned max)
 {
 	struct ours_copy *o = q;
+	uint64_t n = o->per_event ? ours_progress_and_reap(o->rig.pe) : ours_progress_and_reap_bulk(o->rig.pe);
 
-	return o->per_event ? ours_progress_and_reap(o->rig.pe) : ours_progress_and_reap_bulk(o->rig.pe);
+	if (n == 0 && o->yield_empty) {
+		o->empty++;
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	}
+	return n;
 }
 
 static const char *copy_setup(struct bench_contender *c, const struct bench_case *bc)
@@ -132,22 +141,37 @@ void ours_latency_contender(struct bench_contender *c)
 }
 
 /*
- * The inline loop alone, for strace (syscalls per task) and callgrind
+ * The pump loop alone, for strace (syscalls per task) and callgrind
  * (instructions per task): @p tasks copies of @p size bytes in bursts of
- * @p batch on "sw0". @return the copies completed.
+ * @p batch on @p dev_open, @p depth in flight (the inline scenario's loop
+ * on "sw0" with depth = batch, the offload scenario's on
+ * BENCH_OFFLOAD_DEV with its depth). @return the copies completed.
+ *
+ * On a device with engine threads a reap that finds nothing yields the
+ * CPU (and is counted in *empty): under valgrind, which runs one thread
+ * at a time, the PE would otherwise poll through its whole time slice
+ * while the engine thread waits for it (a million instructions a task).
+ * So the PE thread's count is its path per task plus *empty empty reaps,
+ * a number that depends on the scheduling.
  */
-uint64_t ours_inline_loop(size_t size, unsigned batch, uint64_t tasks)
+uint64_t ours_pump_loop(const char *dev_open, size_t size, unsigned batch, unsigned depth, uint64_t tasks,
+			uint64_t *empty)
 {
-	struct ours_copy o = { .dev_open = BENCH_INLINE_DEV };
-	struct ours_rig_conf conf = { .dev_open = BENCH_INLINE_DEV, .slots = bench_slots(size, batch) };
+	struct ours_copy o = { .dev_open = dev_open, .yield_empty = strcmp(dev_open, BENCH_INLINE_DEV) != 0 };
+	struct ours_rig_conf conf = {
+		.dev_open = dev_open,
+		.slots = bench_slots(size, depth),
+		.max_tasks = depth > DOCA_CTX_DEFAULT_MAX_TASKS ? depth : 0,
+	};
 	const struct bench_queue q = { copy_submit_burst, copy_reap, &o };
 	uint64_t done;
 
 	if (ours_rig_open(&o.rig, size, &conf))
-		bench_fail("cannot open %s", BENCH_INLINE_DEV);
+		bench_fail("cannot open %s", dev_open);
 	bench_syscall_marker(BENCH_LOOP_BEGIN);
-	done = tasks ? bench_pump(&q, batch, batch, tasks, 0, 1) : 0;
+	done = tasks ? bench_pump(&q, batch, depth, tasks, 0, 1) : 0;
 	bench_syscall_marker(BENCH_LOOP_END);
 	ours_rig_close(&o.rig);
+	*empty = o.empty;
 	return done;
 }
