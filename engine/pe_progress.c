@@ -145,22 +145,20 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 	}
 }
 
-/* Turn a completion into its event's status. */
+/* Turn a completion into its event's status. A whole copy (HW_CQE_OK:
+ * every byte, DOCA_SUCCESS, hw/hw.h) stores nothing: its outcome is the
+ * fill's (engine/task.c, task_fill: SUCCESS, or PARTIAL with TOO_BIG for
+ * an ALLOW_PARTIAL copy to a short destination), and its bytes are its
+ * len, the same word (engine.h), as in the turn's execute. Every other
+ * status overwrites the outcome and the bytes. */
 static void event_complete(struct doca_event *ev, const struct hw_cqe *c, bool *fatal)
 {
-	bool short_dst = ev->len < ev->src->len; /* len read before bytes overwrites it (engine.h) */
-
+	*fatal = *fatal || c->fatal;
+	if (c->status == HW_CQE_OK)
+		return;
 	ev->bytes = c->bytes;
 	ev->error = c->error;
-	*fatal = *fatal || c->fatal;
 	switch (c->status) {
-	case HW_CQE_OK:
-		ev->status = DOCA_EVENT_STATUS_SUCCESS;
-		if (short_dst) { /* ALLOW_PARTIAL with a short dst */
-			ev->status = DOCA_EVENT_STATUS_PARTIAL;
-			ev->error = DOCA_ERROR_TOO_BIG;
-		}
-		break;
 	case HW_CQE_PARTIAL:
 		ev->status = DOCA_EVENT_STATUS_PARTIAL;
 		break;
