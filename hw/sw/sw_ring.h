@@ -104,13 +104,20 @@ static inline uint32_t sw_ring_later(uint32_t a, uint32_t b)
 	return (int32_t)(a - b) > 0 ? a : b;
 }
 
-/* Producer: items the current segment may hold (one slot is kept for a
- * link while it may grow) and how many it holds by the tail last seen. */
-static inline bool sw_ring_seg_full(const struct sw_ring *r)
+/* Producer: how many more items the current segment may hold by the
+ * tail last seen (one slot is kept for a link while it may grow); none:
+ * sw_ring_seg_full. */
+static inline uint32_t sw_ring_room(const struct sw_ring *r)
 {
 	uint32_t cap = r->pmask + 1u < r->max ? r->pmask : r->pmask + 1u;
 
-	return r->head - sw_ring_later(r->tail_seen, r->seg_start) >= cap;
+	/* never more than cap: a slot is claimed only while fewer are held */
+	return cap - (r->head - sw_ring_later(r->tail_seen, r->seg_start));
+}
+
+static inline bool sw_ring_seg_full(const struct sw_ring *r)
+{
+	return sw_ring_room(r) == 0;
 }
 
 /* Producer: the payload of the next slot, to be filled in place and
@@ -128,18 +135,24 @@ static inline void *sw_ring_claim(struct sw_ring *r)
 	return r->pslots[r->head & r->pmask].payload;
 }
 
-/* Producer: publish the item written into the slot sw_ring_claim gave,
- * with @p tag for the consumer (sw_ring_peek_tag). */
-static inline void sw_ring_publish_tag(struct sw_ring *r, uint16_t tag)
+/* Producer: publish the item written into slot @p s, at position @p pos
+ * (the producer's head, moved past it by the caller), with @p tag. */
+static inline void sw_slot_publish(struct sw_slot *s, uint32_t pos, uint16_t tag)
 {
-	uint32_t pos = r->head;
-	struct sw_slot *s = &r->pslots[pos & r->pmask];
-
 	s->link = 0;
 	s->tag = tag;
 	EXPLORE_POINT(QUEUE);
 	/* release: the item is in the slot before the consumer sees its sequence. */
 	atomic_store_explicit(&s->seq, pos + 1u, memory_order_release);
+}
+
+/* Producer: publish the item written into the slot sw_ring_claim gave,
+ * with @p tag for the consumer (sw_ring_peek_tag). */
+static inline void sw_ring_publish_tag(struct sw_ring *r, uint16_t tag)
+{
+	uint32_t pos = r->head;
+
+	sw_slot_publish(&r->pslots[pos & r->pmask], pos, tag);
 	r->head = pos + 1u;
 }
 

@@ -66,6 +66,36 @@ static inline bool sw_sq_compact(const struct hw_desc *d)
 	return d->len <= UINT32_MAX;
 }
 
+/* Producer, a packing queue's first way: the leading pairs of @p d (of
+ * @p n) while the segment has room for them by the tail last seen and
+ * both lengths are compact, each slot written in place and published in
+ * turn, as sw_sq_post's loop would, with the room counted once and the
+ * head stored once. Returns the descriptors queued (pairs only); the rest
+ * (the room out, a lone last one, a long length) is sw_sq_post's loop's. */
+static inline uint32_t sw_sq_post_pairs(struct sw_ring *sq, const struct hw_desc *d, uint32_t n)
+{
+	uint32_t room = sw_ring_room(sq), pairs = n / SW_SQ_PACK, pos = sq->head, mask = sq->pmask;
+	struct sw_slot *slots = sq->pslots;
+	const struct hw_desc *start = d, *end = d + SW_SQ_PACK * (pairs < room ? pairs : room);
+
+	for (; d != end && (d[0].len | d[1].len) <= UINT32_MAX; d += SW_SQ_PACK) {
+		struct sw_slot *s = &slots[pos & mask];
+		struct sw_sq_pair *p = (struct sw_sq_pair *)s->payload;
+
+		p->cookie[0] = d[0].cookie;
+		p->cookie[1] = d[1].cookie;
+		p->src[0] = d[0].src;
+		p->src[1] = d[1].src;
+		p->dst[0] = d[0].dst;
+		p->dst[1] = d[1].dst;
+		p->len[0] = (uint32_t)d[0].len;
+		p->len[1] = (uint32_t)d[1].len;
+		sw_slot_publish(s, pos++, SW_SQ_PACK);
+	}
+	sq->head = pos;
+	return (uint32_t)(d - start);
+}
+
 /* Producer: queue up to @p n descriptors, due at @p due_ns (0: no delay),
  * two to a slot when @p pack (then @p due_ns must be 0). Returns how many
  * were queued (fewer only when the ring is full at its largest). Every
@@ -73,7 +103,7 @@ static inline bool sw_sq_compact(const struct hw_desc *d)
 static inline uint32_t sw_sq_post(struct sw_ring *sq, const struct hw_desc *descs, uint32_t n, uint64_t due_ns,
 				  bool pack)
 {
-	uint32_t i = 0;
+	uint32_t i = pack ? sw_sq_post_pairs(sq, descs, n) : 0;
 
 	while (i < n) {
 		void *slot = sw_ring_claim(sq); /* written in place */
