@@ -180,6 +180,38 @@ static struct doca_event *event_from_cqe(const struct hw_cqe *c, bool *fatal)
 	return ev;
 }
 
+/* The polled events of a visit that will hand them to the ready list
+ * (running, no record yet, no event callback): each completed as
+ * event_from_cqe does, linked in order as pe_deliver_ready would link
+ * them, so neither done[] nor a second pass is needed; the last is
+ * returned, the first in *head. A fatal completion sends the visit the
+ * record's way, which reads done[]: turn_unlink_polled fills it then. */
+static struct doca_event *turn_link_polled(const struct hw_cqe *c, uint32_t n, struct doca_event **head,
+					   bool *fatal)
+{
+	struct doca_event *last = event_from_cqe(&c[0], fatal);
+
+	*head = last;
+	for (uint32_t j = 1; j < n; j++) {
+		struct doca_event *ev = (struct doca_event *)(uintptr_t)c[j].cookie;
+
+		/* a whole copy stores nothing (event_complete) */
+		if (__builtin_expect(c[j].status != HW_CQE_OK || c[j].fatal, 0))
+			event_complete(ev, &c[j], fatal);
+		last->next = ev;
+		last = ev;
+	}
+	last->next = NULL;
+	return last;
+}
+
+/* done[] from turn_link_polled's list (cold: a fatal completion). */
+static __attribute__((cold, noinline)) void turn_unlink_polled(struct doca_event *ev, struct doca_event **done)
+{
+	for (; ev != NULL; ev = ev->next)
+		*done++ = ev;
+}
+
 /* The event k links after ev (the list has that many). */
 static struct doca_event *event_list_skip(struct doca_event *ev, uint32_t k)
 {
@@ -433,9 +465,18 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	bool idle_dev = at_once && !qp->always_polled &&
 			atomic_load_explicit(&run->on_device, memory_order_relaxed) == 0;
 	uint32_t n = idle_dev ? 0 : run_poll(run, t->cqes, TURN_EVENTS - t->ndone);
+	struct doca_event *polled = NULL, *polled_tail = NULL; /* turn_link_polled's list */
+	uint32_t polled_at = t->ndone;
 
-	for (uint32_t j = 0; j < n; j++)
-		t->done[t->ndone++] = event_from_cqe(&t->cqes[j], &fatal);
+	/* With events in hand the callback is fixed (doca_ctx_set_event_cb
+	 * is IDLE only): read after the poll, as the delivery below reads it */
+	if (n != 0 && running && t->nrecs == 0 && ctx->event_cb == NULL) {
+		polled_tail = turn_link_polled(t->cqes, n, &polled, &fatal);
+		t->ndone += n;
+	} else {
+		for (uint32_t j = 0; j < n; j++)
+			t->done[t->ndone++] = event_from_cqe(&t->cqes[j], &fatal);
+	}
 	/* A stop flushes in submission order: what is on the device first,
 	 * then the backlog, then the mailbox. A thread's tasks are in that
 	 * order of age: it posts directly only while nothing of its waits in
@@ -478,10 +519,14 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	if (running && !fatal && t->nrecs == 0 && (head != NULL || ctx->event_cb == NULL)) {
 		if (head != NULL) /* executed first, so first in order */
 			pe_splice_ready(pe, head, tail);
-		if (t->ndone != rest)
+		if (polled != NULL)
+			pe_splice_ready(pe, polled, polled_tail);
+		else if (t->ndone != rest)
 			pe_deliver_ready(pe, &t->done[rest], t->ndone - rest);
 		return;
 	}
+	if (polled != NULL) /* a fatal completion among them: the record's way reads done[] */
+		turn_unlink_polled(polled, &t->done[polled_at]);
 	/* Events in hand mean tasks outstanding, so the ctx cannot have
 	 * reached IDLE and been destroyed: the reference cannot fail then. */
 	if (!ctx_ref_get(ctx)) {

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/engine.h"
 #include "hw/sw/sw.h"
@@ -218,4 +219,81 @@ Test(fatal_stop, the_stop_does_not_wait_for_a_report_under_way, .timeout = 60)
 	atomic_store(&r_done, true);
 	pthread_join(t, NULL);
 	fk_close(&o, r_ctx, r_pe);
+}
+
+/* ---- a fatal completion among polled events without a callback ----
+ *
+ * A running context with no event callback hands its polled events to the
+ * ready list as the turn completes them (engine/pe_progress.c,
+ * turn_link_polled); a fatal completion among them sends the visit the
+ * record's way instead, which reads the turn's done[] (turn_unlink_polled
+ * fills it). Eight tasks complete on the engine before the PE polls,
+ * and the third completion of the first poll that takes three or more
+ * (seven or eight at once: the first may come alone) is made fatal. Each
+ * event comes out once, in order, with its copy's status, and the context
+ * stops for the failure. */
+
+#define LISTED_TASKS 8u
+
+static _Atomic bool inject_third;
+static _Atomic uint32_t injected_of; /* the poll's count when it injected (0: none did) */
+
+static uint32_t fatal_third_poll(struct hw_qp *qp, struct hw_cqe *cqes, uint32_t max)
+{
+	uint32_t n = hw_sw_ops.poll(qp, cqes, max);
+
+	if (n >= 3 && atomic_exchange(&inject_third, false)) {
+		cqes[2].fatal = true;
+		atomic_store(&injected_of, n);
+	}
+	return n;
+}
+
+Test(fatal_stop, a_fatal_completion_among_polled_events_without_a_callback_delivers_each_once_in_order)
+{
+	struct fk_objects o;
+	struct doca_pe *pe;
+	struct doca_ctx *ctx;
+	struct doca_task_desc d[LISTED_TASKS];
+	uint32_t accepted = 0, got = 0;
+	enum doca_ctx_state st = DOCA_CTX_STATE_RUNNING;
+
+	cr_assert_eq(doca_ctx_create(&ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_create(&pe), DOCA_SUCCESS);
+	fk_open(&o, ctx, pe);
+	fk_ops.poll = fatal_third_poll;
+	cr_assert_eq(doca_ctx_set_event_cb(ctx, NULL), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_start(ctx), DOCA_SUCCESS);
+	for (uint32_t i = 0; i < LISTED_TASKS; i++)
+		d[i] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = o.src, .dst = o.dst,
+						.user_data = { .u64 = i } };
+	atomic_store(&inject_third, true);
+	cr_assert_eq(doca_task_submit_batch(ctx, d, LISTED_TASKS, &accepted), DOCA_SUCCESS);
+	cr_assert_eq(accepted, LISTED_TASKS);
+	/* the engine completes all eight before the first poll */
+	struct timespec pause = { .tv_nsec = 200 * 1000 * 1000 };
+
+	nanosleep(&pause, NULL);
+	for (int spins = 0; got < LISTED_TASKS && spins < 10000000; spins++) {
+		struct doca_event *ev;
+
+		(void)doca_pe_progress(pe);
+		while ((ev = doca_pe_get_event(pe)) != NULL) {
+			cr_assert_lt(got, LISTED_TASKS, "more events than tasks");
+			cr_assert_eq(doca_event_get_user_data(ev).u64, got, "event %u came out as %llu", got,
+				     (unsigned long long)doca_event_get_user_data(ev).u64);
+			cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS, "event %u", got);
+			doca_event_free(ev);
+			got++;
+		}
+	}
+	cr_assert_eq(got, LISTED_TASKS);
+	cr_assert_geq(atomic_load(&injected_of), 3u, "no poll took three or more");
+	/* the failure stops the context; nothing is outstanding */
+	for (int spins = 0; st != DOCA_CTX_STATE_IDLE && spins < 10000000; spins++) {
+		(void)doca_pe_progress(pe);
+		cr_assert_eq(doca_ctx_get_state(ctx, &st), DOCA_SUCCESS);
+	}
+	cr_assert_eq(st, DOCA_CTX_STATE_IDLE, "the fatal completion stopped the context: state %d", st);
+	fk_close(&o, ctx, pe);
 }
