@@ -100,31 +100,48 @@ static inline void sw_cq_add(struct sw_ring *cq, struct sw_cq_slot *g, const str
 		sw_cq_flush(cq, g);
 }
 
-/* Consumer: take up to @p max completions, in order. */
+/* Consumer: one entry of a published slot as a completion; a whole
+ * copy's (meta 0: HW_CQE_OK, DOCA_SUCCESS, not fatal) without decoding. */
+static inline void sw_cq_entry(const struct sw_cq_slot *s, uint32_t i, struct hw_cqe *o)
+{
+	uint32_t m = s->meta[i];
+
+	o->cookie = s->cookie[i];
+	o->bytes = s->bytes[i];
+	if (__builtin_expect(m == 0, 1)) {
+		o->status = HW_CQE_OK;
+		o->error = DOCA_SUCCESS;
+		o->fatal = false;
+		return;
+	}
+	o->status = m & SW_CQ_STATUS_MASK;
+	o->error = (doca_error_t)(m >> SW_CQ_ERROR_SHIFT);
+	o->fatal = (m & SW_CQ_FATAL) != 0;
+}
+
+/* Consumer: take up to @p max completions, in order: from each published
+ * slot as many as are left in it and fit, counted once a slot. */
 static inline uint32_t sw_cq_poll(struct sw_ring *cq, struct hw_cqe *out, uint32_t max)
 {
 	const struct sw_cq_slot *s;
-	uint32_t n = 0;
+	struct hw_cqe *o = out, *end = out + max;
 
-	while (n < max && (s = sw_ring_peek(cq)) != NULL) {
-		uint32_t i = cq->csub;
+	while (o != end && (s = sw_ring_peek(cq)) != NULL) {
+		uint32_t i = cq->csub, take = s->count - i, room = (uint32_t)(end - o);
+		bool more = take > room; /* max reached inside the slot */
 
-		for (; i < s->count && n < max; i++, n++)
-			out[n] = (struct hw_cqe){
-				.cookie = s->cookie[i],
-				.bytes = s->bytes[i],
-				.status = s->meta[i] & SW_CQ_STATUS_MASK,
-				.error = (doca_error_t)(s->meta[i] >> SW_CQ_ERROR_SHIFT),
-				.fatal = (s->meta[i] & SW_CQ_FATAL) != 0,
-			};
-		if (i < s->count) {
-			cq->csub = i; /* max reached inside the slot */
+		if (more)
+			take = room;
+		for (uint32_t k = i + take; i != k; i++, o++)
+			sw_cq_entry(s, i, o);
+		if (more) {
+			cq->csub = i;
 			break;
 		}
 		cq->csub = 0;
 		sw_ring_release(cq);
 	}
-	return n;
+	return (uint32_t)(o - out);
 }
 
 #endif /* DOCA_HW_SW_CQ_H */
