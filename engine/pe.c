@@ -269,7 +269,7 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 	const uint64_t k = ev_gs_tag_multiplier();
 
 	if (ev == NULL)
-		return 0; /* the list's tail is NULL already */
+		return 0;
 	for (uint32_t rounds = max / 4u; rounds != 0; rounds--) {
 		if ((ev = pe_hand_out_next(ev, out, k, watched)) == NULL) {
 			out += 1;
@@ -291,9 +291,7 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 	for (uint32_t left = max % 4u; left != 0 && ev != NULL; left--)
 		ev = pe_hand_out_next(ev, out++, k, watched);
 done:
-	pe->ready_head = ev;
-	if (ev == NULL)
-		pe->ready_tail = NULL;
+	pe->ready_head = ev; /* the tail is left as it was: see pe_splice_ready */
 	return (uint32_t)(out - evs);
 }
 
@@ -309,12 +307,10 @@ static inline __attribute__((always_inline)) struct doca_event *pe_take_ready_on
 
 	*gs = 0;
 	if (ev == NULL)
-		return NULL; /* the list's tail is NULL already */
+		return NULL;
 	*gs = pe_hold(ev);
 	next = ev->next;
-	pe->ready_head = next;
-	if (next == NULL)
-		pe->ready_tail = NULL;
+	pe->ready_head = next; /* the tail is left as it was: see pe_splice_ready */
 	return ev;
 }
 

@@ -392,10 +392,14 @@ static __attribute__((cold, noinline)) void turn_rec_fatal(struct turn_rec *rec,
 	run->fatal = true;
 }
 
-/* Events head..tail, linked in order, onto the end of the ready list. */
+/* Events head..tail, linked in order, onto the end of the ready list.
+ * The list is empty when its head is NULL; its tail is then stale: the
+ * getters (engine/pe.c) that take the last event leave it as it was (a
+ * test and a store fewer a get), so the tail is read only when the head
+ * is set. Every append to the ready list comes here. */
 static void pe_splice_ready(struct doca_pe *pe, struct doca_event *head, struct doca_event *tail)
 {
-	if (pe->ready_tail != NULL)
+	if (pe->ready_head != NULL)
 		pe->ready_tail->next = head;
 	else
 		pe->ready_head = head;
@@ -596,7 +600,8 @@ static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
 			buf_destroy_finish(pe->cb_doomed[pe->cb_ndoomed - 1]);
 		return;
 	}
-	event_list_append(&pe->ready_head, &pe->ready_tail, ev); /* QUEUED until handed out */
+	ev->next = NULL;
+	pe_splice_ready(pe, ev, ev); /* QUEUED until handed out */
 }
 
 /* PE turns the calling thread is inside (a callback may progress another PE). */
