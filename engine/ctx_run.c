@@ -226,6 +226,7 @@ static doca_error_t run_create(struct doca_ctx *ctx, struct ctx_run **out)
 	if (err == DOCA_SUCCESS) {
 		dev_entry_get(entry);
 		run->qp = qp;
+		run->posts_outside_poll = !qp->runs_in_poll;
 		run->entry = entry;
 		err = pe_watch_qp(ctx_pe(ctx), qp);
 	}

@@ -404,6 +404,11 @@ struct ctx_run {
 	_Atomic uint8_t credit_watch;
 	bool flush_sent;         /* PE thread: hw flush issued for this run's stop */
 	bool fatal;              /* PE thread: the qp reported a fatal completion */
+	/* !qp->runs_in_poll, stored by run_create before the run is published
+	 * and never changed: next to flush_sent and fatal, so the owner's
+	 * single submit tests the three bytes with one instruction
+	 * (engine/task.c, task_one_owner) */
+	bool posts_outside_poll;
 	_Atomic bool stop_saw_events; /* the PE took events of the STOPPING ctx (ctx_run.c) */
 	/* This run's stop has begun (set with STOPPING, never cleared). A turn
 	 * flushes a run on this, not on the context's state: between its

@@ -1079,6 +1079,35 @@ static inline __attribute__((always_inline)) bool task_owner_home(const struct d
 	return true;
 }
 
+/* task_one_owner's looks after the run's bytes: the mailbox idle and both
+ * buffers the context's (@p src and @p dst set when true). */
+static inline __attribute__((always_inline)) bool task_owner_looks(struct ctx_run *run, const struct doca_ctx *ctx,
+								   const struct doca_task_desc *desc,
+								   uint64_t buf_key, struct doca_buf **src,
+								   struct doca_buf **dst)
+{
+	return mailbox_idle(&run->mbox) && (*src = task_buf_owned(desc->src, ctx, buf_key)) != NULL &&
+	       (*dst = task_buf_owned(desc->dst, ctx, buf_key)) != NULL;
+}
+
+/* task_one_owner's way when one of the run's bytes is set: a fatal or
+ * flushing run leaves; a run whose device runs descriptors outside a turn
+ * (posts_outside_poll) takes the same looks, in the same order, and then
+ * task_owner_rest, as it did when the qp was looked at after them. */
+static __attribute__((noinline)) doca_error_t task_owner_outside(struct doca_ctx *h,
+								  const struct doca_task_desc *desc,
+								  struct doca_pe *pe, const void *cur,
+								  struct ctx_run *run)
+{
+	struct doca_buf *src, *dst;
+
+	if (run->fatal || run->flush_sent ||
+	    !task_owner_looks(run, handle_addr(h), desc, head_key(MAGIC_BUF), &src, &dst))
+		return task_owner_leave(h, desc, pe, cur);
+	TSAN_ACQUIRE(run);
+	return task_owner_rest(run, desc, src, dst, cur);
+}
+
 /* The owner's single submit, without a read-side section: its answer, or
  * the sectioned way's when it is not the owner's (see the top for why),
  * and every rare way a tail call to its rest (above). */
@@ -1132,10 +1161,13 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	struct doca_buf *src, *dst;
 
 	if ((recheck && (!task_ctx_running(ctx) || !task_word_is(&ctx->handle, (uintptr_t)h))) ||
-	    (run = rcu_dereference(ctx->run), !task_owner_home(pe, t)) || run->fatal || run->flush_sent ||
-	    !mailbox_idle(&run->mbox) ||
-	    (src = task_buf_owned(desc->src, ctx, buf_key)) == NULL ||
-	    (dst = task_buf_owned(desc->dst, ctx, buf_key)) == NULL)
+	    (run = rcu_dereference(ctx->run), !task_owner_home(pe, t)))
+		return task_owner_leave(h, desc, pe, cur);
+	/* the run's three bytes in one test: a device that runs descriptors
+	 * outside a turn goes on apart (task_owner_outside) */
+	if (run->fatal || run->flush_sent || run->posts_outside_poll)
+		return task_owner_outside(h, desc, pe, cur, run);
+	if (!task_owner_looks(run, ctx, desc, buf_key, &src, &dst))
 		return task_owner_leave(h, desc, pe, cur);
 	TSAN_ACQUIRE(run);
 	/* task_one_take and task_post_guarded for one task on an inline
@@ -1144,7 +1176,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * rests */
 	uint64_t len;
 
-	if (!run->qp->runs_in_poll || !task_check_fast(ctx, desc, src, dst, &len))
+	if (!task_check_fast(ctx, desc, src, dst, &len))
 		return task_owner_rest(run, desc, src, dst, cur);
 	/* task_pin's, guarded */
 	buf_pin_guarded_store(src);
