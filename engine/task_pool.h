@@ -30,7 +30,23 @@ static inline uint32_t head_free(uint64_t h)
  * size_high in memory, not a shift, a mask and a compare. */
 static inline uint64_t head_free_high(uint64_t h)
 {
+#ifdef OWNED_RMW_ASM
+	/* The shift as a three-operand imul by its power of two (the low 64
+	 * bits of the product are the shifted word): the single put keeps h
+	 * for its add, and gcc's shift wanted a copy of it first (a mov),
+	 * gcc turning a multiply back into that shift. Arithmetic on a
+	 * register only: no memory access the TSan and explorer builds
+	 * would not see. */
+	uint64_t high;
+
+	__asm__("imulq %[m], %[h], %[high]"
+		: [high] "=r"(high)
+		: [h] "rm"(h), [m] "i"((int32_t)1 << (64u - POOL_TAG_SHIFT))
+		: "cc");
+	return high;
+#else
 	return h << (64u - POOL_TAG_SHIFT);
+#endif
 }
 static inline uint64_t pool_size_high(uint32_t size)
 {
