@@ -4,8 +4,11 @@
  *
  * A record is never freed: a revoker may read the list of a record whose
  * thread has just exited (it finds it empty and revokes). Records
- * of exited threads go on a free list for the next new thread; every
- * record stays on the all-list, so leak checkers see it reachable.
+ * of exited threads go on a free list for the next new thread. They all
+ * come from one static array (records), so the low 32 bits of a record's
+ * address name it among records (runner_parked_by compares only those);
+ * a thread that finds the array used up runs as its token and never
+ * parks, as a thread whose record could not be made did.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -34,12 +37,20 @@ __attribute__((constructor(102))) static void runner_owner_way_choose(void)
 		runner_me->way = runner_owner_way ? runner_me : NULL;
 	runner_me_owner_way = runner_me != NULL ? runner_me->way : NULL;
 }
-DOCA_TLS _Alignas(4) char runner_self_token;
+/* the token at 4 of a 64-aligned block: its low six bits are never a
+ * record's (runner_parked_by) */
+DOCA_TLS _Alignas(64) char runner_self_tokens[64];
 char tsan_rcu_token;
 
 static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct runner_thread *records_free;
-static struct runner_thread *records_all;
+/* every record ever made, records[0 .. records_made) (under records_lock):
+ * one array, so two records differ in their address's low 32 bits, and
+ * none whose low 32 bits are 0 is handed out (NULL's, a record-less
+ * caller of runner_parked_by) */
+static struct runner_thread records[RUNNER_RECORDS_MAX];
+static uint32_t records_made;
+_Static_assert(sizeof(records) <= (1ull << 32), "records differ in their low 32 bits");
 static pthread_key_t records_key;
 static pthread_once_t records_once = PTHREAD_ONCE_INIT;
 
@@ -74,10 +85,13 @@ struct runner_thread *runner_thread_first(void)
 	if (t != NULL) {
 		records_free = t->next_free;
 	} else {
-		t = aligned_alloc(_Alignof(struct runner_thread), sizeof(*t));
-		if (t != NULL && ((uintptr_t)t & ~RUNNER_ID_MASK) != 0) {
-			free(t); /* above 2^48: no room for a parking generation */
-			t = NULL;
+		while (t == NULL && records_made < RUNNER_RECORDS_MAX) {
+			t = &records[records_made++];
+			/* skipped: a record whose low 32 bits are 0 (see
+			 * records), or one above 2^48 (no room for a parking
+			 * generation) */
+			if ((uint32_t)(uintptr_t)t == 0 || ((uintptr_t)t & ~RUNNER_ID_MASK) != 0)
+				t = NULL;
 		}
 		if (t != NULL) {
 			/* the library's own memory, ordered by its atomics: a
@@ -86,8 +100,6 @@ struct runner_thread *runner_thread_first(void)
 			for (uint32_t i = 0; i < RUNNER_NEST_MAX; i++)
 				atomic_init(&t->in[i], NULL);
 			t->depth = 0;
-			t->next_all = records_all;
-			records_all = t;
 		}
 	}
 	pthread_mutex_unlock(&records_lock);

@@ -103,7 +103,7 @@ struct runner {
 };
 
 /* A thread's identity when it may park (64-aligned: the low bits are free
- * for the tags). Threads without one (out of memory) never park. */
+ * for the tags). Threads without one (past RUNNER_RECORDS_MAX) never park. */
 #define RUNNER_NEST_MAX 4u
 
 struct runner_thread {
@@ -112,11 +112,14 @@ struct runner_thread {
 	_Atomic(const struct runner *) in[RUNNER_NEST_MAX];
 	uint32_t depth;
 	struct runner_thread *next_free;
-	struct runner_thread *next_all;
 	/* runner_me_owner_way's value at depth 0: the record itself with
 	 * runner_owner_way, else NULL (set with it; runner_depth_set) */
 	struct runner_thread *way;
 } __attribute__((aligned(64)));
+
+/* Records made at most (actors/runner.c: one array; a thread past them
+ * runs as its token and never parks). */
+#define RUNNER_RECORDS_MAX 4096u
 
 enum runner_entry {
 	RUNNER_ENTERED, /* the caller now runs the actor; call runner_exit */
@@ -149,7 +152,9 @@ extern __attribute__((visibility("hidden"))) bool runner_owner_way;
  * runner_parked_by, which sends them to the ways that test the flag and
  * the depth themselves. */
 extern DOCA_TLS struct runner_thread *runner_me_owner_way;
-extern DOCA_TLS _Alignas(4) char runner_self_token;
+/* A thread's identity without a record: runner_self_tokens + 4 (its low
+ * six bits 4: never a record's, 64-aligned; 4-aligned, for the tags). */
+extern DOCA_TLS _Alignas(64) char runner_self_tokens[64];
 
 /* The calling thread's record, made on its first call (or NULL). */
 struct runner_thread *runner_thread_first(void);
@@ -164,7 +169,7 @@ static inline const void *runner_self(void)
 
 	if (__builtin_expect(t == NULL, 0))
 		t = runner_thread_first();
-	return t != NULL ? (const void *)t : (const void *)&runner_self_token;
+	return t != NULL ? (const void *)t : (const void *)(runner_self_tokens + 4);
 }
 
 #ifdef DOCA_EXPLORE
@@ -222,17 +227,23 @@ static inline const void *runner_tagged(const void *me, uintptr_t tag)
 /* Is cur a parked word of identity me (any generation)? Then me is a
  * record: only threads with one park. False for a NULL @p me (a thread
  * without a record): no owner word is PARKED_TAG alone, since only a
- * record parks, so a caller may test this before it reads me's fields. */
+ * record parks, so a caller may test this before it reads me's fields.
+ * One 32-bit compare: the low 32 bits of cur are me's plus the PARKED tag
+ * (an lea and a cmp, no xor or shift; the generation is above them).
+ * Exact, for an owner word cur (NULL, an identity, one with the brief
+ * tag, a parked word, one marked) and me a record, a token or NULL: low
+ * bits 010 are a parked word's alone (a record's identity's are 000, a
+ * token's 100, a brief one's x01, a marked one's 110), so cur is then
+ * gen << 48 | R | PARKED
+ * for a record R whose low 32 bits are me's; records are one array of
+ * less than 4 GiB (actors/runner.c), so R is me if me is a record; a
+ * token's low six bits are 4 and a record's 0, and no record's low 32
+ * bits are 0 (NULL's), so R is neither. */
 static inline bool runner_parked_by(const void *cur, const void *me)
 {
-	/* the low 48 bits equal: the xor's shifted out the generation's
-	 * (an lea, an xor and a shift, no 64-bit mask constant: the tag is
-	 * added, not or-ed, which is the same word since me's low two bits
-	 * are 0 (a record is 64-aligned, the token 4-aligned, NULL 0), and
-	 * gcc makes the copy and the or one lea) */
-	_Static_assert(RUNNER_GEN_SHIFT == 48, "the shift drops the generation's bits");
-	_Static_assert(_Alignof(struct runner_thread) % 4 == 0, "a record's low two bits are free");
-	return (((uintptr_t)cur ^ ((uintptr_t)me + RUNNER_PARKED_TAG)) << (64 - RUNNER_GEN_SHIFT)) == 0;
+	_Static_assert(RUNNER_GEN_SHIFT >= 32, "the generation is above the compared bits");
+	_Static_assert(_Alignof(struct runner_thread) % 64 == 0, "a record's low six bits are 0");
+	return (uint32_t)(uintptr_t)cur == (uint32_t)((uintptr_t)me + RUNNER_PARKED_TAG);
 }
 
 /* @p cur, a parked word, without the revoking mark: a thread tests

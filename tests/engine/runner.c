@@ -682,6 +682,78 @@ Test(runner, a_paused_revoker_cannot_take_the_guard_when_the_generation_comes_ro
 	cr_assert(runner_parked_by(atomic_load(&r.owner), runner_self()), "parked again, no revoker in flight");
 }
 
+/* runner_parked_by compares the low 32 bits of the owner word: exact
+ * because every record comes from one array (two records differ in those
+ * bits, none is 0 there) and a token's low six bits are never a record's.
+ * Records of threads alive at once, the main thread's among them, lie in
+ * one array's span; a parked word is its own record's only. (With each
+ * record allocated where the heap puts it, the main thread's in the main
+ * heap and the others' in their arenas, the span was 0x612c740: checked.) */
+#define RECORD_THREADS 6
+
+struct record_thread {
+	pthread_barrier_t *all_made;
+	const void *me;
+	const void *token;
+};
+
+static void *record_thread_run(void *arg)
+{
+	struct record_thread *rt = arg;
+
+	rt->me = runner_self();
+	rt->token = runner_self_tokens + 4;
+	pthread_barrier_wait(rt->all_made); /* alive until every record is made */
+	return NULL;
+}
+
+Test(runner, records_are_told_apart_by_their_low_32_bits)
+{
+	pthread_barrier_t all_made;
+	pthread_t th[RECORD_THREADS];
+	struct record_thread rt[RECORD_THREADS + 1];
+
+	/* the main thread's first: all seven alive at once, seven records */
+	rt[RECORD_THREADS] = (struct record_thread){ .me = runner_self(), .token = runner_self_tokens + 4 };
+	cr_assert_eq(pthread_barrier_init(&all_made, NULL, RECORD_THREADS), 0);
+	for (int i = 0; i < RECORD_THREADS; i++) {
+		rt[i] = (struct record_thread){ .all_made = &all_made };
+		cr_assert_eq(pthread_create(&th[i], NULL, record_thread_run, &rt[i]), 0);
+	}
+	for (int i = 0; i < RECORD_THREADS; i++)
+		cr_assert_eq(pthread_join(th[i], NULL), 0);
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+
+	for (int i = 0; i <= RECORD_THREADS; i++) {
+		uintptr_t a = (uintptr_t)rt[i].me;
+
+		cr_assert_eq(a % 64u, 0u, "thread %d has a record (64-aligned)", i);
+		cr_assert_neq((uint32_t)a, 0u, "no record's low 32 bits are NULL's");
+		cr_assert_eq((uintptr_t)rt[i].token % 64u, 4u, "a token's low six bits are 4");
+		lo = a < lo ? a : lo;
+		hi = a > hi ? a : hi;
+	}
+	cr_assert_lt(hi - lo, (uintptr_t)RUNNER_RECORDS_MAX * sizeof(struct runner_thread),
+		     "the records lie in one array (span %#lx)", (unsigned long)(hi - lo));
+	for (int i = 0; i <= RECORD_THREADS; i++) {
+		const void *w = (const void *)((uintptr_t)0xbeefu << RUNNER_GEN_SHIFT |
+					       (uintptr_t)runner_tagged(rt[i].me, RUNNER_PARKED_TAG));
+
+		cr_assert(runner_parked_by(w, rt[i].me), "its own parked word, any generation");
+		cr_assert(!runner_parked_by(runner_tagged(w, RUNNER_REVOKING_TAG), rt[i].me), "marked: not W");
+		cr_assert(runner_parked_by(runner_unmarked(runner_tagged(w, RUNNER_REVOKING_TAG)), rt[i].me));
+		cr_assert(!runner_parked_by(rt[i].me, rt[i].me), "held, not parked");
+		cr_assert(!runner_parked_by(runner_tagged(rt[i].me, RUNNER_BRIEF_TAG), rt[i].me));
+		cr_assert(!runner_parked_by(w, NULL), "never a record-less caller's");
+		for (int j = 0; j <= RECORD_THREADS; j++) {
+			cr_assert(!runner_parked_by(w, rt[j].token), "never a token's");
+			if (j != i)
+				cr_assert(!runner_parked_by(w, rt[j].me), "never another record's");
+		}
+	}
+	pthread_barrier_destroy(&all_made);
+}
+
 /* The owner ways' flag (both of its flags tested as one) is fixed before
  * an application's constructor can call the library, as the flags it is
  * made of are: a call there sees the value every later call sees. */
