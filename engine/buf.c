@@ -240,8 +240,8 @@ static bool buf_destroy_in_callback(struct doca_buf *buf)
  * (the first version: count, F, wait, guarded pins, K, withdraw; one
  * heavy fence for both pairs), but while it stands every runner_unpark of
  * the owner's fails, and its slow way enters by a CAS and leaves the
- * guard free (an exit while the count stands gives the parked guard up
- * too): a freer's brief hold of the free guard then sends an owner's
+ * guard free (a section already under way leaves the count's mark on
+ * the word, which sends the next entry the same way): a freer's brief hold of the free guard then sends an owner's
  * doca_event_free through the mailbox, its credit back only at the
  * owner's next turn, after the free returned, and a submit in between is
  * refused with AGAIN while fewer than max_tasks credits are out: a

@@ -699,7 +699,7 @@ struct doca_pe {
 	struct pe_members *members;   /* RCU-published; g_config_lock for writers */
 	struct ready_set ready;        /* the contexts with work (engine/pe_ready.c) */
 	struct doca_event *ready_head; /* runner */
-	struct doca_event *ready_tail;
+	struct doca_event *ready_tail; /* runner; stale while ready_head is NULL (pe_splice_ready) */
 	struct doca_event *cb_event;   /* runner: the event inside its callback */
 	struct doca_buf *cb_doomed[2]; /* runner: its buffers destroyed by the callback */
 	uint32_t cb_ndoomed;

@@ -434,9 +434,10 @@ static __attribute__((noinline)) uint32_t pe_get_rest(struct doca_pe *pe, const 
  *     holds (runner_exit_park; a record another thread left is inherited
  *     before t runs), never during this call, and every other writer
  *     replaces it (a revoker's CAS, the holder's exit or park, a reset).
- *     So it stayed W from t2 to t3, and stays W until t leaves: a
- *     revoker finds t in its list from the push on (runner_unpark), and
- *     waits or refuses (runner_enter_from says why).
+ *     So it stayed W from t2 to t3, and until t leaves it is W or W |
+ *     REVOKING (a revoker's mark, actors/runner.c "The revoking mark"):
+ *     a revoker finds t in its list from the push on (runner_unpark), and
+ *     waits or refuses (runner_enter_from says why), never taking it.
  *  3. A PE's handle is killed, and its cell later zeroed, only by a
  *     doca_pe_destroy that holds the guard, after a grace period. A
  *     destroy on another thread took the guard by a CAS that replaced

@@ -93,9 +93,10 @@
  * bound the wait (no runner_unpark succeeds while it stands), and it
  * costs the exact AGAIN: while it stands, every runner_unpark of the
  * owner's fails, and its slow way enters by a CAS and leaves by storing
- * NULL, while an exit of a section it was already in gives the parked
- * guard up (runner_exit_parked_at): either way the guard is free until
- * the owner's next turn parks it again. Meanwhile another thread's free
+ * NULL, and a section it was already in leaves the count's mark on the
+ * word, which sends its next entry the same slow way (actors/runner.c,
+ * "The revoking mark"): either way the guard is free until the owner's
+ * next turn parks it again. Meanwhile another thread's free
  * (engine/event.c route_begin) may take the free guard briefly, and an
  * owner's free that meets that hold is refused the guard and goes through
  * the mailbox: its credit comes back at the owner's next turn, after its
