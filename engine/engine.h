@@ -301,7 +301,6 @@ struct doca_event {
 	 * (engine/task_pool.h pool_pop_one_owner) */
 	uint64_t pool_take_add;
 } __attribute__((aligned(64)));
-_Static_assert(sizeof(struct doca_event) == 128, "an event slot is two lines");
 
 _Static_assert(sizeof(struct doca_event) == 128, "an event is two cache lines");
 
