@@ -588,13 +588,16 @@ static inline uint32_t ev_claim_bias(uintptr_t a)
 {
 	return (uint32_t)a + (uint32_t)(a >> 32) - ((uint32_t)EV_HELD << EV_STATE_SHIFT);
 }
+/* ev_gs_tag's multiplier, 2^32 + 1: the gs copied 32 bits up as well */
+#define EV_GS_TAG_MUL UINT64_C(0x100000001)
+
 /* The handle tag of a gs's generation. */
 static inline uintptr_t ev_gs_tag(uint32_t gs)
 {
 	/* gs copied 32 bits up as well: its bits 0-5 stay, its 16-31 land
 	 * on 48-63, and the mask drops the rest (the state's bits, both
 	 * times) */
-	return ((uintptr_t)gs * 0x100000001u) & ~(uintptr_t)HANDLE_ADDR_MASK;
+	return ((uintptr_t)gs * EV_GS_TAG_MUL) & ~(uintptr_t)HANDLE_ADDR_MASK;
 }
 static inline uint32_t ev_gs(uint32_t gen, enum event_state s)
 {

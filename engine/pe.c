@@ -196,13 +196,13 @@ static inline __attribute__((always_inline)) void ev_set_held_from_queued(struct
 #endif
 }
 
-/* ev_gs_tag's multiplier, 2^32 + 1, in a register: gcc turns a multiply
+/* ev_gs_tag's multiplier (EV_GS_TAG_MUL) in a register: gcc turns a multiply
  * by the constant into a copy, a shift and an add, three instructions per
  * handle where one imul does; the empty asm hides the value (nothing is
  * executed), so the take makes it once and multiplies. */
 static inline uint64_t ev_gs_tag_multiplier(void)
 {
-	uint64_t k = 0x100000001u;
+	uint64_t k = EV_GS_TAG_MUL;
 
 	__asm__("" : "+r"(k));
 	return k;
@@ -326,7 +326,7 @@ static inline __attribute__((always_inline)) struct doca_event *pe_take_ready_on
  * access and no order. */
 #ifdef OWNED_RMW_ASM
 /* ev_gs_tag's multiplier and mask in memory, for pe_handle_after_exit */
-static const uint64_t ev_gs_tag_mul = 0x100000001u, ev_gs_tag_mask = ~(uint64_t)HANDLE_ADDR_MASK;
+static const uint64_t ev_gs_tag_mul = EV_GS_TAG_MUL, ev_gs_tag_mask = ~(uint64_t)HANDLE_ADDR_MASK;
 #endif
 
 static inline __attribute__((always_inline)) struct doca_event *pe_handle_after_exit(struct doca_event *ev,
