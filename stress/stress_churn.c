@@ -69,6 +69,27 @@ static struct {
 	_Atomic unsigned long ctx_created, ctx_destroyed, rebuilds, sabotaged;
 } W;
 
+/* --sabotage lost|dup: the event whose check is dropped or doubled (its
+ * index among the events seen), well inside a run rather than at its
+ * start; and how long past --seconds a loaded host may take to reach it */
+#define SABOTAGE_AT 1000
+#define SABOTAGE_GRACE_S 60
+
+/* The load goes on: until --seconds have passed and, in a sabotage run,
+ * until the sabotage was made (a loaded host may see fewer than
+ * SABOTAGE_AT events in a second; a run that never made it could not
+ * fail, so its pass would say nothing), for at most SABOTAGE_GRACE_S
+ * more. */
+static bool load_goes_on(uint64_t start)
+{
+	uint64_t ran = stress_now_ns() - start;
+
+	if (ran < (uint64_t)(W.opts.seconds * 1e9))
+		return true;
+	return W.opts.sabotage != SABOTAGE_NONE && atomic_load(&W.sabotaged) <= SABOTAGE_AT &&
+	       ran < (uint64_t)((W.opts.seconds + SABOTAGE_GRACE_S) * 1e9);
+}
+
 static struct doca_ctx *ctx_make(struct rng *r, struct doca_dev **dev, uint32_t max_tasks)
 {
 	struct doca_ctx *ctx;
@@ -240,7 +261,7 @@ static void event_check(struct doca_event *ev)
 	else
 		stress_violation("tag %llu: status %d, %s, %zu bytes", (unsigned long long)tag, (int)st,
 				 doca_error_get_name(err), bytes);
-	if (W.opts.sabotage != SABOTAGE_NONE && atomic_fetch_add(&W.sabotaged, 1) == 1000)
+	if (W.opts.sabotage != SABOTAGE_NONE && atomic_fetch_add(&W.sabotaged, 1) == SABOTAGE_AT)
 		times = W.opts.sabotage == SABOTAGE_LOST ? 0 : 2;
 	for (unsigned i = 0; i < times; i++)
 		atomic_fetch_add(&W.events[tag], 1);
@@ -331,7 +352,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < SUBMITTERS; i++)
 		if (pthread_create(&subs[i], NULL, submitter_main, (void *)(uintptr_t)i) != 0)
 			stress_fatal("pthread_create failed");
-	while (stress_now_ns() - start < (uint64_t)(W.opts.seconds * 1e9))
+	while (load_goes_on(start))
 		stress_sleep_us(10000);
 	atomic_store(&W.load, false);
 	for (unsigned i = 0; i < SUBMITTERS; i++)
