@@ -178,6 +178,8 @@ static bool command(struct exporter *x, char *line)
 		x->mem = NULL;
 		printf("OK\n");
 	} else if (sscanf(line, "pause %llu", &a) == 1) {
+		printf("PAUSED\n"); /* from here on nothing is served */
+		fflush(stdout);
 		usleep((useconds_t)(a * 1000)); /* serving nothing: a stalled peer */
 		printf("OK\n");
 	} else if (sscanf(line, "fork_destroy %llu", &a) == 1) {

@@ -19,8 +19,8 @@
  *   destroy_landing    serve until a peer's bytes land in it, destroy
  *                      it, zero it, serve 1 s more → LANDED <nonzero
  *                      bytes at the destroy> <nonzero bytes after>
- *   pause MS           serve nothing for MS ms (poll mode: the PE
- *                      does not run), then answer               → OK
+ *   pause MS           → PAUSED at once, then serve nothing for MS ms
+ *                      (poll mode: the PE does not run) → OK
  *   quit               tear everything down and exit 0           → BYE
  */
 #ifndef DOCA_TESTS_REMOTE_PEER_H

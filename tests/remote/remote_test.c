@@ -855,9 +855,8 @@ static void again_behind_a_stall(bool stop)
 	CHECK_OK(importer_copy(&im, l2, ysb, CHUNK));
 	peer_cmd(&y, ans, sizeof(ans), "spare_destroy"); /* Y cuts its connections */
 	CHECK(strcmp(ans, "OK") == 0, "spare_destroy: %s", ans);
-	fprintf(x.to, "pause %d\n", PAUSE_MS); /* X stops serving */
-	fflush(x.to);
-	usleep(200 * 1000);
+	peer_cmd(&x, ans, sizeof(ans), "pause %d", PAUSE_MS); /* X stops serving */
+	CHECK(strcmp(ans, "PAUSED") == 0, "pause: %s", ans);
 
 	struct doca_task_desc w1 = { .type = DOCA_TASK_COPY, .src = l1, .dst = xb, .user_data.u64 = 1 };
 	struct doca_task_desc w2 = { .type = DOCA_TASK_COPY, .src = l2, .dst = yb, .user_data.u64 = 2 };
@@ -1267,9 +1266,10 @@ static void stalled(bool event_mode)
 	CHECK_OK(importer_copy(&im, rb, lb, 4096)); /* connected */
 
 	for (int round = 0; round < 2; round++) {
-		fprintf(p.to, "pause %d\n", STALL_MS);
-		fflush(p.to);
-		usleep(100 * 1000); /* the exporter reads it and stops serving */
+		/* answered once the exporter stops serving (a fixed sleep here
+		 * was too short on a loaded host: the READ was still served) */
+		peer_cmd(&p, ans, sizeof(ans), "pause %d", STALL_MS);
+		CHECK(strcmp(ans, "PAUSED") == 0, "pause: %s", ans);
 		memset(im.bytes, 0, 4096);
 		uint64_t t0 = now_ms();
 		struct doca_task_desc rd = { .type = DOCA_TASK_COPY, .src = rb, .dst = lb };
