@@ -560,7 +560,7 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 	bool plain = pool_plain_begin_as(p, kernel);
 	uint64_t h = pool_head_look(p);
 
-	if (!plain || !pool_one_poppable(h))
+	if (!plain || !pool_one_poppable(p, h))
 		return task_pin_take_fill_rest(ctx, run, descs, n, buf_key, kernel, tp, evs, 0, plain, h, err, why, k);
 	struct pool_pop pp = pool_pop_start(p, h, n);
 	struct doca_event *ev = pool_pop_step(&pp);
@@ -1200,7 +1200,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 #else
 	uint64_t ph = pool_head_look(&run->pool);
 
-	if (!pool_one_poppable(ph))
+	if (!pool_one_poppable(&run->pool, ph))
 		return task_owner_take_plain(run, desc, src, dst, len, cur);
 	struct doca_event *ev = pool_pop_one_plain(&run->pool, ph, false);
 #endif

@@ -114,16 +114,14 @@
  * The index links: the stack by address while the pool is the owner's,
  * by index once shared. While mode is POOL_OWNER the stack is linked
  * through each slot's pool_next_ev alone (the slot under it, NULL at the
- * bottom), and the pool keeps top_ev, the address of the slot head's top
- * names (NULL when top is 0). A plain take starts at top_ev, follows the
- * addresses, and stores as head's new top the pool_link of the slot it
- * leaves on top (pool_top_of: the slot's index + 1, fixed for the run);
- * a plain return links its chain's last slot to top_ev, moves top_ev to
- * its first, and stores first's pool_link as top. So while the pool is
- * the owner's, head's top is exactly top_ev's pool_link and every link on
- * the stack is the address of the slot under it: true at init (top 0,
- * top_ev NULL), and kept by each plain update, one at a time; a fresh
- * take leaves top at 0 and top_ev NULL (it runs only on an empty stack).
+ * bottom), and the pool keeps top_ev, the address of its top slot (NULL
+ * when it is empty). A plain take starts at top_ev, follows the
+ * addresses and moves top_ev to the slot it leaves on top; a plain
+ * return links its chain's last slot to top_ev and moves top_ev to its
+ * first. So while the pool is the owner's every link on the stack is the
+ * address of the slot under it: true at init (top_ev NULL), and kept by
+ * each plain update, one at a time; a fresh take leaves top_ev NULL (it
+ * runs only on an empty stack).
  * No index link (pool_next) is written by those updates: a return saves
  * a store and a load a slot, a take a load. A CAS take (shared) needs
  * the index links: it reads head's top and follows pool_next, finding
@@ -133,7 +131,8 @@
  *
  * So the switch writes the index links before any CAS: once no plain
  * update is under way, one thread walks the stack from top_ev and stores
- * each slot's pool_next (its successor's pool_link, 0 at the bottom),
+ * each slot's pool_next (its successor's pool_link, 0 at the bottom) and
+ * head's top (top_ev's pool_link: "The owner's head" below),
  * then stores POOL_SHARED with a release; every CAS user first loads
  * POOL_SHARED with an acquire (task_pool_take_as for a foreign taker,
  * pool_settle for the others: pool_plain_begin_as when it fails,
@@ -155,9 +154,11 @@
  * is under way (the Dekker pairs above), and none starts (each looks at
  * mode). A guard holder walks holding the guard: no other guard holder
  * runs, so no plain update either (a switcher still in its waits does not
- * touch head). The walk reads the links the last plain update wrote: the
- * switcher acquires them through busy and the quiesce, a guard holder
- * through the guard. And a guard holder may publish POOL_SHARED itself:
+ * touch head). So either walker's store of head's top is the one update
+ * of head then (the count and tag it loaded stay). The walk reads the
+ * links and the word the last plain update wrote: the switcher acquires
+ * them through busy and the quiesce, a guard holder through the guard.
+ * And a guard holder may publish POOL_SHARED itself:
  * what the switcher's waits ensure, that the last plain update happens
  * before the first CAS, its guard already does (the CAS users acquire it
  * through POOL_SHARED), and a plain update after it, by a later guard
@@ -166,12 +167,33 @@
  * links of the slots' earlier lives) is caught by stress/explore's
  * pool_share* scenarios and tests/engine/task_pool.c.
  *
+ * The owner's head: while mode is POOL_OWNER a plain update changes only
+ * head's count (a take subtracts its slots, a return adds its slots: one
+ * add or subtract of a constant for one slot), and head's top and tag are
+ * stale, whatever the last CAS or the init left. Plain users decide by
+ * top_ev (pool_one_poppable, pool_take_loop's plain way, the burst
+ * fill's pops), and nobody reads the top or the tag before POOL_SHARED:
+ * - the top names a slot only for a CAS taker, which loads head after it
+ *   acquired POOL_SHARED (task_pool_take_as, pool_settle), and the walk
+ *   stored top_ev's pool_link as head's top before that SHARED, alone on
+ *   head (above);
+ * - the tag tells a CAS that the word changed since its load; every CAS
+ *   of head loads its expected word after it acquired POOL_SHARED, when
+ *   no plain update comes any more (mode never goes back to POOL_OWNER in
+ *   a run), so no CAS can have loaded a word a plain update left with
+ *   its tag;
+ * - the count stays exact (the exact AGAIN), and the double-return test
+ *   reads the count alone (head_free_high: the stale top is below one
+ *   unit of the count).
+ * The planted bug pool_switch_top_stale (the walk leaves head's top
+ * stale) sends the first CAS taker to a slot that is not on the stack:
+ * stress/explore's pool_share* scenarios catch it.
+ *
  * top_ev is read and written by guard holders only (plain takes and
  * returns), one at a time under the guard, as the plain updates of head,
  * and read by the walker, alone (above); relaxed atomics, so a stale value
- * is never a data race. The counts, the tag and the double-return check
- * are untouched: a plain take stores the same word as before, and returns
- * the same slots.
+ * is never a data race. The counts and the double-return check are
+ * untouched: a plain take returns the same slots.
  *
  * The take and the return are inline (engine/task_pool.h): they run once
  * per submit and per free call.
@@ -216,8 +238,6 @@ static struct doca_event *chunk_make(struct task_pool *p, uint32_t c)
 		ev->ctx = p->run->ctx;
 		ev->run = p->run;
 		ev->pool_link = c * POOL_CHUNK + i + 1u;
-		ev->pool_put_add = head_add_one(ev->pool_link);
-		ev->pool_take_add = head_take_one(0, 0) - ev->pool_link;
 		/* atomic: a stale free of the cell's last life may read it
 		 * meanwhile (the same value: it depends on the address alone) */
 		atomic_store_explicit(&ev->claim_bias, ev_claim_bias((uintptr_t)ev), memory_order_relaxed);
@@ -324,12 +344,20 @@ static void task_pool_share(struct task_pool *p)
 		runner_quiesce_end(guard);
 }
 
-/* Walk the owner's stack from top_ev and write its index links (top,
- * "The index links"): the caller alone on the stack. */
+/* Walk the owner's stack from top_ev and write its index links and
+ * head's top (top, "The index links", "The owner's head"): the caller
+ * alone on the stack and on head. */
 static void pool_index_stack(struct task_pool *p)
 {
 	struct doca_event *ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed);
 
+	if (!DOCA_REVERTED("pool_switch_top_stale")) {
+		uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
+
+		/* relaxed: the SHARED store's release publishes it, as the links */
+		atomic_store_explicit(&p->head, (h & ~(uint64_t)POOL_FIELD_MASK) | pool_top_of(ev),
+				      memory_order_relaxed);
+	}
 	if (DOCA_REVERTED("pool_switch_unindexed"))
 		return;
 	while (ev != NULL) {

@@ -72,26 +72,10 @@ static inline uint64_t head_put(uint64_t h, uint32_t n, uint32_t top)
 	       top;
 }
 
-/* What head_put(h, 1, top) adds to h with its top cleared: the tag's
- * one and the count's one, and top (h & ~POOL_FIELD_MASK has no bits
- * below the count's field, so the add of top is head_put's or, and the
- * tag's carry falls off the word as there). A slot's own, stored once
- * (pool_put_add): a single return then makes its word with one add. */
-static inline uint64_t head_add_one(uint32_t top)
-{
-	return ((uint64_t)1 << POOL_TAG_SHIFT) + ((uint64_t)1 << POOL_TOP_BITS) + top;
-}
-
-/* head_next(h, head_free(h) - 1, top) for a take of one credit, which
- * the caller checked is free (head_free(h) != 0): the count drops by one
- * in place (no borrow out of its field), the tag grows by one (its top
- * bit falls off the word, as (tag + 1) mod 2^22 would), and top is
- * replaced, as head_put does for a return. */
-static inline uint64_t head_take_one(uint64_t h, uint32_t top)
-{
-	return ((h & ~(uint64_t)POOL_FIELD_MASK) + ((uint64_t)1 << POOL_TAG_SHIFT) - ((uint64_t)1 << POOL_TOP_BITS)) |
-	       top;
-}
+/* One free credit in head's count field. While the pool is the owner's
+ * a plain update adds or subtracts units of it and nothing else
+ * (task_pool.c, "The owner's head"): its top and tag are stale there. */
+#define POOL_FREE_ONE ((uint64_t)1 << POOL_TOP_BITS)
 
 /* The pool's mode (engine/task_pool.c): plain updates by guard holders
  * until a taker without the guard appears, CAS from then on. INDEXING:
@@ -186,20 +170,27 @@ static inline struct doca_event *pool_slot_of(const struct task_pool *p, uint32_
 	return &pool_chunk_of(p, index / POOL_CHUNK)[index % POOL_CHUNK];
 }
 
-/* Can a single take pop the owner's stack with head @p h (pool_take's
- * first look, plain)? Then pool_pop_one_plain takes it. Only top is
- * tested: free credits are the slots on the stack plus the slots never
- * used (task_pool.c), so every head word published with a top has a free
- * count of one or more (a return that would break it aborts in
- * pool_double_return; a take never takes more than the stack and the
- * fresh slots hold). The explorer's build checks it. */
-static inline bool pool_one_poppable(uint64_t h)
+/* Can a plain take pop the owner's stack (pool_take's first look, once
+ * pool_plain_begin* found the pool the owner's, @p h its pool_head_look)?
+ * Then pool_pop_one_plain or pool_pop_start takes it. While the pool is
+ * the owner's the stack is top_ev's alone and head's top is stale
+ * (task_pool.c, "The owner's head"), so top_ev decides. Free credits are
+ * the slots on the stack plus the slots never used (task_pool.c), so a
+ * stack with a slot comes with a free count of one or more (a return that
+ * would break it aborts in pool_double_return; a take never takes more
+ * than the stack and the fresh slots hold). The explorer's build checks
+ * it. */
+static inline __attribute__((always_inline)) bool pool_one_poppable(struct task_pool *p, uint64_t h)
 {
+	bool some = atomic_load_explicit(&p->top_ev, memory_order_relaxed) != NULL;
+
 #ifdef DOCA_EXPLORE
-	if (head_top(h) != 0 && head_free(h) == 0)
+	if (some && head_free(h) == 0)
 		abort(); /* the explorer's check of the above (verdict "abort") */
+#else
+	(void)h;
 #endif
-	return head_top(h) != 0;
+	return some;
 }
 
 /* pool_take's first look at head, after pool_plain_begin_as. */
@@ -210,18 +201,17 @@ static inline __attribute__((always_inline)) uint64_t pool_head_look(struct task
 	return atomic_load_explicit(&p->head, memory_order_acquire);
 }
 
-/* The index + 1 head's top holds for the stack whose top slot is @p ev
- * (NULL: empty). While the pool is the owner's the stack is linked by
- * address alone (task_pool.c, "The index links"): head's top is the top
- * slot's own pool_link, the same for the run's life. */
+/* The index + 1 an index link or head's top holds for the stack whose top
+ * slot is @p ev (NULL: empty): the slot's own pool_link, the same for the
+ * run's life (task_pool.c, "The index links"). */
 static inline __attribute__((always_inline)) uint32_t pool_top_of(const struct doca_event *ev)
 {
 	return ev != NULL ? ev->pool_link : 0u;
 }
 
-/* A single take from the owner's stack, plain, with @p h
- * pool_one_poppable: pool_take_loop's steps for n = 1, the same loads,
- * stores and points; ends the plain update (@p busy: as pool_take_loop's). */
+/* A single take from the owner's stack, plain, with pool_one_poppable
+ * true: pool_take_loop's steps for n = 1, the same loads, stores and
+ * points; ends the plain update (@p busy: as pool_take_loop's). */
 static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_plain(struct task_pool *p, uint64_t h,
 										    bool busy)
 {
@@ -230,17 +220,10 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_pla
 
 	atomic_store_explicit(&p->top_ev, next, memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
-	/* release: as pool_take_loop's. head_take_one(h, pool_top_of(next)),
-	 * made from next's pool_put_add (head_add_one(pool_link)) less two of
-	 * the count's units: the tag's one, the count's one down, and next's
-	 * top added to h with its top cleared, one add and one subtract of a
-	 * 32-bit constant, not a 64-bit constant's two instructions and an or
-	 * (free is 1 or more: no borrow out of its field) */
-	atomic_store_explicit(&p->head,
-			      next != NULL ? (h & ~(uint64_t)POOL_FIELD_MASK) + next->pool_put_add -
-						     ((uint64_t)2 << POOL_TOP_BITS)
-					   : head_take_one(h, 0),
-			      memory_order_release);
+	/* release: as pool_take_loop's. The count less one, its top and tag
+	 * left (task_pool.c, "The owner's head"); free is 1 or more: no
+	 * borrow out of its field */
+	atomic_store_explicit(&p->head, h - POOL_FREE_ONE, memory_order_release);
 	if (busy)
 		pool_plain_end(p);
 	return ev;
@@ -253,16 +236,15 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_pla
  * OWNED_RMW_ASM (x86-64; the TSan and explorer builds keep those three):
  * the stack's top slot, popped, or NULL when the stack is empty (the
  * caller then takes the fresh way, pool_take_loop, which loads head
- * itself). While the pool is the owner's, top_ev is NULL exactly when
- * head's top is 0, and head's top is top_ev's pool_link (task_pool.c,
- * "The index links"), so no load of head decides, and the new word,
- * head_take_one(h, pool_top_of(next)) (free is 1 or more with a top:
- * pool_one_poppable), is h plus the slot's pool_take_add and next's
- * pool_link: one unlocked add to head in memory, its load and its store
- * each a single-copy atomic access of the aligned word, as a relaxed
- * load and a store are (only guard holders write head while the pool is
- * the owner's, and we hold the guard: OWNED_RMW_ASM's case). The store
- * is an x86 store, a release, as pool_pop_one_plain's; the "memory"
+ * itself). While the pool is the owner's top_ev is the stack and a plain
+ * take changes only head's count (task_pool.c, "The owner's head"), so no
+ * load of head decides, and the new word is h less one unit of the count
+ * (free is 1 or more with a slot on the stack: pool_one_poppable): one
+ * unlocked subtract of a constant from head in memory, its load and its
+ * store each a single-copy atomic access of the aligned word, as a
+ * relaxed load and a store are (only guard holders write head while the
+ * pool is the owner's, and we hold the guard: OWNED_RMW_ASM's case). The
+ * store is an x86 store, a release, as pool_pop_one_plain's; the "memory"
  * clobber keeps our earlier accesses before it. The acquire of the head
  * look is not needed: every plain update of head was a guard holder's,
  * which the guard orders before us. */
@@ -272,10 +254,9 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_own
 
 	if (ev == NULL)
 		return NULL;
-	struct doca_event *next = atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed);
-
-	atomic_store_explicit(&p->top_ev, next, memory_order_relaxed);
-	__asm__ volatile("addq %1, %0" : "+m"(p->head) : "r"(ev->pool_take_add + pool_top_of(next)) : "memory");
+	atomic_store_explicit(&p->top_ev, atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed),
+			      memory_order_relaxed);
+	__asm__ volatile("subq %1, %0" : "+m"(*(uint64_t *)&p->head) : "i"(POOL_FREE_ONE) : "memory", "cc");
 	return ev;
 }
 #endif
@@ -340,10 +321,10 @@ static inline __attribute__((always_inline)) void pool_pop_end(struct task_pool 
 {
 	atomic_store_explicit(&p->top_ev, pp->ev, memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
-	/* release: as task_pool_put's, for readers of the count */
-	atomic_store_explicit(&p->head,
-			      head_next(pp->h, head_free(pp->h) - pool_pop_taken(pp), pool_top_of(pp->ev)),
-			      memory_order_release);
+	/* release: as task_pool_put's, for readers of the count. The count
+	 * less the slots taken, top and tag left (task_pool.c, "The owner's
+	 * head") */
+	atomic_store_explicit(&p->head, pp->h - (uint64_t)pool_pop_taken(pp) * POOL_FREE_ONE, memory_order_release);
 	if (busy)
 		pool_plain_end(p);
 }
@@ -359,7 +340,9 @@ static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task
 								     bool busy)
 {
 	for (;;) {
-		uint32_t top = head_top(h), free = head_free(h), fresh = p->size - free, next = top, n = 0;
+		/* head's top is stale while the pool is the owner's: a plain
+		 * update decides by top_ev (pool_one_poppable) */
+		uint32_t top = plain ? 0u : head_top(h), free = head_free(h), fresh = p->size - free, next = top, n = 0;
 		uint32_t most = want < free ? want : free;
 
 		if (free == 0) {
@@ -368,7 +351,7 @@ static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task
 			*why = DOCA_ERROR_AGAIN;
 			return 0;
 		}
-		if (top != 0 && plain) {
+		if (plain && pool_one_poppable(p, h)) {
 			struct pool_pop pp = pool_pop_start(p, h, want);
 
 			do
@@ -429,7 +412,7 @@ static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool
 	bool plain = guarded && pool_plain_begin_as(p, kernel);
 	uint64_t h = pool_head_look(p);
 
-	if (__builtin_constant_p(want) && want == 1u && plain && pool_one_poppable(h)) {
+	if (__builtin_constant_p(want) && want == 1u && plain && pool_one_poppable(p, h)) {
 		evs[0] = pool_pop_one_plain(p, h, true);
 		return 1;
 	}
@@ -472,13 +455,14 @@ static inline __attribute__((always_inline)) uint32_t task_pool_take(struct task
  * stored no busy). Separate so that a single free (engine/event.c) can
  * return its one slot without building a chain: @p last's link is
  * written here, so a one-slot chain needs none written before. Only the
- * address link: the index links are written by the switch to shared
- * (task_pool.c, "The index links"). */
+ * address link and the count: the index links and head's top are written
+ * by the switch to shared (task_pool.c, "The index links", "The owner's
+ * head"). */
 static inline __attribute__((always_inline)) void pool_put_plain(struct task_pool *p, struct doca_event *first,
 								 struct doca_event *last, uint32_t n, bool busy)
 {
-	/* the slot under the chain, and the new top (task_pool.c: top_ev
-	 * names head's top while the pool is the owner's) */
+	/* the slot under the chain, and the new top (task_pool.c: top_ev is
+	 * the stack while the pool is the owner's) */
 	atomic_store_explicit(&last->pool_next_ev, atomic_load_explicit(&p->top_ev, memory_order_relaxed),
 			      memory_order_relaxed);
 	atomic_store_explicit(&p->top_ev, first, memory_order_relaxed);
@@ -487,19 +471,16 @@ static inline __attribute__((always_inline)) void pool_put_plain(struct task_poo
 
 	/* free + n > size; for a constant n of 1, free >= size (gcc does not
 	 * see that the 21-bit count's add cannot wrap: one add less), as
-	 * head_free_high's compare */
+	 * head_free_high's compare (exact whatever the stale top: it is
+	 * below one unit of the count) */
 	if (__builtin_constant_p(n) && n == 1u ? head_free_high(h) >= p->size_high : head_free(h) + n > p->size)
 		pool_double_return();
 	EXPLORE_POINT(QUEUE);
 	/* release: our last touch of the slots happens before their next
-	 * takers'. The new top is first's pool_link; for a constant n of 1
-	 * (doca_event_free's one slot) the word is one add of the slot's
-	 * pool_put_add (head_add_one(pool_link)), not a mask, a constant's
-	 * add and an or. */
-	atomic_store_explicit(&p->head,
-			      __builtin_constant_p(n) && n == 1u ? (h & ~(uint64_t)POOL_FIELD_MASK) + last->pool_put_add
-								  : head_put(h, n, first->pool_link),
-			      memory_order_release);
+	 * takers'. The count plus n, top and tag left (task_pool.c, "The
+	 * owner's head"; free + n <= size < 2^21: no carry out of its field);
+	 * for a constant n of 1 one add of a 32-bit constant. */
+	atomic_store_explicit(&p->head, h + (uint64_t)n * POOL_FREE_ONE, memory_order_release);
 	if (busy)
 		pool_plain_end(p);
 }

@@ -492,6 +492,7 @@ static const char *const revertible[] = {
 	"pool_share_no_quiesce", /* a pool turned shared does not wait out the parked owner's brief sections (its frees and submits store no busy) */
 	"pool_share_counts_revoke", /* a pool turned shared counts itself in the guard's revoke while it waits out the owner's brief sections */
 	"pool_switch_unindexed", /* a pool turned shared keeps no index links of its owner-mode stack (CAS takers follow stale ones) */
+	"pool_switch_top_stale", /* a pool turned shared keeps the stale top of its owner-mode head (CAS takers pop a slot not on the stack) */
 	"ctx_hold_outside_section", /* a handle is checked, then its context held, outside a read-side section */
 	"handle_lookup_outside_section", /* a memory's handle is checked, then its count used, outside a section */
 	"credit_arm_before_count", /* a credit notification request arms the fd before it is counted in waiters */

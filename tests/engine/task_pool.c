@@ -180,18 +180,22 @@ Test(task_pool, popped_slots_are_the_ones_their_links_name_before_and_after_the_
 	/* nobody runs the PE: each take enters its guard briefly, a plain update */
 	take_and_return_all(p, &m, MAX);
 	cr_assert_eq(atomic_load(&p->mode), POOL_OWNER);
-	/* shared from here (no plain update is under way: as task_pool_share
-	 * leaves it), with the slots the owner returned still on the stack */
-	atomic_store(&p->mode, POOL_SHARED);
+	/* shared from here, as task_pool_share leaves it once no plain update
+	 * is under way (the walk writes the index links and head's top), with
+	 * the slots the owner returned still on the stack */
+	atomic_store(&p->mode, POOL_SWITCHING);
+	pool_settle(p);
+	cr_assert_eq(atomic_load(&p->mode), POOL_SHARED);
 	take_and_return_all(p, &m, MAX);
 	fixture_fini(&f);
 }
 
 /* pool_put_plain's double-return test for one slot compares
- * head_free_high with the pool's size_high; its single put makes head by
- * one add of the slot's pool_put_add. Both must say exactly what
- * head_free and head_put say, at every edge of the three fields. */
-Test(task_pool, a_single_puts_shifted_compare_and_add_match_the_unpacked_fields)
+ * head_free_high with the pool's size_high; the owner's puts and takes
+ * add and subtract units of the count alone (POOL_FREE_ONE), head's top
+ * and tag stale. Both must say exactly what head_free says, at every edge
+ * of the three fields, and leave the top and the tag as they were. */
+Test(task_pool, a_single_puts_shifted_compare_and_the_owners_count_units_match_the_unpacked_fields)
 {
 	const uint32_t max = POOL_FIELD_MASK;
 	const uint32_t sizes[] = { 1, 2, 31, 32, 33, DOCA_CTX_DEFAULT_MAX_TASKS, DOCA_CTX_MAX_TASKS_LIMIT };
@@ -211,22 +215,34 @@ Test(task_pool, a_single_puts_shifted_compare_and_add_match_the_unpacked_fields)
 					cr_assert_eq(head_free_high(h) >= pool_size_high(size), head_free(h) >= size,
 						     "size %u free %u top %u tag %llu", size, frees[f], tops[t],
 						     (unsigned long long)tags[g]);
-					if (frees[f] < max)
-						cr_assert_eq((h & ~(uint64_t)POOL_FIELD_MASK) + head_add_one(tops[t]),
-							     head_put(h, 1, tops[t]), "free %u top %u tag %llu",
-							     frees[f], tops[t], (unsigned long long)tags[g]);
+					if (frees[f] < max) {
+						const uint64_t up = h + POOL_FREE_ONE;
+
+						cr_assert_eq(head_free(up), frees[f] + 1u, "free %u", frees[f]);
+						cr_assert_eq(head_top(up), tops[t], "top %u", tops[t]);
+						cr_assert_eq(up >> POOL_TAG_SHIFT, tags[g], "tag %llu",
+							     (unsigned long long)tags[g]);
+					}
+					if (frees[f] > 0) {
+						const uint64_t down = h - POOL_FREE_ONE;
+
+						cr_assert_eq(head_free(down), frees[f] - 1u, "free %u", frees[f]);
+						cr_assert_eq(head_top(down), tops[t], "top %u", tops[t]);
+						cr_assert_eq(down >> POOL_TAG_SHIFT, tags[g], "tag %llu",
+							     (unsigned long long)tags[g]);
+					}
 				}
 	}
 }
 
-/* The owner's single submit takes from the stack's top with one add of
- * the slot's pool_take_add and the new top's pool_link (x86-64,
- * task_pool.h pool_pop_one_owner), or with head_take_one from the word it
- * loaded: either way each take from a stack of returned slots must store
- * exactly head_take_one(h, the new top's link) and leave top_ev on the
- * slot under the one taken, down to the empty stack (the new top 0);
- * then the fresh way. */
-Test(task_pool, the_owners_single_takes_from_the_stack_store_exactly_the_take_of_ones_word)
+/* The owner's single submit takes from the stack's top with one subtract
+ * of the count's unit from head (x86-64, task_pool.h pool_pop_one_owner),
+ * or with pool_pop_one_plain from the word it loaded: either way each
+ * take from a stack of returned slots must store exactly head less one
+ * unit of the count (its top and tag stale while the pool is the
+ * owner's) and leave top_ev on the slot under the one taken, down to the
+ * empty stack; then the fresh way. */
+Test(task_pool, the_owners_single_takes_from_the_stack_store_exactly_one_count_less)
 {
 	enum { N = 8 };
 	struct api_fixture f;
@@ -245,11 +261,10 @@ Test(task_pool, the_owners_single_takes_from_the_stack_store_exactly_the_take_of
 		struct doca_event *under = atomic_load(&top->pool_next_ev);
 
 		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
-		cr_assert_eq(atomic_load(&p->head), head_take_one(h, pool_top_of(under)), "take %u", i);
+		cr_assert_eq(atomic_load(&p->head), h - POOL_FREE_ONE, "take %u", i);
 		cr_assert_eq(atomic_load(&p->top_ev), under, "take %u", i);
 	}
 	cr_assert_null(atomic_load(&p->top_ev), "the stack is empty");
-	cr_assert_eq(head_top(atomic_load(&p->head)), 0);
 	uint32_t free = task_pool_free(p);
 
 	assert_ok(submit_copy(f.ctx, f.src, f.dst, N, 0)); /* a fresh slot */
