@@ -291,15 +291,6 @@ struct doca_event {
 	 * (engine/task_pool.c; the same value each life of the cell): a free
 	 * makes its handle's HELD gs from it (engine/event.c) */
 	_Atomic uint32_t claim_bias;
-	/* head_add_one(pool_link), stored with pool_link by every chunk_make:
-	 * what the return of this slot alone adds to the pool's head, its
-	 * top cleared (engine/task_pool.h pool_put_plain) */
-	uint64_t pool_put_add;
-	/* head_take_one(0, 0) - pool_link (mod 2^64), stored with pool_link
-	 * by every chunk_make: what the owner's single take of this slot from
-	 * the stack's top adds to head, less the new top's pool_link
-	 * (engine/task_pool.h pool_pop_one_owner) */
-	uint64_t pool_take_add;
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct doca_event) == 128, "an event is two cache lines");
@@ -322,8 +313,9 @@ struct task_pool {
 	_Alignas(64) _Atomic uint64_t head; /* tag | free credits | top of the returned stack */
 	_Atomic uint32_t mode; /* POOL_OWNER until a taker without the guard appears */
 	_Atomic uint32_t busy; /* a guard holder is in a plain update of head */
-	/* the slot head's top names while mode is POOL_OWNER (read and
-	 * written by guard holders only, engine/task_pool.c) */
+	/* the returned stack's top slot while mode is POOL_OWNER, when
+	 * head's top is stale (read and written by guard holders only,
+	 * engine/task_pool.c) */
 	_Atomic(struct doca_event *) top_ev;
 };
 
