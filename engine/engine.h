@@ -308,7 +308,10 @@ struct task_pool {
 	uint32_t size;           /* credits: the context's max_tasks */
 	uint32_t nchunks;
 	_Atomic(struct doca_event *) *chunks; /* nchunks, NULL until first needed */
-	uint64_t size_high; /* size where head_free_high has the free count (engine/task_pool.h) */
+	/* size where head_free_high has the free count (engine/task_pool.h),
+	 * POOL_SIZE_HIGH_SWITCHED once the switch to shared began: the owner's
+	 * single free's look (engine/task_pool.c) */
+	_Atomic uint64_t size_high;
 	/* own line: submitters take, the PE's thread returns */
 	_Alignas(64) _Atomic uint64_t head; /* tag | free credits | top of the returned stack */
 	_Atomic uint32_t mode; /* POOL_OWNER until a taker without the guard appears */

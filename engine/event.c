@@ -734,14 +734,13 @@ static __attribute__((noinline)) void event_free_credits_slow(struct ctx_run *ru
 	runner_exit_from(&run->pe->runner, cur);
 }
 
-/* The owner's way when its pool is shared: the slot @p ev (released)
+/* The owner's way when its put's look failed on @p h (pool_put_one_owner:
+ * the pool turning shared, or a double return): the slot @p ev (released)
  * returned by the CAS, then the rest of the way after the put. */
-static __attribute__((noinline)) void event_free_put_shared(struct ctx_run *run, struct doca_event *ev,
+static __attribute__((noinline)) void event_free_put_shared(struct ctx_run *run, struct doca_event *ev, uint64_t h,
 							    const void *cur)
 {
-	const struct pool_chain c = { .first = ev, .last = ev, .n = 1 };
-
-	pool_put_shared(&run->pool, &c);
+	pool_put_one_refused(&run->pool, ev, h);
 	asym_fence_light(); /* as event_free_entered's, outside a section */
 	run_credits_returned(run, 1);
 	runner_exit_from(&run->pe->runner, cur);
@@ -822,16 +821,18 @@ void doca_event_free(struct doca_event *h)
 	 * keeps few enough values to need no frame; the slot's links are
 	 * written by the put alone (the chain's would be overwritten). The
 	 * put's plain way stores no busy flag: our entry, pushed before the
-	 * light fence above, is what task_pool_share waits out
-	 * (pool_plain_begin_unparked; engine/task_pool.c). */
+	 * light fence above, is what task_pool_share waits out, and its look
+	 * at the mode is its double-return compare (pool_put_one_owner;
+	 * engine/task_pool.c, "The single free's look"). */
 
 	event_release_slot(ev, 0, false, true);
-	if (!pool_plain_begin_unparked_free(&run->pool)) {
+	uint64_t ph;
+
+	if (!pool_put_one_owner(&run->pool, ev, &ph)) {
 		runner_unparked_first_count(t);
-		event_free_put_shared(run, ev, cur);
+		event_free_put_shared(run, ev, ph, cur);
 		return;
 	}
-	pool_put_plain(&run->pool, ev, ev, 1, false);
 	asym_fence_light_known(true); /* as event_free_entered's, outside a section */
 	/* run_credits_waiting's point and look, one cmp with the byte */
 	EXPLORE_POINT(WAKE);

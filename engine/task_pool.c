@@ -88,6 +88,31 @@
  * take is a brief section waited out only when runner_enter_brief_from
  * entered it by runner_unpark, not when by a CAS or nested in a turn.
  *
+ * The single free's look. The parked owner's single free (engine/event.c
+ * doca_event_free, pool_put_one_owner) looks at no mode: its put's
+ * double-return compare, head_free_high(h) >= size_high, is its look. The
+ * switcher stores size_high = POOL_SIZE_HIGH_SWITCHED (0: every compare
+ * fails) before its mode (so before its heavy fence), and size_high never
+ * changes back in the run; the free loads it after its entry and light
+ * fence, as the look at mode above. So the same pair: either the free
+ * saw 0 and takes its cold way (pool_put_one_refused: a double return if
+ * the word it loaded has every credit free, else pool_put_shared, which
+ * settles first), or its load came before the heavy half, and the
+ * switcher's look finds its entry and waits for its exit, after its plain
+ * store to head. Before the mode, not after: a guard holder may walk and
+ * store SHARED on the switcher's SWITCHING while the switcher is still in
+ * its waits (above), and an owner's free entering the guard after that
+ * walker must fail its compare, as its mode look would have found
+ * SHARED: the mode's CAS is a release, so the walker's acquire of
+ * SWITCHING, its guard's order and the free's entry carry the 0 to the
+ * free. (A free that sees 0 while the mode is still POOL_OWNER waits in
+ * pool_settle for the switcher's next instruction, as for a walker.)
+ * Every other user compares with size, which never changes: a plain
+ * updater that saw mode POOL_OWNER may meet the switch's size_high in its
+ * put. The planted bug pool_share_keeps_size_high (no
+ * store) lets the owner's frees put plainly under the CAS users
+ * (stress/explore's pool_revoke, pool_share, pool_share_again).
+ *
  * Why the switcher does not count itself in the guard's revoke, as a stop
  * did before the same wait (runner_quiesce_begin, the first version). The count would only
  * bound the wait (no runner_unpark succeeds while it stands), and it
@@ -269,7 +294,7 @@ doca_error_t task_pool_init(struct task_pool *p, struct ctx_run *run, uint32_t s
 {
 	p->run = run;
 	p->size = size;
-	p->size_high = pool_size_high(size);
+	atomic_init(&p->size_high, pool_size_high(size));
 	p->nchunks = (size + POOL_CHUNK - 1u) / POOL_CHUNK;
 	p->chunks = doca_zalloc(sizeof(*p->chunks) * p->nchunks);
 	atomic_init(&p->head, head_next(0, size, 0));
@@ -323,11 +348,23 @@ static void task_pool_share(struct task_pool *p)
 
 	if (counted)
 		runner_revoke_announce(guard);
+	bool late = DOCA_REVERTED("pool_share_size_high_after_mode");
+
 	EXPLORE_POINT(ATOMIC);
-	(void)atomic_compare_exchange_strong_explicit(&p->mode, &owner, POOL_SWITCHING, memory_order_relaxed,
+	/* the single free's look fails from here (top, "The single free's
+	 * look"); before the mode, harmless if another switcher did */
+	if (!DOCA_REVERTED("pool_share_keeps_size_high") && !late)
+		atomic_store_explicit(&p->size_high, POOL_SIZE_HIGH_SWITCHED, memory_order_relaxed);
+	/* release: a guard holder that walks on our SWITCHING (pool_settle's
+	 * acquire) and the owner entering after it see size_high failed */
+	(void)atomic_compare_exchange_strong_explicit(&p->mode, &owner, POOL_SWITCHING, memory_order_release,
 						      memory_order_relaxed);
-	/* mode is visible before we read busy and the owner's list (both
-	 * pairs, top) */
+	if (late) { /* the planted bug: the store after the mode, a point between */
+		EXPLORE_POINT(ATOMIC);
+		atomic_store_explicit(&p->size_high, POOL_SIZE_HIGH_SWITCHED, memory_order_relaxed);
+	}
+	/* mode and size_high are visible before we read busy and the
+	 * owner's list (the pairs, top) */
 	asym_fence_heavy();
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: pairs with the plain update's release of busy (its head store) */
@@ -426,6 +463,18 @@ void pool_double_return(void)
 {
 	doca_log(DOCA_LOG_ERROR, "task pool full on a release: a slot was returned twice");
 	abort();
+}
+
+void pool_put_one_refused(struct task_pool *p, struct doca_event *ev, uint64_t h)
+{
+	const struct pool_chain c = { .first = ev, .last = ev, .n = 1 };
+
+	/* h is the word the owner's look loaded holding the guard and our
+	 * credit (the slot's claim): free == size then is one credit too
+	 * many, whatever the mode */
+	if (head_free(h) >= p->size)
+		pool_double_return();
+	pool_put_shared(p, &c);
 }
 
 void pool_put_shared(struct task_pool *p, const struct pool_chain *c)

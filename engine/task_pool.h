@@ -27,13 +27,13 @@ static inline uint32_t head_free(uint64_t h)
  * bits, the top below it (less than one count's unit). So
  * head_free(h) >= size exactly when head_free_high(h) >=
  * pool_size_high(size): one shift of h and a compare with the pool's
- * size_high in memory, not a shift, a mask and a compare. */
+ * size_high, not a shift, a mask and a compare (pool_put_one_owner). */
 static inline uint64_t head_free_high(uint64_t h)
 {
 #ifdef OWNED_RMW_ASM
 	/* The shift as a three-operand imul by its power of two (the low 64
 	 * bits of the product are the shifted word): the single put keeps h
-	 * for its add, and gcc's shift wanted a copy of it first (a mov),
+	 * for its add (pool_put_one_owner), and gcc's shift wanted a copy of it first (a mov),
 	 * gcc turning a multiply back into that shift. Arithmetic on a
 	 * register only: no memory access the TSan and explorer builds
 	 * would not see. */
@@ -469,11 +469,9 @@ static inline __attribute__((always_inline)) void pool_put_plain(struct task_poo
 	EXPLORE_POINT(QUEUE);
 	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
 
-	/* free + n > size; for a constant n of 1, free >= size (gcc does not
-	 * see that the 21-bit count's add cannot wrap: one add less), as
-	 * head_free_high's compare (exact whatever the stale top: it is
-	 * below one unit of the count) */
-	if (__builtin_constant_p(n) && n == 1u ? head_free_high(h) >= p->size_high : head_free(h) + n > p->size)
+	/* free + n > size (not size_high: the switch may have failed it
+	 * meanwhile, pool_put_one_owner) */
+	if (head_free(h) + n > p->size)
 		pool_double_return();
 	EXPLORE_POINT(QUEUE);
 	/* release: our last touch of the slots happens before their next
@@ -484,6 +482,68 @@ static inline __attribute__((always_inline)) void pool_put_plain(struct task_poo
 	if (busy)
 		pool_plain_end(p);
 }
+
+/* head_free_high(h) @p high >= the pool's size_high, a relaxed load of
+ * it (pool_put_one_owner's look); under OWNED_RMW_ASM one cmp with the
+ * word in memory, as ATOMIC_IS_ZERO (engine/engine.h): the same
+ * single-copy atomic load, which gcc would keep apart from its compare.
+ * The TSan and explorer builds keep the C11 load. */
+static inline __attribute__((always_inline)) bool pool_high_at_least_size(const struct task_pool *p, uint64_t high)
+{
+#ifdef OWNED_RMW_ASM
+	bool at_least;
+
+	__asm__ volatile("cmpq %[sh], %[high]" : "=@ccae"(at_least) : [high] "r"(high), [sh] "m"(p->size_high));
+	return at_least;
+#else
+	return high >= atomic_load_explicit(&p->size_high, memory_order_relaxed);
+#endif
+}
+
+/* size_high once the switch to shared has begun: every head_free_high is
+ * at or above it (task_pool.c, "The single free's look"). */
+#define POOL_SIZE_HIGH_SWITCHED 0u
+
+/* The parked owner's single free inside its brief section, entered by
+ * runner_unpark (engine/event.c doca_event_free): pool_plain_begin_unparked
+ * and pool_put_plain for the one slot @p ev, with one look. The compare
+ * the put makes anyway, its double-return test (head_free_high(h) against
+ * size_high: free >= size), is the look at mode: the switch to shared
+ * stores POOL_SIZE_HIGH_SWITCHED in size_high, which fails every compare,
+ * before its mode (task_pool.c, "The single free's look"), so a
+ * compare that passes is a plain put the switcher waits out, as
+ * pool_plain_begin_unparked's look at mode. The head look and compare
+ * come before the stack's stores. true: @p ev is back on the owner's
+ * stack (head's count plus one, its top and tag left: task_pool.c, "The
+ * owner's head"); false: nothing was written, and *@p hp is the word the
+ * compare failed on: the caller's cold way is pool_put_one_refused. */
+static inline __attribute__((always_inline)) bool pool_put_one_owner(struct task_pool *p, struct doca_event *ev,
+								     uint64_t *hp)
+{
+	EXPLORE_POINT(ATOMIC);
+	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
+
+	*hp = h;
+	if (pool_high_at_least_size(p, head_free_high(h)))
+		return false;
+	EXPLORE_POINT(QUEUE);
+	/* the slot under ours, and the new top (task_pool.c: top_ev is the
+	 * stack while the pool is the owner's) */
+	atomic_store_explicit(&ev->pool_next_ev, atomic_load_explicit(&p->top_ev, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&p->top_ev, ev, memory_order_relaxed);
+	EXPLORE_POINT(QUEUE);
+	/* release: our last touch of the slot happens before its next
+	 * taker's (as pool_put_plain's); free + 1 <= size: no carry */
+	atomic_store_explicit(&p->head, h + POOL_FREE_ONE, memory_order_release);
+	return true;
+}
+
+/* pool_put_one_owner's cold way, its compare failed on @p h: a double
+ * return (free >= size: aborts, pool_double_return) or the switch to
+ * shared begun (size_high POOL_SIZE_HIGH_SWITCHED): then pool_put_shared
+ * of the one slot @p ev. Out of line. */
+void pool_put_one_refused(struct task_pool *p, struct doca_event *ev, uint64_t h);
 
 /* task_pool_put's way once the pool is not the owner's: pool_settle, the
  * chain's index links, then the CAS loop, out of line (task_pool.c) so that an inlined put keeps few values

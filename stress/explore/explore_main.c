@@ -493,6 +493,8 @@ static const char *const revertible[] = {
 	"pool_share_counts_revoke", /* a pool turned shared counts itself in the guard's revoke while it waits out the owner's brief sections */
 	"pool_switch_unindexed", /* a pool turned shared keeps no index links of its owner-mode stack (CAS takers follow stale ones) */
 	"pool_switch_top_stale", /* a pool turned shared keeps the stale top of its owner-mode head (CAS takers pop a slot not on the stack) */
+	"pool_share_keeps_size_high", /* a pool turned shared leaves size_high, so the owner's single free keeps putting plainly */
+	"pool_share_size_high_after_mode", /* a pool turned shared fails size_high after its mode: a guard holder walks on SWITCHING before it */
 	"ctx_hold_outside_section", /* a handle is checked, then its context held, outside a read-side section */
 	"handle_lookup_outside_section", /* a memory's handle is checked, then its count used, outside a section */
 	"credit_arm_before_count", /* a credit notification request arms the fd before it is counted in waiters */
