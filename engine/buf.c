@@ -110,8 +110,10 @@ doca_error_t doca_buf_create(struct doca_mem *h, size_t offset, size_t len, stru
 	 * which give the answer) */
 	bool task_ok = len != 0 && !mem->remote;
 
-	buf->src_ctx = task_ok && (mem->access & DOCA_ACCESS_FLAG_READ) != 0 ? mem->ctx : NULL;
-	buf->dst_ctx = task_ok && (mem->access & DOCA_ACCESS_FLAG_WRITE) != 0 ? mem->ctx : NULL;
+	atomic_store_explicit(&buf->src_ctx, task_ok && (mem->access & DOCA_ACCESS_FLAG_READ) != 0 ? mem->ctx : NULL,
+			      memory_order_relaxed); /* (as ctx) */
+	atomic_store_explicit(&buf->dst_ctx, task_ok && (mem->access & DOCA_ACCESS_FLAG_WRITE) != 0 ? mem->ctx : NULL,
+			      memory_order_relaxed);
 	head_store(&buf->epoch, g_fork_epoch);
 	head_store(&buf->magic, MAGIC_BUF);
 	live_created(LIVE_BUF, 0);
@@ -164,9 +166,11 @@ static void buf_free_rcu(struct rcu_head *head)
 	DOCA_RCU_CALLBACK_ENTER(head);
 	struct doca_buf *buf = caa_container_of(head, struct doca_buf, rcu);
 
-	/* the owner's submit loads ctx outside any read-side section
+	/* the owner's submit loads the contexts outside any read-side section
 	 * (engine/task.c): reset atomically, kept out of the zeroing */
 	atomic_store_explicit(&buf->ctx, NULL, memory_order_relaxed);
+	atomic_store_explicit(&buf->src_ctx, NULL, memory_order_relaxed);
+	atomic_store_explicit(&buf->dst_ctx, NULL, memory_order_relaxed);
 	cell_put_keep(CELL_BUF, buf, sizeof(*buf), BUF_CELL_KEEP);
 }
 
@@ -208,8 +212,8 @@ static bool buf_destroy_in_callback(struct doca_buf *buf)
  * the PE's parked owner entered by runner_unpark: the owner's
  * doca_task_submit checks a buffer's handle in such a section without a
  * read-side one (engine/task.c), after finding the buffer's context
- * (BUF_CELL_KEEP) to be its own, whose PE's guard it holds; the grace
- * period before the cell's zeroing does not wait for it.
+ * (its role's copy, BUF_CELL_KEEP) to be its own, whose PE's guard it
+ * holds; the grace period before the cell's zeroing does not wait for it.
  *
  * The wait comes after the kill, with a heavy fence of its own (F2),
  * and the destroy does not count itself in the guard's revoke

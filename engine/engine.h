@@ -163,19 +163,21 @@ struct doca_buf {
 	_Atomic uintptr_t handle; /* the current handle: address | tag (engine/handle.h) */
 	/* Its memory's fields that a task naming it reads, copied at create
 	 * (a memory's are fixed from its create on): on this line, so
-	 * task_check_fast reads no second object. The context first,
-	 * stored atomically and kept out of the cell's zeroing (BUF_CELL_KEEP):
-	 * the owner's submit loads it before it checks the handle
-	 * (engine/task.c). */
+	 * task_check_fast reads no second object. The context first, then
+	 * the context as a source (a destination) that passes every check of
+	 * task_check_full naming one buffer (not empty, readable / writable,
+	 * not remote), else NULL: all three stored atomically and kept out of
+	 * the cell's zeroing (BUF_CELL_KEEP), since the owner's submit loads
+	 * its role's word before it checks the handle (engine/task.c,
+	 * task_buf_owned: the role's word is the context there, one compare
+	 * for the buffer's context and its checks). Fixed at create:
+	 * task_check_fast makes the buffer's checks and its context compare
+	 * one compare. */
 	_Atomic(const struct doca_ctx *) ctx; /* mem->ctx */
+	_Atomic(const struct doca_ctx *) src_ctx, dst_ctx;
 	struct doca_mem *mem;
 	uint8_t *data;
 	size_t len;
-	/* the context as a source (a destination) that passes every check of
-	 * task_check_full naming one buffer (not empty, readable / writable,
-	 * not remote), else NULL; fixed at create: task_check_fast makes the
-	 * buffer's checks and its context compare one compare */
-	const struct doca_ctx *src_ctx, *dst_ctx;
 	/* Off the read-only line above, the counts on two lines by who writes
 	 * them, so a task submitted on one CPU and freed on another moves no
 	 * count line between them (engine/buf.c). Written by submitters
@@ -196,11 +198,12 @@ struct doca_buf {
 	uint32_t access; /* mem->access */
 	bool remote;     /* mem->remote */
 };
-_Static_assert(offsetof(struct doca_buf, dst_ctx) + sizeof(void *) <= 64,
+_Static_assert(offsetof(struct doca_buf, len) + sizeof(size_t) <= 64,
 	       "what task_check_fast reads is on a buffer's first line");
-/* The words of a buffer's cell never zeroed: its handle head and context. */
-#define BUF_CELL_KEEP (offsetof(struct doca_buf, ctx) + sizeof(void *))
-_Static_assert(BUF_CELL_KEEP == 24, "a buffer's context follows its handle head");
+/* The words of a buffer's cell never zeroed: its handle head, its context
+ * and its roles' contexts. */
+#define BUF_CELL_KEEP (offsetof(struct doca_buf, dst_ctx) + sizeof(void *))
+_Static_assert(BUF_CELL_KEEP == 40, "a buffer's contexts follow its handle head");
 
 /* The context of a buffer's memory (never changes while the buffer lives). */
 static inline const struct doca_ctx *buf_ctx(const struct doca_buf *buf)

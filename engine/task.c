@@ -76,8 +76,8 @@
  *    made us see STOPPING (engine/ctx_run.c); so
  *    ctx->run is read plainly, and the context and its PE stay;
  *  - the buffers' handles are checked only under the guard, each after
- *    its context copy (BUF_CELL_KEEP) is found to be ours
- *    (task_buf_owned); a buffer of ours is handed on only after its
+ *    its role's context copy (src_ctx or dst_ctx, BUF_CELL_KEEP) is found
+ *    to be ours (task_buf_owned); a buffer of ours is handed on only after its
  *    destroy waits out our brief sections (engine/buf.c,
  *    buf_quiesce_owner), and one destroyed before we entered is seen
  *    dead; so its fields and counts are read, and pinned, as under the
@@ -179,13 +179,29 @@ static inline __attribute__((always_inline)) struct doca_buf *task_buf_of(const 
 #endif
 }
 
-/* Is @p buf's context @p ctx (buf_ctx(buf) == ctx)? */
-static inline __attribute__((always_inline)) bool task_buf_in(const struct doca_buf *buf, const struct doca_ctx *ctx)
+/* @p buf's context as a source (@p as_src) or a destination: its src_ctx
+ * or dst_ctx word (engine/engine.h). */
+static inline __attribute__((always_inline)) const _Atomic(const struct doca_ctx *) *
+task_role_word(const struct doca_buf *buf, bool as_src)
+{
+	return as_src ? &buf->src_ctx : &buf->dst_ctx;
+}
+
+/* Is @p buf's context as a source (@p as_src) or a destination @p ctx? A
+ * word fixed while the caller's handle check stands (a read-side section
+ * or the guard's brief one): with OWNED_RMW_ASM one `cmp` with the word
+ * as its memory operand, no clobber (gcc keeps an atomic load apart from
+ * its compare); the owner's ordered look is task_buf_owned's. */
+static inline __attribute__((always_inline)) bool task_role_is(const struct doca_buf *buf, bool as_src,
+							       const struct doca_ctx *ctx)
 {
 #ifdef OWNED_RMW_ASM
-	return task_word_is(&buf->ctx, (uintptr_t)ctx);
+	bool eq;
+
+	__asm__("cmpq %2, %1" : "=@cce"(eq) : "m"(*(const uintptr_t *)task_role_word(buf, as_src)), "r"(ctx));
+	return eq;
 #else
-	return buf_ctx(buf) == ctx;
+	return atomic_load_explicit(task_role_word(buf, as_src), memory_order_relaxed) == ctx;
 #endif
 }
 
@@ -226,15 +242,15 @@ static inline __attribute__((always_inline)) bool task_type_is_copy(const struct
  * check, the buffers' own ones and their context compares made by one
  * compare each of their src_ctx / dst_ctx words (engine.h: the context,
  * or NULL if a check naming the buffer fails); false if one may fail: then
- * the full checks give the answer. (A context the caller found already,
- * task_buf_owned's, is compared again: a compare of a plain word, as the
- * byte's test was.) */
+ * the full checks give the answer. @p roles_known: the caller compared
+ * both words with ctx already (task_buf_owned, the owner's single way),
+ * so they are not compared again. */
 static inline __attribute__((always_inline)) bool
 task_check_fast(const struct doca_ctx *ctx, const struct doca_task_desc *desc, const struct doca_buf *src,
-		const struct doca_buf *dst, uint64_t *len)
+		const struct doca_buf *dst, bool roles_known, uint64_t *len)
 {
-	if (!task_type_is_copy(desc) || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 || src->src_ctx != ctx ||
-	    dst->dst_ctx != ctx)
+	if (!task_type_is_copy(desc) || (desc->flags & ~TASK_FLAGS_KNOWN) != 0 ||
+	    (!roles_known && (!task_role_is(src, true, ctx) || !task_role_is(dst, false, ctx))))
 		return false;
 	/* one compare of the lengths: the whole source (the common case,
 	 * its length at hand); a partial copy takes the full checks */
@@ -312,7 +328,7 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
 
 	/* stored before the pins, which the caller counts only if they
 	 * stand: then len is no value kept across them */
-	if (task_check_fast(ctx, desc, src, dst, &len)) {
+	if (task_check_fast(ctx, desc, src, dst, false, &len)) {
 		*out = (struct task_pinned){ .src = src, .dst = dst, .len = len };
 	} else {
 		doca_error_t err = task_check_full(ctx, desc, src, dst, false, &out->len);
@@ -475,7 +491,7 @@ task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d
 		 * pass, ends the loop: the rest's pins then make its answer
 		 * (after pool_pop_end: a refusal logs) */
 		if (src == NULL || (dst = task_buf_of(d->dst, buf_key)) == NULL ||
-		    !task_check_fast(ctx, d, src, dst, &len))
+		    !task_check_fast(ctx, d, src, dst, false, &len))
 			break;
 		/* task_pin's, guarded */
 		buf_pin_guarded_store(src);
@@ -1031,21 +1047,33 @@ static __attribute__((noinline)) doca_error_t task_owner_visited(struct ctx_run 
 }
 
 /* A buffer's handle on the owner's way: the buffer, if h names a live
- * buffer of ctx. Its context (BUF_CELL_KEEP) is loaded after the magic
- * says the cell is a buffer's (a cell never changes kind) and before the
- * generation is compared: h is the caller's, made by a create that
- * happened before this call, so a generation still h's when compared
- * means the context loaded is h's buffer's (no other create in the cell
- * since), and a buffer of ctx is destroyed only after its destroy waits
- * out our section (engine/buf.c, buf_quiesce_owner). Every word read
- * before that is an atomic never zeroed. */
+ * buffer of ctx that passes task_check_fast's checks of its role (a source
+ * if @p as_src, else a destination). Its role's context word (src_ctx or
+ * dst_ctx, BUF_CELL_KEEP: ctx or NULL, engine/engine.h) is loaded after
+ * the magic says the cell is a buffer's (a cell never changes kind) and
+ * before the generation is compared: h is the caller's, made by a create
+ * that happened before this call, so a generation still h's when compared
+ * means the word loaded is h's buffer's (no other create in the cell
+ * since); found ctx, the buffer's context is ctx (its create made both
+ * from its memory's) and its role's checks pass, and a buffer of ctx is
+ * destroyed only after its destroy waits out our section (engine/buf.c,
+ * buf_quiesce_owner). Every word read before that is an atomic never
+ * zeroed. A buffer of ctx whose role's word is NULL (a task the checks
+ * refuse) is not ours here: the whole call goes the sectioned way, which
+ * answers it. */
 static inline __attribute__((always_inline)) struct doca_buf *
-task_buf_owned(const struct doca_buf *h, const struct doca_ctx *ctx, uint64_t buf_key)
+task_buf_owned(const struct doca_buf *h, bool as_src, const struct doca_ctx *ctx, uint64_t buf_key)
 {
 	struct doca_buf *buf = handle_addr(h);
 
 	EXPLORE_POINT(ATOMIC);
-	if (buf == NULL || !task_word_is(buf, buf_key) || !task_buf_in(buf, ctx))
+	if (buf == NULL || !task_word_is(buf, buf_key) ||
+#ifdef OWNED_RMW_ASM
+	    /* (task_word_is's clobber orders it before the handle's compare) */
+	    !task_word_is(task_role_word(buf, as_src), (uintptr_t)ctx))
+#else
+	    !task_role_is(buf, as_src, ctx))
+#endif
 		return NULL;
 	EXPLORE_POINT(ATOMIC);
 #ifdef OWNED_RMW_ASM
@@ -1086,8 +1114,8 @@ static inline __attribute__((always_inline)) bool task_owner_looks(struct ctx_ru
 								   uint64_t buf_key, struct doca_buf **src,
 								   struct doca_buf **dst)
 {
-	return mailbox_idle(&run->mbox) && (*src = task_buf_owned(desc->src, ctx, buf_key)) != NULL &&
-	       (*dst = task_buf_owned(desc->dst, ctx, buf_key)) != NULL;
+	return mailbox_idle(&run->mbox) && (*src = task_buf_owned(desc->src, true, ctx, buf_key)) != NULL &&
+	       (*dst = task_buf_owned(desc->dst, false, ctx, buf_key)) != NULL;
 }
 
 /* task_one_owner's way when one of the run's bytes is set: a fatal or
@@ -1176,7 +1204,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * rests */
 	uint64_t len;
 
-	if (!task_check_fast(ctx, desc, src, dst, &len))
+	if (!task_check_fast(ctx, desc, src, dst, true, &len))
 		return task_owner_rest(run, desc, src, dst, cur);
 	/* task_pin's, guarded */
 	buf_pin_guarded_store(src);

@@ -487,6 +487,74 @@ Test(submit_paths, the_pe_threads_copies_take_the_shorter_length_or_refuse)
 	fini_copied_with(&f, short_src, short_dst);
 }
 
+/* A fixture, a sibling on its PE and the buffers every role refuses:
+ * the refusal cases of a_bursts_buffer_refusals_are_exact_both_ways and
+ * the_owners_single_submit_refuses_each_buffer_not_its_roles_exactly. */
+#define REFUSAL_CASES 8
+struct refusals {
+	struct api_fixture f;
+	struct api_sibling s;
+	struct doca_buf *empty_src, *empty_dst;
+	struct {
+		struct doca_buf *src, *dst;
+		doca_error_t rc;
+	} cases[REFUSAL_CASES];
+};
+
+/* A source as destination and a destination as source (NOT_PERMITTED),
+ * an empty source or destination, and either buffer of another context
+ * (INVALID_VALUE), and a destroyed buffer's stale handle as either
+ * (INVALID_VALUE). */
+static void refusals_init(struct refusals *r)
+{
+	struct api_fixture *f = &r->f;
+	struct doca_buf *gone = NULL;
+
+	fixture_init_started(f, "sw0", LEN, 4);
+	sibling_init(&r->s, f, 0);
+	assert_ok(doca_buf_create(f->src_mem, 0, 0, &r->empty_src));
+	assert_ok(doca_buf_create(f->dst_mem, 0, 0, &r->empty_dst));
+	assert_ok(doca_buf_create(f->src_mem, 0, LEN, &gone));
+	assert_ok(doca_buf_destroy(gone));
+	const doca_error_t perm = DOCA_ERROR_NOT_PERMITTED, inval = DOCA_ERROR_INVALID_VALUE;
+	struct doca_buf *src[REFUSAL_CASES] = { f->src, f->dst, r->empty_src, f->src, r->s.src, f->src, gone, f->src };
+	struct doca_buf *dst[REFUSAL_CASES] = { f->src, f->dst, f->dst, r->empty_dst, f->dst, r->s.dst, f->dst, gone };
+
+	for (int c = 0; c < REFUSAL_CASES; c++) {
+		r->cases[c].src = src[c];
+		r->cases[c].dst = dst[c];
+		r->cases[c].rc = c < 2 ? perm : inval;
+	}
+}
+
+static void refusals_fini(struct refusals *r)
+{
+	assert_ok(doca_buf_destroy(r->empty_src));
+	assert_ok(doca_buf_destroy(r->empty_dst));
+	sibling_fini_with_fixture(&r->s, &r->f);
+}
+
+/* The owner's single submit (the PE's thread, engine/task.c's
+ * task_one_owner) compares each buffer's role word, src_ctx or dst_ctx,
+ * with its context before the handle (task_buf_owned), and that one
+ * compare is the buffer's context check and its role's checks: each of
+ * refusals_init's cases (a buffer of another context on the same PE among
+ * them) is refused exactly, with no event; a whole copy submitted after
+ * them is the one event. */
+Test(submit_paths, the_owners_single_submit_refuses_each_buffer_not_its_roles_exactly)
+{
+	struct refusals r;
+
+	refusals_init(&r);
+	doca_pe_progress(r.f.pe); /* this thread now runs the PE: the owner's way */
+	for (int c = 0; c < REFUSAL_CASES; c++)
+		cr_assert_eq(submit_copy(r.f.ctx, r.cases[c].src, r.cases[c].dst, 99, 0), r.cases[c].rc, "case %d", c);
+	assert_ok(submit_copy(r.f.ctx, r.f.src, r.f.dst, 7, 0));
+	expect_success_event(r.f.pe, 7, LEN);
+	expect_no_event_for(r.f.pe, 5);
+	refusals_fini(&r);
+}
+
 /* A burst of three: two whole copies, then the task under test. */
 struct burst_of_three {
 	struct api_fixture *f;
@@ -519,36 +587,20 @@ static void *burst_of_three_main(void *arg)
  * checks after. */
 Test(submit_paths, a_bursts_buffer_refusals_are_exact_both_ways)
 {
-	struct api_fixture f;
-	struct api_sibling s;
-	struct doca_buf *empty_src = NULL, *empty_dst = NULL, *gone = NULL;
-
-	fixture_init_started(&f, "sw0", LEN, 4);
-	sibling_init(&s, &f, 0);
-	assert_ok(doca_buf_create(f.src_mem, 0, 0, &empty_src));
-	assert_ok(doca_buf_create(f.dst_mem, 0, 0, &empty_dst));
-	assert_ok(doca_buf_create(f.src_mem, 0, LEN, &gone));
-	assert_ok(doca_buf_destroy(gone));
-	const struct {
-		struct doca_buf *src, *dst;
-		doca_error_t rc;
-	} cases[] = {
-		{ f.src, f.src, DOCA_ERROR_NOT_PERMITTED },	    { f.dst, f.dst, DOCA_ERROR_NOT_PERMITTED },
-		{ empty_src, f.dst, DOCA_ERROR_INVALID_VALUE }, { f.src, empty_dst, DOCA_ERROR_INVALID_VALUE },
-		{ s.src, f.dst, DOCA_ERROR_INVALID_VALUE },	    { f.src, s.dst, DOCA_ERROR_INVALID_VALUE },
-		{ gone, f.dst, DOCA_ERROR_INVALID_VALUE },	    { f.src, gone, DOCA_ERROR_INVALID_VALUE },
-	};
+	struct refusals r;
+	struct api_fixture *f = &r.f;
 	uint64_t user = 0;
 
+	refusals_init(&r);
 	for (int guarded = 0; guarded < 2; guarded++) {
-		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-			struct burst_of_three b = { .f = &f, .accepted = 99 };
+		for (int c = 0; c < REFUSAL_CASES; c++) {
+			struct burst_of_three b = { .f = f, .accepted = 99 };
 
 			for (int i = 0; i < 2; i++)
-				b.descs[i] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = f.src, .dst = f.dst,
+				b.descs[i] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = f->src, .dst = f->dst,
 								      .user_data.u64 = user + (uint64_t)i };
-			b.descs[2] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = cases[c].src,
-							      .dst = cases[c].dst, .user_data.u64 = 99 };
+			b.descs[2] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = r.cases[c].src,
+							      .dst = r.cases[c].dst, .user_data.u64 = 99 };
 			if (guarded) {
 				burst_of_three_main(&b);
 			} else {
@@ -557,17 +609,15 @@ Test(submit_paths, a_bursts_buffer_refusals_are_exact_both_ways)
 				cr_assert_eq(pthread_create(&t, NULL, burst_of_three_main, &b), 0);
 				cr_assert_eq(pthread_join(t, NULL), 0);
 			}
-			cr_assert_eq(b.rc, cases[c].rc, "case %zu, guarded %d: %d", c, guarded, (int)b.rc);
-			cr_assert_eq(b.accepted, 2, "case %zu, guarded %d", c, guarded);
+			cr_assert_eq(b.rc, r.cases[c].rc, "case %d, guarded %d: %d", c, guarded, (int)b.rc);
+			cr_assert_eq(b.accepted, 2, "case %d, guarded %d", c, guarded);
 			/* (the first reap makes this thread the PE's: the
 			 * guarded round's bursts take its guard) */
-			expect_success_event(f.pe, user, LEN);
-			expect_success_event(f.pe, user + 1u, LEN);
-			expect_no_event_for(f.pe, 5);
+			expect_success_event(f->pe, user, LEN);
+			expect_success_event(f->pe, user + 1u, LEN);
+			expect_no_event_for(f->pe, 5);
 			user += 2u;
 		}
 	}
-	assert_ok(doca_buf_destroy(empty_src));
-	assert_ok(doca_buf_destroy(empty_dst));
-	sibling_fini_with_fixture(&s, &f);
+	refusals_fini(&r);
 }
