@@ -1161,9 +1161,11 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * atomics never zeroed whatever the cell's fate (see the top), and
 	 * the checks under the guard (state, PE, handle) are the ones that
 	 * count; a stale or stopped context fails them and leaves. A NULL
-	 * record leaves first, as it did, so the explorer's schedules of
-	 * foreign submitters are unchanged. */
-	if (t == NULL || ctx == NULL || !task_word_is(ctx, head_key(MAGIC_CTX)))
+	 * record leaves before any explorer point, as it did, so the
+	 * explorer's schedules of foreign submitters are unchanged; the NULL
+	 * context is tested first (the same way out, no point between them),
+	 * where gcc tests the mask's `and` by its own flags. */
+	if (ctx == NULL || t == NULL || !task_word_is(ctx, head_key(MAGIC_CTX)))
 		return task_submit_sectioned(h, desc, 0);
 	EXPLORE_POINT(ATOMIC); /* (where the state was loaded: the same schedules) */
 	struct doca_pe *pe = ctx_pe(ctx);
