@@ -216,12 +216,20 @@ static inline uintptr_t ev_gs_tag_by(uintptr_t gs, uint64_t k)
 }
 
 /* The ready event @p ev HELD: its QUEUED gs, which its handle's tag is
- * made from. */
-static inline __attribute__((always_inline)) uint32_t pe_hold(struct doca_event *ev)
+ * made from. With OWNED_RMW_ASM the relaxed load is a `movl` into the
+ * 64-bit register the tag's `imul` takes (a single-copy atomic load that
+ * zero-extends: gcc keeps an atomic load apart from its extension, a
+ * `mov` more a get); the add's clobber keeps it before the add. */
+static inline __attribute__((always_inline)) uintptr_t pe_hold(struct doca_event *ev)
 {
-	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+#ifdef OWNED_RMW_ASM
+	uintptr_t gs;
 
-	ev_set_held_from_queued(ev, gs);
+	__asm__("movl %1, %k0" : "=r"(gs) : "m"(ev->gs));
+#else
+	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+#endif
+	ev_set_held_from_queued(ev, (uint32_t)gs);
 	return gs;
 }
 
@@ -229,7 +237,7 @@ static inline __attribute__((always_inline)) uint32_t pe_hold(struct doca_event 
 static inline __attribute__((always_inline)) void pe_hand_out(struct doca_event *ev, struct doca_event **out,
 							       uint64_t k, bool watched)
 {
-	uint32_t gs = pe_hold(ev);
+	uintptr_t gs = pe_hold(ev);
 
 	if (watched)
 		hb_acquire(ev); /* the device's writes happen before the handout */
@@ -297,11 +305,11 @@ done:
 
 /* pe_take_ready_watched for one event, unwatched (pe_get_one): inline
  * there, the rounds' loop cost gcc a register copy per event. The slot
- * handed out, or NULL, its QUEUED gs in *gs (0 for NULL: a NULL tag):
- * the caller makes the handle (pe_handle_after_exit) after the guard's
- * exit. */
+ * handed out, or NULL, its QUEUED gs (zero-extended) in *gs (0 for NULL:
+ * a NULL tag): the caller makes the handle (pe_handle_after_exit) after
+ * the guard's exit. */
 static inline __attribute__((always_inline)) struct doca_event *pe_take_ready_one(struct doca_pe *pe,
-										   uint32_t *gs)
+										   uintptr_t *gs)
 {
 	struct doca_event *ev = pe->ready_head, *next;
 
@@ -321,28 +329,31 @@ static inline __attribute__((always_inline)) struct doca_event *pe_take_ready_on
  * so the add is the or) is a lea into the return register (one `mov` a
  * get). An asm on the gs zero-extended (a 32-bit one gcc extended again
  * after it) keeps gcc from making the tag before the exit: the empty one
- * (nothing is executed), or under OWNED_RMW_ASM the tag's own. The tag
- * reads registers and constants only, so where it is made changes no
- * access and no order. */
+ * (nothing is executed), or under OWNED_RMW_ASM the tag's own, which also
+ * makes the add in the tag's register (gs's, loaded by pe_hold's `movl`:
+ * gcc then loads gs into the return register and makes the handle there,
+ * no copy). The tag reads registers and constants only, so where it is
+ * made changes no access and no order. */
 #ifdef OWNED_RMW_ASM
 /* ev_gs_tag's multiplier and mask in memory, for pe_handle_after_exit */
 static const uint64_t ev_gs_tag_mul = EV_GS_TAG_MUL, ev_gs_tag_mask = ~(uint64_t)HANDLE_ADDR_MASK;
 #endif
 
 static inline __attribute__((always_inline)) struct doca_event *pe_handle_after_exit(struct doca_event *ev,
-										      uint32_t gs)
+										      uintptr_t gs)
 {
 	uintptr_t g = gs;
 
 #ifdef OWNED_RMW_ASM
 	/* ev_gs_tag_by with the multiplier and the mask as the imul's and
 	 * the and's memory operands: two instructions, not two movabs more
-	 * (one use each: gcc makes a constant in a register first) */
-	__asm__("imulq %[k], %[g]\n\tandq %[m], %[g]"
+	 * (one use each: gcc makes a constant in a register first); the
+	 * slot's add in the same register, the one returned */
+	__asm__("imulq %[k], %[g]\n\tandq %[m], %[g]\n\taddq %[ev], %[g]"
 		: [g] "+r"(g)
-		: [k] "m"(ev_gs_tag_mul), [m] "m"(ev_gs_tag_mask)
+		: [k] "m"(ev_gs_tag_mul), [m] "m"(ev_gs_tag_mask), [ev] "r"(ev)
 		: "cc");
-	return (struct doca_event *)((uintptr_t)ev + g);
+	return (struct doca_event *)g;
 #else
 	__asm__("" : "+r"(g));
 	return (struct doca_event *)((uintptr_t)ev + ev_gs_tag_by(g, ev_gs_tag_multiplier()));
@@ -601,7 +612,7 @@ static inline __attribute__((always_inline)) struct doca_event *pe_get_one(struc
 		runner_unparked_first_count(t);
 		return pe_get_one_rest(pe, cur, worker);
 	}
-	uint32_t gs;
+	uintptr_t gs;
 	struct doca_event *ev = pe_take_ready_one(pe, &gs);
 
 	runner_exit_unparked_first(&pe->runner, cur, t);
