@@ -1032,15 +1032,18 @@ static __attribute__((noinline)) doca_error_t task_owner_dead(struct ctx_run *ru
 }
 
 /* The owner's task left in the backlog of its inline device, and its
- * context found not QUEUED (@p unqueued: task_queue_visit's rest) or its
- * PE armed: task_post_guarded's end. */
+ * context found not QUEUED (@p unqueued: the run's context, then
+ * task_queue_visit's rest) or its PE armed (@p unqueued NULL):
+ * task_post_guarded's end. (The context, not a flag: the caller has it
+ * in the argument's register already, and gcc set a flag's register
+ * before the branch, on the common way.) */
 static __attribute__((noinline)) doca_error_t task_owner_visited(struct ctx_run *run, const void *cur,
-								  bool unqueued)
+								  struct doca_ctx *unqueued)
 {
 	struct doca_pe *pe = ctx_pe(run->ctx);
 
 	runner_unparked_first_count(runner_parked_thread(cur)); /* (task_one_owner's entry) */
-	bool wake = unqueued ? task_queue_visit_unqueued(pe, run->ctx) : true;
+	bool wake = unqueued != NULL ? task_queue_visit_unqueued(pe, unqueued) : true;
 
 	task_post_leave(pe, run, false, wake, cur, false);
 	return DOCA_SUCCESS;
@@ -1242,13 +1245,15 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * The context and its PE found again from the run (fixed for its
 	 * life: the PE is the context's while it is not IDLE), and our
 	 * record from the word we entered by: fewer values kept. */
-	if (!task_queued(run->ctx))
-		return task_owner_visited(run, cur, true);
+	struct doca_ctx *rctx = run->ctx;
+
+	if (!task_queued(rctx))
+		return task_owner_visited(run, cur, rctx);
 	/* (loaded once: after the armed look, an atomic, gcc loaded it again) */
 	struct doca_pe *rpe = run->pe;
 
 	if (task_pe_armed(rpe))
-		return task_owner_visited(run, cur, false);
+		return task_owner_visited(run, cur, NULL);
 	runner_exit_unparked_first(&rpe->runner, cur, runner_parked_thread(cur));
 	return DOCA_SUCCESS;
 }
