@@ -1237,7 +1237,10 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 		return task_owner_take_plain(run, desc, src, dst, len, cur);
 	struct doca_event *ev = pool_pop_one_plain(&run->pool, ph, false);
 #endif
-	const struct task_pinned tp = { .src = src, .dst = dst, .len = len };
+	/* len is the source's (task_check_fast), a field fixed from its
+	 * create on: loaded again here, not kept across the pins and the pop
+	 * (kept, gcc saved one register more) */
+	const struct task_pinned tp = { .src = src, .dst = dst, .len = src->len };
 
 	task_fill(ev, &tp, desc->user_data, true, false);
 	run_defer(run, &ev, 1);
