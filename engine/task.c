@@ -1164,11 +1164,20 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * atomics never zeroed whatever the cell's fate (see the top), and
 	 * the checks under the guard (state, PE, handle) are the ones that
 	 * count; a stale or stopped context fails them and leaves. A NULL
-	 * record leaves before any explorer point, as it did, so the
-	 * explorer's schedules of foreign submitters are unchanged; the NULL
-	 * context is tested first (the same way out, no point between them),
-	 * where gcc tests the mask's `and` by its own flags. */
-	if (ctx == NULL || t == NULL || !task_word_is(ctx, head_key(MAGIC_CTX)))
+	 * record fails runner_parked_by (exact for NULL: actors/runner.h)
+	 * before t is read, after loads of words never zeroed (the context's
+	 * key and PE, the guard's owner word), as a record that is not the
+	 * parked owner does; only the explorer's build tests it first, before
+	 * any explorer point, as it did, so its schedules of foreign
+	 * submitters are unchanged. The NULL context is tested first (the
+	 * same way out, no point between them), where gcc tests the mask's
+	 * `and` by its own flags. */
+#ifdef DOCA_EXPLORE
+	bool no_record = t == NULL;
+#else
+	const bool no_record = false;
+#endif
+	if (ctx == NULL || no_record || !task_word_is(ctx, head_key(MAGIC_CTX)))
 		return task_submit_sectioned(h, desc, 0);
 	EXPLORE_POINT(ATOMIC); /* (where the state was loaded: the same schedules) */
 	struct doca_pe *pe = ctx_pe(ctx);
