@@ -48,6 +48,10 @@ struct turn {
 	uint32_t nrecs;
 	struct doca_event *done[TURN_EVENTS];
 	uint32_t ndone;
+	/* a visit's polled completions: every one's cookie (its event), and
+	 * whole in cqes[] those not of whole copies (turn_poll); cqes[] is
+	 * the execute's completions too (turn_execute) */
+	uint64_t cookies[TURN_EVENTS];
 	struct hw_cqe cqes[TURN_EVENTS];
 };
 
@@ -171,33 +175,70 @@ static void event_complete(struct doca_event *ev, const struct hw_cqe *c, bool *
 	}
 }
 
-/* The same for a completion that names its event (a polled one). */
-static struct doca_event *event_from_cqe(const struct hw_cqe *c, bool *fatal)
+/* The event a completion's cookie names (engine.h, event_desc). */
+static inline struct doca_event *event_of_cookie(uint64_t cookie)
 {
-	struct doca_event *ev = (struct doca_event *)(uintptr_t)c->cookie;
+	return (struct doca_event *)(uintptr_t)cookie;
+}
 
-	event_complete(ev, c, fatal);
-	return ev;
+/* A visit's poll: up to max completions of the run, every one's cookie
+ * in t->cookies, and whole in t->cqes those that are not whole copies
+ * (HW_CQE_OK, not fatal: their events store nothing, event_complete), in
+ * order, *nodd of them. A device with hw_ops.reap hands them so; another
+ * is polled and its completions sorted here. */
+static uint32_t turn_poll(struct ctx_run *run, struct turn *t, uint32_t max, uint32_t *nodd)
+{
+	struct hw_qp *qp = run->qp;
+
+	if (qp->reaps_whole) {
+		uint32_t n = hw_qp_reap(qp, t->cookies, max, t->cqes, nodd);
+
+		/* run_poll's count (engine/ctx_run.c): on_device's one writer
+		 * is the runner, this thread, so a load and a store update it */
+		if (n != 0)
+			atomic_store_explicit(&run->on_device,
+					      atomic_load_explicit(&run->on_device, memory_order_relaxed) - n,
+					      memory_order_relaxed);
+		return n;
+	}
+	uint32_t n = run_poll(run, t->cqes, max), odd = 0;
+
+	for (uint32_t j = 0; j < n; j++) {
+		t->cookies[j] = t->cqes[j].cookie;
+		if (t->cqes[j].status != HW_CQE_OK || t->cqes[j].fatal)
+			t->cqes[odd++] = t->cqes[j]; /* odd <= j: not read again */
+	}
+	*nodd = odd;
+	return n;
+}
+
+/* turn_poll's completions that are not whole copies into their events'
+ * status (cold: a failure, a partial copy, a flush, a fatal one); true if
+ * one was fatal. */
+static __attribute__((cold, noinline)) bool turn_complete_odd(const struct hw_cqe *c, uint32_t n)
+{
+	bool fatal = false;
+
+	for (uint32_t j = 0; j < n; j++)
+		event_complete(event_of_cookie(c[j].cookie), &c[j], &fatal);
+	return fatal;
 }
 
 /* The polled events of a visit that will hand them to the ready list
- * (running, no record yet, no event callback): each completed as
- * event_from_cqe does, linked in order as pe_deliver_ready would link
- * them, so neither done[] nor a second pass is needed; the last is
- * returned, the first in *head. A fatal completion sends the visit the
- * record's way, which reads done[]: turn_unlink_polled fills it then. */
-static struct doca_event *turn_link_polled(const struct hw_cqe *c, uint32_t n, struct doca_event **head,
-					   bool *fatal)
+ * (running, no record yet, no event callback), by their cookies: linked
+ * in order as pe_deliver_ready would link them, so neither done[] nor a
+ * second pass is needed; the last is returned, the first in *head. (A
+ * whole copy's event stores nothing, event_complete; the others are
+ * turn_complete_odd's.) A fatal completion sends the visit the record's
+ * way, which reads done[]: turn_unlink_polled fills it then. */
+static struct doca_event *turn_link_polled(const uint64_t *c, uint32_t n, struct doca_event **head)
 {
-	struct doca_event *last = event_from_cqe(&c[0], fatal);
+	struct doca_event *last = event_of_cookie(c[0]);
 
 	*head = last;
 	for (uint32_t j = 1; j < n; j++) {
-		struct doca_event *ev = (struct doca_event *)(uintptr_t)c[j].cookie;
+		struct doca_event *ev = event_of_cookie(c[j]);
 
-		/* a whole copy stores nothing (event_complete) */
-		if (__builtin_expect(c[j].status != HW_CQE_OK || c[j].fatal, 0))
-			event_complete(ev, &c[j], fatal);
 		last->next = ev;
 		last = ev;
 	}
@@ -468,19 +509,23 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	 * runner, this thread) a poll would find nothing. */
 	bool idle_dev = at_once && !qp->always_polled &&
 			atomic_load_explicit(&run->on_device, memory_order_relaxed) == 0;
-	uint32_t n = idle_dev ? 0 : run_poll(run, t->cqes, TURN_EVENTS - t->ndone);
 	struct doca_event *polled = NULL, *polled_tail = NULL; /* turn_link_polled's list */
 	uint32_t polled_at = t->ndone;
+
+	uint32_t nodd = 0;
+	uint32_t n = idle_dev ? 0 : turn_poll(run, t, TURN_EVENTS - t->ndone, &nodd);
 
 	/* With events in hand the callback is fixed (doca_ctx_set_event_cb
 	 * is IDLE only): read after the poll, as the delivery below reads it */
 	if (n != 0 && running && t->nrecs == 0 && ctx->event_cb == NULL) {
-		polled_tail = turn_link_polled(t->cqes, n, &polled, &fatal);
+		polled_tail = turn_link_polled(t->cookies, n, &polled);
 		t->ndone += n;
 	} else {
 		for (uint32_t j = 0; j < n; j++)
-			t->done[t->ndone++] = event_from_cqe(&t->cqes[j], &fatal);
+			t->done[t->ndone++] = event_of_cookie(t->cookies[j]);
 	}
+	if (__builtin_expect(nodd != 0, 0))
+		fatal = turn_complete_odd(t->cqes, nodd) || fatal;
 	/* A stop flushes in submission order: what is on the device first,
 	 * then the backlog, then the mailbox. A thread's tasks are in that
 	 * order of age: it posts directly only while nothing of its waits in

@@ -76,6 +76,9 @@ struct hw_qp {
 	 * flushes, may then make those copies itself, in order, instead of
 	 * building them for hw_ops.execute (no array, no call per chunk). */
 	bool copies_plain;
+	/* Set at qp_create by a device with hw_ops.reap: the engine reaps its
+	 * completions with it instead of poll. */
+	bool reaps_whole;
 };
 
 enum hw_access {
@@ -213,6 +216,15 @@ struct hw_ops {
 	 * qp's posted descriptors is outstanding, so nothing posted earlier is
 	 * overtaken. */
 	uint32_t (*execute)(struct hw_qp *qp, const struct hw_copy *copies, uint32_t n, struct hw_cqe *cqes);
+	/* Optional, only with hw_qp.reaps_whole: poll's work for a caller
+	 * that needs only the cookie of a whole copy's completion (HW_CQE_OK:
+	 * every byte, DOCA_SUCCESS, not fatal). Takes up to max
+	 * completions, in order, exactly as poll would, and returns how many
+	 * (n); cookies[0..n) are their cookies. Each that is not a whole copy
+	 * is also written whole to odd[], in order: *nodd of them (<= n, set
+	 * by every call). So the common case writes one word a completion
+	 * and the caller reads one back. */
+	uint32_t (*reap)(struct hw_qp *qp, uint64_t *cookies, uint32_t max, struct hw_cqe *odd, uint32_t *nodd);
 	/* True if poll would return something without a new post or a wake:
 	 * work poll itself executes now (inline; one waiting for a delay is
 	 * not, and the backend's notify_fd wakes for it), completions already queued, or
@@ -276,6 +288,11 @@ static inline void hw_qp_kick(struct hw_qp *qp)
 static inline uint32_t hw_qp_poll(struct hw_qp *qp, struct hw_cqe *c, uint32_t max)
 {
 	return qp->ops->poll(qp, c, max);
+}
+static inline uint32_t hw_qp_reap(struct hw_qp *qp, uint64_t *cookies, uint32_t max, struct hw_cqe *odd,
+				  uint32_t *nodd)
+{
+	return qp->ops->reap(qp, cookies, max, odd, nodd);
 }
 static inline uint32_t hw_qp_execute(struct hw_qp *qp, const struct hw_copy *d, uint32_t n, struct hw_cqe *c)
 {

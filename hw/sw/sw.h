@@ -94,6 +94,8 @@ void sw_qp_destroy(struct hw_qp *qp);
 uint32_t sw_qp_post(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n);
 void sw_qp_kick(struct hw_qp *qp);
 uint32_t sw_qp_poll(struct hw_qp *qp, struct hw_cqe *cqes, uint32_t max);
+/* Engine mode only (hw_qp.reaps_whole). */
+uint32_t sw_qp_reap(struct hw_qp *qp, uint64_t *cookies, uint32_t max, struct hw_cqe *odd, uint32_t *nodd);
 uint32_t sw_qp_execute(struct hw_qp *qp, const struct hw_copy *copies, uint32_t n, struct hw_cqe *cqes);
 bool sw_qp_pending(struct hw_qp *qp);
 int sw_qp_notify_fd(struct hw_qp *qp);

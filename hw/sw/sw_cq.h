@@ -120,20 +120,31 @@ static inline void sw_cq_entry(const struct sw_cq_slot *s, uint32_t i, struct hw
 }
 
 /* Consumer: take up to @p max completions, in order: from each published
- * slot as many as are left in it and fit, counted once a slot. */
-static inline uint32_t sw_cq_poll(struct sw_ring *cq, struct hw_cqe *out, uint32_t max)
+ * slot as many as are left in it and fit, counted once a slot. Without
+ * @p cookies (poll), each whole into cqes[]; with them (reap), each one's
+ * cookie into cookies[] and only one that is not a whole copy (meta not
+ * 0) whole into cqes[], *nodd of them. */
+static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring *cq, uint32_t max, uint64_t *cookies,
+								 struct hw_cqe *cqes, uint32_t *nodd)
 {
 	const struct sw_cq_slot *s;
-	struct hw_cqe *o = out, *end = out + max;
+	uint32_t n = 0, odd = 0;
 
-	while (o != end && (s = sw_ring_peek(cq)) != NULL) {
-		uint32_t i = cq->csub, take = s->count - i, room = (uint32_t)(end - o);
+	while (n != max && (s = sw_ring_peek(cq)) != NULL) {
+		uint32_t i = cq->csub, take = s->count - i, room = max - n;
 		bool more = take > room; /* max reached inside the slot */
 
 		if (more)
 			take = room;
-		for (uint32_t k = i + take; i != k; i++, o++)
-			sw_cq_entry(s, i, o);
+		for (uint32_t k = i + take; i != k; i++, n++) {
+			if (cookies == NULL) {
+				sw_cq_entry(s, i, &cqes[n]);
+				continue;
+			}
+			cookies[n] = s->cookie[i];
+			if (__builtin_expect(s->meta[i] != 0, 0))
+				sw_cq_entry(s, i, &cqes[odd++]);
+		}
 		if (more) {
 			cq->csub = i;
 			break;
@@ -141,7 +152,22 @@ static inline uint32_t sw_cq_poll(struct sw_ring *cq, struct hw_cqe *out, uint32
 		cq->csub = 0;
 		sw_ring_release(cq);
 	}
-	return (uint32_t)(o - out);
+	if (cookies != NULL)
+		*nodd = odd;
+	return n;
+}
+
+/* Consumer: hw_ops.poll's way (sw_cq_take). */
+static inline uint32_t sw_cq_poll(struct sw_ring *cq, struct hw_cqe *out, uint32_t max)
+{
+	return sw_cq_take(cq, max, NULL, out, NULL);
+}
+
+/* Consumer: hw_ops.reap's way (sw_cq_take). */
+static inline uint32_t sw_cq_reap(struct sw_ring *cq, uint64_t *cookies, uint32_t max, struct hw_cqe *odd,
+				  uint32_t *nodd)
+{
+	return sw_cq_take(cq, max, cookies, odd, nodd);
 }
 
 #endif /* DOCA_HW_SW_CQ_H */

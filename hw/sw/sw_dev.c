@@ -90,6 +90,7 @@ const struct hw_ops hw_sw_ops = {
 	.doorbell = hw_doorbell_none,
 	.kick = sw_qp_kick,
 	.poll = sw_qp_poll,
+	.reap = sw_qp_reap,
 	.execute = sw_qp_execute,
 	.pending = sw_qp_pending,
 	.flush = sw_qp_flush,

@@ -90,6 +90,7 @@ doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, stru
 	qp->base.ops = &hw_sw_ops;
 	qp->base.runs_in_poll = dev->nengines == 0;
 	qp->base.signals_completions = dev->nengines > 0;
+	qp->base.reaps_whole = dev->nengines > 0; /* sw_qp_reap: the CQ's entries */
 	qp->base.executes_at_once = dev->nengines == 0 && dev->params.delay_us == 0 && dev->params.ring_max == 0;
 	/* sw_qp_execute without a fault: nothing but the copies */
 	qp->base.copies_plain = qp->base.executes_at_once && (dev->params.fail_every | dev->params.partial_every) == 0;
@@ -279,6 +280,11 @@ uint32_t sw_qp_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
 	while (n < max && sw_qp_take_due(qp, &d, &flushed, &now))
 		sw_execute(qp->dev, &d.d, flushed, &cqes[n++]);
 	return n;
+}
+
+uint32_t sw_qp_reap(struct hw_qp *hw, uint64_t *cookies, uint32_t max, struct hw_cqe *odd, uint32_t *nodd)
+{
+	return sw_cq_reap(&((struct sw_qp *)hw)->cq, cookies, max, odd, nodd);
 }
 
 uint32_t sw_qp_execute(struct hw_qp *hw, const struct hw_copy *copies, uint32_t n, struct hw_cqe *cqes)

@@ -18,8 +18,10 @@ static doca_error_t fk_qp_create(struct hw_dev *dev, const struct hw_qp_attr *at
 {
 	doca_error_t err = hw_sw_ops.qp_create(dev, attr, qp);
 
-	if (err == DOCA_SUCCESS)
+	if (err == DOCA_SUCCESS) {
 		(*qp)->ops = &fk_ops;
+		(*qp)->reaps_whole = false; /* polled, as verbs's are: fk_ops.poll is what a test changes */
+	}
 	return err;
 }
 

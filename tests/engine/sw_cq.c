@@ -240,3 +240,59 @@ Test(sw_cq, across_growth_every_completion_comes_out_once_in_order)
 	cr_assert_not(sw_ring_unread(&cq));
 	sw_ring_fini(&cq);
 }
+
+/* hw_ops.reap's way (sw_cq_reap): the same entries as poll, in order, a
+ * cookie each, and only those that are not whole copies (a failure, a
+ * partial copy, a flush, a whole one marked fatal) also whole in odd[],
+ * in order; a stop inside a slot resumes there. */
+Test(sw_cq, a_reap_gives_every_cookie_and_only_the_odd_completions_whole)
+{
+	struct sw_ring cq;
+	struct sw_cq_slot g = { .count = 0 };
+	struct hw_cqe in[7] = {
+		cqe_of(0),
+		{ .cookie = 0xf1, .status = HW_CQE_FAILED, .error = DOCA_ERROR_IO_FAILED },
+		cqe_of(2),
+		{ .cookie = 0xa3, .bytes = 5, .status = HW_CQE_PARTIAL, .error = DOCA_ERROR_IO_FAILED },
+		{ .cookie = 0xf4, .status = HW_CQE_FLUSHED, .error = DOCA_ERROR_SHUTDOWN },
+		cqe_of(5),
+		{ .cookie = 0xfa, .bytes = 8, .status = HW_CQE_OK, .error = DOCA_SUCCESS, .fatal = true },
+	};
+	uint64_t cookies[7];
+	struct hw_cqe odd[7];
+	uint32_t nodd = 99;
+
+	cr_assert(sw_ring_init(&cq, 64));
+	for (uint32_t i = 0; i < 7; i++) {
+		cr_assert(sw_cq_room(&cq, &g));
+		sw_cq_add(&cq, &g, &in[i]);
+	}
+	sw_cq_flush(&cq, &g); /* slots of 3, 3 and 1 */
+	cr_assert_eq(sw_cq_reap(&cq, cookies, 2, odd, &nodd), 2u, "max reached inside the first slot");
+	cr_assert_eq(cookies[0], in[0].cookie);
+	cr_assert_eq(cookies[1], 0xf1u);
+	cr_assert_eq(nodd, 1u, "the failure, whole");
+	cr_assert_eq(odd[0].cookie, 0xf1u);
+	cr_assert_eq(odd[0].status, (uint32_t)HW_CQE_FAILED);
+	cr_assert_eq(odd[0].error, DOCA_ERROR_IO_FAILED);
+	cr_assert_not(odd[0].fatal);
+	cr_assert_eq(sw_cq_reap(&cq, cookies, 7, odd, &nodd), 5u, "the rest, from inside the slot on");
+	for (uint32_t i = 0; i < 5; i++)
+		cr_assert_eq(cookies[i], in[2u + i].cookie, "cookie %u", i);
+	cr_assert_eq(nodd, 3u, "the partial copy, the flush and the fatal one; not the whole ones");
+	cr_assert_eq(odd[0].cookie, 0xa3u);
+	cr_assert_eq(odd[0].status, (uint32_t)HW_CQE_PARTIAL);
+	cr_assert_eq(odd[0].bytes, 5u);
+	cr_assert_eq(odd[0].error, DOCA_ERROR_IO_FAILED);
+	cr_assert_eq(odd[1].cookie, 0xf4u);
+	cr_assert_eq(odd[1].status, (uint32_t)HW_CQE_FLUSHED);
+	cr_assert_eq(odd[1].error, DOCA_ERROR_SHUTDOWN);
+	cr_assert_eq(odd[2].cookie, 0xfau);
+	cr_assert_eq(odd[2].status, (uint32_t)HW_CQE_OK);
+	cr_assert_eq(odd[2].bytes, 8u);
+	cr_assert(odd[2].fatal);
+	cr_assert_not(sw_ring_unread(&cq), "every slot released with its last entry");
+	cr_assert_eq(sw_cq_reap(&cq, cookies, 7, odd, &nodd), 0u);
+	cr_assert_eq(nodd, 0u, "set by every call");
+	sw_ring_fini(&cq);
+}
