@@ -108,26 +108,30 @@ __attribute__((noinline)) bool run_needs_visit_rest(struct doca_ctx *ctx, struct
 {
 	struct hw_qp *qp = run->qp;
 
-	if (!idle_dev && qp->ops->pending(qp))
-		return true;
-	if (run_fatal_stop_due(run))
-		return true;
 	EXPLORE_POINT(ATOMIC);
 	/* Descriptors on the device: polled every turn. Only polling finds a
 	 * verbs CQ's completions; an engine thread's are signalled too, but a
 	 * turn that waited for that signal would see each completion one
 	 * cross-core hop later (the engine's push into the set, then its CQ
 	 * entry): +400 ns on a one-at-a-time copy. A busy context is visited
-	 * anyway; an idle one has nothing on the device. */
+	 * anyway; an idle one has nothing on the device. Looked at first:
+	 * the answer is then true whatever the looks below would find (none
+	 * of them has an effect), so the look after a visit whose poll found
+	 * nothing does not look at the CQ again (pending's call). on_device
+	 * is exact: its one writer is the runner, every caller of this. */
 	if (atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0)
+		return true;
+	if (!idle_dev && qp->ops->pending(qp))
+		return true;
+	if (run_fatal_stop_due(run))
 		return true;
 	if (st != DOCA_CTX_STATE_STOPPING)
 		return false;
 	/* A stopping context is polled until the device has given back every
-	 * descriptor, so its stop does not wait for an engine thread's
-	 * signal (one preempted after its completions and before it). */
-	return !run->flush_sent || atomic_load_explicit(&run->on_device, memory_order_relaxed) != 0 ||
-	       atomic_load_explicit(&ctx->stop_report_owed, memory_order_relaxed) ||
+	 * descriptor (on_device, above), so its stop does not wait for an
+	 * engine thread's signal (one preempted after its completions and
+	 * before it). */
+	return !run->flush_sent || atomic_load_explicit(&ctx->stop_report_owed, memory_order_relaxed) ||
 	       (atomic_load_explicit(&ctx->may_finalize, memory_order_acquire) && run_outstanding(run) == 0);
 }
 
