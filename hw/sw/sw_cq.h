@@ -136,14 +136,23 @@ static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring 
 
 		if (more)
 			take = room;
-		for (uint32_t k = i + take; i != k; i++, n++) {
-			if (cookies == NULL) {
-				sw_cq_entry(s, i, &cqes[n]);
-				continue;
+		if (cookies != NULL && take == SW_CQ_PACK && (s->meta[0] | s->meta[1] | s->meta[2]) == 0) {
+			/* a reap of a whole slot (i is 0) of whole copies: its
+			 * cookies alone, no entry's test */
+			cookies[n] = s->cookie[0];
+			cookies[n + 1u] = s->cookie[1];
+			cookies[n + 2u] = s->cookie[2];
+			n += SW_CQ_PACK;
+		} else {
+			for (uint32_t k = i + take; i != k; i++, n++) {
+				if (cookies == NULL) {
+					sw_cq_entry(s, i, &cqes[n]);
+					continue;
+				}
+				cookies[n] = s->cookie[i];
+				if (__builtin_expect(s->meta[i] != 0, 0))
+					sw_cq_entry(s, i, &cqes[odd++]);
 			}
-			cookies[n] = s->cookie[i];
-			if (__builtin_expect(s->meta[i] != 0, 0))
-				sw_cq_entry(s, i, &cqes[odd++]);
 		}
 		if (more) {
 			cq->csub = i;

@@ -296,3 +296,27 @@ Test(sw_cq, a_reap_gives_every_cookie_and_only_the_odd_completions_whole)
 	cr_assert_eq(nodd, 0u, "set by every call");
 	sw_ring_fini(&cq);
 }
+
+/* A reap of whole slots of whole copies (its way without an entry's
+ * test) and of a slot partly taken before: every cookie once, in order,
+ * no odd one. */
+Test(sw_cq, a_reap_of_whole_slots_gives_their_cookies_in_order)
+{
+	struct sw_ring cq;
+	struct sw_cq_slot g = { .count = 0 };
+	uint64_t cookies[8];
+	struct hw_cqe odd[8];
+	uint32_t nodd = 99;
+
+	cr_assert(sw_ring_init(&cq, 64));
+	for (uint64_t i = 0; i < 9; i++)
+		add(&cq, &g, i); /* three full slots, each published */
+	cr_assert_eq(sw_cq_reap(&cq, cookies, 1, odd, &nodd), 1u);
+	cr_assert_eq(cookies[0], cqe_of(0).cookie);
+	cr_assert_eq(sw_cq_reap(&cq, cookies, 8, odd, &nodd), 8u, "the first slot's rest, then two whole");
+	for (uint64_t i = 0; i < 8; i++)
+		cr_assert_eq(cookies[i], cqe_of(1u + i).cookie, "cookie %llu", (unsigned long long)i);
+	cr_assert_eq(nodd, 0u);
+	cr_assert_not(sw_ring_unread(&cq));
+	sw_ring_fini(&cq);
+}
