@@ -18,8 +18,19 @@
 #include "runner.h"
 #include "tsan_annotate.h"
 
+/* every record ever made, records[0 .. records_made) (under records_lock),
+ * then each one's twin (runner_twin), then the twin of the threads without
+ * a record (records_twin_shared): one array, so two records differ in
+ * their address's low 32 bits, and none whose low 32 bits are 0 is handed
+ * out (NULL's, a record-less caller of runner_parked_by). A twin is never
+ * a thread's identity, so no owner word is a parked word of it. */
+static struct runner_thread records[2 * RUNNER_RECORDS_MAX + 1];
+_Static_assert(sizeof(records) <= (1ull << 32), "records differ in their low 32 bits");
+#define records_twin_shared (&records[2 * RUNNER_RECORDS_MAX])
+
 DOCA_TLS struct runner_thread *runner_me;
-DOCA_TLS struct runner_thread *runner_me_owner_way;
+/* (never NULL: runner_owner_enter pushes on its list first) */
+DOCA_TLS struct runner_thread *runner_me_owner_way = records_twin_shared;
 bool runner_owner_way;
 
 /* Priority 102: after asym_fence_choose and hb_detect (101), and before
@@ -31,11 +42,11 @@ __attribute__((constructor(102))) static void runner_owner_way_choose(void)
 {
 	runner_owner_way = asym_fence_kernel && !hb_watching();
 	/* a record made by an earlier constructor on this thread (another
-	 * thread made before it keeps NULL: its slow ways, still exact; a
-	 * constructor returns at depth 0) */
+	 * thread's made before it keeps its twin: its slow ways, still exact;
+	 * a constructor returns at depth 0) */
 	if (runner_me != NULL)
-		runner_me->way = runner_owner_way ? runner_me : NULL;
-	runner_me_owner_way = runner_me != NULL ? runner_me->way : NULL;
+		runner_me->way = runner_owner_way ? runner_me : runner_twin(runner_me);
+	runner_me_owner_way = runner_me != NULL ? runner_me->way : records_twin_shared;
 }
 /* the token at 4 of a 64-aligned block: its low six bits are never a
  * record's (runner_parked_by) */
@@ -44,13 +55,7 @@ char tsan_rcu_token;
 
 static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct runner_thread *records_free;
-/* every record ever made, records[0 .. records_made) (under records_lock):
- * one array, so two records differ in their address's low 32 bits, and
- * none whose low 32 bits are 0 is handed out (NULL's, a record-less
- * caller of runner_parked_by) */
-static struct runner_thread records[RUNNER_RECORDS_MAX];
 static uint32_t records_made;
-_Static_assert(sizeof(records) <= (1ull << 32), "records differ in their low 32 bits");
 static pthread_key_t records_key;
 static pthread_once_t records_once = PTHREAD_ONCE_INIT;
 
@@ -61,7 +66,7 @@ static void record_release(void *value)
 	struct runner_thread *t = value;
 
 	runner_me = NULL; /* a later call in another destructor gets a new one */
-	runner_me_owner_way = NULL;
+	runner_me_owner_way = records_twin_shared;
 	pthread_mutex_lock(&records_lock);
 	t->next_free = records_free;
 	records_free = t;
@@ -109,7 +114,7 @@ struct runner_thread *runner_thread_first(void)
 		return NULL; /* this call runs as the thread's token, and never parks */
 	}
 	t->next_free = NULL;
-	t->way = runner_owner_way ? t : NULL; /* (a record of an exited thread: set again) */
+	t->way = runner_owner_way ? t : runner_twin(t); /* (a record of an exited thread: set again) */
 	runner_me = t;
 	runner_me_owner_way = t->way; /* at depth 0 */
 	return t;
@@ -175,6 +180,37 @@ struct runner_thread *runner_thread_first(void)
  * entry the slow way. A quiescer (runner_quiesce_fenced) and the counted
  * first version (runner_quiesce_begin) read t's list after the heavy half
  * the same way: while t is inside, the word is W or W | REVOKING.
+ *
+ * One look after the push (runner_owner_enter, the owner ways). The
+ * entries above look at the owner word before they push (runner_parked_by
+ * on a first load), then compare it with that W after the light half.
+ * The owner ways push first (on t's list, or on a twin's when the caller
+ * may not take them: a record no thread runs as, whose list nobody
+ * reads), run the light half, and load the word once: they enter if it
+ * is an unmarked parked word of t's, any generation, with no look before
+ * the push. Why no look is needed: the claim above never uses the first
+ * look. It takes the store U that E's load after the light half read,
+ * an unmarked parked word of t's, and each case uses only that U was
+ * written by a parking of t's (the only writer of such a word), that E's
+ * push and light half precede its load, and that E follows on t's thread
+ * every parking of t's (E runs no parking). So E's entry is exact for any
+ * such U, and that U is W, t's last parking's word: that parking happens
+ * before E's load (on t's thread, or on the thread that had the record
+ * before, through the records' lock), so the load reads no earlier store
+ * (coherence), and a later store that is an unmarked word of t's would be
+ * a later parking, which t does not run during E. The first look's other use, a stale
+ * entry (W gone between the look and the push) writing only t's own list,
+ * holds for a push with no look: a push on t's list is t's alone, a
+ * failed entry pops it before it takes the slow way, and a revoker or a
+ * quiescer that found it meanwhile saw t inside a section of r for a
+ * bounded moment, as it may for an entry whose compare fails. The
+ * getter's argument (engine/pe.c, pe_get's steps 1-4) holds with its two
+ * loads t2 and t3 as one: a destroy that held the guard since t1 replaced
+ * every parked word of t's, which only t's next parking writes again.
+ * Proof of the order: DOCA_EXPLORE_REVERT=owner_way_looks_before_push
+ * (the look before the push and none after) lets a revoker that marks the
+ * word, finds t's list empty and takes the guard in between make a
+ * second holder (stress/explore/scenario_guard11.c).
  */
 enum runner_entry runner_enter_parked_cas(struct runner *r, const void *cur, const void *as)
 {

@@ -26,7 +26,9 @@
  * read-modify-write: it pushes the runner on its list, runs the light half
  * of an asymmetric fence (actors/asym_fence.h), and enters if the owner
  * word is still the parked word W it saw (else it pops it and takes the
- * slow way: a CAS from W, or from W | REVOKING, or the ordinary path). It
+ * slow way: a CAS from W, or from W | REVOKING, or the ordinary path); the
+ * owner ways (runner_owner_enter) push without a look first, and enter if
+ * the one look after the light half finds a parked word of theirs. It
  * leaves by popping it, and looks at nothing else. A thread that wants a
  * parked guard (runner_enter only: brief entries give up, their callers
  * have a way around the actor) counts itself in revoke (revokers in
@@ -113,13 +115,22 @@ struct runner_thread {
 	uint32_t depth;
 	struct runner_thread *next_free;
 	/* runner_me_owner_way's value at depth 0: the record itself with
-	 * runner_owner_way, else NULL (set with it; runner_depth_set) */
+	 * runner_owner_way, else its twin (set with it; runner_depth_set) */
 	struct runner_thread *way;
 } __attribute__((aligned(64)));
 
 /* Records made at most (actors/runner.c: one array; a thread past them
  * runs as its token and never parks). */
 #define RUNNER_RECORDS_MAX 4096u
+
+/* Record t's twin: the array's record RUNNER_RECORDS_MAX after it, never
+ * a thread's identity (actors/runner.c), so no owner word is a parked
+ * word of it and nobody reads its list: runner_me_owner_way's value when
+ * t may not take an owner way (one lea). */
+static inline struct runner_thread *runner_twin(struct runner_thread *t)
+{
+	return t + RUNNER_RECORDS_MAX;
+}
 
 enum runner_entry {
 	RUNNER_ENTERED, /* the caller now runs the actor; call runner_exit */
@@ -146,11 +157,14 @@ extern DOCA_TLS struct runner_thread *runner_me;
  * asym_fence_kernel. */
 extern __attribute__((visibility("hidden"))) bool runner_owner_way;
 /* runner_me while runner_owner_way and the thread is in no parked
- * section (its depth 0), else NULL: set with runner_me, and with depth
- * (runner_depth_set, its only writer). The owner ways read this one word
- * for the flag, the record and the depth: a NULL fails their
- * runner_parked_by, which sends them to the ways that test the flag and
- * the depth themselves. */
+ * section (its depth 0), else a record no thread runs as, whose list
+ * nobody reads: the record's twin (runner_twin), or for a thread without
+ * a record one twin they share (its initial value): set with runner_me,
+ * and with depth (runner_depth_set, its only writer). Never NULL: the
+ * owner ways (runner_owner_enter) push their entry on its list before
+ * they look at the owner word, and read this one word for the flag, the
+ * record and the depth: a twin fails their runner_parked_by, which sends
+ * them to the ways that test the flag and the depth themselves. */
 extern DOCA_TLS struct runner_thread *runner_me_owner_way;
 /* A thread's identity without a record: runner_self_tokens + 4 (its low
  * six bits 4: never a record's, 64-aligned; 4-aligned, for the tags). */
@@ -297,12 +311,12 @@ static inline __attribute__((always_inline)) bool runner_nested(const struct run
 }
 
 /* t, the caller's own record, now in @p d parked sections: depth, and
- * runner_me_owner_way with it (t at 0 with the flag, else NULL), so an
- * owner way that finds the record there needs no look at depth. */
+ * runner_me_owner_way with it (t at 0 with the flag, else its twin), so
+ * an owner way that finds the record there needs no look at depth. */
 static inline __attribute__((always_inline)) void runner_depth_set(struct runner_thread *t, uint32_t d)
 {
 	t->depth = d;
-	runner_me_owner_way = d == 0 ? t->way : NULL;
+	runner_me_owner_way = d == 0 ? t->way : runner_twin(t);
 }
 
 /* An entry of a thread's list: the runner, tagged when the hold is brief
@@ -349,6 +363,12 @@ static inline bool runner_explore_ignores_mark(struct runner *r, const void *cur
 {
 	return DOCA_REVERTED("unpark_ignores_mark") &&
 	       atomic_load_explicit(&r->owner, memory_order_relaxed) == runner_tagged(cur, RUNNER_REVOKING_TAG);
+}
+
+/* ... for runner_owner_enter's word cur of t's. */
+static inline bool runner_explore_ignores_mark_of(const void *cur, const struct runner_thread *t)
+{
+	return DOCA_REVERTED("unpark_ignores_mark") && runner_parked_by(runner_unmarked(cur), t);
 }
 
 /* runner_unpark_as at @p d, t's depth (below RUNNER_NEST_MAX), which the
@@ -412,6 +432,51 @@ static inline void runner_unparked_first_count(struct runner_thread *t)
 static inline bool runner_unpark(struct runner *r, const void *cur, struct runner_thread *t, bool brief)
 {
 	return runner_unpark_as(r, cur, t, brief, false);
+}
+
+/* The owner ways' entry (engine/pe.c doca_pe_get_event and
+ * doca_pe_get_events, engine/event.c doca_event_free, engine/task.c the
+ * owner's single submit), runner_unpark_first's with one look: t, the
+ * caller's runner_me_owner_way (its record at depth 0 with the flag, else
+ * a twin), pushes r (tagged if @p brief) at its list's first index, runs
+ * the light half of the fence (the kernel's: t is a record only with the
+ * flag), then loads the owner word (*cur), and enters if it is a parked
+ * word of t's, unmarked, W: true, and the caller leaves by
+ * runner_exit_unparked_first (or counts the entry,
+ * runner_unparked_first_count, and leaves as after runner_unpark_at).
+ * Else false, t's list restored: the caller takes its slow way (the
+ * general entry looks again). No look before the push: the one after it
+ * is the compare the other entries make after their own look and push
+ * (actors/runner.c, "One look after the push", says why that is enough).
+ * A twin's list is written and nobody reads it; its parked_by fails.
+ * The explorer's point before the push is the caller's (it was its look's). */
+static inline __attribute__((always_inline)) bool runner_owner_enter(struct runner *r, struct runner_thread *t,
+								     bool brief, const void **cur)
+{
+#ifdef DOCA_EXPLORE
+	if (DOCA_REVERTED("owner_way_looks_before_push")) {
+		/* the protection undone: the look before the push, none after */
+		*cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
+		EXPLORE_POINT(GUARD);
+		atomic_store_explicit(&t->in[0], runner_entry_of(r, brief), memory_order_release);
+		if (runner_parked_by(*cur, t) && runner_in(r))
+			return true;
+		atomic_store_explicit(&t->in[0], NULL, memory_order_release);
+		return false;
+	}
+#endif
+	/* release: as runner_unpark_in's push */
+	atomic_store_explicit(&t->in[0], runner_entry_of(r, brief), memory_order_release);
+	asym_fence_light_known(true); /* our entry is visible before we load the owner word (see top) */
+	EXPLORE_POINT(GUARD);
+	/* relaxed: an unmarked parked word of ours is our own last parking's
+	 * (actors/runner.c); a marked word fails the compare: the slow way */
+	*cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
+	if ((runner_parked_by(*cur, t) || runner_explore_ignores_mark_of(*cur, t)) && runner_in(r))
+		return true;
+	/* release: a revoker that sees us gone sees our last section. */
+	atomic_store_explicit(&t->in[0], NULL, memory_order_release);
+	return false;
 }
 
 /* runner_enter_parked's slow way: a CAS from the parked word cur, or from

@@ -689,27 +689,15 @@ static __attribute__((noinline)) void event_free_entered(struct doca_event *ev, 
 		doca_rcu_read_unlock();
 }
 
-/* doca_event_free's entries that its owner's way does not make itself,
- * each the rest of runner_enter_brief_from in its order. Both take the
- * handle first, the slot second, as doca_event_free receives the handle:
- * its slot's address is then made in another register than the handle's
- * (the tail calls' second argument), not the handle moved out of the
- * first one first (one `mov` a free). The owner word
- * @p cur, loaded by the caller, is the calling thread t's parked word,
- * but runner_unpark failed (t's list is full, or a revocation may be
- * under way): runner_enter_parked's slow way, the CAS. */
-static __attribute__((noinline)) void event_free_cas(const struct doca_event *h, struct doca_event *ev,
-						     struct doca_pe *pe, const void *cur,
-						     const struct runner_thread *t)
-{
-	event_free_entered(ev, h, pe,
-			   runner_enter_parked_cas(&pe->runner, cur, runner_tagged(t, RUNNER_BRIEF_TAG)), NULL);
-}
-
-/* ... the calling thread has no record yet, or the owner word is not its
- * parked word: the whole entry. It loads the owner word again; what the
- * caller's load decided cannot have changed since, since only the calling
- * thread writes its own parked word or its own identity there. */
+/* doca_event_free's entry that its owner's way does not make itself
+ * (runner_owner_enter failed: the calling thread has no record yet, or no
+ * owner way, or the owner word is not its parked word unmarked): the
+ * whole entry, runner_enter_brief_from, which loads the owner word again
+ * (a marked word of ours is its CAS). It takes the handle first, the slot
+ * second, as doca_event_free receives the handle: its slot's address is
+ * then made in another register than the handle's (the tail call's
+ * second argument), not the handle moved out of the first one first (one
+ * `mov` a free). */
 static __attribute__((noinline)) void event_free_enter(const struct doca_event *h, struct doca_event *ev,
 						       struct doca_pe *pe)
 {
@@ -781,29 +769,29 @@ void doca_event_free(struct doca_event *h)
 	struct ctx_run *run = ev->run;
 	struct doca_pe *pe = run->pe;
 	struct runner_thread *t = runner_me_owner_way;
-	const void *cur;
 
 	/* Both flags once, as runner_owner_way (neither changes while a
 	 * thread of the library runs), read with the record: the owner's way
 	 * below is for the kernel's fences (its three light fences compiler
 	 * barriers, no flag tested again) with no race detector watching;
-	 * otherwise (t NULL, as for a thread without a record: it fails
-	 * runner_parked_by) the whole
+	 * otherwise (t a twin, as for a thread without a record: it fails
+	 * runner_owner_enter) the whole
 	 * entry and its rest (event_free_entered annotates, and fences as
 	 * the flag says). */
 	/* And the thread in no parked section (depth 0: then not nested
 	 * in ours either, and its entry is its list's first, at constant
 	 * indexes); a nested or deeper call takes the whole entry too
-	 * (runner_me_owner_way is NULL there: runner_depth_set). */
-	if (!runner_parked_by(cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed), t)) {
-		event_free_enter(h, ev, pe);
-		return;
-	}
-	/* Entered uncounted (runner_unpark_first): the inline way below
+	 * (runner_me_owner_way is a twin there: runner_depth_set), as does
+	 * an owner word that is not our parked word unmarked (the general
+	 * entry looks again: a marked word of ours is its CAS). */
+	/* Entered uncounted (runner_owner_enter): the inline way below
 	 * calls nothing; each rest it tail-calls counts the entry first and
 	 * leaves as after runner_unpark_at. */
-	if (!runner_unpark_first(&pe->runner, cur, t, true, true)) {
-		event_free_cas(h, ev, pe, cur, t);
+	EXPLORE_POINT(GUARD);
+	const void *cur;
+
+	if (!runner_owner_enter(&pe->runner, t, true, &cur)) {
+		event_free_enter(h, ev, pe);
 		return;
 	}
 	/* event_free_entered's way for ENTERED by runner_unpark (no

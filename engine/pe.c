@@ -477,7 +477,11 @@ static __attribute__((noinline)) uint32_t pe_get_rest(struct doca_pe *pe, const 
  * by t, never during this call; h names one PE by its tag, checked at t1.
  * Every other case (no record, not parked by t, nested, a revoker under
  * way, a stale or refused handle, a full nesting list) takes the
- * sectioned way, which looks everything up again. */
+ * sectioned way, which looks everything up again. The owner ways
+ * (doca_pe_get_event, doca_pe_get_events: runner_owner_enter) load the
+ * owner word once, after their push: t2 and t3 are that one load, and W
+ * is whichever unmarked parked word of t's it finds (only t's last
+ * parking's can be found; actors/runner.c, "One look after the push"). */
 static __attribute__((noinline)) uint32_t pe_get(struct doca_pe *ph, struct doca_pe *pe, struct runner_thread *t,
 					       struct doca_event **evs, uint32_t max)
 {
@@ -495,7 +499,8 @@ static __attribute__((noinline)) uint32_t pe_get(struct doca_pe *ph, struct doca
 }
 
 /* doca_pe_get_events for a thread without a record (the sectioned way),
- * or without runner_owner_way, or inside a parked section (pe_get). */
+ * or without runner_owner_way, or inside a parked section, or whose owner
+ * way found no parked word of its own (pe_get, which looks again). */
 static __attribute__((noinline)) uint32_t pe_get_no_owner_way(struct doca_pe *ph, struct doca_pe *pe,
 							      struct doca_event **evs, uint32_t max)
 {
@@ -520,16 +525,15 @@ uint32_t doca_pe_get_events(struct doca_pe *ph, struct doca_event **evs, uint32_
 
 	if (pe == NULL || evs == NULL || max == 0)
 		return pe_get_locked(ph, evs, max, true);
-	if (t == NULL)
-		return pe_get_no_owner_way(ph, pe, evs, max);
 	EXPLORE_POINT(GUARD);
-	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
+	/* entered uncounted (runner_owner_enter): the inline way calls
+	 * nothing, the rest counts the entry first; every other case (a twin:
+	 * no record, no flag, or inside a parked section) pe_get_no_owner_way,
+	 * whose pe_get looks again */
+	const void *cur;
 
-	/* entered uncounted (runner_unpark_first): the inline way calls
-	 * nothing, the rest counts the entry first */
-	if (!runner_parked_by(cur, t) || !runner_unpark_first(&pe->runner, cur, t, false, true))
-		/* the explorer's planted bug: any entry outside a section */
-		return pe_get_locked(ph, evs, max, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
+	if (!runner_owner_enter(&pe->runner, t, false, &cur))
+		return pe_get_no_owner_way(ph, pe, evs, max);
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: as pe_worker_elsewhere's */
 	bool worker = !ATOMIC_IS_ZERO(&pe->has_worker, memory_order_acquire);
@@ -565,7 +569,7 @@ static __attribute__((noinline)) struct doca_event *pe_get_one_rest(struct doca_
 static struct doca_event *pe_get_one_slow(struct doca_pe *ph, struct doca_pe *pe, struct runner_thread *t);
 
 /* The fast form's way when its owner way is not taken (pe_get_one): with
- * runner_owner_way false (its t, runner_me_owner_way, was NULL), the slow
+ * runner_owner_way false (its t, runner_me_owner_way, was a twin), the slow
  * form for a thread with a record, as doca_pe_get_event chose it before
  * it read the flag with the record; else the sectioned way. */
 static __attribute__((noinline)) struct doca_event *pe_get_one_other(struct doca_pe *ph, struct doca_pe *pe)
@@ -582,25 +586,28 @@ static __attribute__((noinline)) struct doca_event *pe_get_one_other(struct doca
  * @p fast: runner_owner_way as the caller found it (the kernel's fences,
  * no race detector: no flag tested again; @p t is runner_me_owner_way),
  * or false (each tested where it is used, as pe_get does; @p t is
- * runner_me). A NULL @p t (no record, or the fast form without
- * runner_owner_way or inside a parked section) fails runner_parked_by
- * before t is read. */
+ * runner_me). A NULL @p t of the slow form (no record) fails
+ * runner_parked_by before t is read; the fast form's twin (no record, no
+ * runner_owner_way, or inside a parked section) fails runner_owner_enter. */
 static inline __attribute__((always_inline)) struct doca_event *pe_get_one(struct doca_pe *ph, struct doca_pe *pe,
 									   struct runner_thread *t, bool fast)
 {
 	EXPLORE_POINT(GUARD);
-	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
+	const void *cur;
 
 	/* pe_get's entry for a thread in no parked section (depth 0: not
 	 * nested in ours, its entry the list's first; runner_unpark_at),
 	 * every other depth the sectioned way (the fast form's t,
-	 * runner_me_owner_way, is NULL at any other depth) */
-	/* entered uncounted (runner_unpark_first): the inline way calls
-	 * nothing, the rest counts the entry first */
-	if (!runner_parked_by(cur, t) || (!fast && runner_nested(t)) ||
-	    !runner_unpark_first(&pe->runner, cur, t, false, fast)) {
-		if (fast)
+	 * runner_me_owner_way, is a twin at any other depth) */
+	/* entered uncounted (runner_unpark_first, the fast form's
+	 * runner_owner_enter): the inline way calls nothing, the rest counts
+	 * the entry first */
+	if (fast) {
+		if (!runner_owner_enter(&pe->runner, t, false, &cur))
 			return pe_get_one_other(ph, pe);
+	} else if (cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed),
+		   !runner_parked_by(cur, t) || runner_nested(t) ||
+			   !runner_unpark_first(&pe->runner, cur, t, false, false)) {
 		/* the explorer's planted bug: any entry outside a section */
 		return pe_get_one_locked(ph, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
 	}
@@ -639,7 +646,7 @@ static __attribute__((noinline)) struct doca_event *pe_get_one_slow(struct doca_
  * read with the record as runner_me_owner_way). */
 struct doca_event *doca_pe_get_event(struct doca_pe *ph)
 {
-	/* the flag and the record in one word: NULL sends the fast form to
+	/* the flag and the record in one word: a twin sends the fast form to
 	 * pe_get_one_other, which tests the flag */
 	struct runner_thread *t = runner_me_owner_way;
 	struct doca_pe *pe = pe_of(ph);

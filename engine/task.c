@@ -1156,28 +1156,15 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * then not in one of this PE's either, never nested, and its entry
 	 * is its list's first, at constant indexes; runner_unpark_at), as
 	 * doca_event_free's owner way, all three read with the record as
-	 * runner_me_owner_way (NULL otherwise: runner_depth_set); any other
-	 * case is the sectioned way.
+	 * runner_me_owner_way (a twin otherwise: runner_depth_set, which
+	 * fails runner_owner_enter); any other case is the sectioned way.
 	 * Before the guard only the cell's kind is checked (its magic and
 	 * epoch: a cell never changes kind), not its generation or state:
 	 * they only choose the way, the words read before the guard are
 	 * atomics never zeroed whatever the cell's fate (see the top), and
 	 * the checks under the guard (state, PE, handle) are the ones that
-	 * count; a stale or stopped context fails them and leaves. A NULL
-	 * record fails runner_parked_by (exact for NULL: actors/runner.h)
-	 * before t is read, after loads of words never zeroed (the context's
-	 * key and PE, the guard's owner word), as a record that is not the
-	 * parked owner does; only the explorer's build tests it first, before
-	 * any explorer point, as it did, so its schedules of foreign
-	 * submitters are unchanged. The NULL context is tested first (the
-	 * same way out, no point between them), where gcc tests the mask's
-	 * `and` by its own flags. */
-#ifdef DOCA_EXPLORE
-	bool no_record = t == NULL;
-#else
-	const bool no_record = false;
-#endif
-	if (ctx == NULL || no_record || !task_word_is(ctx, head_key(MAGIC_CTX)))
+	 * count; a stale or stopped context fails them and leaves. */
+	if (ctx == NULL || !task_word_is(ctx, head_key(MAGIC_CTX)))
 		return task_submit_sectioned(h, desc, 0);
 	EXPLORE_POINT(ATOMIC); /* (where the state was loaded: the same schedules) */
 	struct doca_pe *pe = ctx_pe(ctx);
@@ -1185,13 +1172,13 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	if (pe == NULL)
 		return task_submit_sectioned(h, desc, 0);
 	EXPLORE_POINT(GUARD);
-	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
-
-	/* entered uncounted (runner_unpark_first): the common way calls
+	/* entered uncounted (runner_owner_enter): the common way calls
 	 * nothing; task_owner_leave and task_owner_dead call nothing before
 	 * they leave uncounted, every other rest counts the entry first
 	 * (runner_unparked_first_count) and leaves as after runner_unpark_at */
-	if (!runner_parked_by(cur, t) || !runner_unpark_first(&pe->runner, cur, t, true, true))
+	const void *cur;
+
+	if (!runner_owner_enter(&pe->runner, t, true, &cur))
 		return task_submit_sectioned(h, desc, 0);
 	/* Inside our brief section: the checks again, state first (its
 	 * acquire comes after the start's connect), then the handle (current

@@ -64,6 +64,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_runner_handoff },
 	{ "runner_revoke", "the guard alone: its owner parks it and enters it again while another thread revokes and takes it",
 	  scenario_runner_revoke },
+	{ "owner_way_revoke", "the guard alone: its owner enters it by the owner ways' entry while another thread revokes and takes it",
+	  scenario_owner_way_revoke },
 	{ "pool_share", "an owner's plain credit updates while a foreign submitter turns the pool shared",
 	  scenario_pool_share },
 	{ "pool_share_bulk", "pool_share, the owner getting and freeing its events in bursts (doca_event_free_bulk's owner route)",
@@ -526,6 +528,7 @@ static const char *const revertible[] = {
 	"stop_in_turn_waits", /* a doca_ctx_stop inside a PE turn waits for the report lock, not put off */
 	"engine_wake_before_publish", /* an engine thread calls the wake before publishing its pass's last, partly filled CQ slot */
 	"unpark_ignores_mark", /* a parked owner's entry takes its word marked by a revoker as its own (runner.h) */
+	"owner_way_looks_before_push", /* the owner ways look at the owner word before their push, not after (runner.h) */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an

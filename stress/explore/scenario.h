@@ -40,6 +40,13 @@ void scenario_destroy_refused(void);
 void scenario_event_wake(void);
 void scenario_runner_handoff(void);
 void scenario_runner_revoke(void);
+void scenario_owner_way_revoke(void);
+/* runner_revoke's guard, its count, and its run with another owner
+ * (scenario_runner_handoff.c) */
+struct runner;
+struct runner *runner_guard(void);
+void runner_guard_add(void);
+void runner_guard_run(void *(*owner)(void *));
 void scenario_pool_share(void);
 void scenario_pool_share_bulk(void);
 void scenario_pool_share_submit(void);

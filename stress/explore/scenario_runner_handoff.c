@@ -120,14 +120,27 @@ static void *guard_revoker(void *arg)
 	return NULL;
 }
 
-void scenario_runner_revoke(void)
+/* The guard of runner_revoke and its count, for a scenario whose owner
+ * enters another way (stress/explore/scenario_guard11.c). */
+struct runner *runner_guard(void)
+{
+	return &guard;
+}
+
+void runner_guard_add(void)
+{
+	guarded_add();
+}
+
+/* runner_revoke with @p owner as its owner thread. */
+void runner_guard_run(void *(*owner)(void *))
 {
 	pthread_t t[2];
 
 	runner_reset(&guard);
 	guarded_count = 0;
 	atomic_store(&guard_entered, 0u);
-	if (pthread_create(&t[0], NULL, guard_owner, NULL) != 0 ||
+	if (pthread_create(&t[0], NULL, owner, NULL) != 0 ||
 	    pthread_create(&t[1], NULL, guard_revoker, NULL) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	for (unsigned i = 0; i < 2; i++)
@@ -137,4 +150,9 @@ void scenario_runner_revoke(void)
 			    guarded_count);
 	if (atomic_load(&guard.revoke) != 0)
 		explore_end(VERDICT_INVARIANT, "revoke: %u revokers left counted", atomic_load(&guard.revoke));
+}
+
+void scenario_runner_revoke(void)
+{
+	runner_guard_run(guard_owner);
 }

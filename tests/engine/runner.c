@@ -462,9 +462,10 @@ static void note_owner_way(struct doca_event *ev, union doca_data ud)
 
 /* The owner ways find the flag, the record and depth 0 in one word,
  * runner_me_owner_way (runner_depth_set): the record at depth 0 with the
- * flag, NULL inside a parked section, such as the progress's around its
- * callbacks, whose calls then never take a way made for depth 0. */
-Test(runner, the_owner_ways_word_is_null_inside_a_parked_section)
+ * flag, its twin inside a parked section, such as the progress's around
+ * its callbacks, whose calls then never take a way made for depth 0 (a
+ * twin is no thread's identity: runner_owner_enter fails on it). */
+Test(runner, the_owner_ways_word_is_a_twin_inside_a_parked_section)
 {
 	struct fixture f;
 	struct doca_task_desc desc = { .type = DOCA_TASK_COPY };
@@ -474,13 +475,13 @@ Test(runner, the_owner_ways_word_is_null_inside_a_parked_section)
 	desc.dst = f.dst;
 	cr_assert_eq(doca_pe_progress(f.pe), 0);
 	cr_assert(runner_parked_by(owner_word(f.pe), runner_self()), "parked for us");
-	struct runner_thread *way = runner_owner_way ? runner_me : NULL;
+	struct runner_thread *way = runner_owner_way ? runner_me : runner_twin(runner_me);
 
 	cr_assert_eq(runner_me_owner_way, way, "at depth 0: the record if the flag holds");
 	cr_assert_eq(doca_task_submit(f.ctx, &desc), DOCA_SUCCESS);
 	cr_assert_eq(doca_pe_progress(f.pe), 1);
 	cr_assert_eq(cb_depth, 1, "the callback runs inside the progress's parked section");
-	cr_assert_null(cb_owner_way, "inside a parked section: %p", (void *)cb_owner_way);
+	cr_assert_eq(cb_owner_way, runner_twin(runner_me), "inside a parked section: %p", (void *)cb_owner_way);
 	cr_assert_eq(runner_me->depth, 0);
 	cr_assert_eq(runner_me_owner_way, way, "back at depth 0");
 	fixture_down(&f);
@@ -695,12 +696,14 @@ struct record_thread {
 	pthread_barrier_t *all_made;
 	const void *me;
 	const void *token;
+	const void *way_before; /* runner_me_owner_way before the record */
 };
 
 static void *record_thread_run(void *arg)
 {
 	struct record_thread *rt = arg;
 
+	rt->way_before = runner_me_owner_way;
 	rt->me = runner_self();
 	rt->token = runner_self_tokens + 4;
 	pthread_barrier_wait(rt->all_made); /* alive until every record is made */
@@ -747,11 +750,59 @@ Test(runner, records_are_told_apart_by_their_low_32_bits)
 		cr_assert(!runner_parked_by(w, NULL), "never a record-less caller's");
 		for (int j = 0; j <= RECORD_THREADS; j++) {
 			cr_assert(!runner_parked_by(w, rt[j].token), "never a token's");
+			cr_assert(!runner_parked_by(w, runner_twin((struct runner_thread *)rt[j].me)),
+				  "never a twin's");
 			if (j != i)
 				cr_assert(!runner_parked_by(w, rt[j].me), "never another record's");
+			if (j < RECORD_THREADS) { /* the twin of the threads without a record */
+				cr_assert_not_null(rt[j].way_before);
+				cr_assert(!runner_parked_by(w, rt[j].way_before), "never the shared twin's");
+			}
 		}
 	}
 	pthread_barrier_destroy(&all_made);
+}
+
+/* The owner ways' entry (runner_owner_enter: push, light half, one look)
+ * enters its own parked word, unmarked, and only that: a marked word, a
+ * held one, another thread's and a twin's entry leave the list as it was
+ * and the owner word unchanged. */
+Test(runner, the_owner_ways_entry_takes_only_its_own_unmarked_word)
+{
+	struct runner r = { .owner = NULL };
+	struct runner_thread *t = (struct runner_thread *)runner_self();
+	const void *cur = NULL;
+
+	cr_assert_not_null(t);
+	cr_assert_eq(t->depth, 0u);
+	cr_assert(!runner_owner_enter(&r, t, false, &cur), "free: not ours");
+	cr_assert_null(atomic_load(&t->in[0]), "the list as it was");
+	cr_assert_eq(runner_enter(&r), RUNNER_ENTERED);
+	cr_assert(!runner_owner_enter(&r, t, true, &cur), "held by a CAS: not parked");
+	cr_assert_null(atomic_load(&t->in[0]));
+	runner_exit_park(&r);
+	const void *w = atomic_load(&r.owner);
+
+	cr_assert(runner_owner_enter(&r, t, true, &cur), "our parked word");
+	cr_assert_eq(cur, w);
+	cr_assert_eq(atomic_load(&t->in[0]), runner_entry_of(&r, true), "our entry, brief");
+	runner_exit_unparked_first(&r, cur, t);
+	cr_assert_null(atomic_load(&t->in[0]), "popped");
+	cr_assert_eq(atomic_load(&r.owner), w, "still parked");
+	cr_assert(!runner_owner_enter(&r, runner_twin(t), false, &cur), "a twin never enters");
+	cr_assert_eq(atomic_load(&t->in[0]), NULL, "our list untouched");
+	cr_assert_null(atomic_load(&runner_twin(t)->in[0]), "the twin's restored");
+	const void *marked = w;
+
+	runner_revoke_count(&r);
+	cr_assert(runner_revoke_mark(&r, &marked));
+	cr_assert(!runner_owner_enter(&r, t, false, &cur), "marked by a revoker: the slow way");
+	cr_assert_null(atomic_load(&t->in[0]));
+	cr_assert_eq(atomic_load(&r.owner), runner_tagged(w, RUNNER_REVOKING_TAG), "the mark stays");
+	runner_revoke_withdraw(&r);
+	cr_assert_eq(runner_enter(&r), RUNNER_ENTERED, "the slow way's CAS from the marked word");
+	runner_exit(&r);
+	cr_assert_null(atomic_load(&r.owner));
 }
 
 /* The owner ways' flag (both of its flags tested as one) is fixed before
