@@ -434,16 +434,46 @@ static inline bool runner_unpark(struct runner *r, const void *cur, struct runne
 	return runner_unpark_as(r, cur, t, brief, false);
 }
 
+/* Is the owner word of r, loaded relaxed, a parked word of t's,
+ * unmarked (runner_parked_by)? Under WORD_ASM one 32-bit cmp with the
+ * word's low half in memory (x86: its first four bytes; the single-copy
+ * atomic load of those aligned bytes, all runner_parked_by compares; a
+ * relaxed load of part of the word reads one store's bytes), where gcc
+ * loads the word apart from its compare. *cur: the word loaded, where it
+ * is (without WORD_ASM), else a parked word of t's made from t (the same
+ * record: runner_parked_thread). */
+static inline __attribute__((always_inline)) bool runner_owner_parked_by(struct runner *r,
+									const struct runner_thread *t,
+									const void **cur)
+{
+#ifdef WORD_ASM
+	bool same;
+
+	__asm__ volatile("cmpl %[me], %[w]"
+			 : "=@ccz"(same)
+			 : [w] "m"(r->owner), /* its low four bytes: cmpl */
+			   [me] "r"((uint32_t)((uintptr_t)t + RUNNER_PARKED_TAG))
+			 : "memory");
+	*cur = runner_tagged(t, RUNNER_PARKED_TAG);
+	return same;
+#else
+	*cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
+	return runner_parked_by(*cur, t) || runner_explore_ignores_mark_of(*cur, t);
+#endif
+}
+
 /* The owner ways' entry (engine/pe.c doca_pe_get_event and
  * doca_pe_get_events, engine/event.c doca_event_free, engine/task.c the
  * owner's single submit), runner_unpark_first's with one look: t, the
  * caller's runner_me_owner_way (its record at depth 0 with the flag, else
  * a twin), pushes r (tagged if @p brief) at its list's first index, runs
  * the light half of the fence (the kernel's: t is a record only with the
- * flag), then loads the owner word (*cur), and enters if it is a parked
- * word of t's, unmarked, W: true, and the caller leaves by
+ * flag), then loads the owner word, and enters if it is a parked word of
+ * t's, unmarked, W: true, and the caller leaves by
  * runner_exit_unparked_first (or counts the entry,
  * runner_unparked_first_count, and leaves as after runner_unpark_at).
+ * *cur: W (@p loaded), else a parked word of t's (runner_owner_parked_by;
+ * runner_exit_from and the others that take W read only its record).
  * Else false, t's list restored: the caller takes its slow way (the
  * general entry looks again). No look before the push: the one after it
  * is the compare the other entries make after their own look and push
@@ -451,7 +481,7 @@ static inline bool runner_unpark(struct runner *r, const void *cur, struct runne
  * A twin's list is written and nobody reads it; its parked_by fails.
  * The explorer's point before the push is the caller's (it was its look's). */
 static inline __attribute__((always_inline)) bool runner_owner_enter(struct runner *r, struct runner_thread *t,
-								     bool brief, const void **cur)
+								     bool brief, bool loaded, const void **cur)
 {
 #ifdef DOCA_EXPLORE
 	if (DOCA_REVERTED("owner_way_looks_before_push")) {
@@ -471,8 +501,15 @@ static inline __attribute__((always_inline)) bool runner_owner_enter(struct runn
 	EXPLORE_POINT(GUARD);
 	/* relaxed: an unmarked parked word of ours is our own last parking's
 	 * (actors/runner.c); a marked word fails the compare: the slow way */
-	*cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
-	if ((runner_parked_by(*cur, t) || runner_explore_ignores_mark_of(*cur, t)) && runner_in(r))
+	bool mine;
+
+	if (loaded) {
+		*cur = atomic_load_explicit(&r->owner, memory_order_relaxed);
+		mine = runner_parked_by(*cur, t) || runner_explore_ignores_mark_of(*cur, t);
+	} else {
+		mine = runner_owner_parked_by(r, t, cur);
+	}
+	if (mine && runner_in(r))
 		return true;
 	/* release: a revoker that sees us gone sees our last section. */
 	atomic_store_explicit(&t->in[0], NULL, memory_order_release);
@@ -859,7 +896,8 @@ static inline void runner_exit_unparked_first(struct runner *r, const void *cur,
 /* runner_exit after an entry that reported @p unparked (the parked word
  * W, or NULL: then it is runner_exit): W names the caller
  * (runner_enter_from), so neither the caller's identity nor the owner
- * word is read again. */
+ * word is read again. Only W's record is read: any parked word of the
+ * caller's will do (runner_owner_enter's *cur under WORD_ASM). */
 static inline void runner_exit_from(struct runner *r, const void *unparked)
 {
 	if (unparked == NULL) {

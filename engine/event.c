@@ -790,7 +790,7 @@ void doca_event_free(struct doca_event *h)
 	EXPLORE_POINT(GUARD);
 	const void *cur;
 
-	if (!runner_owner_enter(&pe->runner, t, true, &cur)) {
+	if (!runner_owner_enter(&pe->runner, t, true, false, &cur)) {
 		event_free_enter(h, ev, pe);
 		return;
 	}

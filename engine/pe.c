@@ -532,7 +532,7 @@ uint32_t doca_pe_get_events(struct doca_pe *ph, struct doca_event **evs, uint32_
 	 * whose pe_get looks again */
 	const void *cur;
 
-	if (!runner_owner_enter(&pe->runner, t, false, &cur))
+	if (!runner_owner_enter(&pe->runner, t, false, false, &cur))
 		return pe_get_no_owner_way(ph, pe, evs, max);
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: as pe_worker_elsewhere's */
@@ -603,7 +603,7 @@ static inline __attribute__((always_inline)) struct doca_event *pe_get_one(struc
 	 * runner_owner_enter): the inline way calls nothing, the rest counts
 	 * the entry first */
 	if (fast) {
-		if (!runner_owner_enter(&pe->runner, t, false, &cur))
+		if (!runner_owner_enter(&pe->runner, t, false, false, &cur))
 			return pe_get_one_other(ph, pe);
 	} else if (cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed),
 		   !runner_parked_by(cur, t) || runner_nested(t) ||

@@ -1178,7 +1178,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * (runner_unparked_first_count) and leaves as after runner_unpark_at */
 	const void *cur;
 
-	if (!runner_owner_enter(&pe->runner, t, true, &cur))
+	if (!runner_owner_enter(&pe->runner, t, true, true, &cur))
 		return task_submit_sectioned(h, desc, 0);
 	/* Inside our brief section: the checks again, state first (its
 	 * acquire comes after the start's connect), then the handle (current

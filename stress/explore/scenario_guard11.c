@@ -46,7 +46,7 @@ static void *way_owner(void *arg)
 		const void *cur;
 
 		EXPLORE_POINT(GUARD); /* (the callers' point before the entry) */
-		if (runner_owner_enter(guard, t, i % 2u == 0, &cur)) {
+		if (runner_owner_enter(guard, t, i % 2u == 0, i % 2u != 0, &cur)) {
 			runner_guard_add();
 			runner_exit_unparked_first(guard, cur, t);
 			continue;

@@ -775,28 +775,34 @@ Test(runner, the_owner_ways_entry_takes_only_its_own_unmarked_word)
 
 	cr_assert_not_null(t);
 	cr_assert_eq(t->depth, 0u);
-	cr_assert(!runner_owner_enter(&r, t, false, &cur), "free: not ours");
+	cr_assert(!runner_owner_enter(&r, t, false, false, &cur), "free: not ours");
 	cr_assert_null(atomic_load(&t->in[0]), "the list as it was");
 	cr_assert_eq(runner_enter(&r), RUNNER_ENTERED);
-	cr_assert(!runner_owner_enter(&r, t, true, &cur), "held by a CAS: not parked");
+	cr_assert(!runner_owner_enter(&r, t, true, true, &cur), "held by a CAS: not parked");
 	cr_assert_null(atomic_load(&t->in[0]));
 	runner_exit_park(&r);
 	const void *w = atomic_load(&r.owner);
 
-	cr_assert(runner_owner_enter(&r, t, true, &cur), "our parked word");
-	cr_assert_eq(cur, w);
+	cr_assert(runner_owner_enter(&r, t, true, true, &cur), "our parked word");
+	cr_assert_eq(cur, w, "the word loaded");
 	cr_assert_eq(atomic_load(&t->in[0]), runner_entry_of(&r, true), "our entry, brief");
 	runner_exit_unparked_first(&r, cur, t);
 	cr_assert_null(atomic_load(&t->in[0]), "popped");
 	cr_assert_eq(atomic_load(&r.owner), w, "still parked");
-	cr_assert(!runner_owner_enter(&r, runner_twin(t), false, &cur), "a twin never enters");
+	cr_assert(runner_owner_enter(&r, t, false, false, &cur), "compared where it is");
+	cr_assert(runner_parked_by(cur, t) && runner_parked_thread(cur) == t, "a parked word of ours: %p", cur);
+	cr_assert_eq(atomic_load(&t->in[0]), runner_entry_of(&r, false), "our entry");
+	runner_exit_unparked_first(&r, cur, runner_parked_thread(cur));
+	cr_assert_null(atomic_load(&t->in[0]), "popped");
+	cr_assert_eq(atomic_load(&r.owner), w, "still parked");
+	cr_assert(!runner_owner_enter(&r, runner_twin(t), false, false, &cur), "a twin never enters");
 	cr_assert_eq(atomic_load(&t->in[0]), NULL, "our list untouched");
 	cr_assert_null(atomic_load(&runner_twin(t)->in[0]), "the twin's restored");
 	const void *marked = w;
 
 	runner_revoke_count(&r);
 	cr_assert(runner_revoke_mark(&r, &marked));
-	cr_assert(!runner_owner_enter(&r, t, false, &cur), "marked by a revoker: the slow way");
+	cr_assert(!runner_owner_enter(&r, t, false, false, &cur), "marked by a revoker: the slow way");
 	cr_assert_null(atomic_load(&t->in[0]));
 	cr_assert_eq(atomic_load(&r.owner), runner_tagged(w, RUNNER_REVOKING_TAG), "the mark stays");
 	runner_revoke_withdraw(&r);
