@@ -41,6 +41,10 @@ bool runner_owner_way;
 __attribute__((constructor(102))) static void runner_owner_way_choose(void)
 {
 	runner_owner_way = asym_fence_kernel && !hb_watching();
+	/* the library's own memory, ordered by its atomics: a quiesce or a
+	 * revoker reads another thread's list, and threads without a record
+	 * all push on the shared twin's */
+	hb_private(records, sizeof(records));
 	/* a record made by an earlier constructor on this thread (another
 	 * thread's made before it keeps its twin: its slow ways, still exact;
 	 * a constructor returns at depth 0) */
@@ -99,9 +103,6 @@ struct runner_thread *runner_thread_first(void)
 				t = NULL;
 		}
 		if (t != NULL) {
-			/* the library's own memory, ordered by its atomics: a
-			 * quiesce or a revoker reads another thread's list */
-			hb_private(t, sizeof(*t));
 			for (uint32_t i = 0; i < RUNNER_NEST_MAX; i++)
 				atomic_init(&t->in[i], NULL);
 			t->depth = 0;
