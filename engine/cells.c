@@ -23,8 +23,9 @@
  *    sections), and the head is written only by atomic stores;
  *  - it skips the words a kind keeps (cell_put_keep: a PE's runner guard,
  *    whose parked owner's getter loads them outside a read-side section,
- *    engine/pe.c pe_get; a context's state and PE and a buffer's context,
- *    which the owner's submit loads so, engine/task.c), which the caller
+ *    engine/pe.c pe_get; a context's state and PE and a buffer's context
+ *    and role words, src_ctx and dst_ctx, which the owner's submit loads
+ *    so, engine/task.c), which the caller
  *    reset with atomic stores before the put; the retired list's link goes
  *    after them;
  *  - the rest of a cell is read only through a handle checked inside a

@@ -459,14 +459,14 @@ static __attribute__((noinline, cold)) void route_event_slow(struct free_route *
  * the entry doca_event_free's owner way makes (runner_unpark_at, index
  * 0, the kernel's fence), recorded in the route as route_begin records
  * an entry by runner_unpark (no read-side section: route_begin says why).
- * False, nothing changed, for every other case: route_begin then makes
+ * False, nothing changed, for every other case (@p t, runner_me_owner_way,
+ * is a twin when runner_owner_way does not hold: no owner word names it,
+ * so runner_parked_by fails): route_begin then makes
  * the whole entry (a failed runner_unpark_at restored t's list; the
  * general entry looks again, as a later call would). */
 static inline __attribute__((always_inline)) bool route_begin_owner(struct free_route *r, struct doca_pe *pe,
 								     struct runner_thread *t)
 {
-	if (t == NULL) /* runner_me_owner_way: not all of those */
-		return false;
 	EXPLORE_POINT(GUARD);
 	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
 
