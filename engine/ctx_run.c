@@ -174,6 +174,15 @@ uint32_t run_poll(struct ctx_run *run, struct hw_cqe *cqes, uint32_t max)
 	return n;
 }
 
+uint32_t run_reap(struct ctx_run *run, uint64_t *cookies, uint32_t max, struct hw_cqe *odd, uint32_t *nodd)
+{
+	uint32_t n = hw_qp_reap(run->qp, cookies, max, odd, nodd);
+
+	if (n != 0)
+		run_on_device_add(run, (uint32_t)-n);
+	return n;
+}
+
 uint32_t run_outstanding(const struct ctx_run *run)
 {
 	/* (task_pool_free's acquire: a caller that sees a credit back sees

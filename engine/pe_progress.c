@@ -188,19 +188,8 @@ static inline struct doca_event *event_of_cookie(uint64_t cookie)
  * is polled and its completions sorted here. */
 static uint32_t turn_poll(struct ctx_run *run, struct turn *t, uint32_t max, uint32_t *nodd)
 {
-	struct hw_qp *qp = run->qp;
-
-	if (qp->reaps_whole) {
-		uint32_t n = hw_qp_reap(qp, t->cookies, max, t->cqes, nodd);
-
-		/* run_poll's count (engine/ctx_run.c): on_device's one writer
-		 * is the runner, this thread, so a load and a store update it */
-		if (n != 0)
-			atomic_store_explicit(&run->on_device,
-					      atomic_load_explicit(&run->on_device, memory_order_relaxed) - n,
-					      memory_order_relaxed);
-		return n;
-	}
+	if (run->qp->reaps_whole)
+		return run_reap(run, t->cookies, max, t->cqes, nodd);
 	uint32_t n = run_poll(run, t->cqes, max), odd = 0;
 
 	for (uint32_t j = 0; j < n; j++) {
