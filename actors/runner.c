@@ -52,8 +52,8 @@ __attribute__((constructor(102))) static void runner_owner_way_choose(void)
 		runner_me->way = runner_owner_way ? runner_me : runner_twin(runner_me);
 	runner_me_owner_way = runner_me != NULL ? runner_me->way : records_twin_shared;
 }
-/* the token at 4 of a 64-aligned block: its low six bits are never a
- * record's (runner_parked_by) */
+/* the token at RUNNER_TOKEN_AT of a 64-aligned block: its low six bits
+ * are never a record's, nor with PARKED a marked word's (runner_parked_by) */
 DOCA_TLS _Alignas(64) char runner_self_tokens[64];
 char tsan_rcu_token;
 

@@ -166,9 +166,12 @@ extern __attribute__((visibility("hidden"))) bool runner_owner_way;
  * record and the depth: a twin fails their runner_parked_by, which sends
  * them to the ways that test the flag and the depth themselves. */
 extern DOCA_TLS struct runner_thread *runner_me_owner_way;
-/* A thread's identity without a record: runner_self_tokens + 4 (its low
- * six bits 4: never a record's, 64-aligned; 4-aligned, for the tags). */
+/* A thread's identity without a record: runner_self_tokens +
+ * RUNNER_TOKEN_AT (its low six bits 8: never a record's, 64-aligned;
+ * 4-aligned, for the tags; bit 2 clear, so a token plus the PARKED tag is
+ * no marked parked word's: runner_parked_by). */
 extern DOCA_TLS _Alignas(64) char runner_self_tokens[64];
+#define RUNNER_TOKEN_AT 8u
 
 /* The calling thread's record, made on its first call (or NULL). */
 struct runner_thread *runner_thread_first(void);
@@ -183,7 +186,7 @@ static inline const void *runner_self(void)
 
 	if (__builtin_expect(t == NULL, 0))
 		t = runner_thread_first();
-	return t != NULL ? (const void *)t : (const void *)(runner_self_tokens + 4);
+	return t != NULL ? (const void *)t : (const void *)(runner_self_tokens + RUNNER_TOKEN_AT);
 }
 
 #ifdef DOCA_EXPLORE
@@ -245,18 +248,25 @@ static inline const void *runner_tagged(const void *me, uintptr_t tag)
  * One 32-bit compare: the low 32 bits of cur are me's plus the PARKED tag
  * (an lea and a cmp, no xor or shift; the generation is above them).
  * Exact, for an owner word cur (NULL, an identity, one with the brief
- * tag, a parked word, one marked) and me a record, a token or NULL: low
- * bits 010 are a parked word's alone (a record's identity's are 000, a
- * token's 100, a brief one's x01, a marked one's 110), so cur is then
+ * tag, a parked word, one marked) and me a record, a token or NULL. The
+ * owner words' low six bits: 000000 (NULL, a record), 000001 (a record's
+ * brief hold), 001000 and 001001 (a token, and its brief hold), 000010 (a
+ * parked word) and 000110 (one marked). me + PARKED's: 000010 for a
+ * record; 001010 for a token, no owner word's (a token at 4 of its block
+ * gave 000110, a marked word's: it matched the marked word of any record
+ * with its block's low 32 bits, tests/engine/runner_token.c); for NULL,
+ * the low 32 bits 2, a parked word of a record whose low 32 bits are 0,
+ * which no record has. So only a record me matches, and cur is then
  * gen << 48 | R | PARKED
  * for a record R whose low 32 bits are me's; records are one array of
- * less than 4 GiB (actors/runner.c), so R is me if me is a record; a
- * token's low six bits are 4 and a record's 0, and no record's low 32
- * bits are 0 (NULL's), so R is neither. */
+ * less than 4 GiB (actors/runner.c), so R is me. */
 static inline bool runner_parked_by(const void *cur, const void *me)
 {
 	_Static_assert(RUNNER_GEN_SHIFT >= 32, "the generation is above the compared bits");
 	_Static_assert(_Alignof(struct runner_thread) % 64 == 0, "a record's low six bits are 0");
+	_Static_assert(RUNNER_TOKEN_AT % 4 == 0 && RUNNER_TOKEN_AT < 64 &&
+			       (RUNNER_TOKEN_AT & (RUNNER_PARKED_TAG | RUNNER_REVOKING_TAG)) == 0,
+		       "a token is 4-aligned, not a record's, and with PARKED no marked word's");
 	return (uint32_t)(uintptr_t)cur == (uint32_t)((uintptr_t)me + RUNNER_PARKED_TAG);
 }
 

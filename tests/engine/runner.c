@@ -705,7 +705,7 @@ static void *record_thread_run(void *arg)
 
 	rt->way_before = runner_me_owner_way;
 	rt->me = runner_self();
-	rt->token = runner_self_tokens + 4;
+	rt->token = runner_self_tokens + RUNNER_TOKEN_AT;
 	pthread_barrier_wait(rt->all_made); /* alive until every record is made */
 	return NULL;
 }
@@ -717,7 +717,7 @@ Test(runner, records_are_told_apart_by_their_low_32_bits)
 	struct record_thread rt[RECORD_THREADS + 1];
 
 	/* the main thread's first: all seven alive at once, seven records */
-	rt[RECORD_THREADS] = (struct record_thread){ .me = runner_self(), .token = runner_self_tokens + 4 };
+	rt[RECORD_THREADS] = (struct record_thread){ .me = runner_self(), .token = runner_self_tokens + RUNNER_TOKEN_AT };
 	cr_assert_eq(pthread_barrier_init(&all_made, NULL, RECORD_THREADS), 0);
 	for (int i = 0; i < RECORD_THREADS; i++) {
 		rt[i] = (struct record_thread){ .all_made = &all_made };
@@ -732,7 +732,7 @@ Test(runner, records_are_told_apart_by_their_low_32_bits)
 
 		cr_assert_eq(a % 64u, 0u, "thread %d has a record (64-aligned)", i);
 		cr_assert_neq((uint32_t)a, 0u, "no record's low 32 bits are NULL's");
-		cr_assert_eq((uintptr_t)rt[i].token % 64u, 4u, "a token's low six bits are 4");
+		cr_assert_eq((uintptr_t)rt[i].token % 64u, RUNNER_TOKEN_AT, "a token's low six bits are 8");
 		lo = a < lo ? a : lo;
 		hi = a > hi ? a : hi;
 	}

@@ -3,8 +3,9 @@
  * parked word of a thread without a record (its token).
  *
  * runner_parked_by(cur, me) compares the low 32 bits of cur with those of
- * me + PARKED. A token (runner_self(), runner_self_tokens + 4) has bit 2
- * set, so token + PARKED has the low three bits 110 of a parked word that
+ * me + PARKED. A token at 4 of its block (runner_self_tokens + 4, as
+ * runner_self made it before review12's fix; RUNNER_TOKEN_AT since) has
+ * bit 2 set, so token + PARKED has the low three bits 110 of a parked word that
  * a revoker marked (R | PARKED | REVOKING): the compare holds whenever the
  * record R has the low 32 bits of the token's 64-aligned block. R is in
  * the library's bss and the token in the thread's TLS (in its stack's
