@@ -22,14 +22,10 @@ void ready_set_init(struct ready_set *s)
 	s->count = 0;
 }
 
-bool ready_signal_fenced(struct ready_set *s, struct ready_node *n)
+bool ready_signal_claim(struct ready_set *s, struct ready_node *n)
 {
-	EXPLORE_POINT(ATOMIC);
-	/* relaxed: ordered after the caller's work by the caller's fence (top). */
-	uint32_t f = atomic_load_explicit(&n->flags, memory_order_relaxed);
+	uint32_t f = 0; /* (ready_signal_fenced's look) */
 
-	if (f != 0)
-		return false; /* queued (its visit is still to come) or detached */
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: pairs with the consumer's release in ready_release_sc. The
 	 * push below writes n->link.next, which the last producer to link

@@ -74,13 +74,25 @@ static inline void ready_node_init(struct ready_node *n)
 	n->next = NULL;
 }
 
+/* ready_signal_fenced's claim and push, for a node its look found neither
+ * queued nor detached (out of line: a signal mostly finds n queued, and
+ * then pays no call). */
+bool ready_signal_claim(struct ready_set *s, struct ready_node *n);
+
 /* After publishing work for n's actor and running a full fence: make sure
  * the consumer visits n after this call. True if this call queued n: the
  * caller must then wake a sleeping consumer if n's actor has work, even
  * work another thread gave it — that thread's signal found n QUEUED while
  * our push was not yet visible, and the wake-up it gave may be spent. Thread safety: any thread,
  * wait-free (one load, at most one CAS and one mailbox push + announce). */
-bool ready_signal_fenced(struct ready_set *s, struct ready_node *n);
+static inline bool ready_signal_fenced(struct ready_set *s, struct ready_node *n)
+{
+	EXPLORE_POINT(ATOMIC);
+	/* relaxed: ordered after the caller's work by the caller's fence (top). */
+	if (atomic_load_explicit(&n->flags, memory_order_relaxed) != 0)
+		return false; /* queued (its visit is still to come) or detached */
+	return ready_signal_claim(s, n);
+}
 
 /* ready_collect_sc's drain, for a mailbox its look found not idle. */
 uint32_t ready_collect_more_sc(struct ready_set *s, uint32_t max);

@@ -800,10 +800,37 @@ void pe_wake_fenced(struct doca_pe *pe);
  * may have gone (the PE took the completions) before the PE armed. */
 void pe_wake_if(struct doca_pe *pe, bool (*needed)(const void *), const void *what);
 void pe_wake_fenced_if(struct doca_pe *pe, bool (*needed)(const void *), const void *what);
+/* pe_wake_after_push once it found the PE armed (@p pushed: its signal
+ * queued ctx); engine/pe_notify.c. */
+void pe_wake_after_push_armed(struct doca_ctx *ctx, struct ctx_run *run, bool pushed);
 /* After pushing into run's mailbox (and announcing): if the PE is armed,
  * move the mailbox to the device ourselves under the brief runner guard
- * (the completion will wake the PE), else wake it. Any thread. */
-void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run);
+ * (the completion will wake the PE), else wake it. Any thread, inside a
+ * read-side section. Inline up to the armed look (a foreign submit pays
+ * no call while the PE is not armed); the argument is engine/pe_notify.c's. */
+static inline __attribute__((always_inline)) void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
+{
+	struct doca_pe *pe = ctx_pe(ctx);
+
+	/* seq_cst fence: the pushes are visible before the ready flag's and
+	 * the armed flag's loads. */
+	atomic_thread_fence(memory_order_seq_cst);
+	/* pushed: our signal queued ctx. Until that push was visible, another
+	 * thread's signal (an engine thread's completions) found ctx QUEUED
+	 * and woke the PE for a visit the PE could not make yet: that wake-up
+	 * may be spent, and the next one is ours to give (pe_notify.c). */
+	bool pushed = ready_signal_fenced(&pe->ready, &ctx->ready) && !DOCA_REVERTED("push_wake_own_queue");
+
+	if (pushed)
+		/* seq_cst fence: our push into the ready set is visible before
+		 * the armed load (engine/pe_ready.c) */
+		atomic_thread_fence(memory_order_seq_cst);
+	if (DOCA_REVERTED("push_wake_skipped"))
+		return;
+	EXPLORE_POINT(WAKE);
+	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED)
+		pe_wake_after_push_armed(ctx, run, pushed);
+}
 /* doca_task_submit (desc not NULL) accepted only into the run that start
  * number @p start of the context made (its ctx_run.start), BAD_STATE in
  * any other: a doca_task_submit_wait sleeper never lands in a run started

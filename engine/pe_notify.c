@@ -152,28 +152,10 @@ static bool ctx_feedable(struct doca_ctx *ctx, const struct ctx_run *run)
 	return ctx_state(ctx) == DOCA_CTX_STATE_RUNNING && !run->fatal && !run->flush_sent;
 }
 
-void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
+void pe_wake_after_push_armed(struct doca_ctx *ctx, struct ctx_run *run, bool pushed)
 {
 	struct doca_pe *pe = ctx_pe(ctx);
 
-	/* seq_cst fence: the pushes are visible before the ready flag's and
-	 * the armed flag's loads. */
-	atomic_thread_fence(memory_order_seq_cst);
-	/* pushed: our signal queued ctx. Until that push was visible, another
-	 * thread's signal (an engine thread's completions) found ctx QUEUED
-	 * and woke the PE for a visit the PE could not make yet: that wake-up
-	 * may be spent, and the next one is ours to give (below). */
-	bool pushed = pe_ready_signal_fenced(pe, ctx) && !DOCA_REVERTED("push_wake_own_queue");
-
-	if (pushed)
-		/* seq_cst fence: our push into the ready set is visible before
-		 * the armed load (engine/pe_ready.c) */
-		atomic_thread_fence(memory_order_seq_cst);
-	if (DOCA_REVERTED("push_wake_skipped"))
-		return;
-	EXPLORE_POINT(WAKE);
-	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) != PE_ARMED)
-		return;
 	/* Armed: the PE sleeps, or is arming and its feed may have missed our
 	 * pushes. Feeding them ourselves (a bounded batch, as a direct post)
 	 * takes our own pushes (the mailbox keeps one thread's items in order)
