@@ -99,9 +99,10 @@ void mailbox_push_mpsc(struct mailbox *mb, struct mailbox_node *item)
 	shard_push(&mb->shards[caller_shard()], item);
 }
 
-void mailbox_announce(struct mailbox *mb)
+/* mailbox_announce for the caller's shard, @p shard. */
+static void shard_announce(struct mailbox *mb, uint32_t shard)
 {
-	uint32_t bit = 1u << caller_shard();
+	uint32_t bit = 1u << shard;
 
 	/* seq_cst fence: the pushes are visible before we load the summary (see top). */
 	EXPLORE_POINT(ATOMIC);
@@ -113,6 +114,19 @@ void mailbox_announce(struct mailbox *mb)
 		 * (a consumer that lets go and looks again reads only the bit) */
 		atomic_thread_fence(memory_order_seq_cst);
 	}
+}
+
+void mailbox_announce(struct mailbox *mb)
+{
+	shard_announce(mb, caller_shard());
+}
+
+void mailbox_push_announce_mpsc(struct mailbox *mb, struct mailbox_node *item)
+{
+	uint32_t shard = caller_shard();
+
+	shard_push(&mb->shards[shard], item);
+	shard_announce(mb, shard);
 }
 
 /* Take shard i's oldest node, or NULL if it is empty or its next node is

@@ -89,6 +89,11 @@ void mailbox_push_mpsc(struct mailbox *mb, struct mailbox_node *item);
  * after the pushes and the flag. Thread safety: any thread, wait-free. */
 void mailbox_announce(struct mailbox *mb);
 
+/* mailbox_push_mpsc then mailbox_announce, with one look at the caller's
+ * shard: the last (or only) push of a burst. Thread safety: any thread,
+ * wait-free. */
+void mailbox_push_announce_mpsc(struct mailbox *mb, struct mailbox_node *item);
+
 /* Take up to `max` items, at most `per_shard` from each flagged shard,
  * starting at the shard after the one drained first last time. Every item
  * announced before the call is taken by it or by a later drain (one held up

@@ -22,10 +22,11 @@ static _Atomic uint64_t slot_bits[SLOT_WORDS];
 static _Atomic unsigned overflow_next;
 static pthread_key_t slot_key;
 static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
-static DOCA_TLS int my_slot = -1;
+DOCA_TLS int thread_slot_mine = -1;
 
-/* my_slot stays set: a later key destructor of this thread that pushes
- * still gets this slot, perhaps a new thread's by then (thread_slot.h). */
+/* thread_slot_mine stays set: a later key destructor of this thread that
+ * pushes still gets this slot, perhaps a new thread's by then
+ * (thread_slot.h). */
 static void slot_release(void *value)
 {
 	unsigned slot = (unsigned)(uintptr_t)value - 1u;
@@ -62,36 +63,29 @@ static int slot_claim(void)
 	return -1;
 }
 
-/* First call of a thread: claim a slot (kept out of line, so the fast path
- * below stays a TLS load and a branch). */
-static __attribute__((noinline)) unsigned slot_first_use(void)
+/* First call of a thread: claim a slot (out of line, so thread_slot_get
+ * stays a TLS load and a branch). */
+unsigned thread_slot_first_use(void)
 {
 	pthread_once(&slot_once, slot_key_create);
 	hb_acquire(&slot_once);
 	int slot = slot_claim();
 
 	if (slot >= 0) {
-		my_slot = slot;
+		thread_slot_mine = slot;
 		(void)pthread_setspecific(slot_key, (void *)(uintptr_t)(slot + 1));
 	} else {
-		my_slot = (int)(atomic_fetch_add_explicit(&overflow_next, 1, memory_order_relaxed) %
+		thread_slot_mine = (int)(atomic_fetch_add_explicit(&overflow_next, 1, memory_order_relaxed) %
 				THREAD_SLOT_MAX);
 	}
-	return (unsigned)my_slot;
+	return (unsigned)thread_slot_mine;
 }
 
 void thread_slot_after_fork_child(void)
 {
 	for (unsigned w = 0; w < SLOT_WORDS; w++)
 		atomic_store_explicit(&slot_bits[w], 0, memory_order_relaxed);
-	if (my_slot >= 0 && pthread_getspecific(slot_key) != NULL)
-		atomic_store_explicit(&slot_bits[(unsigned)my_slot / 64u],
-				      UINT64_C(1) << ((unsigned)my_slot % 64u), memory_order_relaxed);
-}
-
-unsigned thread_slot_get(void)
-{
-	if (__builtin_expect(my_slot >= 0, 1))
-		return (unsigned)my_slot;
-	return slot_first_use();
+	if (thread_slot_mine >= 0 && pthread_getspecific(slot_key) != NULL)
+		atomic_store_explicit(&slot_bits[(unsigned)thread_slot_mine / 64u],
+				      UINT64_C(1) << ((unsigned)thread_slot_mine % 64u), memory_order_relaxed);
 }

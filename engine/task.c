@@ -784,12 +784,13 @@ task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event *
 	task_post_leave(pe, run, posted, wake, unparked, sectioned);
 }
 
-/* Hand filled events to the mailbox (the PE's next turn posts them). */
+/* Hand n (>= 1) filled events to the mailbox (the PE's next turn posts
+ * them); the last one's push announces them all. */
 static void task_push(struct ctx_run *run, struct doca_event **evs, uint32_t n)
 {
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i + 1u < n; i++)
 		mailbox_push_mpsc(&run->mbox, &evs[i]->mbox_node);
-	mailbox_announce(&run->mbox);
+	mailbox_push_announce_mpsc(&run->mbox, &evs[n - 1u]->mbox_node);
 }
 
 /* The state check of a chunk, after its first task's handles: RUNNING,
