@@ -77,6 +77,22 @@ void reader_register(void)
 	gp_leave();
 }
 
+bool reader_membarrier(void)
+{
+	/* (this file sees liburcu's variable: it does not include engine/rcu.h) */
+	return urcu_memb_has_sys_membarrier != 0;
+}
+
+void reader_read_lock(void)
+{
+	rcu_read_lock();
+}
+
+void reader_read_unlock(void)
+{
+	rcu_read_unlock();
+}
+
 void reader_unregister(void)
 {
 	gp_enter();

@@ -7,8 +7,21 @@
 #ifndef DOCA_RCU_READER_H
 #define DOCA_RCU_READER_H
 
+#include <stdbool.h>
+
 /* Register the calling thread as an RCU reader (once per thread). */
 void reader_register(void);
+
+/* True if liburcu's readers need no fence (it found sys_membarrier at its
+ * init, a choice it never changes): engine/rcu.h's inline read side is
+ * then sound. Thread safety: any thread, after reader_register. */
+bool reader_membarrier(void);
+
+/* liburcu's read-side lock and unlock with its own test of
+ * sys_membarrier (engine/rcu.h's way for a thread where it was not found).
+ * Thread safety: a registered thread. */
+void reader_read_lock(void);
+void reader_read_unlock(void);
 
 /* Unregister the calling thread; outside any read-side section. */
 void reader_unregister(void);

@@ -52,6 +52,7 @@
 #include "engine/live.h"
 
 DOCA_TLS bool doca_rcu_registered;
+DOCA_TLS bool doca_rcu_fast;
 
 static pthread_key_t rcu_key;
 static pthread_once_t rcu_once = PTHREAD_ONCE_INIT;
@@ -61,6 +62,7 @@ static void rcu_thread_exit(void *unused)
 	(void)unused;
 	reader_unregister();
 	doca_rcu_registered = false;
+	doca_rcu_fast = false;
 }
 
 static void rcu_key_create(void)
@@ -73,8 +75,23 @@ void doca_rcu_register_slow(void)
 	pthread_once(&rcu_once, rcu_key_create);
 	reader_register();
 	doca_rcu_registered = true;
+#ifdef _LGPL_SOURCE
+	doca_rcu_fast = reader_membarrier();
+#else
+	doca_rcu_fast = true; /* rcu_read_lock is liburcu's function */
+#endif
 	/* any non-NULL value makes the destructor run at thread exit */
 	(void)pthread_setspecific(rcu_key, &rcu_key);
+}
+
+void doca_rcu_read_lock_slow(void)
+{
+	doca_rcu_ensure();
+	EXPLORE_POINT(RCU_LOCK);
+	if (doca_rcu_fast)
+		rcu_read_lock();
+	else
+		reader_read_lock();
 }
 
 void doca_synchronize_rcu(void)

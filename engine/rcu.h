@@ -22,11 +22,30 @@
 
 #include <stdbool.h>
 
+#ifdef _LGPL_SOURCE
+/*
+ * liburcu's inline read side compiled as if sys_membarrier were certain:
+ * its three tests of urcu_memb_has_sys_membarrier per section (one in the
+ * lock, two in the unlock) go, each barrier a compiler barrier. Sound only
+ * where liburcu found sys_membarrier at its init, which it decides once
+ * and never changes: the thread-local doca_rcu_fast (below) is set at
+ * registration only then (actors/rcu_reader.c, reader_membarrier), and a
+ * section takes this inline way only while it is set; any other thread
+ * takes liburcu's own inline way, with its tests, compiled in
+ * actors/rcu_reader.c (reader_read_lock). Both ways are the same
+ * algorithm on the same reader word, so a lock and an unlock of one
+ * section may take either. A file that includes <urcu.h> before this
+ * one keeps liburcu's tests (still sound, only slower).
+ */
+#define CONFIG_RCU_FORCE_SYS_MEMBARRIER 1
+#endif
+
 #include <urcu.h>
 #include <urcu/rculfhash.h>
 
 #include "actors/explore.h"
 #include "actors/hb_annotate.h"
+#include "actors/rcu_reader.h"
 #include "actors/tsan_annotate.h"
 
 #ifdef _LGPL_SOURCE
@@ -44,6 +63,11 @@ extern __thread struct urcu_reader urcu_memb_reader __attribute__((tls_model("in
 #endif
 
 extern DOCA_TLS bool doca_rcu_registered;
+/* Registered, and the rcu_read_lock compiled here is sound for this
+ * thread (see CONFIG_RCU_FORCE_SYS_MEMBARRIER above; without
+ * _LGPL_SOURCE it is liburcu's function, sound always): one test per
+ * lock and one per unlock. */
+extern DOCA_TLS bool doca_rcu_fast;
 
 void doca_rcu_register_slow(void);
 
@@ -54,9 +78,15 @@ static inline void doca_rcu_ensure(void)
 		doca_rcu_register_slow();
 }
 
+/* doca_rcu_read_lock for a thread not doca_rcu_fast (engine/rcu.c). */
+void doca_rcu_read_lock_slow(void);
+
 static inline void doca_rcu_read_lock(void)
 {
-	doca_rcu_ensure();
+	if (__builtin_expect(!doca_rcu_fast, 0)) {
+		doca_rcu_read_lock_slow();
+		return;
+	}
 	EXPLORE_POINT(RCU_LOCK);
 	rcu_read_lock();
 }
@@ -66,7 +96,10 @@ static inline void doca_rcu_read_unlock(void)
 	TSAN_RCU_READER_EXIT();
 	EXPLORE_POINT(RCU_UNLOCK);
 	hb_release(&tsan_rcu_token); /* the same edge, for an application's tool */
-	rcu_read_unlock();
+	if (__builtin_expect(doca_rcu_fast, 1))
+		rcu_read_unlock();
+	else
+		reader_read_unlock();
 }
 
 /* Wait for every read-side section that began before the call. Never inside one. */
