@@ -316,6 +316,15 @@ static inline __attribute__((always_inline)) doca_error_t task_pins_back(struct 
 	return DOCA_ERROR_INVALID_VALUE;
 }
 
+/* task_pool_free(p) == 0, inline: a foreign submit's look before its
+ * pins pays no call (the same point and acquire load). */
+static inline __attribute__((always_inline)) bool task_pool_none_free(const struct task_pool *p)
+{
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: as task_pool_free's (a credit seen back, the PE's slot done) */
+	return head_free(atomic_load_explicit(&p->head, memory_order_acquire)) == 0;
+}
+
 /* Validate and pin one task (under the guard when @p guarded); @p first:
  * the chunk's first task, which also looks at the pool; @p kernel: the
  * caller found asym_fence_kernel true (asym_fence_light_known). */
@@ -360,7 +369,7 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
 		 * frees) then reads the pool's line and never writes the
 		 * buffers' lines the PE unpins. (Pins under the guard are the
 		 * holder's own counts: nothing shared.) */
-		if (first && task_pool_free(&run->pool) == 0)
+		if (first && task_pool_none_free(&run->pool))
 			return DOCA_ERROR_AGAIN;
 		if (!buf_pin_shared(src))
 			return DOCA_ERROR_INVALID_VALUE;
