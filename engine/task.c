@@ -795,7 +795,8 @@ task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event *
 
 /* Hand n (>= 1) filled events to the mailbox (the PE's next turn posts
  * them); the last one's push announces them all. */
-static void task_push(struct ctx_run *run, struct doca_event **evs, uint32_t n)
+static inline __attribute__((always_inline)) void task_push(struct ctx_run *run, struct doca_event **evs,
+								uint32_t n)
 {
 	for (uint32_t i = 0; i + 1u < n; i++)
 		mailbox_push_mpsc(&run->mbox, &evs[i]->mbox_node);
@@ -1267,9 +1268,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	return DOCA_SUCCESS;
 }
 
-/* The entry points, inlined into each: a single task's call is then
- * compiled for n = 1 (task_one, no chunk loops), and a call for any run
- * (@p start 0) without the run check. */
+/* doca_task_submit_batch. */
 static inline __attribute__((always_inline)) doca_error_t
 task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32_t n, uint64_t start,
 		  uint32_t *accepted)
@@ -1292,12 +1291,7 @@ task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32
 	ctx = ctx_of(h);
 	if (ctx == NULL)
 		err = HANDLE_REFUSAL(h, MAGIC_CTX);
-	if (__builtin_constant_p(n) && n == 1 && err == DOCA_SUCCESS) /* a single submit */
-		i = task_one(ctx, &run, start, descs, buf_key, &queued, &err);
-	/* a single submit compiles no chunk loop: task_one accepts its task
-	 * or sets err (a refusal is never DOCA_SUCCESS, and a take of no
-	 * credit says why), so the loop would never run after it */
-	while (!(__builtin_constant_p(n) && n == 1) && err == DOCA_SUCCESS && i < n) {
+	while (err == DOCA_SUCCESS && i < n) {
 		uint32_t m = n - i < SUBMIT_CHUNK ? n - i : SUBMIT_CHUNK;
 
 		i += task_chunk(ctx, &run, start, &descs[i], m, buf_key, &queued, &err);
@@ -1315,14 +1309,32 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_d
 	return task_submit_burst(h, descs, n, 0, accepted);
 }
 
-/* A single submit inside a read-side section: every way but the owner's,
- * out of line, so the owner's way is the one compiled into the callers. */
-static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_ctx *ctx,
+/* A single submit inside a read-side section (@p desc not NULL): every
+ * way but the owner's, out of line, so the owner's way is the one
+ * compiled into the callers. task_submit_burst's steps for one task
+ * (task_one, no chunk loops; @p start 0: a call for any run, without the
+ * run check), with no count to report and no array to check. */
+static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_ctx *h,
 								    const struct doca_task_desc *desc, uint64_t start)
 {
-	uint32_t accepted;
+	doca_error_t err = DOCA_SUCCESS;
+	struct ctx_run *run = NULL;
+	bool queued = false;
+	const uint64_t buf_key = head_key(MAGIC_BUF); /* as task_submit_burst's */
 
-	return task_submit_burst(ctx, desc, 1, start, &accepted);
+	if (h == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	doca_rcu_read_lock();
+	struct doca_ctx *ctx = ctx_of(h);
+
+	if (ctx == NULL)
+		err = HANDLE_REFUSAL(h, MAGIC_CTX);
+	else
+		(void)task_one(ctx, &run, start, desc, buf_key, &queued, &err);
+	if (queued)
+		pe_wake_after_push(ctx, run);
+	doca_rcu_read_unlock();
+	return err;
 }
 
 /* A single submit: the owner's way, or the sectioned one. */
