@@ -36,8 +36,8 @@ bool ready_signal_claim(struct ready_set *s, struct ready_node *n)
 	if (!atomic_compare_exchange_strong_explicit(&n->flags, &f, READY_QUEUED, memory_order_acquire,
 						     memory_order_relaxed))
 		return false; /* another signaller won, or the owner detached it */
-	mailbox_push_mpsc(&s->signalled, &n->link);
-	mailbox_announce(&s->signalled);
+	/* the last step: its announce's full fence ends the call (ready_set.h) */
+	mailbox_push_announce_mpsc(&s->signalled, &n->link);
 	return true;
 }
 

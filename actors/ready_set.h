@@ -83,7 +83,9 @@ bool ready_signal_claim(struct ready_set *s, struct ready_node *n);
  * the consumer visits n after this call. True if this call queued n: the
  * caller must then wake a sleeping consumer if n's actor has work, even
  * work another thread gave it — that thread's signal found n QUEUED while
- * our push was not yet visible, and the wake-up it gave may be spent. Thread safety: any thread,
+ * our push was not yet visible, and the wake-up it gave may be spent; the
+ * call then ends with its push's announce, a full fence after the push
+ * (actors/mailbox.h), so the caller's loads after it follow the push. Thread safety: any thread,
  * wait-free (one load, at most one CAS and one mailbox push + announce). */
 static inline bool ready_signal_fenced(struct ready_set *s, struct ready_node *n)
 {

@@ -803,28 +803,29 @@ void pe_wake_fenced_if(struct doca_pe *pe, bool (*needed)(const void *), const v
 /* pe_wake_after_push once it found the PE armed (@p pushed: its signal
  * queued ctx); engine/pe_notify.c. */
 void pe_wake_after_push_armed(struct doca_ctx *ctx, struct ctx_run *run, bool pushed);
-/* After pushing into run's mailbox (and announcing): if the PE is armed,
- * move the mailbox to the device ourselves under the brief runner guard
- * (the completion will wake the PE), else wake it. Any thread, inside a
- * read-side section. Inline up to the armed look (a foreign submit pays
- * no call while the PE is not armed); the argument is engine/pe_notify.c's. */
+/* After pushing into run's mailbox and announcing (the last push's
+ * mailbox_announce or mailbox_push_announce_mpsc, and no store since that
+ * the checks below must follow): if the PE is armed, move the mailbox to
+ * the device ourselves under the brief runner guard (the completion will
+ * wake the PE), else wake it. Any thread, inside a read-side section.
+ * Inline up to the armed look (a foreign submit pays no call while the PE
+ * is not armed); the argument is engine/pe_notify.c's. */
 static inline __attribute__((always_inline)) void pe_wake_after_push(struct doca_ctx *ctx, struct ctx_run *run)
 {
 	struct doca_pe *pe = ctx_pe(ctx);
 
-	/* seq_cst fence: the pushes are visible before the ready flag's and
-	 * the armed flag's loads. */
-	atomic_thread_fence(memory_order_seq_cst);
-	/* pushed: our signal queued ctx. Until that push was visible, another
-	 * thread's signal (an engine thread's completions) found ctx QUEUED
-	 * and woke the PE for a visit the PE could not make yet: that wake-up
-	 * may be spent, and the next one is ours to give (pe_notify.c). */
+	/* No fence here: the announce's last full fence (actors/mailbox.h)
+	 * comes after the pushes and its flag, so they are visible before the
+	 * ready flag's and the armed flag's loads. pushed: our signal queued
+	 * ctx. Until that push was visible, another thread's signal (an
+	 * engine thread's completions) found ctx QUEUED and woke the PE for a
+	 * visit the PE could not make yet: that wake-up may be spent, and the
+	 * next one is ours to give (pe_notify.c). */
 	bool pushed = ready_signal_fenced(&pe->ready, &ctx->ready) && !DOCA_REVERTED("push_wake_own_queue");
 
-	if (pushed)
-		/* seq_cst fence: our push into the ready set is visible before
-		 * the armed load (engine/pe_ready.c) */
-		atomic_thread_fence(memory_order_seq_cst);
+	/* pushed: no fence either, the signal's own announce ended with one
+	 * after our push into the ready set (ready_set.h), which is so visible
+	 * before the armed load (engine/pe_ready.c) */
 	if (DOCA_REVERTED("push_wake_skipped"))
 		return;
 	EXPLORE_POINT(WAKE);
