@@ -56,6 +56,26 @@ Test(mailbox, a_drain_takes_only_announced_shards)
 	cr_assert_not(mailbox_nonempty(&mb));
 }
 
+Test(mailbox, push_announce_flags_the_callers_shard_behind_earlier_pushes)
+{
+	struct item items[3] = { { .value = 0 }, { .value = 1 }, { .value = 2 } };
+	struct mailbox_node *out[4];
+
+	mailbox_push_mpsc(&mb, &items[0].node);
+	mailbox_push_mpsc(&mb, &items[1].node);
+	cr_assert_eq(mb.summary, 0, "plain pushes flag nothing");
+	mailbox_push_announce_mpsc(&mb, &items[2].node);
+	cr_assert_eq(mb.summary, 1u << (thread_slot_get() % MAILBOX_SHARDS), "the caller's shard, flagged");
+	cr_assert_eq(atomic_load(&my_shard()->tail), &items[2].node, "pushed into the caller's shard");
+	cr_assert_eq(mailbox_drain_sc(&mb, out, 4, 4), 3);
+	cr_assert_eq(out[0], &items[0].node);
+	cr_assert_eq(out[1], &items[1].node);
+	cr_assert_eq(out[2], &items[2].node);
+	cr_assert_eq(mb.summary, 0, "the drain cleared the flag");
+	cr_assert(mailbox_idle(&mb));
+	cr_assert_not(mailbox_nonempty(&mb));
+}
+
 Test(mailbox, a_shard_left_non_empty_by_a_limit_is_visited_again_without_an_announce)
 {
 	struct item items[5];
