@@ -35,7 +35,9 @@
  * actors/rcu_reader.c (reader_read_lock). Both ways are the same
  * algorithm on the same reader word, so a lock and an unlock of one
  * section may take either. A file that includes <urcu.h> before this
- * one keeps liburcu's tests (still sound, only slower).
+ * one keeps liburcu's tests (still sound, only slower); one that includes
+ * this one calls only doca_rcu_read_lock/unlock, never rcu_read_lock
+ * itself (its thread's doca_rcu_fast unchecked).
  */
 #define CONFIG_RCU_FORCE_SYS_MEMBARRIER 1
 #endif
