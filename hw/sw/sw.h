@@ -108,7 +108,9 @@ void sw_execute(struct sw_dev *dev, const struct hw_desc *d, bool flushed, struc
 /* The length of the descriptor sw_qp_take_due would look at next (0 if
  * none is there): the executor's peek. */
 uint64_t sw_qp_next_len(struct sw_qp *qp);
-/* Take the next descriptor whose delay has passed; *now caches the clock. */
+/* Take the next descriptor whose delay has passed; *now caches the clock.
+ * With delay_us or a descriptor held only (an engine thread without a
+ * delay peeks and takes in place, sw_engine.c). */
 bool sw_qp_take_due(struct sw_qp *qp, struct sw_desc *out, bool *flushed, uint64_t *now);
 uint64_t sw_now_ns(void);
 void sw_qp_free(struct sw_qp *qp);

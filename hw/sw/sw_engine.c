@@ -192,16 +192,46 @@ static bool cq_unread(const void *cq)
 	return sw_ring_unread(cq);
 }
 
-/* Execute up to ENGINE_BATCH due descriptors of one qp. */
+/* Without a delay (delay_us 0: nothing is ever held), the descriptor
+ * sw_sq_peek just gave, taken: whether it is flushed. */
+static bool engine_take_peeked(struct sw_qp *qp, uint16_t tag)
+{
+	sw_sq_take(&qp->sq, tag);
+	/* acquire: pairs with sw_qp_flush's release. */
+	return atomic_load_explicit(&qp->flushing, memory_order_acquire);
+}
+
+/* Execute up to ENGINE_BATCH due descriptors of one qp.
+ *
+ * Without a delay, one peek of the SQ a descriptor: the slot's sequence
+ * loaded once (acquire), the descriptor read into d from its slot in
+ * place, then the CQ's room, then the take. It looked three times
+ * before (qp_has_work, sw_qp_next_len for the length, sw_qp_take_due's
+ * copy), each an acquire load of the same sequence and a read of the
+ * same slot. Why the one look is the same: the slot is ours from the
+ * acquire that finds it published until the take's release of tail, and
+ * the PE reuses it only after it loads a tail past it (sw_ring.h), so
+ * the three reads could only see what the first saw. The stores and the
+ * other loads keep their order: the CQ's claim (its tail load, a grow),
+ * the SQ's tail release (the take), the flush flag's acquire, the copy,
+ * the CQ's publish; a CQ without room still leaves the descriptor in the
+ * SQ, untaken, for a later pass. One step moves: the peek follows a link
+ * slot (sw_ring_follow: the old segment freed, tail past the link) as
+ * soon as it is published, where qp_has_work waited for the item after
+ * it. That is the consumer's own step, the same one it takes a look
+ * later, and the producer, which wrote its last into the old segment
+ * before the link, reads of it only tail, as room. With a delay, the old
+ * looks: a descriptor is taken into held before it is due. */
 static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t *now, bool *waiting)
 {
 	struct sw_desc d;
 	struct hw_cqe c;
 	struct sw_cq_slot gathered = { .count = 0 };
-	bool flushed;
+	bool delayed = qp->dev->params.delay_us != 0, flushed;
+	uint16_t tag = 0; /* set by each peek (the compiler cannot tell) */
 	uint32_t n = 0;
 
-	while (n < ENGINE_BATCH && qp_has_work(qp)) {
+	while (n < ENGINE_BATCH && (delayed ? qp_has_work(qp) : sw_sq_peek(&qp->sq, &d, &tag))) {
 		/* Room for the completion first: credits bound what is
 		 * outstanding, so the CQ is full only when it cannot grow (out of
 		 * memory, or ring_max). Then the PE must drain it: wake it for the
@@ -210,14 +240,16 @@ static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t 
 		 * wait here: we are inside a read-side section, and a grace
 		 * period on the PE's thread (a stop) would wait for us. The
 		 * completions packed so far go out before a large copy starts. */
-		sw_cq_before(&qp->cq, &gathered, sw_qp_next_len(qp));
+		sw_cq_before(&qp->cq, &gathered, delayed ? sw_qp_next_len(qp) : d.d.len);
 		if (!sw_cq_room(&qp->cq, &gathered)) {
 			atomic_thread_fence(memory_order_seq_cst);
 			qp->wake(qp->wake_arg, NULL, NULL); /* full: the PE has entries to take */
 			*waiting = true;
 			break;
 		}
-		if (!sw_qp_take_due(qp, &d, &flushed, now))
+		if (!delayed)
+			flushed = engine_take_peeked(qp, tag);
+		else if (!sw_qp_take_due(qp, &d, &flushed, now))
 			break;
 		sw_execute(e->dev, &d.d, flushed, &c);
 		sw_cq_add(&qp->cq, &gathered, &c); /* publishes a full slot, or a large copy's */

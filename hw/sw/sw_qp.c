@@ -141,14 +141,6 @@ uint64_t sw_qp_next_len(struct sw_qp *qp)
 
 bool sw_qp_take_due(struct sw_qp *qp, struct sw_desc *out, bool *flushed, uint64_t *now)
 {
-	if (!qp->has_held && qp->dev->params.delay_us == 0) {
-		/* nothing ever waits: straight from the SQ slot */
-		if (!sw_sq_get(&qp->sq, out))
-			return false;
-		/* acquire: pairs with sw_qp_flush's release. */
-		*flushed = atomic_load_explicit(&qp->flushing, memory_order_acquire);
-		return true;
-	}
 	if (!qp->has_held) {
 		if (!sw_sq_get(&qp->sq, &qp->held))
 			return false;

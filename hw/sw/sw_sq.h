@@ -32,7 +32,8 @@
  * "a descriptor the executor has not taken" (sw_ring_unread), and a slot
  * at tail with entries left is still published (sw_ring_ready: work). The
  * entries of one slot are taken one by one, each with its own look at the
- * flush flag (sw_qp_take_due), so a flush between them flushes the second
+ * flush flag (sw_qp_take_due; an engine thread's, without a delay,
+ * engine_take_peeked), so a flush between them flushes the second
  * and not the first, as with one descriptor per slot.
  */
 #ifndef DOCA_HW_SW_SQ_H
