@@ -96,6 +96,7 @@
  * (stop_report_owed): the context's PE reports RUNNING → STOPPING on a
  * later turn, once the lock is free, and only then may finish the stop.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,19 +111,58 @@ static void run_on_device_add(struct ctx_run *run, uint32_t delta)
 	atomic_store_explicit(&run->on_device, n + delta, memory_order_relaxed);
 }
 
+/* The device took @p took of @p n: count them on it, and say why the rest
+ * wait. False if it took them all. */
+static bool run_posted(struct ctx_run *run, uint32_t took, uint32_t n)
+{
+	run_on_device_add(run, took);
+	if (took == n)
+		return false;
+	doca_log(DOCA_LOG_WARN, "the device's queue is full and cannot grow (out of memory, or sw0's ring_max): %u tasks wait for room",
+		 n - took);
+	return true;
+}
+
 void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n)
 {
 	uint32_t took = hw_qp_post(run->qp, descs, n);
 
-	run_on_device_add(run, took);
-	if (took == n)
+	if (!run_posted(run, took, n))
 		return;
-	doca_log(DOCA_LOG_WARN, "the device's queue is full and cannot grow (out of memory, or sw0's ring_max): %u tasks wait for room",
-		 n - took);
 	for (uint32_t i = took; i < n; i++) {
 		struct doca_event *ev = (struct doca_event *)(uintptr_t)descs[i].cookie;
 
 		event_list_append(&run->backlog_head, &run->backlog_tail, ev);
+	}
+}
+
+/* hw_ops.post_chain's map of an event: its link, its length, and its
+ * buffers' data. */
+static const struct hw_chain event_chain = {
+	.next = offsetof(struct doca_event, next),
+	.len = offsetof(struct doca_event, len),
+	.src = offsetof(struct doca_event, src),
+	.dst = offsetof(struct doca_event, dst),
+	.data = offsetof(struct doca_buf, data),
+};
+
+_Static_assert(sizeof(((struct doca_event *)0)->len) == sizeof(uint64_t), "hw_chain: a length is a uint64_t");
+_Static_assert(sizeof(((struct doca_buf *)0)->data) == sizeof(void *), "hw_chain: a buffer's data is a pointer");
+
+void run_post_chain(struct ctx_run *run, struct doca_event *first, uint32_t n)
+{
+	uint32_t took = hw_qp_post_chain(run->qp, first, n, &event_chain);
+	struct doca_event *ev = first;
+
+	if (!run_posted(run, took, n))
+		return;
+	for (uint32_t i = 0; i < took; i++)
+		ev = ev->next;
+	for (uint32_t i = took; i < n; i++) {
+		struct doca_event *next = ev->next; /* the append ends the list at ev */
+
+		event_list_append(&run->backlog_head, &run->backlog_tail, ev);
+		ev = next;
 	}
 }
 

@@ -447,6 +447,9 @@ uint32_t run_outstanding(const struct ctx_run *run);
  * run's backlog, in order, for the next post (run_post_backlog), and the
  * context stays in the ready set. */
 void run_post(struct ctx_run *run, const struct hw_desc *descs, uint32_t n);
+/* run_post of n events linked in order from first (their next), with
+ * hw_ops.post_chain (the qp's posts_chain): no descriptor built. */
+void run_post_chain(struct ctx_run *run, struct doca_event *first, uint32_t n);
 /* Leave n (>= 1) filled events in the run's backlog, after what waits
  * there, for its PE's next visit to post (runner guard held; the caller
  * queues the visit): already linked in order by the caller (each

@@ -772,14 +772,18 @@ task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event *
 		 * executes them all); and nothing may overtake what waits already */
 		run_defer(run, evs, n);
 	} else if (n != 0) {
-		struct hw_desc descs[SUBMIT_CHUNK];
-		const struct doca_event *ev = evs[0];
-
 		/* the chunk's events are linked (task_take_fill_guarded may
 		 * have stored only the first and the last of them in evs) */
-		for (uint32_t i = 0; i < n; i++, ev = ev->next)
-			descs[i] = event_desc(ev);
-		run_post(run, descs, n);
+		if (run->qp->posts_chain) {
+			run_post_chain(run, evs[0], n);
+		} else {
+			struct hw_desc descs[SUBMIT_CHUNK];
+			const struct doca_event *ev = evs[0];
+
+			for (uint32_t i = 0; i < n; i++, ev = ev->next)
+				descs[i] = event_desc(ev);
+			run_post(run, descs, n);
+		}
 		hw_qp_doorbell(run->qp);
 		posted = true;
 	}

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "doca_error.h"
 
@@ -79,6 +80,9 @@ struct hw_qp {
 	/* Set at qp_create by a device with hw_ops.reap: the engine reaps its
 	 * completions with it instead of poll. */
 	bool reaps_whole;
+	/* Set at qp_create by a device with hw_ops.post_chain: the engine
+	 * posts its linked events with it instead of post. */
+	bool posts_chain;
 };
 
 enum hw_access {
@@ -107,6 +111,55 @@ struct hw_copy {
 	void *dst;
 	uint64_t len;
 };
+
+/** Where hw_ops.post_chain finds each copy in the caller's records, as
+ * byte offsets into them: a record's address is its copy's cookie; at
+ * `next` lies the next record's address, at `len` the copy's length (a
+ * uint64_t), at `src` (`dst`) the address of an object that holds, at
+ * `data`, the copy's source (destination) address. The engine's are its
+ * events and their buffers (engine/ctx_run.c). */
+struct hw_chain {
+	uint32_t next;
+	uint32_t len;
+	uint32_t src;
+	uint32_t dst;
+	uint32_t data;
+};
+
+/* The word at @p off in record @p rec (memcpy: the record's field has
+ * its own type). */
+static inline uint64_t hw_chain_word(const void *rec, uint32_t off)
+{
+	uint64_t w;
+
+	memcpy(&w, (const char *)rec + off, sizeof(w));
+	return w;
+}
+
+static inline void *hw_chain_ptr(const void *rec, uint32_t off)
+{
+	void *p;
+
+	memcpy(&p, (const char *)rec + off, sizeof(p));
+	return p;
+}
+
+/* The record after @p rec in its chain. */
+static inline const void *hw_chain_next(const void *rec, const struct hw_chain *c)
+{
+	return hw_chain_ptr(rec, c->next);
+}
+
+/* Record @p rec's copy as a descriptor, without memory registrations. */
+static inline struct hw_desc hw_chain_desc(const void *rec, const struct hw_chain *c)
+{
+	return (struct hw_desc){
+		.cookie = (uint64_t)(uintptr_t)rec,
+		.src = hw_chain_ptr(hw_chain_ptr(rec, c->src), c->data),
+		.dst = hw_chain_ptr(hw_chain_ptr(rec, c->dst), c->data),
+		.len = hw_chain_word(rec, c->len),
+	};
+}
 
 enum hw_cqe_status {
 	HW_CQE_OK = 0,      /* every byte copied */
@@ -195,6 +248,14 @@ struct hw_ops {
 	 * SQ is full, which the engine's credits prevent). The device may start
 	 * them at once; doorbell, then kick, make sure it does. */
 	uint32_t (*post)(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n);
+	/* Optional, only with hw_qp.posts_chain: post's work for n copies
+	 * given as a chain of the caller's records (struct hw_chain) from
+	 * first on, for a device that reads no memory registration (it copies
+	 * with the CPU, both sides local). Queues them exactly as post of
+	 * their descriptors would (hw_chain_desc) and returns how many, the
+	 * chain's first ones; so the caller builds no descriptor and loads no
+	 * registration a copy. */
+	uint32_t (*post_chain)(struct hw_qp *qp, const void *first, uint32_t n, const struct hw_chain *shape);
 	/* Hand posted descriptors to the device. */
 	void (*doorbell)(struct hw_qp *qp);
 	/* After a doorbell, from any thread: make sure the device's executor
@@ -276,6 +337,10 @@ const char *hw_diag_take(void);
 static inline uint32_t hw_qp_post(struct hw_qp *qp, const struct hw_desc *d, uint32_t n)
 {
 	return qp->ops->post(qp, d, n);
+}
+static inline uint32_t hw_qp_post_chain(struct hw_qp *qp, const void *first, uint32_t n, const struct hw_chain *shape)
+{
+	return qp->ops->post_chain(qp, first, n, shape);
 }
 static inline void hw_qp_doorbell(struct hw_qp *qp)
 {

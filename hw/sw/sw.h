@@ -92,6 +92,7 @@ extern const struct hw_ops hw_sw_ops;
 doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, struct hw_qp **out);
 void sw_qp_destroy(struct hw_qp *qp);
 uint32_t sw_qp_post(struct hw_qp *qp, const struct hw_desc *descs, uint32_t n);
+uint32_t sw_qp_post_chain(struct hw_qp *qp, const void *first, uint32_t n, const struct hw_chain *shape);
 void sw_qp_kick(struct hw_qp *qp);
 uint32_t sw_qp_poll(struct hw_qp *qp, struct hw_cqe *cqes, uint32_t max);
 /* Engine mode only (hw_qp.reaps_whole). */

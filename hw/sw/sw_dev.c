@@ -87,6 +87,7 @@ const struct hw_ops hw_sw_ops = {
 	.notify_arm = sw_qp_notify_arm,
 	.notify_ack = sw_qp_notify_ack,
 	.post = sw_qp_post,
+	.post_chain = sw_qp_post_chain,
 	.doorbell = hw_doorbell_none,
 	.kick = sw_qp_kick,
 	.poll = sw_qp_poll,

@@ -91,6 +91,7 @@ doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, stru
 	qp->base.runs_in_poll = dev->nengines == 0;
 	qp->base.signals_completions = dev->nengines > 0;
 	qp->base.reaps_whole = dev->nengines > 0; /* sw_qp_reap: the CQ's entries */
+	qp->base.posts_chain = true; /* sw_qp_post_chain: no registration read */
 	qp->base.executes_at_once = dev->nengines == 0 && dev->params.delay_us == 0 && dev->params.ring_max == 0;
 	/* sw_qp_execute without a fault: nothing but the copies */
 	qp->base.copies_plain = qp->base.executes_at_once && (dev->params.fail_every | dev->params.partial_every) == 0;
@@ -117,13 +118,45 @@ void sw_qp_destroy(struct hw_qp *hw)
 		sw_qp_free(qp);
 }
 
+/* The due time of what is posted now (0: no delay). */
+static uint64_t sw_qp_due(const struct sw_qp *qp)
+{
+	uint32_t delay_us = qp->dev->params.delay_us;
+
+	return delay_us ? sw_now_ns() + (uint64_t)delay_us * 1000u : 0;
+}
+
 uint32_t sw_qp_post(struct hw_qp *hw, const struct hw_desc *descs, uint32_t n)
 {
 	struct sw_qp *qp = (struct sw_qp *)hw;
-	uint32_t delay_us = qp->dev->params.delay_us;
-	uint64_t due = delay_us ? sw_now_ns() + (uint64_t)delay_us * 1000u : 0;
 
-	return sw_sq_post(&qp->sq, descs, n, due, qp->sq_pack);
+	return sw_sq_post(&qp->sq, descs, n, sw_qp_due(qp), qp->sq_pack);
+}
+
+uint32_t sw_qp_post_chain(struct hw_qp *hw, const void *first, uint32_t n, const struct hw_chain *shape)
+{
+	struct sw_qp *qp = (struct sw_qp *)hw;
+	const void *rec = first;
+	uint32_t i = qp->sq_pack ? sw_sq_post_chain_pairs(&qp->sq, &rec, n, shape) : 0;
+	uint64_t due = i < n ? sw_qp_due(qp) : 0;
+
+	/* the rest (the room out, a lone last one, a long length, a queue
+	 * that does not pack) a slot at a time, as sw_sq_post's loop: the
+	 * next two records as descriptors, one or both taken */
+	while (i < n) {
+		struct hw_desc d[SW_SQ_PACK];
+		uint32_t k = n - i < SW_SQ_PACK ? n - i : SW_SQ_PACK, took;
+		const void *after = rec;
+
+		for (uint32_t j = 0; j < k; j++, after = hw_chain_next(after, shape))
+			d[j] = hw_chain_desc(after, shape);
+		took = sw_sq_post_slot(&qp->sq, d, k, due, qp->sq_pack);
+		if (took == 0)
+			break;
+		i += took;
+		rec = took == k ? after : hw_chain_next(rec, shape);
+	}
+	return i;
 }
 
 void sw_qp_kick(struct hw_qp *hw)

@@ -97,6 +97,76 @@ static inline uint32_t sw_sq_post_pairs(struct sw_ring *sq, const struct hw_desc
 	return (uint32_t)(d - start);
 }
 
+/* Producer, a packing queue's first way for hw_ops.post_chain: as
+ * sw_sq_post_pairs, each pair's entries read from two records of the
+ * chain at *rec (every field of a pair, and the link past it, before the
+ * slot is published), *rec moved past the pairs queued. */
+static inline uint32_t sw_sq_post_chain_pairs(struct sw_ring *sq, const void **rec, uint32_t n,
+					      const struct hw_chain *shape)
+{
+	const struct hw_chain map = *shape, *c = &map; /* in registers: the slot stores may alias *shape */
+	uint32_t room = sw_ring_room(sq), pairs = n / SW_SQ_PACK, pos = sq->head, mask = sq->pmask, i;
+	struct sw_slot *slots = sq->pslots;
+	const void *r = *rec;
+
+	if (pairs > room)
+		pairs = room;
+	for (i = 0; i < pairs; i++) {
+		const void *r1 = hw_chain_next(r, c);
+		struct hw_desc d0 = hw_chain_desc(r, c), d1 = hw_chain_desc(r1, c);
+
+		if ((d0.len | d1.len) > UINT32_MAX)
+			break;
+		struct sw_slot *s = &slots[pos & mask];
+		struct sw_sq_pair *p = (struct sw_sq_pair *)s->payload;
+
+		p->cookie[0] = d0.cookie;
+		p->cookie[1] = d1.cookie;
+		p->src[0] = d0.src;
+		p->src[1] = d1.src;
+		p->dst[0] = d0.dst;
+		p->dst[1] = d1.dst;
+		p->len[0] = (uint32_t)d0.len;
+		p->len[1] = (uint32_t)d1.len;
+		r = hw_chain_next(r1, c);
+		sw_slot_publish(s, pos++, SW_SQ_PACK);
+	}
+	sq->head = pos;
+	*rec = r;
+	return i * SW_SQ_PACK;
+}
+
+/* Producer: queue the first descriptors at @p d (@p left of them) in one
+ * slot: two packed when @p pack and both are compact, else the first
+ * whole, due at @p due_ns (0: no delay). Returns how many (0: the ring is
+ * full at its largest). */
+static inline uint32_t sw_sq_post_slot(struct sw_ring *sq, const struct hw_desc *d, uint32_t left, uint64_t due_ns,
+				       bool pack)
+{
+	void *slot = sw_ring_claim(sq); /* written in place */
+
+	if (slot == NULL)
+		return 0;
+	if (pack && left >= SW_SQ_PACK && sw_sq_compact(&d[0]) && sw_sq_compact(&d[1])) {
+		struct sw_sq_pair *p = slot;
+
+		for (uint32_t k = 0; k < SW_SQ_PACK; k++) {
+			p->cookie[k] = d[k].cookie;
+			p->src[k] = d[k].src;
+			p->dst[k] = d[k].dst;
+			p->len[k] = (uint32_t)d[k].len;
+		}
+		sw_ring_publish_tag(sq, SW_SQ_PACK);
+		return SW_SQ_PACK;
+	}
+	struct sw_desc *w = slot;
+
+	w->d = d[0];
+	w->due_ns = due_ns;
+	sw_ring_publish(sq);
+	return 1;
+}
+
 /* Producer: queue up to @p n descriptors, due at @p due_ns (0: no delay),
  * two to a slot when @p pack (then @p due_ns must be 0). Returns how many
  * were queued (fewer only when the ring is full at its largest). Every
@@ -104,33 +174,10 @@ static inline uint32_t sw_sq_post_pairs(struct sw_ring *sq, const struct hw_desc
 static inline uint32_t sw_sq_post(struct sw_ring *sq, const struct hw_desc *descs, uint32_t n, uint64_t due_ns,
 				  bool pack)
 {
-	uint32_t i = pack ? sw_sq_post_pairs(sq, descs, n) : 0;
+	uint32_t i = pack ? sw_sq_post_pairs(sq, descs, n) : 0, k;
 
-	while (i < n) {
-		void *slot = sw_ring_claim(sq); /* written in place */
-
-		if (slot == NULL)
-			break;
-		if (pack && n - i >= SW_SQ_PACK && sw_sq_compact(&descs[i]) && sw_sq_compact(&descs[i + 1u])) {
-			struct sw_sq_pair *p = slot;
-
-			for (uint32_t k = 0; k < SW_SQ_PACK; k++) {
-				p->cookie[k] = descs[i + k].cookie;
-				p->src[k] = descs[i + k].src;
-				p->dst[k] = descs[i + k].dst;
-				p->len[k] = (uint32_t)descs[i + k].len;
-			}
-			sw_ring_publish_tag(sq, SW_SQ_PACK);
-			i += SW_SQ_PACK;
-		} else {
-			struct sw_desc *d = slot;
-
-			d->d = descs[i];
-			d->due_ns = due_ns;
-			sw_ring_publish(sq);
-			i++;
-		}
-	}
+	while (i < n && (k = sw_sq_post_slot(sq, &descs[i], n - i, due_ns, pack)) != 0)
+		i += k;
 	return i;
 }
 

@@ -423,3 +423,101 @@ Test(sw_sq, delay_us_keeps_the_order_posted_on_an_engine)
 {
 	delay_keeps_order("engines=1,delay_us=2000");
 }
+
+/* hw_ops.post_chain's records: a link, a length and two buffers, laid out
+ * unlike a descriptor (the engine's are its events and buffers). */
+struct chain_buf {
+	uint32_t pad;
+	unsigned char *data;
+};
+
+struct chain_rec {
+	uint16_t pad;
+	struct chain_buf *dst;
+	uint64_t len;
+	struct chain_rec *next;
+	struct chain_buf *src;
+};
+
+static const struct hw_chain rec_map = { .next = offsetof(struct chain_rec, next),
+					 .len = offsetof(struct chain_rec, len),
+					 .src = offsetof(struct chain_rec, src),
+					 .dst = offsetof(struct chain_rec, dst),
+					 .data = offsetof(struct chain_buf, data) };
+
+static struct chain_buf rec_src[NDESC], rec_dst[NDESC];
+static struct chain_rec recs[NDESC];
+
+/* Records 0..n-1 linked in order, record i copying as desc_of(i), one of
+ * them (@p long_at < n) 4 GiB long; descs[i]: what post would be given for
+ * it (its cookie the record, no memory registration). */
+static void chain_of(uint32_t n, uint32_t long_at, struct hw_desc *descs)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct hw_desc d = desc_of(i);
+
+		rec_src[i] = (struct chain_buf){ .data = d.src };
+		rec_dst[i] = (struct chain_buf){ .data = d.dst };
+		recs[i] = (struct chain_rec){ .src = &rec_src[i], .dst = &rec_dst[i], .len = d.len,
+					      .next = i + 1u < n ? &recs[i + 1u] : NULL };
+		if (i == long_at)
+			recs[i].len = (uint64_t)UINT32_MAX + 1u;
+		descs[i] = (struct hw_desc){ .cookie = (uint64_t)(uintptr_t)&recs[i], .src = d.src, .dst = d.dst,
+					     .len = recs[i].len };
+	}
+}
+
+/* The SQ rings of two queue pairs hold the same slots: heads, tags and
+ * every byte of what their items hold. */
+static void expect_same_sq(struct sw_qp *a, struct sw_qp *b)
+{
+	cr_assert_eq(a->sq.head, b->sq.head, "as many slots");
+	cr_assert_eq(a->sq.pmask, b->sq.pmask, "the same growth");
+	for (uint32_t pos = atomic_load(&a->sq.tail); pos != a->sq.head; pos++) {
+		const struct sw_slot *x = &a->sq.pslots[pos & a->sq.pmask], *y = &b->sq.pslots[pos & b->sq.pmask];
+
+		cr_assert_eq(x->tag, y->tag, "slot %u: the same form", pos);
+		cr_assert_eq(memcmp(x->payload, y->payload,
+				    x->tag == 0 ? sizeof(struct sw_desc) : sizeof(struct sw_sq_pair)), 0,
+			     "slot %u: the same entries", pos);
+	}
+}
+
+/* post_chain of records queues what post of their descriptors queues, in
+ * a packing queue (pairs, a lone last one, one 4 GiB long among them,
+ * the room running out), one that does not pack (delay_us 0 but
+ * ring_max), and one that refuses the rest when full. */
+Test(sw_sq, a_chain_of_records_is_queued_as_post_would_queue_their_descriptors)
+{
+	static const struct {
+		const char *params;
+		uint32_t n, long_at, queued;
+	} cases[] = {
+		{ NULL, 1, NDESC, 1 },    { NULL, 2, NDESC, 2 },    { NULL, 7, NDESC, 7 },
+		{ NULL, 32, NDESC, 32 },  { NULL, 40, NDESC, 40 },  { NULL, 9, 4, 9 },
+		{ NULL, 9, 3, 9 },        { "ring_max=8", 5, NDESC, 5 }, { "ring_max=8", 12, NDESC, 8 },
+	};
+	struct hw_desc descs[64];
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct hw_dev *da, *db;
+		struct hw_qp *a = qp_open(cases[k].params, &da), *b = qp_open(cases[k].params, &db);
+
+		cr_assert(a->posts_chain);
+		chain_of(cases[k].n, cases[k].long_at, descs);
+		/* the packing queue's room runs out past 15 pairs (16 slots, one kept) */
+		cr_assert_eq(hw_sw_ops.post_chain(a, recs, cases[k].n, &rec_map), cases[k].queued, "case %zu", k);
+		cr_assert_eq(hw_sw_ops.post(b, descs, cases[k].n), cases[k].queued, "case %zu", k);
+		expect_same_sq((struct sw_qp *)a, (struct sw_qp *)b);
+		for (uint32_t i = 0; i < cases[k].queued; i++) {
+			struct sw_desc got;
+
+			cr_assert(sw_sq_get(&((struct sw_qp *)a)->sq, &got));
+			cr_assert_eq(got.d.cookie, descs[i].cookie, "case %zu: record %u, in order", k, i);
+			cr_assert_eq(got.d.len, descs[i].len);
+			cr_assert(sw_sq_get(&((struct sw_qp *)b)->sq, &got));
+		}
+		qp_close(da, a);
+		qp_close(db, b);
+	}
+}
