@@ -253,11 +253,26 @@ static inline __attribute__((always_inline)) struct doca_event *pe_hand_out_next
 	return ev->next;
 }
 
+/* Whether the take of doca_pe_get_events_ok (@p ok) stops before the
+ * ready event @p ev: its status is not SUCCESS. Looked at before the
+ * handout (pe_hold), so the event stays QUEUED and first in line. Its
+ * status is final once it is ready: stored by the fill at its submit or
+ * by the PE's turn that completed it, both before its append to the
+ * ready list (engine/pe_progress.c), which only this thread reads. */
+static inline __attribute__((always_inline)) bool pe_take_stops_at(const struct doca_event *ev, bool ok)
+{
+	return ok && ev->status != DOCA_EVENT_STATUS_SUCCESS;
+}
+
 /* Take up to max ready events (the caller holds the runner guard). The
  * list's head is kept in a local: the stores to the events would
  * otherwise make the compiler load it again after each one. An event's
  * link is left as it was: every append writes it (engine.h). @p watched:
- * hb_watching(), a constant in each of pe_take_ready's two copies.
+ * hb_watching(), a constant in each of pe_take_ready's copies. @p ok
+ * (a constant too): doca_pe_get_events_ok's take, which stops before the
+ * first event that did not succeed (pe_take_stops_at) and then sets
+ * *has_error (it leaves it alone otherwise: the caller cleared it);
+ * without it every test of a status folds away.
  *
  * Four events a round, written by hand: the rounds counted down (max / 4
  * of them, one decrement and branch a round), the list's end tested after
@@ -266,10 +281,12 @@ static inline __attribute__((always_inline)) struct doca_event *pe_hand_out_next
  * both tests per event; two a round, the room's test and the pointer's
  * add came every second event.) The link is loaded last, into the slot's
  * own register (the handle is made in another), so no copy of the slot's
- * address per event. */
+ * address per event. The ok form's status test rides in the same steps,
+ * before each handout. */
 static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(struct doca_pe *pe,
 									     struct doca_event **evs,
-									     uint32_t max, bool watched)
+									     uint32_t max, bool watched,
+									     bool ok, bool *has_error)
 {
 	struct doca_event *ev = pe->ready_head;
 	/* a pointer, not an index: one add a round */
@@ -279,28 +296,48 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 	if (ev == NULL)
 		return 0;
 	for (uint32_t rounds = max / 4u; rounds != 0; rounds--) {
+		if (pe_take_stops_at(ev, ok))
+			goto stopped;
 		if ((ev = pe_hand_out_next(ev, out, k, watched)) == NULL) {
 			out += 1;
 			goto done;
+		}
+		if (pe_take_stops_at(ev, ok)) {
+			out += 1;
+			goto stopped;
 		}
 		if ((ev = pe_hand_out_next(ev, out + 1, k, watched)) == NULL) {
 			out += 2;
 			goto done;
 		}
+		if (pe_take_stops_at(ev, ok)) {
+			out += 2;
+			goto stopped;
+		}
 		if ((ev = pe_hand_out_next(ev, out + 2, k, watched)) == NULL) {
 			out += 3;
 			goto done;
+		}
+		if (pe_take_stops_at(ev, ok)) {
+			out += 3;
+			goto stopped;
 		}
 		ev = pe_hand_out_next(ev, out + 3, k, watched);
 		out += 4;
 		if (ev == NULL)
 			goto done;
 	}
-	for (uint32_t left = max % 4u; left != 0 && ev != NULL; left--)
+	for (uint32_t left = max % 4u; left != 0 && ev != NULL; left--) {
+		if (pe_take_stops_at(ev, ok))
+			goto stopped;
 		ev = pe_hand_out_next(ev, out++, k, watched);
+	}
 done:
 	pe->ready_head = ev; /* the tail is left as it was: see pe_splice_ready */
 	return (uint32_t)(out - evs);
+stopped:
+	*has_error = true;
+	goto done;
 }
 
 /* pe_take_ready_watched for one event, unwatched (pe_get_one): inline
@@ -360,22 +397,37 @@ static inline __attribute__((always_inline)) struct doca_event *pe_handle_after_
 #endif
 }
 
-/* The annotation flag tested once per call, not per event (it is set
- * before main). */
-static inline uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs, uint32_t max)
+/* doca_pe_get_events_ok's take (pe_take_ready), out of line: the getters'
+ * other ways keep one copy of each. */
+static __attribute__((noinline)) uint32_t pe_take_ready_ok(struct doca_pe *pe, struct doca_event **evs,
+							    uint32_t max, bool *has_error)
 {
 	if (hb_watching())
-		return pe_take_ready_watched(pe, evs, max, true);
-	return pe_take_ready_watched(pe, evs, max, false);
+		return pe_take_ready_watched(pe, evs, max, true, true, has_error);
+	return pe_take_ready_watched(pe, evs, max, false, true, has_error);
+}
+
+/* The annotation flag tested once per call, not per event (it is set
+ * before main). @p has_error: NULL for every ready event
+ * (doca_pe_get_events, doca_pe_get_event), else doca_pe_get_events_ok's
+ * (pe_take_ready_watched's ok). */
+static inline uint32_t pe_take_ready(struct doca_pe *pe, struct doca_event **evs, uint32_t max, bool *has_error)
+{
+	if (has_error != NULL)
+		return pe_take_ready_ok(pe, evs, max, has_error);
+	if (hb_watching())
+		return pe_take_ready_watched(pe, evs, max, true, false, NULL);
+	return pe_take_ready_watched(pe, evs, max, false, false, NULL);
 }
 
 /* The getters' way for every call but a parked owner's: the handle
  * checked and the guard taken inside one read-side section
  * (pe_lookup_lock says why). Out of line: the owner's way (pe_get) keeps
  * fewer values across it. @p sectioned false only for the explorer's
- * planted bug (pe_get). */
+ * planted bug (pe_get). @p has_error: as pe_take_ready's (here and in
+ * every getter's way below). */
 static __attribute__((noinline)) uint32_t pe_get_locked(struct doca_pe *ph, struct doca_event **evs,
-							 uint32_t max, bool sectioned)
+							 uint32_t max, bool *has_error, bool sectioned)
 {
 	if (sectioned)
 		pe_lookup_lock();
@@ -406,7 +458,7 @@ static __attribute__((noinline)) uint32_t pe_get_locked(struct doca_pe *ph, stru
 		pe_lookup_unlock();
 	if (!current)
 		return 0;
-	uint32_t n = pe_take_ready(pe, evs, max);
+	uint32_t n = pe_take_ready(pe, evs, max, has_error);
 
 	if (entry == RUNNER_ENTERED)
 		runner_exit_from(&pe->runner, unparked);
@@ -418,12 +470,12 @@ static __attribute__((noinline)) uint32_t pe_get_locked(struct doca_pe *ph, stru
  * watches: the rest of pe_get's steps, in its order. Out of line, so that
  * the owner's way calls no function and needs no frame. */
 static __attribute__((noinline)) uint32_t pe_get_rest(struct doca_pe *pe, const void *cur, bool worker,
-						       struct doca_event **evs, uint32_t max)
+						       struct doca_event **evs, uint32_t max, bool *has_error)
 {
 	uint32_t n = 0;
 
 	if (!worker || worker_is_self(&pe->worker))
-		n = pe_take_ready(pe, evs, max);
+		n = pe_take_ready(pe, evs, max, has_error);
 	runner_exit_from(&pe->runner, cur);
 	return n;
 }
@@ -483,7 +535,7 @@ static __attribute__((noinline)) uint32_t pe_get_rest(struct doca_pe *pe, const 
  * is whichever unmarked parked word of t's it finds (only t's last
  * parking's can be found; actors/runner.c, "One look after the push"). */
 static __attribute__((noinline)) uint32_t pe_get(struct doca_pe *ph, struct doca_pe *pe, struct runner_thread *t,
-					       struct doca_event **evs, uint32_t max)
+					       struct doca_event **evs, uint32_t max, bool *has_error)
 {
 	EXPLORE_POINT(GUARD);
 	const void *cur = atomic_load_explicit(&pe->runner.owner, memory_order_relaxed);
@@ -491,40 +543,44 @@ static __attribute__((noinline)) uint32_t pe_get(struct doca_pe *ph, struct doca
 	if (!runner_parked_by(cur, t) || runner_in_parked(&pe->runner, t) ||
 	    !runner_unpark(&pe->runner, cur, t, false))
 		/* the explorer's planted bug: any entry outside a section */
-		return pe_get_locked(ph, evs, max, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
-	uint32_t n = pe_worker_elsewhere(pe) ? 0 : pe_take_ready(pe, evs, max);
+		return pe_get_locked(ph, evs, max, has_error, !DOCA_REVERTED("pe_get_any_entry_outside_section"));
+	uint32_t n = pe_worker_elsewhere(pe) ? 0 : pe_take_ready(pe, evs, max, has_error);
 
 	runner_exit_unparked(&pe->runner, cur, t);
 	return n;
 }
 
-/* doca_pe_get_events for a thread without a record (the sectioned way),
- * or without runner_owner_way, or inside a parked section, or whose owner
+/* pe_get_burst for a thread without a record (the sectioned way), or
+ * without runner_owner_way, or inside a parked section, or whose owner
  * way found no parked word of its own (pe_get, which looks again). */
 static __attribute__((noinline)) uint32_t pe_get_no_owner_way(struct doca_pe *ph, struct doca_pe *pe,
-							      struct doca_event **evs, uint32_t max)
+							      struct doca_event **evs, uint32_t max,
+							      bool *has_error)
 {
 	struct runner_thread *t = runner_me;
 
 	if (t == NULL)
-		return pe_get_locked(ph, evs, max, true);
-	return pe_get(ph, pe, t, evs, max);
+		return pe_get_locked(ph, evs, max, has_error, true);
+	return pe_get(ph, pe, t, evs, max, has_error);
 }
 
-/* pe_get's steps for a thread in no parked section with the kernel's
+/* doca_pe_get_events (@p has_error NULL) and doca_pe_get_events_ok
+ * (@p has_error its caller's, not NULL: the take's ok), one copy each:
+ * pe_get's steps for a thread in no parked section with the kernel's
  * fences and no race detector (runner_owner_way), arranged as
  * doca_pe_get_event's: never nested, the entry at its list's first index,
  * no annotations, and every way that calls a function (the sectioned
  * way, a worker's PE, pe_get itself for every other thread) a tail call.
  * (The take's loop still wants callee-saved registers.) */
-uint32_t doca_pe_get_events(struct doca_pe *ph, struct doca_event **evs, uint32_t max)
+static inline __attribute__((always_inline)) uint32_t pe_get_burst(struct doca_pe *ph, struct doca_event **evs,
+								   uint32_t max, bool *has_error)
 {
 	/* the flag, the record and depth 0 in one word (runner_depth_set) */
 	struct runner_thread *t = runner_me_owner_way;
 	struct doca_pe *pe = pe_of(ph);
 
 	if (pe == NULL || evs == NULL || max == 0)
-		return pe_get_locked(ph, evs, max, true);
+		return pe_get_locked(ph, evs, max, has_error, true);
 	EXPLORE_POINT(GUARD);
 	/* entered uncounted (runner_owner_enter): the inline way calls
 	 * nothing, the rest counts the entry first; every other case (a twin:
@@ -533,19 +589,34 @@ uint32_t doca_pe_get_events(struct doca_pe *ph, struct doca_event **evs, uint32_
 	const void *cur;
 
 	if (!runner_owner_enter(&pe->runner, t, false, false, &cur))
-		return pe_get_no_owner_way(ph, pe, evs, max);
+		return pe_get_no_owner_way(ph, pe, evs, max, has_error);
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: as pe_worker_elsewhere's */
 	bool worker = !ATOMIC_IS_ZERO(&pe->has_worker, memory_order_acquire);
 
 	if (worker) {
 		runner_unparked_first_count(t);
-		return pe_get_rest(pe, cur, worker, evs, max);
+		return pe_get_rest(pe, cur, worker, evs, max, has_error);
 	}
-	uint32_t n = pe_take_ready_watched(pe, evs, max, false);
+	uint32_t n = pe_take_ready_watched(pe, evs, max, false, has_error != NULL, has_error);
 
 	runner_exit_unparked_first(&pe->runner, cur, t);
 	return n;
+}
+
+uint32_t doca_pe_get_events(struct doca_pe *ph, struct doca_event **evs, uint32_t max)
+{
+	return pe_get_burst(ph, evs, max, NULL);
+}
+
+/* A NULL @p has_error refuses the call as a NULL evs does (the sectioned
+ * way with max 0: a stale handle logged and counted, nothing taken). */
+uint32_t doca_pe_get_events_ok(struct doca_pe *ph, struct doca_event **evs, uint32_t max, bool *has_error)
+{
+	if (has_error == NULL)
+		return pe_get_locked(ph, evs, 0, NULL, true);
+	*has_error = false;
+	return pe_get_burst(ph, evs, max, has_error);
 }
 
 /* doca_pe_get_event's ways that need a call, out of line (below). */
@@ -553,7 +624,7 @@ static __attribute__((noinline)) struct doca_event *pe_get_one_locked(struct doc
 {
 	struct doca_event *ev = NULL;
 
-	return pe_get_locked(ph, &ev, 1, sectioned) == 1 ? ev : NULL;
+	return pe_get_locked(ph, &ev, 1, NULL, sectioned) == 1 ? ev : NULL;
 }
 
 /* ... and pe_get_rest for one event. */
@@ -562,7 +633,7 @@ static __attribute__((noinline)) struct doca_event *pe_get_one_rest(struct doca_
 {
 	struct doca_event *ev = NULL;
 
-	(void)pe_get_rest(pe, cur, worker, &ev, 1);
+	(void)pe_get_rest(pe, cur, worker, &ev, 1, NULL);
 	return ev;
 }
 

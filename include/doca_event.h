@@ -19,7 +19,9 @@ extern "C" {
 #endif
 
 /**
- * @brief The outcome of the task.
+ * @brief The outcome of the task. Every event doca_pe_get_events_ok hands
+ *        out is SUCCESS: a loop reaping with it needs no call of this per
+ *        event.
  * @param ev The event.
  * @return SUCCESS, FAILURE or PARTIAL (DOCA_EVENT_STATUS_FAILURE for NULL).
  *

@@ -1,8 +1,9 @@
 /**
  * @file doca_pe.h
  * @brief Progress engines: the progress. A PE is an actor: one thread at a
- *        time runs it (doca_pe_progress, doca_pe_get_event(s), the
- *        callbacks; doca_event_free from any thread, doca_event.h); it drains its contexts' mailboxes, posts tasks to
+ *        time runs it (doca_pe_progress, doca_pe_get_event(s),
+ *        doca_pe_get_events_ok, the callbacks; doca_event_free from any
+ *        thread, doca_event.h); it drains its contexts' mailboxes, posts tasks to
  *        the device, polls completion queues and turns completions into events.
  *
  * Polling mode: loop on doca_pe_progress and doca_pe_get_event.
@@ -61,6 +62,8 @@
  */
 #ifndef DOCA_PE_H
 #define DOCA_PE_H
+
+#include <stdbool.h> /* doca_pe_get_events_ok's has_error */
 
 #include "doca_error.h"
 #include "doca_types.h"
@@ -170,6 +173,43 @@ struct doca_event *doca_pe_get_event(struct doca_pe *pe);
  * Thread safety: as doca_pe_get_event.
  */
 uint32_t doca_pe_get_events(struct doca_pe *pe, struct doca_event **evs, uint32_t max);
+
+/**
+ * @brief doca_pe_get_events that hands out only events that succeeded and
+ *        says when it stopped at one that did not: a DPDK
+ *        rte_dma_completed for the PE, so a reaping loop needs no
+ *        doca_event_get_status per event.
+ *
+ * Takes ready events oldest first, as doca_pe_get_events does, but stops
+ * before the first one whose status (doca_event_get_status) is not
+ * DOCA_EVENT_STATUS_SUCCESS (a FAILURE or a PARTIAL) and then sets
+ * @p *has_error to true. That event is not taken: it stays first in
+ * line, and the next doca_pe_get_event, doca_pe_get_events or
+ * doca_pe_get_events_ok call on the PE looks at it first (this one
+ * returns 0 for it with @p *has_error true again), so an application
+ * takes it with doca_pe_get_event or doca_pe_get_events and reads its
+ * error.
+ * @param pe The progress engine.
+ * @param[out] evs Receives the events (each succeeded; free them with
+ *             doca_event_free_bulk).
+ * @param max Room in @p evs.
+ * @param[out] has_error Set on every call with a non-NULL @p has_error:
+ *             true when the call stopped before a ready event that did
+ *             not succeed (it is then the PE's oldest ready event), false
+ *             otherwise (refused calls and @p max 0 included). Must not
+ *             be NULL.
+ * @return The number of events stored: those ready before the first one
+ *         that did not succeed, at most @p max (0, @p *has_error true,
+ *         when the oldest ready event did not succeed); 0, nothing taken
+ *         and @p *has_error false, in every case where doca_pe_get_events
+ *         returns 0 without taking anything (NULL or a wrong-type or stale
+ *         handle, another thread running the PE, a worker running it,
+ *         NULL @p evs, @p max 0). A NULL @p has_error is refused the same
+ *         way: 0, nothing taken. A refused call changes nothing.
+ *
+ * Thread safety: as doca_pe_get_event.
+ */
+uint32_t doca_pe_get_events_ok(struct doca_pe *pe, struct doca_event **evs, uint32_t max, bool *has_error);
 
 /**
  * @brief The PE's notification fd: constant for the PE's life, pollable with

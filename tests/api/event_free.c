@@ -406,6 +406,10 @@ Test(event_free, a_worker_pe_takes_no_running_context_without_callback)
 	while (atomic_load(&delivered) == 0 && now_ns() < deadline) {
 		cr_assert_null(doca_pe_get_event(f.pe), "another thread gets no event of a worker's PE");
 		cr_assert_eq(doca_pe_get_events(f.pe, &ev, 1), 0);
+		bool has_error = true;
+
+		cr_assert_eq(doca_pe_get_events_ok(f.pe, &ev, 1, &has_error), 0);
+		cr_assert(!has_error);
 		sched_yield();
 	}
 	cr_assert_eq(atomic_load(&delivered), 1);

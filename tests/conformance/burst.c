@@ -6,7 +6,9 @@
  * rest for the next call, and doca_event_free_bulk frees events of two
  * contexts of one PE at once (NULL entries skipped) and returns exactly their
  * credits; a bulk free of handles already freed is refused, counted and
- * changes nothing.
+ * changes nothing. doca_pe_get_events_ok stops before an event that did
+ * not succeed (a partial copy: a short destination with
+ * DOCA_TASK_FLAG_ALLOW_PARTIAL), which stays next in line.
  */
 #include "tests/conformance/conformance.h"
 
@@ -224,5 +226,107 @@ Test(conf_burst, free_bulk_of_freed_handles_is_refused_counted_and_changes_nothi
 	doca_event_free_bulk(held, N);
 	cr_assert_eq(doca_stale_handle_count(), stale + N, "a held event's free was refused");
 	expect_exact_credits(f.ctx, f.pe, f.src, f.dst, N, 64);
+	fixture_fini(&f);
+}
+
+/* Take what doca_pe_get_events_ok(pe, evs + got, max) hands out (all
+ * SUCCESS, at most max, nothing written past them) until it returns 0;
+ * @return has_error of that last call. *got counts the events. */
+static bool reap_ok_until_empty(struct doca_pe *pe, struct doca_event **evs, uint32_t *got, uint32_t max)
+{
+	bool has_error = false;
+	uint32_t k;
+
+	do {
+		evs[*got + max] = POISON;
+		k = doca_pe_get_events_ok(pe, evs + *got, max, &has_error);
+		cr_assert_leq(k, max, "doca_pe_get_events_ok returned %u for max %u", k, max);
+		cr_assert_eq(evs[*got + max], POISON, "doca_pe_get_events_ok wrote past max");
+		for (uint32_t i = 0; i < k; i++)
+			cr_assert_eq(doca_event_get_status(evs[*got + i]), DOCA_EVENT_STATUS_SUCCESS);
+		cr_assert(k == 0 || !has_error || k < max, "has_error with a full window");
+		*got += k;
+	} while (k != 0);
+	return has_error;
+}
+
+/* N copies, the one with user PARTIAL_USER into a short destination with
+ * ALLOW_PARTIAL, all made ready before any is taken. doca_pe_get_events_ok
+ * hands out the successes before it and stops there (has_error; on an
+ * in-order device exactly users 0..PARTIAL_USER - 1 in one call), again
+ * while it is first; doca_pe_get_event takes it (PARTIAL, TOO_BIG, 100
+ * bytes); the rest come in windows of MAX with has_error false. */
+Test(conf_burst, get_events_ok_stops_before_a_partial_copy_which_stays_next_in_line)
+{
+	enum { N = 9, PARTIAL_USER = 4, MAX = 3 };
+	struct api_fixture f;
+	struct doca_buf *src_long, *dst_short;
+	struct doca_event *evs[N + N + 1], *partial;
+	bool ordered = conf_dev_completes_in_order();
+	uint64_t deadline;
+	uint32_t ready = 0, got = 0;
+	bool has_error;
+
+	fixture_init_started(&f, conf_dev(), 256, N);
+	assert_ok(doca_buf_create(f.src_mem, 0, 150, &src_long));
+	assert_ok(doca_buf_create(f.dst_mem, 0, 100, &dst_short));
+	for (uint64_t i = 0; i < N; i++) {
+		if (i == PARTIAL_USER)
+			assert_ok(submit_copy(f.ctx, src_long, dst_short, i, DOCA_TASK_FLAG_ALLOW_PARTIAL));
+		else
+			conf_submit_ok(f.ctx, f.src, f.dst, i);
+	}
+	deadline = now_ns() + (uint64_t)API_WAIT_MS * 1000000ull;
+	while (ready < N) {
+		ready += doca_pe_progress(f.pe);
+		cr_assert(ready == N || now_ns() < deadline, "%u of %u ready within %d ms", ready, N, API_WAIT_MS);
+	}
+	if (ordered) {
+		has_error = false;
+		evs[PARTIAL_USER] = POISON;
+		cr_assert_eq(doca_pe_get_events_ok(f.pe, evs, N, &has_error), PARTIAL_USER);
+		cr_assert(has_error);
+		cr_assert_eq(evs[PARTIAL_USER], POISON, "the partial copy's place was written");
+		got = PARTIAL_USER;
+	}
+	cr_assert(reap_ok_until_empty(f.pe, evs, &got, N), "stopped before the partial copy");
+	has_error = false;
+	cr_assert_eq(doca_pe_get_events_ok(f.pe, evs + got, N, &has_error), 0);
+	cr_assert(has_error, "the partial copy is still first");
+	partial = doca_pe_get_event(f.pe);
+	cr_assert_not_null(partial);
+	cr_assert_eq(doca_event_get_user_data(partial).u64, PARTIAL_USER);
+	cr_assert_eq(doca_event_get_status(partial), DOCA_EVENT_STATUS_PARTIAL);
+	assert_doca(doca_event_get_error(partial), DOCA_ERROR_TOO_BIG);
+	cr_assert_eq(doca_event_get_bytes(partial), 100);
+	doca_event_free(partial);
+	if (ordered) {
+		for (uint32_t want = N - 1 - PARTIAL_USER; want > 0; want -= want < MAX ? want : MAX) {
+			uint32_t k = want < MAX ? want : MAX;
+
+			has_error = true;
+			cr_assert_eq(doca_pe_get_events_ok(f.pe, evs + got, MAX, &has_error), k);
+			cr_assert(!has_error);
+			got += k;
+		}
+	}
+	cr_assert(!reap_ok_until_empty(f.pe, evs, &got, MAX), "a second failure");
+	cr_assert_eq(got, N - 1, "%u events that succeeded, expected %d", got, N - 1);
+	/* users 0..N-1 but PARTIAL_USER, each once (in order on an in-order device) */
+	uint32_t seen = 1u << PARTIAL_USER;
+
+	for (uint32_t i = 0; i < got; i++) {
+		uint64_t user = doca_event_get_user_data(evs[i]).u64;
+
+		cr_assert(user < N && !(seen & (1u << user)), "event %u: task %llu", i, (unsigned long long)user);
+		seen |= 1u << user;
+		if (ordered)
+			cr_assert_eq(user, i < PARTIAL_USER ? i : i + 1, "event %u", i);
+	}
+	cr_assert_null(doca_pe_get_event(f.pe), "an event beyond the tasks");
+	doca_event_free_bulk(evs, got);
+	expect_exact_credits(f.ctx, f.pe, f.src, f.dst, N, 256);
+	assert_ok(doca_buf_destroy(src_long));
+	assert_ok(doca_buf_destroy(dst_short));
 	fixture_fini(&f);
 }
