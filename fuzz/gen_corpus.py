@@ -11,7 +11,8 @@ import os
 (CTX_CREATE, CTX_DESTROY, CTX_SET_DEV, CTX_SET_MAX, CTX_SET_CBS, DEV_OPEN, DEV_CLOSE,
  MEM_CREATE, MEM_CREATE_FROM, MEM_DESTROY, BUF_CREATE, BUF_DESTROY, PE_CREATE,
  PE_CONNECT, PE_DESTROY, START, STOP, SUBMIT, PROGRESS, GET_EVENT, EVENT_FREE,
- FILL, STALE_EVENT_FREE, STALE_USE, GET_EVENTS, EVENT_FREE_BULK, SUBMIT_BATCH) = range(27)
+ FILL, STALE_EVENT_FREE, STALE_USE, GET_EVENTS, EVENT_FREE_BULK, SUBMIT_BATCH,
+ GET_EVENTS_OK) = range(28)
 
 # model.c m_devstrs indexes
 SW0, FAIL3, PARTIAL2, FAIL4_PARTIAL2, FAIL1, PARTIAL1 = range(6)
@@ -23,6 +24,7 @@ R, W, RW = 0, 1, 2
 WHOLE = (0, 2)          # buf_create: offset 0, length = the rest
 COPY, COPY_PARTIAL = 0, 1
 MAX_0, MAX_1, MAX_3, MAX_8, MAX_ROOM, NULL_ARRAY = range(6)  # get_events variants
+NULL_HAS_ERROR = 6  # get_events_ok: its variants are get_events' and this
 # free_bulk entries: a held index (times 8), NULL, or a stale handle (times 8)
 ENTRY_NULL = 7
 
@@ -98,6 +100,16 @@ SEEDS = {
              + [EVENT_FREE_BULK, 9 * 7 + 2, held(0), held(1)]
              + [SUBMIT, 0, 1, 0, COPY] * 9 + [PROGRESS, 0, GET_EVENTS, 0, MAX_ROOM]
              + [EVENT_FREE_BULK, 8] + [held(i) for i in range(8)] + [STOP, 0, STOP, 1],
+    # get_events_ok on every third descriptor failing (3, 6, 9 of 9): stops
+    # before each failure (again while it is first), which get_event takes;
+    # max 0, 1, 3, a NULL array and a NULL has_error on the way
+    "get-events-ok": base(FAIL3) + [START, 0] + [SUBMIT, 0, 1, 0, COPY] * 9
+                     + [PROGRESS, 0, GET_EVENTS_OK, 0, MAX_ROOM, GET_EVENTS_OK, 0, MAX_ROOM,
+                        GET_EVENT, 0, GET_EVENTS_OK, 0, MAX_0, GET_EVENTS_OK, 0, NULL_ARRAY,
+                        GET_EVENTS_OK, 0, NULL_HAS_ERROR, GET_EVENTS_OK, 0, MAX_1,
+                        GET_EVENTS_OK, 0, MAX_3, GET_EVENT, 0, GET_EVENTS_OK, 0, MAX_8,
+                        GET_EVENTS_OK, 0, MAX_8, GET_EVENT, 0, GET_EVENTS_OK, 0, MAX_ROOM]
+                     + [EVENT_FREE_BULK, 9] + [held(i) for i in range(9)] + [STOP, 0],
     # stale handles: an event freed again after its slot holds a newer event
     # (max_tasks 1), buffers and a memory destroyed again, a submit naming
     # destroyed buffers; each refused and counted, nothing changed

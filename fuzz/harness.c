@@ -678,36 +678,20 @@ static void op_event_free(void)
 		do_event_free(b % H.nheld);
 }
 
-/*
- * doca_pe_get_events with max 0, 1, 3, 8, all the room the application has
- * (usually more than is ready), or a NULL array: the same events, in the same
- * order, as the model's m_get_event calls; nothing written past the count.
- */
-static void op_get_events(void)
+/* The burst getters' outcome: @p got events returned where the model
+ * expects @p want, the model's tasks[] in its order (each held after
+ * check_event), nothing written past the count (evs was filled with
+ * not_a_handle). @p call and @p how name the call for the messages. */
+static void check_burst(const char *call, const char *how, uint32_t got, uint32_t want,
+			struct doca_event *const *evs, const int *tasks)
 {
-	static const uint32_t max_values[] = { 0, 1, 3, 8, M_HELD, M_HELD };
-	int p = pick(M_PE, live_pe);
-	uint8_t v = next_byte() % 6;
-	bool null_array = v == 5;
-	uint32_t room = M_HELD - H.nheld;
-	uint32_t max = max_values[v] < room ? max_values[v] : room;
-	struct doca_event *evs[M_HELD + 1];
-	int tasks[M_HELD];
-
-	for (uint32_t i = 0; i <= M_HELD; i++)
-		evs[i] = (struct doca_event *)not_a_handle;
-	uint32_t want = m_get_events(&H.m, p, !null_array, max, tasks);
-	uint32_t got = doca_pe_get_events(HANDLE(pe, p), null_array ? NULL : evs, max);
-
 	if (verbose)
-		fprintf(stderr, "%4u %-18s doca_pe_get_events(max %u%s) -> %u\n", H.op_no, H.op_name, max,
-			null_array ? ", NULL array" : "", got);
+		fprintf(stderr, "%4u %-18s %s(%s) -> %u\n", H.op_no, H.op_name, call, how, got);
 	if (got != want)
-		diverge("doca_pe_get_events(max %u%s) returned %u, the model expects %u", max,
-			null_array ? ", NULL array" : "", got, want);
+		diverge("%s(%s) returned %u, the model expects %u", call, how, got, want);
 	for (uint32_t i = got; i <= M_HELD; i++)
 		if (evs[i] != (struct doca_event *)not_a_handle)
-			diverge("doca_pe_get_events returned %u and wrote entry %u", got, i);
+			diverge("%s returned %u and wrote entry %u", call, got, i);
 	for (uint32_t i = 0; i < got; i++) {
 		const struct m_task *x = &H.m.task[tasks[i]];
 		struct m_rec r = { .ctx = x->ctx, .id = x->id, .status = x->status, .error = x->error,
@@ -716,6 +700,72 @@ static void op_get_events(void)
 		check_event(evs[i], &r);
 		hold(evs[i], tasks[i]);
 	}
+}
+
+/* The burst getters' max: 0, 1, 3, 8, or all the room the application
+ * has (usually more than is ready), for variant @p v (0..4). */
+static uint32_t burst_max(uint8_t v)
+{
+	static const uint32_t max_values[] = { 0, 1, 3, 8, M_HELD };
+	uint32_t room = M_HELD - H.nheld;
+
+	return max_values[v] < room ? max_values[v] : room;
+}
+
+/*
+ * doca_pe_get_events with max 0, 1, 3, 8, all the room the application has
+ * (usually more than is ready), or a NULL array: the same events, in the same
+ * order, as the model's m_get_event calls; nothing written past the count.
+ */
+static void op_get_events(void)
+{
+	int p = pick(M_PE, live_pe);
+	uint8_t v = next_byte() % 6;
+	bool null_array = v == 5;
+	uint32_t max = burst_max(null_array ? 4 : v);
+	struct doca_event *evs[M_HELD + 1];
+	int tasks[M_HELD];
+	char how[40];
+
+	for (uint32_t i = 0; i <= M_HELD; i++)
+		evs[i] = (struct doca_event *)not_a_handle;
+	uint32_t want = m_get_events(&H.m, p, !null_array, max, tasks);
+	uint32_t got = doca_pe_get_events(HANDLE(pe, p), null_array ? NULL : evs, max);
+
+	snprintf(how, sizeof(how), "max %u%s", max, null_array ? ", NULL array" : "");
+	check_burst("doca_pe_get_events", how, got, want, evs, tasks);
+}
+
+/*
+ * doca_pe_get_events_ok with the same max variants and a NULL array, or a
+ * NULL has_error: the model's successes before its first ready event that
+ * did not succeed, in its order, and has_error exactly when the call
+ * stopped there (m_get_events_ok); a refused call takes nothing and
+ * clears has_error.
+ */
+static void op_get_events_ok(void)
+{
+	int p = pick(M_PE, live_pe);
+	uint8_t v = next_byte() % 7;
+	bool null_array = v == 5, null_flag = v == 6;
+	uint32_t max = burst_max(v >= 5 ? 4 : v);
+	struct doca_event *evs[M_HELD + 1];
+	int tasks[M_HELD];
+	bool want_error, has_error = true;
+	char how[48];
+
+	for (uint32_t i = 0; i <= M_HELD; i++)
+		evs[i] = (struct doca_event *)not_a_handle;
+	uint32_t want = m_get_events_ok(&H.m, p, !null_array, !null_flag, max, tasks, &want_error);
+	uint32_t got = doca_pe_get_events_ok(HANDLE(pe, p), null_array ? NULL : evs, max,
+					     null_flag ? NULL : &has_error);
+
+	snprintf(how, sizeof(how), "max %u%s", max,
+		 null_array ? ", NULL array" : null_flag ? ", NULL has_error" : "");
+	check_burst("doca_pe_get_events_ok", how, got, want, evs, tasks);
+	if (!null_flag && has_error != want_error)
+		diverge("doca_pe_get_events_ok(%s) set has_error %d, the model expects %d", how, has_error,
+			want_error);
 }
 
 /*
@@ -972,7 +1022,7 @@ static void (*const ops[OP_COUNT])(void) = {
 	[OP_EVENT_FREE] = op_event_free,     [OP_FILL] = op_fill,
 	[OP_STALE_EVENT_FREE] = op_stale_event_free, [OP_STALE_USE] = op_stale_use,
 	[OP_GET_EVENTS] = op_get_events,     [OP_EVENT_FREE_BULK] = op_event_free_bulk,
-	[OP_SUBMIT_BATCH] = op_submit_batch,
+	[OP_SUBMIT_BATCH] = op_submit_batch, [OP_GET_EVENTS_OK] = op_get_events_ok,
 };
 
 static const char *const op_names[OP_COUNT] = {
@@ -980,7 +1030,7 @@ static const char *const op_names[OP_COUNT] = {
 	"dev_close", "mem_create", "mem_create_from", "mem_destroy", "buf_create", "buf_destroy", "pe_create",
 	"pe_connect_ctx", "pe_destroy", "ctx_start", "ctx_stop", "task_submit", "pe_progress", "pe_get_event",
 	"event_free", "fill", "stale_event_free", "stale_use", "pe_get_events", "event_free_bulk",
-	"task_submit_batch",
+	"task_submit_batch", "pe_get_events_ok",
 };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

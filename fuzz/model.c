@@ -632,6 +632,24 @@ uint32_t m_get_events(struct model *m, int p, bool evs_ok, uint32_t max, int *ta
 	return n;
 }
 
+uint32_t m_get_events_ok(struct model *m, int p, bool evs_ok, bool flag_ok, uint32_t max, int *tasks,
+			 bool *has_error)
+{
+	uint32_t n = 0;
+
+	*has_error = false;
+	if (!evs_ok || !flag_ok || !pe_ok(m, p))
+		return 0;
+	for (int t; n < max && (t = m->pe[p].ready.head) >= 0; n++) {
+		if (m->task[t].status != DOCA_EVENT_STATUS_SUCCESS) {
+			*has_error = true;
+			break;
+		}
+		tasks[n] = m_get_event(m, p);
+	}
+	return n;
+}
+
 void m_event_free(struct model *m, int t)
 {
 	release(m, t);

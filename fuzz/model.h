@@ -215,6 +215,12 @@ int m_get_event(struct model *m, int p);
 /* doca_pe_get_events: m_get_event up to max times, the task slots into
  * tasks[]; 0 when the array is NULL (!evs_ok). @return how many. */
 uint32_t m_get_events(struct model *m, int p, bool evs_ok, uint32_t max, int *tasks);
+/* doca_pe_get_events_ok: m_get_event up to max times while the oldest
+ * ready event's status is SUCCESS; *has_error true when one that is not
+ * stopped it (it stays first), false otherwise; 0 and false when the
+ * array or the flag is NULL (!evs_ok, !flag_ok: no flag is written then). */
+uint32_t m_get_events_ok(struct model *m, int p, bool evs_ok, bool flag_ok, uint32_t max, int *tasks,
+			 bool *has_error);
 void m_event_free(struct model *m, int task);
 /* doca_event_free_bulk, entry by entry: ARG_NULL is skipped, a held task's
  * event is freed, M_STALE and a task freed by an earlier entry are refused.

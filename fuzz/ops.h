@@ -42,6 +42,7 @@ enum fuzz_op {
 	OP_GET_EVENTS,       /* pe, max variant (0, 1, 3, 8, all the room held, NULL array) */
 	OP_EVENT_FREE_BULK,  /* count (0-8; NULL array variant), then per entry: held index, NULL or stale */
 	OP_SUBMIT_BATCH,     /* ctx, count (1-40; 0xfc-0xff: empty, NULL descs, NULL accepted), then per task: src, dst, variant */
+	OP_GET_EVENTS_OK,    /* pe, variant (max 0, 1, 3, 8, all the room held, NULL array, NULL has_error) */
 	OP_COUNT
 };
 
