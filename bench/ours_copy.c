@@ -3,10 +3,13 @@
  * scenarios) and one-at-a-time latency, both polling the PE from the
  * application thread through the shared loops of bench_pump.c.
  *
- * Throughput (`doca`) reaps with the burst calls, as the DPDK skeleton
- * reaps a count with rte_dma_completed; `doca-per-event` is the same loop
- * reaping one event at a time (doca_pe_get_event, doca_event_free), and
- * so is the latency loop, which has one event to reap.
+ * Throughput (`doca`) reaps with the burst calls, doca_pe_get_events_ok
+ * and doca_event_free_bulk (ours_progress_and_reap_bulk), as the DPDK
+ * skeleton reaps with rte_dma_completed: one call returns the events that
+ * succeeded and one error flag, no status read per event;
+ * `doca-per-event` is the same loop reaping one event at a time
+ * (doca_pe_get_event, a status read, doca_event_free), and so is the
+ * latency loop, which has one event to reap.
  */
 #include "ours_rig.h"
 

@@ -79,23 +79,25 @@ static inline uint64_t ours_progress_and_reap(struct doca_pe *pe)
 #define OURS_REAP_BURST 64u
 
 /** One PE turn, then reap every ready event with the burst calls
- *  (doca_pe_get_events, a status check each, doca_event_free_bulk), as a
- *  DPDK application reaps with rte_dma_completed; @return how many. */
+ *  (doca_pe_get_events_ok, doca_event_free_bulk), as a DPDK application
+ *  reaps with rte_dma_completed: each call hands out the events that
+ *  succeeded and one error flag, no status read per event; a failed one
+ *  stays first in line, and is taken and reported (ours_reap) after the
+ *  events before it are freed. @return how many. */
 static inline uint64_t ours_progress_and_reap_bulk(struct doca_pe *pe)
 {
 	struct doca_event *evs[OURS_REAP_BURST];
 	uint64_t done = 0;
 	uint32_t n;
+	bool failed;
 
 	doca_pe_progress(pe);
-	while ((n = doca_pe_get_events(pe, evs, OURS_REAP_BURST)) != 0) {
-		for (uint32_t i = 0; i < n; i++)
-			if (doca_event_get_status(evs[i]) != DOCA_EVENT_STATUS_SUCCESS)
-				bench_fail("a copy failed: %s",
-					   doca_error_get_name(doca_event_get_error(evs[i])));
+	while ((n = doca_pe_get_events_ok(pe, evs, OURS_REAP_BURST, &failed)) != 0) {
 		doca_event_free_bulk(evs, n);
 		done += n;
 	}
+	if (failed)
+		(void)ours_reap(doca_pe_get_event(pe)); /* exits with the event's error */
 	return done;
 }
 
