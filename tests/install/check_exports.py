@@ -3,9 +3,11 @@
 its SONAME is libdoca-core.so.0; every defined dynamic symbol starts with
 doca_ and is versioned DOCA_CORE_0 (the version node's own entry aside);
 the exported functions are exactly the functions declared in include/, and
-the version script lists exactly those. Prints each difference and exits 1.
+the version script lists exactly those, and so does the Debian symbols
+file (dpkg-gensymbols only warns about a symbol missing from it). Prints
+each difference and exits 1.
 
-usage: check_exports.py LIBRARY INCLUDE_DIR VERSION_SCRIPT"""
+usage: check_exports.py LIBRARY INCLUDE_DIR VERSION_SCRIPT SYMBOLS_FILE"""
 import pathlib
 import re
 import subprocess
@@ -14,7 +16,7 @@ import sys
 SONAME = "libdoca-core.so.0"
 NODE = "DOCA_CORE_0"
 
-lib, include_dir, version_script = sys.argv[1:4]
+lib, include_dir, version_script, symbols_file = sys.argv[1:5]
 problems = []
 
 
@@ -66,8 +68,14 @@ for name in sorted(declared ^ listed):
     where = "version script only" if name in listed else "headers only, not in the version script"
     problems.append(f"{name}: {where}")
 
+# Symbols file rows: " name@VERSION minimal-version".
+packaged = set(re.findall(r"^ (doca_\w+)@" + NODE + r" ", pathlib.Path(symbols_file).read_text(), flags=re.M))
+for name in sorted(exported ^ packaged):
+    where = "in the Debian symbols file only" if name in packaged else "exported, missing from the Debian symbols file"
+    problems.append(f"{name}: {where}")
+
 for p in problems:
     print(p)
 print(f"{lib}: SONAME {sonames}, {len(exported)} exported, {len(declared)} declared, "
-      f"{len(listed)} in the version script, {len(problems)} problems")
+      f"{len(listed)} in the version script, {len(packaged)} in the symbols file, {len(problems)} problems")
 sys.exit(1 if problems else 0)
