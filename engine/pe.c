@@ -261,7 +261,20 @@ static inline __attribute__((always_inline)) struct doca_event *pe_hand_out_next
  * ready list (engine/pe_progress.c), which only this thread reads. */
 static inline __attribute__((always_inline)) bool pe_take_stops_at(const struct doca_event *ev, bool ok)
 {
-	return ok && ev->status != DOCA_EVENT_STATUS_SUCCESS;
+	if (!ok)
+		return false;
+#ifdef OWNED_RMW_ASM
+	/* one cmp with the status in memory (SUCCESS is 0): gcc loaded it
+	 * into a register and tested that, one instruction an event more
+	 * (a plain field, written before the append as above) */
+	bool failed;
+
+	_Static_assert(sizeof(ev->status) == 4 && DOCA_EVENT_STATUS_SUCCESS == 0, "cmpl $0 is the test");
+	__asm__("cmpl $0, %[status]" : "=@ccnz"(failed) : [status] "m"(ev->status));
+	return failed;
+#else
+	return ev->status != DOCA_EVENT_STATUS_SUCCESS;
+#endif
 }
 
 /* Take up to max ready events (the caller holds the runner guard). The
