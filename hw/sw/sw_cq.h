@@ -139,6 +139,7 @@ static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring 
 		if (cookies != NULL && take == SW_CQ_PACK && (s->meta[0] | s->meta[1] | s->meta[2]) == 0) {
 			/* a reap of a whole slot (i is 0) of whole copies: its
 			 * cookies alone, no entry's test */
+			_Static_assert(SW_CQ_PACK == 3u, "the whole-slot reap names three entries");
 			cookies[n] = s->cookie[0];
 			cookies[n + 1u] = s->cookie[1];
 			cookies[n + 2u] = s->cookie[2];
