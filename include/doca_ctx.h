@@ -50,7 +50,10 @@ extern "C" {
  *        that has one; the event is freed when the callback returns.
  * The callback may submit tasks, call doca_ctx_stop, destroy the buffers
  * its task names (doca_buf_destroy), and free nothing else; it must not
- * call doca_pe_progress (refused) nor doca_event_free on @p ev.
+ * call doca_pe_progress (refused) nor doca_event_free on @p ev. It must
+ * return normally, not leave by pthread_exit or longjmp: the PE's guard
+ * is held while it runs, and a callback that never returns leaves the
+ * guard held for good.
  * @param ev The completed task's event.
  * @param ctx_user_data The context's value from doca_ctx_set_user_data.
  *
