@@ -521,3 +521,87 @@ Test(sw_sq, a_chain_of_records_is_queued_as_post_would_queue_their_descriptors)
 		qp_close(db, b);
 	}
 }
+
+/* A small deterministic generator (the same runs each time). */
+static uint32_t next_random(uint64_t *state)
+{
+	*state = *state * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(*state >> 33);
+}
+
+/* Records first..first + n - 1 linked in order as chain_of's, the one at
+ * @p long_at (< n) 4 GiB long; the last one's link a non-pointer, which
+ * post_chain must never follow. descs[i]: post's descriptor for each. */
+static void chain_at(uint32_t first, uint32_t n, uint32_t long_at, struct hw_desc *descs)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t r = first + i;
+		struct hw_desc d = desc_of(r);
+
+		rec_src[r] = (struct chain_buf){ .data = d.src };
+		rec_dst[r] = (struct chain_buf){ .data = d.dst };
+		recs[r] = (struct chain_rec){ .src = &rec_src[r], .dst = &rec_dst[r],
+					      .len = i == long_at ? (uint64_t)UINT32_MAX + 1u : d.len,
+					      .next = i + 1u < n ? &recs[r + 1u] : (struct chain_rec *)(uintptr_t)0xdead0 };
+		descs[i] = (struct hw_desc){ .cookie = (uint64_t)(uintptr_t)&recs[r], .src = d.src, .dst = d.dst,
+					     .len = recs[r].len };
+	}
+}
+
+/* Take @p k from both queues: the same descriptors, the oldest posted
+ * first (@p cookies[*taken] on). */
+static void take_both(struct sw_qp *a, struct sw_qp *b, uint32_t k, const uint64_t *cookies, uint32_t *taken)
+{
+	for (uint32_t i = 0; i < k; i++, (*taken)++) {
+		struct sw_desc x, y;
+
+		cr_assert(sw_sq_get(&a->sq, &x));
+		cr_assert(sw_sq_get(&b->sq, &y));
+		cr_assert_eq(x.d.cookie, cookies[*taken], "taken in the order posted");
+		cr_assert_eq(memcmp(&x.d, &y.d, sizeof(x.d)), 0, "the same descriptor either way");
+	}
+}
+
+/* post_chain queues what post queues from rings in every state the
+ * first test does not reach: wrapped round their segment, grown after a
+ * wrap, partly taken (a packed slot half taken), full at ring_max (a
+ * partial accept, its count the same). 160 seeded runs of STEPS steps,
+ * each a chain of 1 to MOST (sometimes one 4 GiB long) or a take. */
+Test(sw_sq, post_chain_queues_as_post_from_wrapped_grown_and_full_rings)
+{
+	static const char *const params[] = { NULL, "ring_max=8", "ring_max=32", "ring_max=64" };
+	enum { STEPS = 300, MOST = 40 };
+	struct hw_desc descs[MOST];
+	static uint64_t cookies[STEPS * MOST]; /* each record posted, in order */
+
+	for (size_t p = 0; p < sizeof(params) / sizeof(params[0]); p++)
+		for (uint64_t seed = 1; seed <= 40; seed++) {
+			struct hw_dev *da, *db;
+			struct hw_qp *a = qp_open(params[p], &da), *b = qp_open(params[p], &db);
+			uint32_t first = 0, posted = 0, taken = 0;
+			uint64_t state = seed;
+
+			for (int step = 0; step < STEPS; step++) {
+				if (next_random(&state) % 2u != 0) {
+					take_both((struct sw_qp *)a, (struct sw_qp *)b,
+						  next_random(&state) % 48u % (posted - taken + 1u), cookies, &taken);
+					continue;
+				}
+				uint32_t n = 1u + next_random(&state) % MOST;
+				uint32_t long_at = next_random(&state) % 6u == 0 ? next_random(&state) % n : n;
+
+				first = first + n > NDESC ? 0 : first;
+				chain_at(first, n, long_at, descs);
+				uint32_t queued = hw_sw_ops.post_chain(a, &recs[first], n, &rec_map);
+
+				cr_assert_eq(hw_sw_ops.post(b, descs, n), queued, "%s, seed %u, step %d",
+					     params[p] ? params[p] : "packing", (unsigned)seed, step);
+				expect_same_sq((struct sw_qp *)a, (struct sw_qp *)b);
+				for (uint32_t i = 0; i < queued; i++)
+					cookies[posted++] = descs[i].cookie;
+				first += n;
+			}
+			qp_close(da, a);
+			qp_close(db, b);
+		}
+}
