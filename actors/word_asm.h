@@ -12,6 +12,20 @@
 #ifndef DOCA_ACTORS_WORD_ASM_H
 #define DOCA_ACTORS_WORD_ASM_H
 
+/* A TSan build made by CFLAGS alone would keep this asm and liburcu's
+ * inline fast paths out of TSan's sight and lack the annotations
+ * (actors/tsan_annotate.h): refuse it, naming the way that works. */
+#if defined(__SANITIZE_THREAD__)
+#define DOCA_TSAN_COMPILER 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DOCA_TSAN_COMPILER 1
+#endif
+#endif
+#if defined(DOCA_TSAN_COMPILER) && !defined(DOCA_TSAN)
+#error "ThreadSanitizer build without DOCA_TSAN: configure with meson -Db_sanitize=thread"
+#endif
+
 #if defined(__x86_64__) && !defined(DOCA_TSAN) && !defined(DOCA_EXPLORE)
 #define WORD_ASM 1
 #endif

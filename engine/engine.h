@@ -25,7 +25,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <ck_ring.h>
 #include <urcu/list.h>
 
 #include "doca_core.h"
