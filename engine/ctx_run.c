@@ -214,10 +214,12 @@ uint32_t run_poll(struct ctx_run *run, struct hw_cqe *cqes, uint32_t max)
 	return n;
 }
 
-uint32_t run_reap(struct ctx_run *run, uint64_t *cookies, uint32_t max, struct hw_cqe *odd, uint32_t *nodd)
+uint32_t run_reap(struct ctx_run *run, struct doca_event ***at, uint32_t max, struct hw_cqe *odd, uint32_t *nodd)
 {
-	uint32_t n = hw_qp_reap(run->qp, cookies, max, odd, nodd);
+	void *link = *at; /* the cookies are the events (event_desc, event_chain) */
+	uint32_t n = hw_qp_reap(run->qp, &link, offsetof(struct doca_event, next), max, odd, nodd);
 
+	*at = link;
 	if (n != 0)
 		run_on_device_add(run, (uint32_t)-n);
 	return n;

@@ -472,9 +472,11 @@ bool run_post_backlog(struct ctx_run *run, uint32_t *posted, uint32_t max);
 struct doca_event *run_backlog_pop(struct ctx_run *run);
 /* Poll up to max completions of the run's queue pair (runner guard held). */
 uint32_t run_poll(struct ctx_run *run, struct hw_cqe *cqes, uint32_t max);
-/* run_poll by hw_ops.reap (hw_qp.reaps_whole): cookies, and the
- * completions that are not whole copies in odd[] (*nodd of them). */
-uint32_t run_reap(struct ctx_run *run, uint64_t *cookies, uint32_t max, struct hw_cqe *odd, uint32_t *nodd);
+/* run_poll by hw_ops.reap (hw_qp.reaps_whole): the completed events
+ * linked in order by their next behind the link word *at (*at then the
+ * last one's next, left unwritten), and the completions that are not
+ * whole copies in odd[] (*nodd of them). */
+uint32_t run_reap(struct ctx_run *run, struct doca_event ***at, uint32_t max, struct hw_cqe *odd, uint32_t *nodd);
 
 struct doca_ctx {
 	uint32_t magic;

@@ -48,10 +48,9 @@ struct turn {
 	uint32_t nrecs;
 	struct doca_event *done[TURN_EVENTS];
 	uint32_t ndone;
-	/* a visit's polled completions: every one's cookie (its event), and
-	 * whole in cqes[] those not of whole copies (turn_poll); cqes[] is
-	 * the execute's completions too (turn_execute) */
-	uint64_t cookies[TURN_EVENTS];
+	/* a visit's polled completions that are not of whole copies, whole
+	 * (turn_poll: every polled event is linked by its next); the
+	 * execute's completions too (turn_execute) */
 	struct hw_cqe cqes[TURN_EVENTS];
 };
 
@@ -181,22 +180,30 @@ static inline struct doca_event *event_of_cookie(uint64_t cookie)
 	return (struct doca_event *)(uintptr_t)cookie;
 }
 
-/* A visit's poll: up to max completions of the run, every one's cookie
- * in t->cookies, and whole in t->cqes those that are not whole copies
- * (HW_CQE_OK, not fatal: their events store nothing, event_complete), in
- * order, *nodd of them. A device with hw_ops.reap hands them so; another
- * is polled and its completions sorted here. */
-static uint32_t turn_poll(struct ctx_run *run, struct turn *t, uint32_t max, uint32_t *nodd)
+/* A visit's poll: up to max completions of the run, their events linked
+ * in order by their next behind the link word *at (*at then names the
+ * last one's next, left unwritten: the caller ends the list), and whole
+ * in t->cqes those that are not whole copies (HW_CQE_OK, not fatal:
+ * their events store nothing, event_complete), in order, *nodd of them.
+ * A device with hw_ops.reap links them so; another is polled and its
+ * completions linked and sorted here. */
+static uint32_t turn_poll(struct ctx_run *run, struct turn *t, uint32_t max, struct doca_event ***at,
+			  uint32_t *nodd)
 {
 	if (run->qp->reaps_whole)
-		return run_reap(run, t->cookies, max, t->cqes, nodd);
+		return run_reap(run, at, max, t->cqes, nodd);
 	uint32_t n = run_poll(run, t->cqes, max), odd = 0;
+	struct doca_event **link = *at;
 
 	for (uint32_t j = 0; j < n; j++) {
-		t->cookies[j] = t->cqes[j].cookie;
+		struct doca_event *ev = event_of_cookie(t->cqes[j].cookie);
+
+		*link = ev;
+		link = &ev->next;
 		if (t->cqes[j].status != HW_CQE_OK || t->cqes[j].fatal)
 			t->cqes[odd++] = t->cqes[j]; /* odd <= j: not read again */
 	}
+	*at = link;
 	*nodd = odd;
 	return n;
 }
@@ -213,33 +220,44 @@ static __attribute__((cold, noinline)) bool turn_complete_odd(const struct hw_cq
 	return fatal;
 }
 
-/* The polled events of a visit that will hand them to the ready list
- * (running, no record yet, no event callback), by their cookies: linked
- * in order as pe_deliver_ready would link them, so neither done[] nor a
- * second pass is needed; the last is returned, the first in *head. (A
- * whole copy's event stores nothing, event_complete; the others are
- * turn_complete_odd's.) A fatal completion sends the visit the record's
- * way, which reads done[]: turn_unlink_polled fills it then. */
-static struct doca_event *turn_link_polled(const uint64_t *c, uint32_t n, struct doca_event **head)
-{
-	struct doca_event *last = event_of_cookie(c[0]);
-
-	*head = last;
-	for (uint32_t j = 1; j < n; j++) {
-		struct doca_event *ev = event_of_cookie(c[j]);
-
-		last->next = ev;
-		last = ev;
-	}
-	last->next = NULL;
-	return last;
-}
-
-/* done[] from turn_link_polled's list (cold: a fatal completion). */
-static __attribute__((cold, noinline)) void turn_unlink_polled(struct doca_event *ev, struct doca_event **done)
+/* done[] from turn_poll's list of polled events (a visit that does not
+ * hand them to the ready list as they are linked: a record's way). */
+static void turn_unlink_polled(struct doca_event *ev, struct doca_event **done)
 {
 	for (; ev != NULL; ev = ev->next)
 		*done++ = ev;
+}
+
+/* A visit's polled events, linked in order; head NULL: none. */
+struct polled_list {
+	struct doca_event *head, *tail;
+};
+
+/* A visit's poll (turn_poll) and its events put where the visit hands
+ * them: t->ndone counts them; a visit that will hand them to the ready
+ * list (running, no record yet, no event callback) gets them back linked
+ * as pe_deliver_ready would link them, so neither done[] nor a second
+ * pass is needed (a fatal completion sends it the record's way, which
+ * fills done[] then); every other visit finds them in done[] (an empty
+ * list comes back), before a stop's flushed backlog and mailbox. With
+ * events in hand the callback is fixed (doca_ctx_set_event_cb is IDLE
+ * only): read after the poll, as the delivery reads it. Out of line: a
+ * visit to an idle at-once device makes no poll, and its way keeps its
+ * registers. */
+static __attribute__((noinline)) struct polled_list turn_poll_visit(struct ctx_run *run, const struct doca_ctx *ctx,
+								    struct turn *t, bool running, uint32_t *nodd)
+{
+	struct doca_event *head, **end = &head;
+	uint32_t at = t->ndone, n = turn_poll(run, t, TURN_EVENTS - at, &end, nodd);
+
+	if (n == 0)
+		return (struct polled_list){ NULL, NULL };
+	*end = NULL;
+	t->ndone = at + n;
+	if (running && t->nrecs == 0 && ctx->event_cb == NULL)
+		return (struct polled_list){ head, caa_container_of(end, struct doca_event, next) };
+	turn_unlink_polled(head, &t->done[at]);
+	return (struct polled_list){ NULL, NULL };
 }
 
 /* The event k links after ev (the list has that many). */
@@ -498,21 +516,11 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	 * runner, this thread) a poll would find nothing. */
 	bool idle_dev = at_once && !qp->always_polled &&
 			atomic_load_explicit(&run->on_device, memory_order_relaxed) == 0;
-	struct doca_event *polled = NULL, *polled_tail = NULL; /* turn_link_polled's list */
-	uint32_t polled_at = t->ndone;
+	uint32_t nodd = 0, polled_at = t->ndone;
+	/* the polled events, linked in order (turn_poll_visit) */
+	struct polled_list polled = idle_dev ? (struct polled_list){ NULL, NULL }
+					     : turn_poll_visit(run, ctx, t, running, &nodd);
 
-	uint32_t nodd = 0;
-	uint32_t n = idle_dev ? 0 : turn_poll(run, t, TURN_EVENTS - t->ndone, &nodd);
-
-	/* With events in hand the callback is fixed (doca_ctx_set_event_cb
-	 * is IDLE only): read after the poll, as the delivery below reads it */
-	if (n != 0 && running && t->nrecs == 0 && ctx->event_cb == NULL) {
-		polled_tail = turn_link_polled(t->cookies, n, &polled);
-		t->ndone += n;
-	} else {
-		for (uint32_t j = 0; j < n; j++)
-			t->done[t->ndone++] = event_of_cookie(t->cookies[j]);
-	}
 	if (__builtin_expect(nodd != 0, 0))
 		fatal = turn_complete_odd(t->cqes, nodd) || fatal;
 	/* A stop flushes in submission order: what is on the device first,
@@ -557,14 +565,14 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	if (running && !fatal && t->nrecs == 0 && (head != NULL || ctx->event_cb == NULL)) {
 		if (head != NULL) /* executed first, so first in order */
 			pe_splice_ready(pe, head, tail);
-		if (polled != NULL)
-			pe_splice_ready(pe, polled, polled_tail);
+		if (polled.head != NULL)
+			pe_splice_ready(pe, polled.head, polled.tail);
 		else if (t->ndone != rest)
 			pe_deliver_ready(pe, &t->done[rest], t->ndone - rest);
 		return;
 	}
-	if (polled != NULL) /* a fatal completion among them: the record's way reads done[] */
-		turn_unlink_polled(polled, &t->done[polled_at]);
+	if (polled.head != NULL) /* a fatal completion among them: the record's way reads done[] */
+		turn_unlink_polled(polled.head, &t->done[polled_at]);
 	/* Events in hand mean tasks outstanding, so the ctx cannot have
 	 * reached IDLE and been destroyed: the reference cannot fail then. */
 	if (!ctx_ref_get(ctx)) {

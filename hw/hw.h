@@ -150,6 +150,17 @@ static inline const void *hw_chain_next(const void *rec, const struct hw_chain *
 	return hw_chain_ptr(rec, c->next);
 }
 
+/* hw_ops.reap's step for one completion: the address of the record its
+ * @p cookie names stored in the link word at @p link (memcpy: the word
+ * has the caller's type); returns that record's link word, at @p next. */
+static inline void *hw_link_record(void *link, uint64_t cookie, uint32_t next)
+{
+	void *rec = (void *)(uintptr_t)cookie;
+
+	memcpy(link, &rec, sizeof(rec));
+	return (char *)rec + next;
+}
+
 /* Record @p rec's copy as a descriptor, without memory registrations. */
 static inline struct hw_desc hw_chain_desc(const void *rec, const struct hw_chain *c)
 {
@@ -278,14 +289,21 @@ struct hw_ops {
 	 * overtaken. */
 	uint32_t (*execute)(struct hw_qp *qp, const struct hw_copy *copies, uint32_t n, struct hw_cqe *cqes);
 	/* Optional, only with hw_qp.reaps_whole: poll's work for a caller
-	 * that needs only the cookie of a whole copy's completion (HW_CQE_OK:
-	 * every byte, DOCA_SUCCESS, not fatal). Takes up to max
-	 * completions, in order, exactly as poll would, and returns how many
-	 * (n); cookies[0..n) are their cookies. Each that is not a whole copy
-	 * is also written whole to odd[], in order: *nodd of them (<= n, set
-	 * by every call). So the common case writes one word a completion
-	 * and the caller reads one back. */
-	uint32_t (*reap)(struct hw_qp *qp, uint64_t *cookies, uint32_t max, struct hw_cqe *odd, uint32_t *nodd);
+	 * whose cookies are the addresses of its records (as post_chain's
+	 * are) and that wants their records linked, and needs only the
+	 * cookie of a whole copy's completion (HW_CQE_OK: every byte,
+	 * DOCA_SUCCESS, not fatal). Takes up to max completions, in order,
+	 * exactly as poll would, and returns how many (n). Each one's record
+	 * address is stored in the pointer-sized word at *link, and *link
+	 * then moves to that record's word at byte offset `next`:
+	 * the records come out linked in completion order behind the word the
+	 * caller's *link named, and *link names the last one's `next`, left
+	 * unwritten (the caller ends the list). Each completion that is not a
+	 * whole copy is also written whole to odd[], in order: *nodd of them
+	 * (<= n, set by every call). So the common case writes one word a
+	 * completion, the link the caller would write anyway. */
+	uint32_t (*reap)(struct hw_qp *qp, void **link, uint32_t next, uint32_t max, struct hw_cqe *odd,
+			 uint32_t *nodd);
 	/* True if poll would return something without a new post or a wake:
 	 * work poll itself executes now (inline; one waiting for a delay is
 	 * not, and the backend's notify_fd wakes for it), completions already queued, or
@@ -354,10 +372,10 @@ static inline uint32_t hw_qp_poll(struct hw_qp *qp, struct hw_cqe *c, uint32_t m
 {
 	return qp->ops->poll(qp, c, max);
 }
-static inline uint32_t hw_qp_reap(struct hw_qp *qp, uint64_t *cookies, uint32_t max, struct hw_cqe *odd,
-				  uint32_t *nodd)
+static inline uint32_t hw_qp_reap(struct hw_qp *qp, void **link, uint32_t next, uint32_t max,
+				  struct hw_cqe *odd, uint32_t *nodd)
 {
-	return qp->ops->reap(qp, cookies, max, odd, nodd);
+	return qp->ops->reap(qp, link, next, max, odd, nodd);
 }
 static inline uint32_t hw_qp_execute(struct hw_qp *qp, const struct hw_copy *d, uint32_t n, struct hw_cqe *c)
 {

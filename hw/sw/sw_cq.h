@@ -35,6 +35,9 @@
 #ifndef DOCA_HW_SW_CQ_H
 #define DOCA_HW_SW_CQ_H
 
+#include <stddef.h>
+#include <string.h>
+
 #include "hw/hw.h"
 #include "hw/sw/sw_ring.h"
 
@@ -119,41 +122,60 @@ static inline void sw_cq_entry(const struct sw_cq_slot *s, uint32_t i, struct hw
 	o->fatal = (m & SW_CQ_FATAL) != 0;
 }
 
+/* Consumer: true if the published slot @p s, of which @p i entries were
+ * taken, is whole and of whole copies: none taken, SW_CQ_PACK of them,
+ * each's meta 0 (HW_CQE_OK, DOCA_SUCCESS, not fatal). The three metas
+ * and the count are compared as one 4-byte word. */
+static inline bool sw_cq_slot_whole(const struct sw_cq_slot *s, uint32_t i)
+{
+	static const uint8_t whole[SW_CQ_PACK + 1u] = { 0, 0, 0, SW_CQ_PACK };
+
+	_Static_assert(SW_CQ_PACK == 3u, "the whole-slot look and its reap (sw_cq_take) name three entries");
+	_Static_assert(offsetof(struct sw_cq_slot, count) == offsetof(struct sw_cq_slot, meta) + SW_CQ_PACK,
+		       "the count follows the metas");
+	return i == 0 && memcmp(s->meta, whole, sizeof(whole)) == 0;
+}
+
 /* Consumer: take up to @p max completions, in order: from each published
  * slot as many as are left in it and fit, counted once a slot. Without
- * @p cookies (poll), each whole into cqes[]; with them (reap), each one's
- * cookie into cookies[] and only one that is not a whole copy (meta not
+ * @p reap (poll), each whole into cqes[]; with it (reap), each one's
+ * record linked at *link (hw_link_record, @p next: the records' link
+ * offset; hw_ops.reap) and only one that is not a whole copy (meta not
  * 0) whole into cqes[], *nodd of them. */
-static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring *cq, uint32_t max, uint64_t *cookies,
-								 struct hw_cqe *cqes, uint32_t *nodd)
+static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring *cq, uint32_t max, bool reap,
+								 void **link, uint32_t next, struct hw_cqe *cqes,
+								 uint32_t *nodd)
 {
 	const struct sw_cq_slot *s;
 	uint32_t n = 0, odd = 0;
+	void *at = reap ? *link : NULL;
 
 	while (n != max && (s = sw_ring_peek(cq)) != NULL) {
-		uint32_t i = cq->csub, take = s->count - i, room = max - n;
+		uint32_t i = cq->csub;
+
+		if (reap && max - n >= SW_CQ_PACK && sw_cq_slot_whole(s, i)) {
+			/* a reap of a whole slot of whole copies: its records
+			 * linked, no entry's test, csub left 0 */
+			at = hw_link_record(at, s->cookie[0], next);
+			at = hw_link_record(at, s->cookie[1], next);
+			at = hw_link_record(at, s->cookie[2], next);
+			n += SW_CQ_PACK;
+			sw_ring_release(cq);
+			continue;
+		}
+		uint32_t take = s->count - i, room = max - n;
 		bool more = take > room; /* max reached inside the slot */
 
 		if (more)
 			take = room;
-		if (cookies != NULL && take == SW_CQ_PACK && (s->meta[0] | s->meta[1] | s->meta[2]) == 0) {
-			/* a reap of a whole slot (i is 0) of whole copies: its
-			 * cookies alone, no entry's test */
-			_Static_assert(SW_CQ_PACK == 3u, "the whole-slot reap names three entries");
-			cookies[n] = s->cookie[0];
-			cookies[n + 1u] = s->cookie[1];
-			cookies[n + 2u] = s->cookie[2];
-			n += SW_CQ_PACK;
-		} else {
-			for (uint32_t k = i + take; i != k; i++, n++) {
-				if (cookies == NULL) {
-					sw_cq_entry(s, i, &cqes[n]);
-					continue;
-				}
-				cookies[n] = s->cookie[i];
-				if (__builtin_expect(s->meta[i] != 0, 0))
-					sw_cq_entry(s, i, &cqes[odd++]);
+		for (uint32_t k = i + take; i != k; i++, n++) {
+			if (!reap) {
+				sw_cq_entry(s, i, &cqes[n]);
+				continue;
 			}
+			at = hw_link_record(at, s->cookie[i], next);
+			if (__builtin_expect(s->meta[i] != 0, 0))
+				sw_cq_entry(s, i, &cqes[odd++]);
 		}
 		if (more) {
 			cq->csub = i;
@@ -162,22 +184,24 @@ static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring 
 		cq->csub = 0;
 		sw_ring_release(cq);
 	}
-	if (cookies != NULL)
+	if (reap) {
+		*link = at;
 		*nodd = odd;
+	}
 	return n;
 }
 
 /* Consumer: hw_ops.poll's way (sw_cq_take). */
 static inline uint32_t sw_cq_poll(struct sw_ring *cq, struct hw_cqe *out, uint32_t max)
 {
-	return sw_cq_take(cq, max, NULL, out, NULL);
+	return sw_cq_take(cq, max, false, NULL, 0, out, NULL);
 }
 
 /* Consumer: hw_ops.reap's way (sw_cq_take). */
-static inline uint32_t sw_cq_reap(struct sw_ring *cq, uint64_t *cookies, uint32_t max, struct hw_cqe *odd,
+static inline uint32_t sw_cq_reap(struct sw_ring *cq, void **link, uint32_t next, uint32_t max, struct hw_cqe *odd,
 				  uint32_t *nodd)
 {
-	return sw_cq_take(cq, max, cookies, odd, nodd);
+	return sw_cq_take(cq, max, true, link, next, odd, nodd);
 }
 
 #endif /* DOCA_HW_SW_CQ_H */

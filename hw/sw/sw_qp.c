@@ -307,9 +307,10 @@ uint32_t sw_qp_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
 	return n;
 }
 
-uint32_t sw_qp_reap(struct hw_qp *hw, uint64_t *cookies, uint32_t max, struct hw_cqe *odd, uint32_t *nodd)
+uint32_t sw_qp_reap(struct hw_qp *hw, void **link, uint32_t next, uint32_t max, struct hw_cqe *odd,
+		    uint32_t *nodd)
 {
-	return sw_cq_reap(&((struct sw_qp *)hw)->cq, cookies, max, odd, nodd);
+	return sw_cq_reap(&((struct sw_qp *)hw)->cq, link, next, max, odd, nodd);
 }
 
 uint32_t sw_qp_execute(struct hw_qp *hw, const struct hw_copy *copies, uint32_t n, struct hw_cqe *cqes)

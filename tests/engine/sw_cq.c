@@ -241,81 +241,135 @@ Test(sw_cq, across_growth_every_completion_comes_out_once_in_order)
 	sw_ring_fini(&cq);
 }
 
-/* hw_ops.reap's way (sw_cq_reap): the same entries as poll, in order, a
- * cookie each, and only those that are not whole copies (a failure, a
- * partial copy, a flush, a whole one marked fatal) also whole in odd[],
- * in order; a stop inside a slot resumes there. */
-Test(sw_cq, a_reap_gives_every_cookie_and_only_the_odd_completions_whole)
+/* A caller's record for hw_ops.reap: its link word not first, so the
+ * offset is taken; POISON marks a link the reap must leave unwritten. */
+struct rec {
+	uint64_t id;
+	struct rec *next;
+};
+
+#define POISON ((struct rec *)(uintptr_t)0x5a5a5a5a5a5a5a5au)
+
+static uint64_t cookie_of(struct rec *r)
+{
+	return (uint64_t)(uintptr_t)r;
+}
+
+/* sw_cq_reap with @p *at as the link word (moved as the reap moves it). */
+static uint32_t reap_at(struct sw_ring *cq, struct rec ***at, uint32_t max, struct hw_cqe *odd, uint32_t *nodd)
+{
+	void *link = *at;
+	uint32_t n = sw_cq_reap(cq, &link, offsetof(struct rec, next), max, odd, nodd);
+
+	*at = link;
+	return n;
+}
+
+/* The records @p first.. linked in order up to recs[last], whose link
+ * is the one *at names and is left unwritten. */
+static void expect_linked(struct rec *const *head, struct rec *recs, uint32_t from, uint32_t last,
+			  struct rec **at)
+{
+	cr_assert_eq(*head, &recs[from], "the caller's word names the first record");
+	for (uint32_t i = from; i < last; i++)
+		cr_assert_eq(recs[i].next, &recs[i + 1u], "record %u links the next", i);
+	cr_assert_eq(at, &recs[last].next, "the link word is the last record's");
+	cr_assert_eq(recs[last].next, POISON, "the last record's link is left unwritten");
+}
+
+/* hw_ops.reap's way (sw_cq_reap): the same entries as poll, in order,
+ * their records linked by the cookies, and only those that are not whole
+ * copies (a failure, a partial copy, a flush, a whole one marked fatal)
+ * also whole in odd[], in order; a stop inside a slot resumes there, the
+ * list going on from where the last reap left its link. */
+Test(sw_cq, a_reap_links_every_record_and_gives_only_the_odd_completions_whole)
 {
 	struct sw_ring cq;
 	struct sw_cq_slot g = { .count = 0 };
+	struct rec recs[7];
 	struct hw_cqe in[7] = {
 		cqe_of(0),
-		{ .cookie = 0xf1, .status = HW_CQE_FAILED, .error = DOCA_ERROR_IO_FAILED },
+		{ .status = HW_CQE_FAILED, .error = DOCA_ERROR_IO_FAILED },
 		cqe_of(2),
-		{ .cookie = 0xa3, .bytes = 5, .status = HW_CQE_PARTIAL, .error = DOCA_ERROR_IO_FAILED },
-		{ .cookie = 0xf4, .status = HW_CQE_FLUSHED, .error = DOCA_ERROR_SHUTDOWN },
+		{ .bytes = 5, .status = HW_CQE_PARTIAL, .error = DOCA_ERROR_IO_FAILED },
+		{ .status = HW_CQE_FLUSHED, .error = DOCA_ERROR_SHUTDOWN },
 		cqe_of(5),
-		{ .cookie = 0xfa, .bytes = 8, .status = HW_CQE_OK, .error = DOCA_SUCCESS, .fatal = true },
+		{ .bytes = 8, .status = HW_CQE_OK, .error = DOCA_SUCCESS, .fatal = true },
 	};
-	uint64_t cookies[7];
+	struct rec *head = POISON, **at = &head;
 	struct hw_cqe odd[7];
 	uint32_t nodd = 99;
 
 	cr_assert(sw_ring_init(&cq, 64));
 	for (uint32_t i = 0; i < 7; i++) {
+		recs[i] = (struct rec){ .id = i, .next = POISON };
+		in[i].cookie = cookie_of(&recs[i]);
 		cr_assert(sw_cq_room(&cq, &g));
 		sw_cq_add(&cq, &g, &in[i]);
 	}
 	sw_cq_flush(&cq, &g); /* slots of 3, 3 and 1 */
-	cr_assert_eq(sw_cq_reap(&cq, cookies, 2, odd, &nodd), 2u, "max reached inside the first slot");
-	cr_assert_eq(cookies[0], in[0].cookie);
-	cr_assert_eq(cookies[1], 0xf1u);
+	cr_assert_eq(reap_at(&cq, &at, 2, odd, &nodd), 2u, "max reached inside the first slot");
+	expect_linked(&head, recs, 0, 1, at);
 	cr_assert_eq(nodd, 1u, "the failure, whole");
-	cr_assert_eq(odd[0].cookie, 0xf1u);
+	cr_assert_eq(odd[0].cookie, cookie_of(&recs[1]));
 	cr_assert_eq(odd[0].status, (uint32_t)HW_CQE_FAILED);
 	cr_assert_eq(odd[0].error, DOCA_ERROR_IO_FAILED);
 	cr_assert_not(odd[0].fatal);
-	cr_assert_eq(sw_cq_reap(&cq, cookies, 7, odd, &nodd), 5u, "the rest, from inside the slot on");
-	for (uint32_t i = 0; i < 5; i++)
-		cr_assert_eq(cookies[i], in[2u + i].cookie, "cookie %u", i);
+	cr_assert_eq(reap_at(&cq, &at, 7, odd, &nodd), 5u, "the rest, from inside the slot on");
+	expect_linked(&head, recs, 0, 6, at);
 	cr_assert_eq(nodd, 3u, "the partial copy, the flush and the fatal one; not the whole ones");
-	cr_assert_eq(odd[0].cookie, 0xa3u);
+	cr_assert_eq(odd[0].cookie, cookie_of(&recs[3]));
 	cr_assert_eq(odd[0].status, (uint32_t)HW_CQE_PARTIAL);
 	cr_assert_eq(odd[0].bytes, 5u);
 	cr_assert_eq(odd[0].error, DOCA_ERROR_IO_FAILED);
-	cr_assert_eq(odd[1].cookie, 0xf4u);
+	cr_assert_eq(odd[1].cookie, cookie_of(&recs[4]));
 	cr_assert_eq(odd[1].status, (uint32_t)HW_CQE_FLUSHED);
 	cr_assert_eq(odd[1].error, DOCA_ERROR_SHUTDOWN);
-	cr_assert_eq(odd[2].cookie, 0xfau);
+	cr_assert_eq(odd[2].cookie, cookie_of(&recs[6]));
 	cr_assert_eq(odd[2].status, (uint32_t)HW_CQE_OK);
 	cr_assert_eq(odd[2].bytes, 8u);
 	cr_assert(odd[2].fatal);
+	for (uint32_t i = 0; i < 7; i++)
+		cr_assert_eq(recs[i].id, i, "record %u: only its link written", i);
 	cr_assert_not(sw_ring_unread(&cq), "every slot released with its last entry");
-	cr_assert_eq(sw_cq_reap(&cq, cookies, 7, odd, &nodd), 0u);
+	struct rec **before = at;
+
+	cr_assert_eq(reap_at(&cq, &at, 7, odd, &nodd), 0u);
 	cr_assert_eq(nodd, 0u, "set by every call");
+	cr_assert_eq(at, before, "nothing reaped: the link word stays");
+	cr_assert_eq(recs[6].next, POISON);
 	sw_ring_fini(&cq);
 }
 
 /* A reap of whole slots of whole copies (its way without an entry's
- * test) and of a slot partly taken before: every cookie once, in order,
- * no odd one. */
-Test(sw_cq, a_reap_of_whole_slots_gives_their_cookies_in_order)
+ * test) and of a slot partly taken before, and one that stops where a
+ * whole slot no longer fits max: every record once, in order, no odd
+ * one. */
+Test(sw_cq, a_reap_of_whole_slots_links_their_records_in_order)
 {
 	struct sw_ring cq;
 	struct sw_cq_slot g = { .count = 0 };
-	uint64_t cookies[8];
-	struct hw_cqe odd[8];
+	struct rec recs[12];
+	struct rec *head = POISON, **at = &head;
+	struct hw_cqe odd[12];
 	uint32_t nodd = 99;
 
 	cr_assert(sw_ring_init(&cq, 64));
-	for (uint64_t i = 0; i < 9; i++)
-		add(&cq, &g, i); /* three full slots, each published */
-	cr_assert_eq(sw_cq_reap(&cq, cookies, 1, odd, &nodd), 1u);
-	cr_assert_eq(cookies[0], cqe_of(0).cookie);
-	cr_assert_eq(sw_cq_reap(&cq, cookies, 8, odd, &nodd), 8u, "the first slot's rest, then two whole");
-	for (uint64_t i = 0; i < 8; i++)
-		cr_assert_eq(cookies[i], cqe_of(1u + i).cookie, "cookie %llu", (unsigned long long)i);
+	for (uint32_t i = 0; i < 12; i++) {
+		struct hw_cqe c = cqe_of(i);
+
+		recs[i] = (struct rec){ .id = i, .next = POISON };
+		c.cookie = cookie_of(&recs[i]);
+		cr_assert(sw_cq_room(&cq, &g));
+		sw_cq_add(&cq, &g, &c); /* four full slots, each published */
+	}
+	cr_assert_eq(reap_at(&cq, &at, 1, odd, &nodd), 1u);
+	expect_linked(&head, recs, 0, 0, at);
+	cr_assert_eq(reap_at(&cq, &at, 7, odd, &nodd), 7u, "the first slot's rest, one whole, one of the next");
+	expect_linked(&head, recs, 0, 7, at);
+	cr_assert_eq(nodd, 0u);
+	cr_assert_eq(reap_at(&cq, &at, 12, odd, &nodd), 4u, "that slot's rest, then the last whole");
+	expect_linked(&head, recs, 0, 11, at);
 	cr_assert_eq(nodd, 0u);
 	cr_assert_not(sw_ring_unread(&cq));
 	sw_ring_fini(&cq);
