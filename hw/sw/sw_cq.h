@@ -147,30 +147,31 @@ static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring 
 								 uint32_t *nodd)
 {
 	const struct sw_cq_slot *s;
-	uint32_t n = 0, odd = 0;
+	/* left: how many more fit (max less those taken), one register */
+	uint32_t left = max, odd = 0;
 	void *at = reap ? *link : NULL;
 
-	while (n != max && (s = sw_ring_peek(cq)) != NULL) {
+	while (left != 0 && (s = sw_ring_peek(cq)) != NULL) {
 		uint32_t i = cq->csub;
 
-		if (reap && max - n >= SW_CQ_PACK && sw_cq_slot_whole(s, i)) {
+		if (reap && left >= SW_CQ_PACK && sw_cq_slot_whole(s, i)) {
 			/* a reap of a whole slot of whole copies: its records
 			 * linked, no entry's test, csub left 0 */
 			at = hw_link_record(at, s->cookie[0], next);
 			at = hw_link_record(at, s->cookie[1], next);
 			at = hw_link_record(at, s->cookie[2], next);
-			n += SW_CQ_PACK;
+			left -= SW_CQ_PACK;
 			sw_ring_release(cq);
 			continue;
 		}
-		uint32_t take = s->count - i, room = max - n;
-		bool more = take > room; /* max reached inside the slot */
+		uint32_t take = s->count - i;
+		bool more = take > left; /* max reached inside the slot */
 
 		if (more)
-			take = room;
-		for (uint32_t k = i + take; i != k; i++, n++) {
+			take = left;
+		for (uint32_t k = i + take; i != k; i++, left--) {
 			if (!reap) {
-				sw_cq_entry(s, i, &cqes[n]);
+				sw_cq_entry(s, i, &cqes[max - left]);
 				continue;
 			}
 			at = hw_link_record(at, s->cookie[i], next);
@@ -188,7 +189,7 @@ static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring 
 		*link = at;
 		*nodd = odd;
 	}
-	return n;
+	return max - left;
 }
 
 /* Consumer: hw_ops.poll's way (sw_cq_take). */

@@ -105,17 +105,20 @@ static inline uint32_t sw_sq_post_chain_pairs(struct sw_ring *sq, const void **r
 					      const struct hw_chain *shape)
 {
 	const struct hw_chain map = *shape, *c = &map; /* in registers: the slot stores may alias *shape */
-	uint32_t room = sw_ring_room(sq), pairs = n / SW_SQ_PACK, pos = sq->head, mask = sq->pmask, i;
+	uint32_t room = sw_ring_room(sq), pairs = n / SW_SQ_PACK, start = sq->head, mask = sq->pmask;
 	struct sw_slot *slots = sq->pslots;
 	const void *r = *rec;
 
 	if (pairs > room)
 		pairs = room;
-	for (i = 0; i < pairs; i++) {
+	/* the pairs counted by the positions they take: no count of its own */
+	uint32_t pos = start, end = start + pairs;
+
+	while (pos != end) {
 		const void *r1 = hw_chain_next(r, c);
 		struct hw_desc d0 = hw_chain_desc(r, c), d1 = hw_chain_desc(r1, c);
 
-		if ((d0.len | d1.len) > UINT32_MAX)
+		if (((d0.len | d1.len) >> 32) != 0) /* either above UINT32_MAX */
 			break;
 		struct sw_slot *s = &slots[pos & mask];
 		struct sw_sq_pair *p = (struct sw_sq_pair *)s->payload;
@@ -133,7 +136,7 @@ static inline uint32_t sw_sq_post_chain_pairs(struct sw_ring *sq, const void **r
 	}
 	sq->head = pos;
 	*rec = r;
-	return i * SW_SQ_PACK;
+	return (pos - start) * SW_SQ_PACK;
 }
 
 /* Producer: queue the first descriptors at @p d (@p left of them) in one
