@@ -148,6 +148,13 @@ static const struct hw_chain event_chain = {
 
 _Static_assert(sizeof(((struct doca_event *)0)->len) == sizeof(uint64_t), "hw_chain: a length is a uint64_t");
 _Static_assert(sizeof(((struct doca_buf *)0)->data) == sizeof(void *), "hw_chain: a buffer's data is a pointer");
+/* the backends read these three words as addresses (hw_chain_ptr) */
+_Static_assert(__builtin_types_compatible_p(__typeof__(((struct doca_event *)0)->next), struct doca_event *),
+	       "hw_chain: an event's link is a pointer to an event");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((struct doca_event *)0)->src), struct doca_buf *),
+	       "hw_chain: an event's source is a pointer to a buffer");
+_Static_assert(__builtin_types_compatible_p(__typeof__(((struct doca_event *)0)->dst), struct doca_buf *),
+	       "hw_chain: an event's destination is a pointer to a buffer");
 
 void run_post_chain(struct ctx_run *run, struct doca_event *first, uint32_t n)
 {
