@@ -111,8 +111,12 @@ static void mailbox_run(struct bench_contender *c, const struct bench_case *bc, 
 	t1 = bench_now_ns();
 	counted = done;
 	bench_crew_stop(&o->crew);
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
+		/* its slot would never be copied: say why, not that it differs */
+		if (o->count[i].submitted == 0)
+			bench_fail("doca: foreign submitter %u submitted no task (did the host never run it?)", i);
 		total += o->count[i].submitted;
+	}
 	while (done < total)
 		done += ours_progress_and_reap(o->rig.pe);
 	m->tasks = counted;
