@@ -116,8 +116,14 @@ doca_error_t doca_buf_create(struct doca_mem *h, size_t offset, size_t len, stru
 			      memory_order_relaxed);
 	head_store(&buf->epoch, g_fork_epoch);
 	head_store(&buf->magic, MAGIC_BUF);
+	/* the word, plain until now (the cell's first, or its last kill's:
+	 * no buffer check passes with it), folded last: the handle is
+	 * current from here on (engine/handle.h, "A buffer's word") */
+	struct doca_buf *handle = handle_of(buf);
+
+	atomic_store_explicit(&buf->handle, buf_word_made(handle, g_buf_fold), memory_order_relaxed);
 	live_created(LIVE_BUF, 0);
-	*out = handle_of(buf);
+	*out = handle;
 	return DOCA_SUCCESS;
 }
 

@@ -894,13 +894,14 @@ extern uint32_t g_fork_epoch;
 /* g_fork_epoch << 32, kept beside it (head_key: one or, no shift).
  * Hidden, as asym_fence_kernel: read without the GOT's address load. */
 extern __attribute__((visibility("hidden"))) uint64_t g_fork_epoch_key;
-/* head_key(MAGIC_EVENT), head_key(MAGIC_PE), head_key(MAGIC_CTX) and
- * head_key(MAGIC_BUF), kept beside it for the hot calls' handle checks
- * (one load, no copy and or; head_key picks them); set with it. */
+/* head_key(MAGIC_EVENT), head_key(MAGIC_PE) and head_key(MAGIC_CTX),
+ * kept beside it for the hot calls' handle checks (one load, no copy and
+ * or; head_key picks them), and buf_fold_made(g_fork_epoch), the fold of
+ * this epoch's buffers' handle words (buf_of_folded); set with it. */
 extern __attribute__((visibility("hidden"))) uint64_t g_event_key;
 extern __attribute__((visibility("hidden"))) uint64_t g_pe_key;
 extern __attribute__((visibility("hidden"))) uint64_t g_ctx_key;
-extern __attribute__((visibility("hidden"))) uint64_t g_buf_key;
+extern __attribute__((visibility("hidden"))) uint64_t g_buf_fold;
 
 /* What every handle's object starts with (each struct lists these fields
  * first, in this order). */
@@ -973,8 +974,6 @@ static inline uint64_t head_key(uint32_t magic)
 	if (__builtin_constant_p(magic)) {
 		if (magic == MAGIC_CTX)
 			return g_ctx_key;
-		if (magic == MAGIC_BUF)
-			return g_buf_key;
 		if (magic == MAGIC_PE)
 			return g_pe_key;
 		if (magic == MAGIC_EVENT)
@@ -1031,14 +1030,37 @@ static inline struct doca_mem *mem_of(const struct doca_mem *h)
 {
 	return handle_obj(h, MAGIC_MEM);
 }
+/* A buffer's handle word is folded (engine/handle.h, "A buffer's word"):
+ * it holds its handle ^ buf_fold_made(its epoch), bits in the address's
+ * bits only, never 0 there; a buffer's check is then one compare, the
+ * handle ^ this epoch's fold with the word, and the magic and the epoch
+ * are not loaded. */
+static inline uint64_t buf_fold_made(uint32_t epoch)
+{
+	return (uint64_t)epoch << (HANDLE_LOW_BITS + 1u) | (uint64_t)1 << HANDLE_LOW_BITS;
+}
+_Static_assert(((((uint64_t)UINT32_MAX << (HANDLE_LOW_BITS + 1u)) | 64u) & ~(uint64_t)HANDLE_ADDR_MASK) == 0,
+	       "a buffer's fold lies in the address's bits");
+/* A buffer's handle word for its handle @p h (its address, its tag) made
+ * in the epoch whose fold is @p fold. */
+static inline uintptr_t buf_word_made(const void *h, uint64_t fold)
+{
+	return (uintptr_t)h ^ fold;
+}
+/* buf_of with @p fold (g_buf_fold) loaded by the caller, once for many
+ * handles (the epoch changes only in a fork child's atfork handler, which
+ * no call of the child's one thread is inside). */
+static inline struct doca_buf *buf_of_folded(const struct doca_buf *h, uint64_t fold)
+{
+	struct doca_buf *o = handle_addr(h);
+
+	if (o == NULL || !handle_tag_current((const void *)buf_word_made(h, fold), (const struct handle_head *)o))
+		return NULL;
+	return o;
+}
 static inline struct doca_buf *buf_of(const struct doca_buf *h)
 {
-	return handle_obj(h, MAGIC_BUF);
-}
-/* buf_of with head_key(MAGIC_BUF) computed by the caller. */
-static inline struct doca_buf *buf_of_keyed(const struct doca_buf *h, uint64_t key)
-{
-	return handle_obj_keyed(h, key);
+	return buf_of_folded(h, g_buf_fold);
 }
 static inline struct doca_dev *dev_of(const struct doca_dev *h)
 {
@@ -1071,7 +1093,8 @@ static inline struct doca_pe *pe_of(const struct doca_pe *h)
 		return get_err_;                                            \
 	} while (0)
 
-/* The application's handle for an object's current generation. */
+/* The application's handle for an object's current generation (not a
+ * live buffer's: its word is folded, buf_of_folded). */
 static inline void *handle_of(const void *obj)
 {
 	return (void *)atomic_load_explicit(&((const struct handle_head *)obj)->handle, memory_order_relaxed);

@@ -44,7 +44,7 @@ uint64_t g_fork_epoch_key;
 uint64_t g_event_key = MAGIC_EVENT; /* head_key(MAGIC_EVENT) in epoch 0 */
 uint64_t g_pe_key = MAGIC_PE;
 uint64_t g_ctx_key = MAGIC_CTX;
-uint64_t g_buf_key = MAGIC_BUF;
+uint64_t g_buf_fold = UINT64_C(1) << HANDLE_LOW_BITS; /* buf_fold_made(0) */
 
 /* The leaf locks (cells, log) last: a reclaimer callback may need the
  * cells' lock before the RCU side is quiet, and nothing is taken under
@@ -72,7 +72,7 @@ static void fork_child(void)
 	g_event_key = head_key_made(MAGIC_EVENT);
 	g_pe_key = head_key_made(MAGIC_PE);
 	g_ctx_key = head_key_made(MAGIC_CTX);
-	g_buf_key = head_key_made(MAGIC_BUF);
+	g_buf_fold = buf_fold_made(g_fork_epoch);
 	log_fork_child();
 	runner_fork_child();
 	doca_rcu_fork_child();

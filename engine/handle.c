@@ -25,19 +25,28 @@ doca_error_t stale_refusal(void)
 	return DOCA_ERROR_INVALID_VALUE;
 }
 
+/* The handle word a live object with @p o's head and @p magic has for
+ * @p h: h, or a buffer's folded with its epoch's fold (buf_of_folded). */
+static uintptr_t handle_word_for(const struct handle_head *o, const void *h, uint32_t magic)
+{
+	return magic == MAGIC_BUF ? buf_word_made(h, buf_fold_made(head_load(&o->epoch))) : (uintptr_t)h;
+}
+
 doca_error_t handle_refusal(const void *h, uint32_t magic)
 {
 	const struct handle_head *o = handle_addr(h);
 
 	if (o == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
+	uintptr_t word = atomic_load_explicit(&o->handle, memory_order_relaxed);
+
 	/* inherited and live: the handle's generation is the object's (a
 	 * stale handle whose cell holds an inherited object is stale) */
 	if (head_load(&o->magic) == magic && head_load(&o->epoch) != g_fork_epoch &&
-	    atomic_load_explicit(&o->handle, memory_order_relaxed) == (uintptr_t)h)
+	    word == handle_word_for(o, h, magic))
 		return DOCA_ERROR_BAD_STATE;
 	if (head_load(&o->magic) == MAGIC_DEAD ||
-	    (head_load(&o->magic) == magic && atomic_load_explicit(&o->handle, memory_order_relaxed) != (uintptr_t)h))
+	    (head_load(&o->magic) == magic && word != handle_word_for(o, h, magic)))
 		return stale_refusal();
 	return DOCA_ERROR_INVALID_VALUE;
 }

@@ -31,6 +31,32 @@
  * address | tag, and h equals it exactly when h's tag is that generation's
  * (h's address bits are the cell's, as handle_addr(h) is the cell).
  *
+ * A buffer's word (engine/engine.h buf_of_folded). A live buffer's head
+ * holds its handle folded, h ^ buf_fold_made(its epoch), not h: the fold
+ * sets bit 6 and the epoch in bits 7 to 38, the address's bits only, so
+ * the tag's bits are h's. A buffer's check is one compare, h ^ the
+ * current epoch's fold (g_buf_fold) with the word, and it passes exactly
+ * when the old three did (the magic, the epoch, the word):
+ *  - h's address bits are the cell's, so a word whose address bits are
+ *    the cell's ^ the current fold and whose tag is h's is needed; every
+ *    word of another kind's cell, and a buffer cell's word while it is
+ *    not a live buffer's (a cell's first, every kill's: handle_kill
+ *    stores the plain next handle), has the cell's address bits, unlike
+ *    it (the fold is never 0 there): refused (wrong kind, destroyed);
+ *  - a live buffer's word has the cell's address ^ its epoch's fold,
+ *    equal to the current fold's exactly when the epochs are equal
+ *    (fold_made is one to one): an inherited buffer is refused;
+ *  - the tags equal exactly when the generations are (handle_tag is one
+ *    to one on 22 bits): a stale handle, or another generation's forged
+ *    one, is refused; the wrap is the tag's, as before (handle_kill and
+ *    cell_retire read the tag's bits, which the fold leaves).
+ * The create stores the folded word after the magic and the epoch, and
+ * a kill the plain next one, each one whole atomic store, as above; what
+ * a concurrent check can see is the old or the new word, as it saw the
+ * old or the new magic and tag. The refusal's exact error (handle_refusal)
+ * compares with the folded word for a buffer (of the object's epoch) and
+ * looks at the magic and the epoch as before.
+ *
  * Nothing dereferences a handle: every entry point turns it back into an
  * address with handle_addr first.
  */

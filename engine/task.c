@@ -164,18 +164,18 @@ static inline __attribute__((always_inline)) bool task_ctx_running(const struct 
 #endif
 }
 
-/* buf_of_keyed, made of task_word_is: the handle's generation is current
- * when the head's handle word is h (handle_tag_current). */
-static inline __attribute__((always_inline)) struct doca_buf *task_buf_of(const struct doca_buf *h, uint64_t buf_key)
+/* buf_of_folded, made of task_word_is: a live buffer of this epoch with
+ * h's generation when its handle word is h folded (buf_word_made). */
+static inline __attribute__((always_inline)) struct doca_buf *task_buf_of(const struct doca_buf *h, uint64_t buf_fold)
 {
 #ifdef OWNED_RMW_ASM
 	struct doca_buf *o = handle_addr(h);
 
-	if (o == NULL || !task_word_is(o, buf_key) || !task_word_is(&o->handle, (uintptr_t)h))
+	if (o == NULL || !task_word_is(&o->handle, buf_word_made(h, buf_fold)))
 		return NULL;
 	return o;
 #else
-	return buf_of_keyed(h, buf_key);
+	return buf_of_folded(h, buf_fold);
 #endif
 }
 
@@ -387,7 +387,7 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
  * Returns the tasks pinned, the first counted. */
 static inline __attribute__((always_inline)) uint32_t
 task_pin_more(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs, uint32_t n,
-	      uint64_t buf_key, bool guarded, bool kernel, struct task_pinned *tp, doca_error_t *err)
+	      uint64_t buf_fold, bool guarded, bool kernel, struct task_pinned *tp, doca_error_t *err)
 {
 	/* walked by pointers, the count made once at the end: no index
 	 * beside them (one add a task less) */
@@ -395,13 +395,13 @@ task_pin_more(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_
 	struct task_pinned *out = tp + 1;
 
 	for (; d < end; d++, out++) {
-		struct doca_buf *src = task_buf_of(d->src, buf_key), *dst;
+		struct doca_buf *src = task_buf_of(d->src, buf_fold), *dst;
 
 		if (src == NULL) {
 			*err = HANDLE_REFUSAL(d->src, MAGIC_BUF);
 			break;
 		}
-		if ((dst = task_buf_of(d->dst, buf_key)) == NULL) {
+		if ((dst = task_buf_of(d->dst, buf_fold)) == NULL) {
 			*err = HANDLE_REFUSAL(d->dst, MAGIC_BUF);
 			break;
 		}
@@ -465,7 +465,7 @@ static inline __attribute__((always_inline)) void task_fill(struct doca_event *e
 
 static __attribute__((noinline)) uint32_t
 task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs, uint32_t n,
-			uint64_t buf_key, bool kernel, struct task_pinned *tp, struct doca_event **evs, uint32_t filled,
+			uint64_t buf_fold, bool kernel, struct task_pinned *tp, struct doca_event **evs, uint32_t filled,
 			bool plain, uint64_t h, doca_error_t *err, doca_error_t *why, uint32_t *k);
 
 /* task_pin_take_fill_guarded's one loop, out of line: inline, gcc kept
@@ -478,7 +478,7 @@ task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct 
  * the pop has more; a stale handle, a task the fast checks do not pass
  * or a DEAD look (then *err) ends it. Returns the last slot filled. */
 static inline __attribute__((always_inline)) struct doca_event *
-task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_key, bool kernel,
+task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_fold, bool kernel,
 		      struct pool_pop *pp, struct doca_event *ev, doca_error_t *err)
 {
 	/* in registers: the fields the steps change are loaded once and
@@ -493,13 +493,13 @@ task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d
 	 * but pool_pop_more's between a step and its count, so at every exit
 	 * pool_pop_taken is the steps made) */
 	for (; pool_pop_more(&q); d++) {
-		struct doca_buf *src = task_buf_of(d->src, buf_key), *dst;
+		struct doca_buf *src = task_buf_of(d->src, buf_fold), *dst;
 		uint64_t len;
 
 		/* a stale handle, or a task that the fast checks do not
 		 * pass, ends the loop: the rest's pins then make its answer
 		 * (after pool_pop_end: a refusal logs) */
-		if (src == NULL || (dst = task_buf_of(d->dst, buf_key)) == NULL ||
+		if (src == NULL || (dst = task_buf_of(d->dst, buf_fold)) == NULL ||
 		    !task_check_fast(ctx, d, src, dst, false, &len))
 			break;
 		/* task_pin's, guarded */
@@ -534,17 +534,17 @@ task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d
 #define TASK_LOOP_UNPADDED
 #endif
 static __attribute__((noinline)) TASK_LOOP_UNPADDED struct doca_event *
-task_pop_fill_loop_kernel(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_key,
+task_pop_fill_loop_kernel(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_fold,
 			  struct pool_pop *pp, struct doca_event *ev, doca_error_t *err)
 {
-	return task_pop_fill_loop_as(ctx, d, buf_key, true, pp, ev, err);
+	return task_pop_fill_loop_as(ctx, d, buf_fold, true, pp, ev, err);
 }
 
 static __attribute__((noinline)) TASK_LOOP_UNPADDED struct doca_event *
-task_pop_fill_loop_light(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_key,
+task_pop_fill_loop_light(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_fold,
 			 struct pool_pop *pp, struct doca_event *ev, doca_error_t *err)
 {
-	return task_pop_fill_loop_as(ctx, d, buf_key, false, pp, ev, err);
+	return task_pop_fill_loop_as(ctx, d, buf_fold, false, pp, ev, err);
 }
 
 /* The pins of a chunk's tasks after its first, with task_take_credits and
@@ -575,7 +575,7 @@ task_pop_fill_loop_light(const struct doca_ctx *ctx, const struct doca_task_desc
  * walks the links. */
 static inline __attribute__((always_inline)) uint32_t
 task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs,
-			   uint32_t n, uint64_t buf_key, bool kernel, struct task_pinned *tp, struct doca_event **evs,
+			   uint32_t n, uint64_t buf_fold, bool kernel, struct task_pinned *tp, struct doca_event **evs,
 			   doca_error_t *err, doca_error_t *why, uint32_t *k)
 {
 	struct task_pool *p = &run->pool;
@@ -586,21 +586,21 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 	uint64_t h = pool_head_look(p);
 
 	if (!plain || !pool_one_poppable(p, h))
-		return task_pin_take_fill_rest(ctx, run, descs, n, buf_key, kernel, tp, evs, 0, plain, h, err, why, k);
+		return task_pin_take_fill_rest(ctx, run, descs, n, buf_fold, kernel, tp, evs, 0, plain, h, err, why, k);
 	struct pool_pop pp = pool_pop_start(p, h, n);
 	struct doca_event *ev = pool_pop_step(&pp);
 
 	evs[0] = ev; /* the first one popped */
 	task_fill(ev, tp, descs[0].user_data, true, false);
 	ev->next = pp.ev; /* the next one popped, if any (below) */
-	ev = kernel ? task_pop_fill_loop_kernel(ctx, descs + 1, buf_key, &pp, ev, err)
-		    : task_pop_fill_loop_light(ctx, descs + 1, buf_key, &pp, ev, err);
+	ev = kernel ? task_pop_fill_loop_kernel(ctx, descs + 1, buf_fold, &pp, ev, err)
+		    : task_pop_fill_loop_light(ctx, descs + 1, buf_fold, &pp, ev, err);
 	pool_pop_end(p, &pp, true);
 	uint32_t got = pool_pop_taken(&pp);
 
 	evs[got - 1u] = ev; /* the last */
 	if (*err == DOCA_SUCCESS && got < n) /* the stack or the credits ran out, or a task left */
-		return task_pin_take_fill_rest(ctx, run, descs, n, buf_key, kernel, tp, evs, got, false, 0, err, why,
+		return task_pin_take_fill_rest(ctx, run, descs, n, buf_fold, kernel, tp, evs, got, false, 0, err, why,
 					       k);
 	ev->next = NULL;
 	evs[got] = NULL;
@@ -616,17 +616,17 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
  * them, unpinned if they got none, filled and linked. */
 static __attribute__((noinline)) uint32_t
 task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs, uint32_t n,
-			uint64_t buf_key, bool kernel, struct task_pinned *tp, struct doca_event **evs, uint32_t filled,
+			uint64_t buf_fold, bool kernel, struct task_pinned *tp, struct doca_event **evs, uint32_t filled,
 			bool plain, uint64_t h, doca_error_t *err, doca_error_t *why, uint32_t *k)
 {
 	struct task_pool *p = &run->pool;
 	uint32_t got = filled, m;
 
 	if (filled != 0) { /* tasks filled to n - 1, task filled - 1 the first of task_pin_more's */
-		*k = filled - 1u + task_pin_more(ctx, run, descs + filled - 1u, n - filled + 1u, buf_key, true, kernel,
+		*k = filled - 1u + task_pin_more(ctx, run, descs + filled - 1u, n - filled + 1u, buf_fold, true, kernel,
 						 tp + filled - 1u, err);
 	} else {
-		*k = task_pin_more(ctx, run, descs, n, buf_key, true, kernel, tp, err);
+		*k = task_pin_more(ctx, run, descs, n, buf_fold, true, kernel, tp, err);
 		got = pool_take_loop(p, evs, *k, true, kernel, why, plain, h, true);
 	}
 	while (got != 0 && got < *k && (m = task_pool_take_as(p, &evs[got], *k - got, true, kernel, why)) != 0)
@@ -851,7 +851,7 @@ task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **ev
  * next one was refused (DOCA_SUCCESS: none was). */
 static inline __attribute__((always_inline)) uint32_t
 task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struct doca_task_desc *descs,
-	   uint32_t n, uint64_t buf_key, bool *queued, doca_error_t *err)
+	   uint32_t n, uint64_t buf_fold, bool *queued, doca_error_t *err)
 {
 	struct task_pinned tp[SUBMIT_CHUNK];
 	struct doca_event *evs[SUBMIT_CHUNK + 1u]; /* + 1: the fill's link past the last */
@@ -860,7 +860,7 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 	uint32_t k;
 	doca_error_t why;
 
-	struct doca_buf *src = task_buf_of(descs[0].src, buf_key), *dst = task_buf_of(descs[0].dst, buf_key);
+	struct doca_buf *src = task_buf_of(descs[0].src, buf_fold), *dst = task_buf_of(descs[0].dst, buf_fold);
 
 	if (src == NULL)
 		*err = HANDLE_REFUSAL(descs[0].src, MAGIC_BUF);
@@ -881,14 +881,14 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 	if (*err != DOCA_SUCCESS)
 		k = 0;
 	if (*err == DOCA_SUCCESS && guarded && !watched && asym_fence_kernel) {
-		got = task_pin_take_fill_guarded(ctx, *run, descs, n, buf_key, true, tp, evs, err, &why, &k);
+		got = task_pin_take_fill_guarded(ctx, *run, descs, n, buf_fold, true, tp, evs, err, &why, &k);
 	} else if (*err == DOCA_SUCCESS && guarded && !watched) {
-		got = task_pin_take_fill_guarded(ctx, *run, descs, n, buf_key, false, tp, evs, err, &why, &k);
+		got = task_pin_take_fill_guarded(ctx, *run, descs, n, buf_fold, false, tp, evs, err, &why, &k);
 	} else {
 		if (*err == DOCA_SUCCESS && guarded) /* (watched) */
-			k = task_pin_more(ctx, *run, descs, n, buf_key, true, false, tp, err);
+			k = task_pin_more(ctx, *run, descs, n, buf_fold, true, false, tp, err);
 		else if (*err == DOCA_SUCCESS)
-			k = task_pin_more(ctx, *run, descs, n, buf_key, false, false, tp, err);
+			k = task_pin_more(ctx, *run, descs, n, buf_fold, false, false, tp, err);
 		got = task_take_credits(*run, tp, k, guarded, false, evs, &why);
 		evs[got] = NULL;
 		if (watched)
@@ -928,9 +928,9 @@ task_one_take(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_
  * the same order, so the same answers. */
 static inline __attribute__((always_inline)) uint32_t
 task_one(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struct doca_task_desc *desc,
-	 uint64_t buf_key, bool *queued, doca_error_t *err)
+	 uint64_t buf_fold, bool *queued, doca_error_t *err)
 {
-	struct doca_buf *src = task_buf_of(desc->src, buf_key), *dst = task_buf_of(desc->dst, buf_key);
+	struct doca_buf *src = task_buf_of(desc->src, buf_fold), *dst = task_buf_of(desc->dst, buf_fold);
 	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
 	bool guarded = false;
 	const void *unparked = NULL;
@@ -1067,9 +1067,15 @@ static __attribute__((noinline)) doca_error_t task_owner_visited(struct ctx_run 
 /* A buffer's handle on the owner's way: the buffer, if h names a live
  * buffer of ctx that passes task_check_fast's checks of its role (a source
  * if @p as_src, else a destination). Its role's context word (src_ctx or
- * dst_ctx, BUF_CELL_KEEP: ctx or NULL, engine/engine.h) is loaded after
- * the magic says the cell is a buffer's (a cell never changes kind) and
- * before the generation is compared: h is the caller's, made by a create
+ * dst_ctx, BUF_CELL_KEEP: ctx or NULL, engine/engine.h) is loaded
+ * before the generation is compared (the folded word, buf_word_made:
+ * only a buffer's cell ever holds it, and a cell never changes kind, so
+ * that compare also says the cell is a buffer's; the race detectors'
+ * builds look at the magic first, as before, so their C11 loads never
+ * read another kind's word; under OWNED_RMW_ASM a wrong kind's word at
+ * the role's offset, on the head's 64-byte line, is loaded by the
+ * compare's own instruction and its value never used: the folded
+ * compare then fails): h is the caller's, made by a create
  * that happened before this call, so a generation still h's when compared
  * means the word loaded is h's buffer's (no other create in the cell
  * since); found ctx, the buffer's context is ctx (its create made both
@@ -1080,24 +1086,25 @@ static __attribute__((noinline)) doca_error_t task_owner_visited(struct ctx_run 
  * refuse) is not ours here: the whole call goes the sectioned way, which
  * answers it. */
 static inline __attribute__((always_inline)) struct doca_buf *
-task_buf_owned(const struct doca_buf *h, bool as_src, const struct doca_ctx *ctx, uint64_t buf_key)
+task_buf_owned(const struct doca_buf *h, bool as_src, const struct doca_ctx *ctx, uint64_t buf_fold)
 {
 	struct doca_buf *buf = handle_addr(h);
 
 	EXPLORE_POINT(ATOMIC);
-	if (buf == NULL || !task_word_is(buf, buf_key) ||
+	if (buf == NULL ||
 #ifdef OWNED_RMW_ASM
 	    /* (task_word_is's clobber orders it before the handle's compare) */
 	    !task_word_is(task_role_word(buf, as_src), (uintptr_t)ctx))
 #else
-	    !task_role_is(buf, as_src, ctx))
+	    !head_pair_is(buf, head_key(MAGIC_BUF)) || !task_role_is(buf, as_src, ctx))
 #endif
 		return NULL;
 	EXPLORE_POINT(ATOMIC);
 #ifdef OWNED_RMW_ASM
-	return task_word_is(&buf->handle, (uintptr_t)h) ? buf : NULL;
+	return task_word_is(&buf->handle, buf_word_made(h, buf_fold)) ? buf : NULL;
 #else
-	return handle_tag_current(h, (const struct handle_head *)buf) ? buf : NULL;
+	return handle_tag_current((const void *)buf_word_made(h, buf_fold), (const struct handle_head *)buf) ? buf
+														   : NULL;
 #endif
 }
 
@@ -1129,11 +1136,11 @@ static inline __attribute__((always_inline)) bool task_owner_home(const struct d
  * buffers the context's (@p src and @p dst set when true). */
 static inline __attribute__((always_inline)) bool task_owner_looks(struct ctx_run *run, const struct doca_ctx *ctx,
 								   const struct doca_task_desc *desc,
-								   uint64_t buf_key, struct doca_buf **src,
+								   uint64_t buf_fold, struct doca_buf **src,
 								   struct doca_buf **dst)
 {
-	return mailbox_idle(&run->mbox) && (*src = task_buf_owned(desc->src, true, ctx, buf_key)) != NULL &&
-	       (*dst = task_buf_owned(desc->dst, false, ctx, buf_key)) != NULL;
+	return mailbox_idle(&run->mbox) && (*src = task_buf_owned(desc->src, true, ctx, buf_fold)) != NULL &&
+	       (*dst = task_buf_owned(desc->dst, false, ctx, buf_fold)) != NULL;
 }
 
 /* task_one_owner's way when one of the run's bytes is set: a fatal or
@@ -1148,7 +1155,7 @@ static __attribute__((noinline)) doca_error_t task_owner_outside(struct doca_ctx
 	struct doca_buf *src, *dst;
 
 	if (run->fatal || run->flush_sent ||
-	    !task_owner_looks(run, handle_addr(h), desc, head_key(MAGIC_BUF), &src, &dst))
+	    !task_owner_looks(run, handle_addr(h), desc, g_buf_fold, &src, &dst))
 		return task_owner_leave(h, desc, pe, cur);
 	TSAN_ACQUIRE(run);
 	return task_owner_rest(run, desc, src, dst, cur);
@@ -1158,7 +1165,7 @@ static __attribute__((noinline)) doca_error_t task_owner_outside(struct doca_ctx
  * the sectioned way's when it is not the owner's (see the top for why),
  * and every rare way a tail call to its rest (above). */
 static inline __attribute__((always_inline)) doca_error_t
-task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t buf_key)
+task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t buf_fold)
 {
 	struct runner_thread *t = runner_me_owner_way;
 	struct doca_ctx *ctx = handle_addr(h);
@@ -1211,7 +1218,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * outside a turn goes on apart (task_owner_outside) */
 	if (run->fatal || run->flush_sent || run->posts_outside_poll)
 		return task_owner_outside(h, desc, pe, cur, run);
-	if (!task_owner_looks(run, ctx, desc, buf_key, &src, &dst))
+	if (!task_owner_looks(run, ctx, desc, buf_fold, &src, &dst))
 		return task_owner_leave(h, desc, pe, cur);
 	TSAN_ACQUIRE(run);
 	/* task_one_take and task_post_guarded for one task on an inline
@@ -1284,7 +1291,7 @@ task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32
 	bool queued = false;
 	/* the buffers' handle checks compare with this (once per call:
 	 * handle_obj_keyed says why it cannot change meanwhile) */
-	const uint64_t buf_key = head_key(MAGIC_BUF);
+	const uint64_t buf_fold = g_buf_fold;
 
 	if (accepted != NULL)
 		*accepted = 0;
@@ -1298,7 +1305,7 @@ task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32
 	while (err == DOCA_SUCCESS && i < n) {
 		uint32_t m = n - i < SUBMIT_CHUNK ? n - i : SUBMIT_CHUNK;
 
-		i += task_chunk(ctx, &run, start, &descs[i], m, buf_key, &queued, &err);
+		i += task_chunk(ctx, &run, start, &descs[i], m, buf_fold, &queued, &err);
 	}
 	if (queued)
 		pe_wake_after_push(ctx, run);
@@ -1324,7 +1331,7 @@ static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_
 	doca_error_t err = DOCA_SUCCESS;
 	struct ctx_run *run = NULL;
 	bool queued = false;
-	const uint64_t buf_key = head_key(MAGIC_BUF); /* as task_submit_burst's */
+	const uint64_t buf_fold = g_buf_fold; /* as task_submit_burst's */
 
 	if (h == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
@@ -1334,7 +1341,7 @@ static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_
 	if (ctx == NULL)
 		err = HANDLE_REFUSAL(h, MAGIC_CTX);
 	else
-		(void)task_one(ctx, &run, start, desc, buf_key, &queued, &err);
+		(void)task_one(ctx, &run, start, desc, buf_fold, &queued, &err);
 	if (queued)
 		pe_wake_after_push(ctx, run);
 	doca_rcu_read_unlock();
@@ -1346,7 +1353,7 @@ doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc 
 {
 	if (desc == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
-	return task_one_owner(ctx, desc, head_key(MAGIC_BUF));
+	return task_one_owner(ctx, desc, g_buf_fold);
 }
 
 /* (doca_task_submit_wait's, always the sectioned way: a waiter's submit

@@ -65,6 +65,44 @@ static struct doca_event *first_event(struct doca_pe *pe)
 	return ev;
 }
 
+/* The one event @p pe has: its task's user data @p u64; freed. */
+static void only_event_is(struct doca_pe *pe, uint64_t u64)
+{
+	struct doca_event *ev = first_event(pe);
+
+	cr_assert_eq(doca_event_get_user_data(ev).u64, u64, "only the good task ran");
+	doca_event_free(ev);
+	cr_assert_eq(doca_pe_get_event(pe), NULL);
+}
+
+/* pe_thread_up's undone: the context stopped, all destroyed. */
+static void pe_thread_down(struct tree *t, struct doca_pe *pe, struct doca_buf *src, struct doca_buf *dst)
+{
+	cr_assert_eq(doca_ctx_stop(t->ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_destroy(src), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_destroy(dst), DOCA_SUCCESS);
+	tree_down(t);
+	cr_assert_eq(doca_pe_destroy(pe), DOCA_SUCCESS);
+}
+
+/* A tree whose context runs on a PE of this thread, with two buffers. */
+struct rig {
+	struct tree t;
+	struct doca_pe *pe;
+	struct doca_buf *src, *dst;
+};
+
+static void rig_up(struct rig *r)
+{
+	tree_up(&r->t);
+	pe_thread_up(&r->t, &r->pe, &r->src, &r->dst);
+}
+
+static void rig_down(struct rig *r)
+{
+	pe_thread_down(&r->t, r->pe, r->src, r->dst);
+}
+
 Test(handles, a_stale_buffer_handle_cannot_touch_the_buffer_in_its_cell)
 {
 	struct tree t;
@@ -194,53 +232,42 @@ Test(handles, a_stale_context_handle_is_refused_by_the_pe_threads_submit_to_the_
  * refusals change nothing (the good handles still work after them). */
 Test(handles, a_handle_with_another_generations_tag_is_refused_on_every_check_way)
 {
-	struct tree t;
-	struct doca_pe *pe;
-	struct doca_buf *src, *dst;
+	struct rig r;
 	uint32_t accepted = 9;
 	size_t len = 0;
 
-	tree_up(&t);
-	pe_thread_up(&t, &pe, &src, &dst);
+	rig_up(&r);
 
 	const uint32_t others[] = { 1u, 63u, 64u, HANDLE_GEN_MASK };
 
 	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
-		struct doca_buf *bad_dst = handle_pack(handle_addr(dst), handle_gen(dst) + others[i]);
-		struct doca_ctx *bad_ctx = handle_pack(handle_addr(t.ctx), handle_gen(t.ctx) + others[i]);
-		struct doca_pe *bad_pe = handle_pack(handle_addr(pe), handle_gen(pe) + others[i]);
-		struct doca_task_desc good = { .type = DOCA_TASK_COPY, .src = src, .dst = dst };
-		struct doca_task_desc bad = { .type = DOCA_TASK_COPY, .src = src, .dst = bad_dst };
+		struct doca_buf *bad_dst = handle_pack(handle_addr(r.dst), handle_gen(r.dst) + others[i]);
+		struct doca_ctx *bad_ctx = handle_pack(handle_addr(r.t.ctx), handle_gen(r.t.ctx) + others[i]);
+		struct doca_pe *bad_pe = handle_pack(handle_addr(r.pe), handle_gen(r.pe) + others[i]);
+		struct doca_task_desc good = { .type = DOCA_TASK_COPY, .src = r.src, .dst = r.dst };
+		struct doca_task_desc bad = { .type = DOCA_TASK_COPY, .src = r.src, .dst = bad_dst };
 		struct doca_task_desc descs[2] = { bad, good };
 		uint64_t stale = doca_stale_handle_count();
 
-		cr_assert_neq(bad_dst, dst);
+		cr_assert_neq(bad_dst, r.dst);
 		cr_assert_eq(doca_buf_get_len(bad_dst, &len), DOCA_ERROR_INVALID_VALUE, "tag + %u", others[i]);
 		cr_assert_eq(len, 0);
-		cr_assert_eq(doca_task_submit(t.ctx, &bad), DOCA_ERROR_INVALID_VALUE, "tag + %u", others[i]);
+		cr_assert_eq(doca_task_submit(r.t.ctx, &bad), DOCA_ERROR_INVALID_VALUE, "tag + %u", others[i]);
 		cr_assert_eq(doca_task_submit(bad_ctx, &good), DOCA_ERROR_INVALID_VALUE, "tag + %u", others[i]);
-		cr_assert_eq(doca_task_submit_batch(t.ctx, descs, 2, &accepted), DOCA_ERROR_INVALID_VALUE);
+		cr_assert_eq(doca_task_submit_batch(r.t.ctx, descs, 2, &accepted), DOCA_ERROR_INVALID_VALUE);
 		cr_assert_eq(accepted, 0);
 		cr_assert_eq(doca_pe_get_event(bad_pe), NULL);
 		cr_assert_eq(doca_stale_handle_count(), stale + 5, "every refusal counted as stale (tag + %u)",
 			     others[i]);
 	}
-	cr_assert_eq(doca_buf_get_len(dst, &len), DOCA_SUCCESS, "the buffer is untouched");
+	cr_assert_eq(doca_buf_get_len(r.dst, &len), DOCA_SUCCESS, "the buffer is untouched");
 	cr_assert_eq(len, 64);
 
-	struct doca_task_desc desc = { .type = DOCA_TASK_COPY, .src = src, .dst = dst, .user_data.u64 = 7 };
-	cr_assert_eq(doca_task_submit(t.ctx, &desc), DOCA_SUCCESS, "the good handles still work");
+	struct doca_task_desc desc = { .type = DOCA_TASK_COPY, .src = r.src, .dst = r.dst, .user_data.u64 = 7 };
+	cr_assert_eq(doca_task_submit(r.t.ctx, &desc), DOCA_SUCCESS, "the good handles still work");
 
-	struct doca_event *ev = first_event(pe);
-
-	cr_assert_eq(doca_event_get_user_data(ev).u64, 7, "only the good task ran");
-	doca_event_free(ev);
-	cr_assert_eq(doca_pe_get_event(pe), NULL);
-	cr_assert_eq(doca_ctx_stop(t.ctx), DOCA_SUCCESS);
-	cr_assert_eq(doca_buf_destroy(src), DOCA_SUCCESS);
-	cr_assert_eq(doca_buf_destroy(dst), DOCA_SUCCESS);
-	tree_down(&t);
-	cr_assert_eq(doca_pe_destroy(pe), DOCA_SUCCESS);
+	only_event_is(r.pe, 7);
+	rig_down(&r);
 }
 
 Test(handles, a_wrong_type_handle_is_no_stale_handle)
@@ -356,6 +383,136 @@ Test(handles, a_cell_whose_generation_goes_round_is_retired)
 	cr_assert_eq(doca_pe_create(&first), DOCA_SUCCESS);
 	cr_assert_neq(handle_addr(first), (void *)cell, "the retired cell stays out of use");
 	cr_assert_eq(doca_pe_destroy(first), DOCA_SUCCESS);
+}
+
+/* A buffer's check is one compare of h ^ the epoch's fold with the
+ * buffer's folded word (engine/handle.h, "A buffer's word"): a live
+ * object of another kind named as a buffer is refused on every check
+ * way (the getter, the destroy, the owner's single submit, the burst's
+ * first task and its fill loop), as not a buffer (INVALID_VALUE, not
+ * counted as stale), and nothing changes. */
+Test(handles, an_object_of_another_kind_is_refused_as_a_buffer_on_every_check_way)
+{
+	struct rig r;
+	uint32_t accepted = 9;
+	size_t len = 0;
+
+	rig_up(&r);
+
+	struct doca_buf *const others[] = { (struct doca_buf *)r.t.mem, (struct doca_buf *)r.t.ctx,
+					    (struct doca_buf *)r.pe, (struct doca_buf *)r.t.dev };
+	uint64_t stale = doca_stale_handle_count();
+
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		struct doca_task_desc good = { .type = DOCA_TASK_COPY, .src = r.src, .dst = r.dst, .user_data.u64 = i };
+		struct doca_task_desc bad_src = { .type = DOCA_TASK_COPY, .src = others[i], .dst = r.dst };
+		struct doca_task_desc bad_dst = { .type = DOCA_TASK_COPY, .src = r.src, .dst = others[i] };
+		struct doca_task_desc first_bad[2] = { bad_dst, good };
+		struct doca_task_desc second_bad[2] = { good, bad_src };
+
+		cr_assert_eq(doca_buf_get_len(others[i], &len), DOCA_ERROR_INVALID_VALUE, "kind %zu", i);
+		cr_assert_eq(len, 0);
+		cr_assert_eq(doca_task_submit(r.t.ctx, &bad_src), DOCA_ERROR_INVALID_VALUE, "kind %zu", i);
+		cr_assert_eq(doca_task_submit(r.t.ctx, &bad_dst), DOCA_ERROR_INVALID_VALUE, "kind %zu", i);
+		cr_assert_eq(doca_task_submit_batch(r.t.ctx, first_bad, 2, &accepted), DOCA_ERROR_INVALID_VALUE);
+		cr_assert_eq(accepted, 0);
+		cr_assert_eq(doca_task_submit_batch(r.t.ctx, second_bad, 2, &accepted), DOCA_ERROR_INVALID_VALUE);
+		cr_assert_eq(accepted, 1, "the fill loop's check refused the second (kind %zu)", i);
+		only_event_is(r.pe, i);
+	}
+	cr_assert_eq(doca_buf_destroy(others[0]), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_stale_handle_count(), stale, "a live object of another kind is no stale handle");
+	rig_down(&r);
+}
+
+/* A buffer whose word is folded with another epoch's fold and whose
+ * epoch is that one (as an inherited buffer's is, without a fork): every
+ * check way refuses it as inherited, BAD_STATE exactly, not stale; with
+ * its word and epoch back, it works. */
+Test(handles, a_buffer_folded_in_another_epoch_is_refused_as_inherited_on_every_check_way)
+{
+	struct rig r;
+	uint32_t accepted = 9;
+	size_t len = 0;
+
+	rig_up(&r);
+
+	struct doca_buf *cell = handle_deref(r.dst), *other;
+	const uintptr_t word = atomic_load(&cell->handle);
+
+	cr_assert_eq(doca_buf_create(r.t.mem, 128, 64, &other), DOCA_SUCCESS);
+
+	cr_assert_eq(word, buf_word_made(r.dst, g_buf_fold), "a live buffer's word is its handle folded");
+	cr_assert_neq(word, (uintptr_t)r.dst);
+	head_store(&cell->epoch, g_fork_epoch + 1u);
+	atomic_store(&cell->handle, buf_word_made(r.dst, buf_fold_made(g_fork_epoch + 1u)));
+
+	struct doca_task_desc good = { .type = DOCA_TASK_COPY, .src = r.dst, .dst = r.src, .user_data.u64 = 5 };
+	struct doca_task_desc bad = { .type = DOCA_TASK_COPY, .src = r.src, .dst = r.dst };
+	struct doca_task_desc second_bad[2] = { { .type = DOCA_TASK_COPY, .src = r.src, .dst = other }, bad };
+	uint64_t stale = doca_stale_handle_count();
+
+	cr_assert_eq(doca_buf_get_len(r.dst, &len), DOCA_ERROR_BAD_STATE);
+	cr_assert_eq(len, 0);
+	cr_assert_eq(doca_task_submit(r.t.ctx, &bad), DOCA_ERROR_BAD_STATE);
+	cr_assert_eq(doca_task_submit(r.t.ctx, &good), DOCA_ERROR_BAD_STATE);
+	cr_assert_eq(doca_task_submit_batch(r.t.ctx, &bad, 1, &accepted), DOCA_ERROR_BAD_STATE);
+	cr_assert_eq(accepted, 0);
+	cr_assert_eq(doca_task_submit_batch(r.t.ctx, second_bad, 2, &accepted), DOCA_ERROR_BAD_STATE);
+	cr_assert_eq(accepted, 1);
+	only_event_is(r.pe, 0);
+	cr_assert_eq(doca_buf_destroy(r.dst), DOCA_ERROR_BAD_STATE);
+	cr_assert_eq(doca_stale_handle_count(), stale, "an inherited buffer is no stale handle");
+
+	head_store(&cell->epoch, g_fork_epoch);
+	atomic_store(&cell->handle, word);
+	cr_assert_eq(doca_buf_get_len(r.dst, &len), DOCA_SUCCESS, "back in this epoch");
+	cr_assert_eq(len, 64);
+	cr_assert_eq(doca_task_submit(r.t.ctx, &good), DOCA_SUCCESS);
+	only_event_is(r.pe, 5);
+	cr_assert_eq(doca_buf_destroy(other), DOCA_SUCCESS);
+	rig_down(&r);
+}
+
+/* A buffer's cell at the last generation a handle carries (its word the
+ * folded handle of generation 2^22 - 1): the handle works; its destroy
+ * takes the generation round to 0 and the word to the plain address, and
+ * the cell is retired. The first generation's handle and the last are
+ * then stale, and so is the plain word taken as a handle. */
+Test(handles, a_buffer_cell_whose_generation_goes_round_is_retired)
+{
+	struct tree t;
+	struct doca_buf *first, *cur;
+
+	tree_up(&t);
+	cr_assert_eq(doca_buf_create(t.mem, 0, 64, &first), DOCA_SUCCESS);
+
+	struct doca_buf *cell = handle_deref(first);
+	struct doca_buf *last = handle_pack(cell, HANDLE_GEN_MASK);
+	size_t len = 0;
+
+	atomic_store(&cell->handle, buf_word_made(last, g_buf_fold)); /* as after 2^22 - 1 destroys */
+	cr_assert_eq(doca_buf_get_len(last, &len), DOCA_SUCCESS, "the last generation works");
+	cr_assert_eq(len, 64);
+	cr_assert_eq(doca_buf_destroy(last), DOCA_SUCCESS);
+	cr_assert_eq(atomic_load(&cell->handle), (uintptr_t)cell, "generation 0's handle, plain: the address");
+	settle();
+	cr_assert_eq(doca_buf_create(t.mem, 0, 64, &cur), DOCA_SUCCESS);
+	cr_assert_neq(handle_addr(cur), (void *)cell, "the cell was retired, not reused");
+
+	struct doca_buf *ancient = handle_pack(cell, 0);
+	uint64_t stale = doca_stale_handle_count();
+
+	len = 0;
+	cr_assert_eq(doca_buf_get_len(ancient, &len), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(len, 0);
+	cr_assert_eq(doca_buf_get_len((struct doca_buf *)atomic_load(&cell->handle), &len), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_buf_destroy(ancient), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_buf_destroy(last), DOCA_ERROR_INVALID_VALUE);
+	cr_assert_eq(doca_stale_handle_count(), stale + 4);
+	cr_assert_eq(doca_buf_get_len(cur, &len), DOCA_SUCCESS, "the new buffer is untouched");
+	cr_assert_eq(doca_buf_destroy(cur), DOCA_SUCCESS);
+	tree_down(&t);
 }
 
 /* ---- two destroys of one handle at once: one wins, the other is told
