@@ -88,19 +88,30 @@ static inline void sw_cq_before(struct sw_ring *cq, struct sw_cq_slot *g, uint64
 		sw_cq_flush(cq, g);
 }
 
+/* Producer: gather a completion already packed (sw_cq_room said there is
+ * room; @p meta 0: a whole copy's, HW_CQE_OK, DOCA_SUCCESS, not fatal);
+ * publish the slot once it is full or the copy was large. An engine
+ * thread's whole copy comes here straight, with no struct hw_cqe built
+ * and packed. */
+static inline void sw_cq_gather(struct sw_ring *cq, struct sw_cq_slot *g, uint64_t cookie, uint64_t bytes,
+				uint8_t meta)
+{
+	uint8_t i = g->count;
+
+	g->cookie[i] = cookie;
+	g->bytes[i] = bytes;
+	g->meta[i] = meta;
+	g->count = (uint8_t)(i + 1u);
+	if (g->count == SW_CQ_PACK || bytes >= SW_CQ_ALONE_FROM)
+		sw_cq_flush(cq, g);
+}
+
 /* Producer: gather a completion (sw_cq_room said there is room); publish
  * the slot once it is full or the copy was large. */
 static inline void sw_cq_add(struct sw_ring *cq, struct sw_cq_slot *g, const struct hw_cqe *c)
 {
-	uint8_t i = g->count;
-
-	g->cookie[i] = c->cookie;
-	g->bytes[i] = c->bytes;
-	g->meta[i] = (uint8_t)(c->status | (c->fatal ? SW_CQ_FATAL : 0u) |
-			       (uint32_t)c->error << SW_CQ_ERROR_SHIFT);
-	g->count = (uint8_t)(i + 1u);
-	if (g->count == SW_CQ_PACK || c->bytes >= SW_CQ_ALONE_FROM)
-		sw_cq_flush(cq, g);
+	sw_cq_gather(cq, g, c->cookie, c->bytes,
+		     (uint8_t)(c->status | (c->fatal ? SW_CQ_FATAL : 0u) | (uint32_t)c->error << SW_CQ_ERROR_SHIFT));
 }
 
 /* Consumer: one entry of a published slot as a completion; a whole

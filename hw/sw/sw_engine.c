@@ -192,68 +192,154 @@ static bool cq_unread(const void *cq)
 	return sw_ring_unread(cq);
 }
 
-/* Without a delay (delay_us 0: nothing is ever held), the descriptor
- * sw_sq_peek just gave, taken: whether it is flushed. */
-static bool engine_take_peeked(struct sw_qp *qp, uint16_t tag)
-{
-	sw_sq_take(&qp->sq, tag);
-	/* acquire: pairs with sw_qp_flush's release. */
-	return atomic_load_explicit(&qp->flushing, memory_order_acquire);
-}
-
-/* Execute up to ENGINE_BATCH due descriptors of one qp.
- *
- * Without a delay, one peek of the SQ a descriptor: the slot's sequence
- * loaded once (acquire), the descriptor read into d from its slot in
- * place, then the CQ's room, then the take. It looked three times
- * before (qp_has_work, sw_qp_next_len for the length, sw_qp_take_due's
- * copy), each an acquire load of the same sequence and a read of the
- * same slot. Why the one look is the same: the slot is ours from the
- * acquire that finds it published until the take's release of tail, and
- * the PE reuses it only after it loads a tail past it (sw_ring.h), so
- * the three reads could only see what the first saw. The stores and the
- * other loads keep their order: the CQ's claim (its tail load, a grow),
- * the SQ's tail release (the take), the flush flag's acquire, the copy,
- * the CQ's publish; a CQ without room still leaves the descriptor in the
- * SQ, untaken, for a later pass. One step moves: the peek follows a link
- * slot (sw_ring_follow: the old segment freed, tail past the link) as
- * soon as it is published, where qp_has_work waited for the item after
- * it. That is the consumer's own step, the same one it takes a look
- * later, and the producer, which wrote its last into the old segment
- * before the link, reads of it only tail, as room. With a delay, the old
- * looks: a descriptor is taken into held before it is due. */
-static uint32_t engine_serve_qp(struct sw_engine *e, struct sw_qp *qp, uint64_t *now, bool *waiting)
+/* With a delay: a descriptor is taken into held before it is due
+ * (sw_qp_take_due), each looked at three times (qp_has_work,
+ * sw_qp_next_len, the take's copy). Up to ENGINE_BATCH of them executed,
+ * their completions gathered in @p g; *full when the CQ had no room. */
+static uint32_t engine_serve_delayed(struct sw_qp *qp, struct sw_cq_slot *g, uint64_t *now, bool *full)
 {
 	struct sw_desc d;
 	struct hw_cqe c;
-	struct sw_cq_slot gathered = { .count = 0 };
-	bool delayed = qp->dev->params.delay_us != 0, flushed;
-	uint16_t tag = 0; /* set by each peek (the compiler cannot tell) */
+	bool flushed;
 	uint32_t n = 0;
 
-	while (n < ENGINE_BATCH && (delayed ? qp_has_work(qp) : sw_sq_peek(&qp->sq, &d, &tag))) {
-		/* Room for the completion first: credits bound what is
-		 * outstanding, so the CQ is full only when it cannot grow (out of
-		 * memory, or ring_max). Then the PE must drain it: wake it for the
-		 * entries already in (seq_cst fence: they are visible before the
-		 * wake's loads) and come back later, the qp kept in the set. Never
-		 * wait here: we are inside a read-side section, and a grace
-		 * period on the PE's thread (a stop) would wait for us. The
-		 * completions packed so far go out before a large copy starts. */
-		sw_cq_before(&qp->cq, &gathered, delayed ? sw_qp_next_len(qp) : d.d.len);
-		if (!sw_cq_room(&qp->cq, &gathered)) {
-			atomic_thread_fence(memory_order_seq_cst);
-			qp->wake(qp->wake_arg, NULL, NULL); /* full: the PE has entries to take */
-			*waiting = true;
+	while (n < ENGINE_BATCH && qp_has_work(qp)) {
+		sw_cq_before(&qp->cq, g, sw_qp_next_len(qp));
+		if (!sw_cq_room(&qp->cq, g)) {
+			*full = true;
 			break;
 		}
-		if (!delayed)
-			flushed = engine_take_peeked(qp, tag);
-		else if (!sw_qp_take_due(qp, &d, &flushed, now))
+		if (!sw_qp_take_due(qp, &d, &flushed, now))
 			break;
-		sw_execute(e->dev, &d.d, flushed, &c);
-		sw_cq_add(&qp->cq, &gathered, &c); /* publishes a full slot, or a large copy's */
+		sw_execute(qp->dev, &d.d, flushed, &c);
+		sw_cq_add(&qp->cq, g, &c);
 		n++;
+	}
+	return n;
+}
+
+/* Without a delay: execute the entry @p x just taken, or flush it, and
+ * gather its completion. A whole copy (not flushed, no fault configured:
+ * @p faults false) is its memmove and its packed completion written
+ * straight (meta 0); the race detector's edges around it only when
+ * @p watched (a constant of the caller's: the unwatched loop has no
+ * branch for them). The rest, rare, goes through sw_execute and a
+ * struct hw_cqe, as before. */
+static inline __attribute__((always_inline)) void engine_execute_entry(struct sw_qp *qp, struct sw_cq_slot *g,
+								       struct sw_sq_entry x, bool faults,
+								       bool watched)
+{
+	/* acquire: pairs with sw_qp_flush's release. */
+	bool flushed = atomic_load_explicit(&qp->flushing, memory_order_acquire);
+
+	if (__builtin_expect(flushed || faults, 0)) {
+		struct hw_desc d = { .cookie = x.cookie, .src = x.src, .dst = x.dst, .len = x.len };
+		struct hw_cqe c;
+
+		sw_execute(qp->dev, &d, flushed, &c);
+		sw_cq_add(&qp->cq, g, &c);
+		return;
+	}
+	if (watched)
+		hb_acquire((const void *)(uintptr_t)x.cookie); /* the submitter's writes first */
+	memmove(x.dst, x.src, x.len);
+	if (watched)
+		hb_release((const void *)(uintptr_t)x.cookie); /* then whoever gets the event */
+	sw_cq_gather(&qp->cq, g, x.cookie, x.len, 0);
+}
+
+/* Without a delay: execute up to ENGINE_BATCH descriptors of the SQ,
+ * their completions gathered in @p g; *full when the CQ had no room.
+ *
+ * One peek a slot, not one a descriptor: the slot's sequence loaded once
+ * (acquire), then each of its entries (two of a packed pair, from csub
+ * on) read from the slot in place into registers (sw_sq_entry_at), the
+ * CQ's room checked, the entry taken (with the slot's last one, the
+ * slot's release of tail: the entry is in registers by then), the flush
+ * flag looked at (acquire), the copy, the gathering. Why one look per
+ * slot is the same as one per entry: the slot is ours from the acquire
+ * that finds it published until our release of tail, and the PE reuses
+ * it only after it loads a tail past it (sw_ring.h), so a second peek
+ * could only see what the first saw. The stores and the other loads keep
+ * their order, entry by entry: the CQ's claim (its tail load, a grow),
+ * the SQ's tail release (the take, with a slot's last entry), the flush
+ * flag's acquire (each entry its own: a flush between the two entries of
+ * a pair flushes the second, not the first), the copy, the CQ's publish;
+ * a CQ without room leaves the entry in the SQ, untaken (csub at it),
+ * for a later pass. The second entry keeps the explorer's point its peek
+ * had, so a schedule counts the steps it counted. The peek follows a
+ * link slot (sw_ring_follow: the old segment freed, tail past the link)
+ * as soon as it is published: the consumer's own step, the producer
+ * reading of the old segment, after the link, only tail. */
+static inline __attribute__((always_inline)) uint32_t engine_serve_now(struct sw_qp *qp, struct sw_cq_slot *g,
+								       bool *full, bool faults, bool watched)
+{
+	struct sw_ring *sq = &qp->sq;
+	const void *item;
+	uint16_t tag;
+	uint32_t n = 0;
+
+	while (n < ENGINE_BATCH && (item = sw_ring_peek_tag(sq, &tag)) != NULL) {
+		uint32_t i = sq->csub, last = sw_sq_entries(tag) - 1u;
+
+		for (;;) {
+			struct sw_sq_entry x = sw_sq_entry_at(item, tag, i);
+
+			/* Room for the completion first: see engine_serve_qp.
+			 * The completions packed so far go out before a large
+			 * copy starts. */
+			sw_cq_before(&qp->cq, g, x.len);
+			if (!sw_cq_room(&qp->cq, g)) {
+				sq->csub = i;
+				*full = true;
+				return n;
+			}
+			if (i == last) { /* the take: the slot with its last entry */
+				sq->csub = 0;
+				sw_ring_release(sq);
+			}
+			engine_execute_entry(qp, g, x, faults, watched);
+			n++;
+			if (i++ == last)
+				break;
+			if (n == ENGINE_BATCH) {
+				sq->csub = i;
+				return n;
+			}
+			EXPLORE_POINT(QUEUE); /* the next entry's, where its peek's was */
+		}
+	}
+	return n;
+}
+
+/* Execute up to ENGINE_BATCH due descriptors of one qp: without a delay
+ * engine_serve_now's way (one peek a slot), with one
+ * engine_serve_delayed's. */
+static uint32_t engine_serve_qp(struct sw_qp *qp, uint64_t *now, bool *waiting)
+{
+	const struct sw_params *p = &qp->dev->params;
+	struct sw_cq_slot gathered = { .count = 0 };
+	bool faults = (p->fail_every | p->partial_every) != 0, full = false;
+	uint32_t n;
+
+	if (p->delay_us != 0)
+		n = engine_serve_delayed(qp, &gathered, now, &full);
+	else if (hb_watching())
+		n = engine_serve_now(qp, &gathered, &full, faults, true);
+	else
+		n = engine_serve_now(qp, &gathered, &full, faults, false);
+	/* Room for each completion was checked before its descriptor was
+	 * taken: credits bound what is outstanding, so the CQ is full only
+	 * when it cannot grow (out of memory, or ring_max). Then the PE must
+	 * drain it: wake it for the entries already in (seq_cst fence: they
+	 * are visible before the wake's loads) and come back later, the qp
+	 * kept in the set. Never wait here: we are inside a read-side
+	 * section, and a grace period on the PE's thread (a stop) would wait
+	 * for us. */
+	if (full) {
+		atomic_thread_fence(memory_order_seq_cst);
+		qp->wake(qp->wake_arg, NULL, NULL); /* full: the PE has entries to take */
+		*waiting = true;
 	}
 	/* (Reverted: the wake's look before the pass's last slot is out, as
 	 * a slot kept across passes to fill it would have it.) */
@@ -287,7 +373,7 @@ static uint32_t engine_visit(struct sw_engine *e, struct sw_qp *qp, uint64_t *no
 		sw_qp_free(qp);
 		return 0;
 	}
-	uint32_t n = engine_serve_qp(e, qp, now, waiting);
+	uint32_t n = engine_serve_qp(qp, now, waiting);
 
 	if (n != 0 || qp_has_work(qp))
 		qp->idle_passes = 0;

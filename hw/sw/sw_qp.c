@@ -197,15 +197,6 @@ bool sw_qp_take_due(struct sw_qp *qp, struct sw_desc *out, bool *flushed, uint64
 	return true;
 }
 
-/* Every copy's memmove called without the PLT's jump: an indirect call
- * through the GOT, as -fno-plt makes it (one instruction less per copy,
- * whatever its length). Making the small ones here instead (33 to 64
- * bytes as two 32-byte halves, loaded before stored) measured no better
- * at 64 B and cost 3 per longer copy (the length's test). */
-#if defined(__GNUC__) && !defined(__clang__)
-extern __typeof__(memmove) memmove __attribute__((noplt));
-#endif
-
 /* The whole copy, succeeded (no fault configured, not flushed). */
 static inline void sw_copy_whole(const struct hw_desc *d, struct hw_cqe *c)
 {

@@ -184,6 +184,36 @@ static inline uint32_t sw_sq_post(struct sw_ring *sq, const struct hw_desc *desc
 	return i;
 }
 
+/* A descriptor as an executor without a delay reads it from its slot:
+ * what its copy and its completion need (no memory registrations, no due
+ * time), in registers. */
+struct sw_sq_entry {
+	uint64_t cookie;
+	void *src;
+	void *dst;
+	uint64_t len;
+};
+
+/* The descriptors in a slot of tag @p tag. */
+static inline uint32_t sw_sq_entries(uint16_t tag)
+{
+	return tag == 0 ? 1u : tag;
+}
+
+/* Consumer: entry @p i of the item sw_ring_peek_tag gave, @p tag its
+ * tag (0: the one whole descriptor, i 0). */
+static inline struct sw_sq_entry sw_sq_entry_at(const void *item, uint16_t tag, uint32_t i)
+{
+	if (tag == 0) {
+		const struct hw_desc *d = &((const struct sw_desc *)item)->d;
+
+		return (struct sw_sq_entry){ .cookie = d->cookie, .src = d->src, .dst = d->dst, .len = d->len };
+	}
+	const struct sw_sq_pair *p = item;
+
+	return (struct sw_sq_entry){ .cookie = p->cookie[i], .src = p->src[i], .dst = p->dst[i], .len = p->len[i] };
+}
+
 /* Consumer: the next descriptor in *out, left in the queue; false if none
  * is ready. *tag: its slot's tag, for sw_sq_take. A compact entry comes
  * back without memory registrations and with no due time. */
@@ -197,11 +227,9 @@ static inline bool sw_sq_peek(struct sw_ring *sq, struct sw_desc *out, uint16_t 
 		memcpy(out, item, sizeof(*out));
 		return true;
 	}
-	const struct sw_sq_pair *p = item;
-	uint32_t i = sq->csub;
+	struct sw_sq_entry x = sw_sq_entry_at(item, *tag, sq->csub);
 
-	*out = (struct sw_desc){ .d = { .cookie = p->cookie[i], .src = p->src[i], .dst = p->dst[i],
-					.len = p->len[i] } };
+	*out = (struct sw_desc){ .d = { .cookie = x.cookie, .src = x.src, .dst = x.dst, .len = x.len } };
 	return true;
 }
 
@@ -223,7 +251,7 @@ static inline uint64_t sw_sq_next_len(struct sw_ring *sq)
  * its slot is released with its last entry. */
 static inline void sw_sq_take(struct sw_ring *sq, uint16_t tag)
 {
-	if (tag != 0 && sq->csub + 1u < tag) {
+	if (sq->csub + 1u < sw_sq_entries(tag)) {
 		sq->csub++;
 		return;
 	}
