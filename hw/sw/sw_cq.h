@@ -24,11 +24,12 @@
  * order, as many as its poll asks for, remembers how many it took in the
  * ring's `csub`, and releases the slot with its last entry.
  *
- * Why it is correct: the ring's argument, item = slot (sw_ring_put). The
- * room for the gathered slot is checked before its first entry's
- * descriptor is taken (sw_cq_room: a claim, which stores nothing), and
- * nothing else is published before the gathered slot, so the put that
- * publishes it claims that same slot and cannot fail. tail != head still
+ * Why it is correct: the ring's argument, item = slot (sw_ring_claim,
+ * sw_ring_publish). The room for the gathered slot is checked before its
+ * first entry's descriptor is taken (sw_cq_room: a claim, which stores
+ * nothing), and nothing else is published before the gathered slot, so
+ * the flush that publishes it writes that same claimed slot
+ * (sw_ring_claimed), with no second look at the room. tail != head still
  * means "an entry the PE has not taken" (sw_ring_unread, the wake's
  * check): a slot is released only when its last entry is taken.
  */
@@ -71,12 +72,15 @@ static inline bool sw_cq_room(struct sw_ring *cq, const struct sw_cq_slot *g)
 	return g->count != 0 || sw_ring_claim(cq) != NULL;
 }
 
-/* Producer: publish the gathered completions, if any (the end of a pass). */
+/* Producer: publish the gathered completions, if any (the end of a pass),
+ * into the slot sw_cq_room claimed before the first of them (nothing was
+ * published since): no second look at the room. */
 static inline void sw_cq_flush(struct sw_ring *cq, struct sw_cq_slot *g)
 {
 	if (g->count == 0)
 		return;
-	(void)sw_ring_put(cq, g, sizeof(*g)); /* its room was checked: cannot fail */
+	memcpy(sw_ring_claimed(cq), g, sizeof(*g));
+	sw_ring_publish(cq);
 	g->count = 0;
 }
 

@@ -120,6 +120,13 @@ static inline bool sw_ring_seg_full(const struct sw_ring *r)
 	return sw_ring_room(r) == 0;
 }
 
+/* Producer: the payload of the slot a sw_ring_claim gave, with nothing
+ * published since (no second look at the room: the claim found it). */
+static inline void *sw_ring_claimed(struct sw_ring *r)
+{
+	return r->pslots[r->head & r->pmask].payload;
+}
+
 /* Producer: the payload of the next slot, to be filled in place and
  * published with sw_ring_publish; NULL if the ring is full at its largest
  * (or a larger segment cannot be allocated). */
@@ -132,7 +139,7 @@ static inline void *sw_ring_claim(struct sw_ring *r)
 		if (sw_ring_seg_full(r) && !sw_ring_grow(r))
 			return NULL;
 	}
-	return r->pslots[r->head & r->pmask].payload;
+	return sw_ring_claimed(r);
 }
 
 /* Producer: publish the item written into slot @p s, at position @p pos
