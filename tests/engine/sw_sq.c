@@ -341,6 +341,7 @@ Test(sw_sq, packed_bursts_on_an_engine_complete_whole_and_in_order)
 static struct {
 	_Atomic uint32_t calls;
 	_Atomic uint32_t cq_head;
+	_Atomic uint32_t first_cq_head;
 	_Atomic bool first_unread;
 } seen;
 
@@ -349,9 +350,18 @@ static void record_wake(void *arg, hw_unread_fn unread, const void *cq)
 	(void)arg;
 	/* the engine thread is the CQ's producer: head is its own */
 	atomic_store(&seen.cq_head, ((const struct sw_ring *)cq)->head);
-	if (atomic_load(&seen.calls) == 0)
+	if (atomic_load(&seen.calls) == 0) {
+		atomic_store(&seen.first_cq_head, ((const struct sw_ring *)cq)->head);
 		atomic_store(&seen.first_unread, unread != NULL && unread(cq));
+	}
 	atomic_fetch_add(&seen.calls, 1);
+}
+
+/* A qp on one engine thread whose wake calls are recorded (seen, reset). */
+static struct hw_qp *qp_open_recording(struct hw_dev **dev)
+{
+	memset(&seen, 0, sizeof(seen));
+	return qp_open_waking("engines=1", dev, record_wake);
 }
 
 /* The wake (the PE's Dekker pair, hw/sw/sw_engine.c) comes after every
@@ -360,13 +370,12 @@ static void record_wake(void *arg, hw_unread_fn unread, const void *cq)
 Test(sw_sq, an_engine_wakes_after_its_pass_published_every_completion)
 {
 	struct hw_dev *dev;
-	struct hw_qp *qp = qp_open_waking("engines=1", &dev, record_wake);
+	struct hw_qp *qp = qp_open_recording(&dev);
 	struct sw_qp *sqp = (struct sw_qp *)qp;
 	struct hw_desc d[5];
 	struct hw_cqe c[8];
 	uint64_t end = now_ns() + 5000000000u;
 
-	memset(&seen, 0, sizeof(seen));
 	descs_from(d, 0, 5);
 	cr_assert_eq(hw_sw_ops.post(qp, d, 5), 5u);
 	hw_sw_ops.kick(qp);
@@ -382,6 +391,37 @@ Test(sw_sq, an_engine_wakes_after_its_pass_published_every_completion)
 	cr_assert_eq(atomic_load(&seen.cq_head), atomic_load(&sqp->cq.tail),
 		     "every CQ slot (%u, all taken) was out at the last wake, which saw %u",
 		     atomic_load(&sqp->cq.tail), atomic_load(&seen.cq_head));
+	qp_close(dev, qp);
+}
+
+/* A pass takes at most 32 descriptors (ENGINE_BATCH, hw/sw/sw_engine.c):
+ * a lone one and 31 pairs, all posted before the one kick, make the
+ * first pass stop after the first entry of the 16th pair, and the next
+ * go on from its second. Each completes once, whole and in order. */
+Test(sw_sq, a_pass_that_stops_inside_a_pair_goes_on_from_its_second_entry_on_an_engine)
+{
+	struct hw_desc d[63];
+	struct hw_cqe c[64];
+	struct hw_dev *dev;
+
+	memset(dst_mem, 0, sizeof(dst_mem));
+	descs_from(d, 0, 63);
+	struct hw_qp *qp = qp_open_recording(&dev);
+	struct sw_qp *sqp = (struct sw_qp *)qp;
+
+	cr_assert_eq(hw_sw_ops.post(qp, d, 1), 1u);
+	cr_assert_eq(hw_sw_ops.post(qp, &d[1], 62), 62u);
+	cr_assert(sqp->sq_pack, "no delay, no ring_max: it packs");
+	hw_sw_ops.kick(qp);
+	cr_assert_eq(poll_all(qp, c, 63, 64), 63u, "exactly one completion each");
+	for (uint32_t i = 0; i < 63; i++)
+		expect_copied(&c[i], i);
+	/* poll_all waited 10 ms after the last completion: every pass is over */
+	cr_assert_eq(atomic_load(&seen.calls), 2u, "two busy passes, each with its wake");
+	cr_assert_eq(atomic_load(&seen.first_cq_head), 11u, "the first pass's 32: 10 CQ slots of 3 and one of 2");
+	cr_assert_eq(atomic_load(&seen.cq_head), atomic_load(&sqp->cq.tail),
+		     "the second pass's 31 were all out at its wake");
+	cr_assert_not(sw_ring_unread(&sqp->sq), "every descriptor taken");
 	qp_close(dev, qp);
 }
 
