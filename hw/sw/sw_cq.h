@@ -140,15 +140,20 @@ static inline void sw_cq_entry(const struct sw_cq_slot *s, uint32_t i, struct hw
 /* Consumer: true if the published slot @p s, of which @p i entries were
  * taken, is whole and of whole copies: none taken, SW_CQ_PACK of them,
  * each's meta 0 (HW_CQE_OK, DOCA_SUCCESS, not fatal). The three metas
- * and the count are compared as one 4-byte word. */
+ * and the count are read as one 4-byte word, and @p i (less than
+ * SW_CQ_PACK: two bits) is or-ed into its first meta's byte, so one
+ * compare looks at all five. */
 static inline bool sw_cq_slot_whole(const struct sw_cq_slot *s, uint32_t i)
 {
-	static const uint8_t whole[SW_CQ_PACK + 1u] = { 0, 0, 0, SW_CQ_PACK };
+	static const uint8_t whole_bytes[SW_CQ_PACK + 1u] = { 0, 0, 0, SW_CQ_PACK };
+	uint32_t word, whole;
 
 	_Static_assert(SW_CQ_PACK == 3u, "the whole-slot look and its reap (sw_cq_take) name three entries");
 	_Static_assert(offsetof(struct sw_cq_slot, count) == offsetof(struct sw_cq_slot, meta) + SW_CQ_PACK,
 		       "the count follows the metas");
-	return i == 0 && memcmp(s->meta, whole, sizeof(whole)) == 0;
+	memcpy(&word, s->meta, sizeof(word));
+	memcpy(&whole, whole_bytes, sizeof(whole));
+	return (word | i) == whole;
 }
 
 /* Consumer: take up to @p max completions, in order: from each published
@@ -156,27 +161,43 @@ static inline bool sw_cq_slot_whole(const struct sw_cq_slot *s, uint32_t i)
  * @p reap (poll), each whole into cqes[]; with it (reap), each one's
  * record linked at *link (hw_link_record, @p next: the records' link
  * offset; hw_ops.reap) and only one that is not a whole copy (meta not
- * 0) whole into cqes[], *nodd of them. */
+ * 0) whole into cqes[], *nodd of them.
+ *
+ * The consumer's own words (tail, its segment, csub: only it stores
+ * them) are loaded once a call and kept in registers, as the link
+ * stores could alias them; tail is stored at each slot's release as
+ * before, csub once at the end. A link slot's payload is zero past the
+ * link (sw_ring_grow), so its count is 0 and the whole-slot look
+ * refuses it without a look at the link flag; the general way follows
+ * it. */
 static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring *cq, uint32_t max, bool reap,
 								 void **link, uint32_t next, struct hw_cqe *cqes,
 								 uint32_t *nodd)
 {
-	const struct sw_cq_slot *s;
+	uint32_t pos = atomic_load_explicit(&cq->tail, memory_order_relaxed), mask = cq->cmask, i = cq->csub;
+	const struct sw_slot *slots = cq->cslots, *r;
 	/* left: how many more fit (max less those taken), one register */
 	uint32_t left = max, odd = 0;
 	void *at = reap ? *link : NULL;
 
-	while (left != 0 && (s = sw_ring_peek(cq)) != NULL) {
-		uint32_t i = cq->csub;
+	while (left != 0 && sw_slot_ready(r = &slots[pos & mask], pos)) {
+		const struct sw_cq_slot *s = (const struct sw_cq_slot *)r->payload;
 
 		if (reap && left >= SW_CQ_PACK && sw_cq_slot_whole(s, i)) {
 			/* a reap of a whole slot of whole copies: its records
-			 * linked, no entry's test, csub left 0 */
+			 * linked, no entry's test, i left 0 */
 			at = hw_link_record(at, s->cookie[0], next);
 			at = hw_link_record(at, s->cookie[1], next);
 			at = hw_link_record(at, s->cookie[2], next);
 			left -= SW_CQ_PACK;
-			sw_ring_release(cq);
+			sw_ring_release_at(cq, pos++);
+			continue;
+		}
+		if (__builtin_expect(r->link, 0)) {
+			sw_ring_follow(cq, r); /* tail past the link */
+			pos++;
+			slots = cq->cslots;
+			mask = cq->cmask;
 			continue;
 		}
 		uint32_t take = s->count - i;
@@ -193,13 +214,12 @@ static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring 
 			if (__builtin_expect(s->meta[i] != 0, 0))
 				sw_cq_entry(s, i, &cqes[odd++]);
 		}
-		if (more) {
-			cq->csub = i;
+		if (more)
 			break;
-		}
-		cq->csub = 0;
-		sw_ring_release(cq);
+		i = 0;
+		sw_ring_release_at(cq, pos++);
 	}
+	cq->csub = i;
 	if (reap) {
 		*link = at;
 		*nodd = odd;

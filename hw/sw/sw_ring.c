@@ -73,6 +73,8 @@ bool sw_ring_grow(struct sw_ring *r)
 	struct sw_slot *s = &r->pslots[pos & r->pmask];
 	struct sw_ring_link l = { .slots = next, .mask = size - 1u };
 
+	/* zero past the link: a look at an item's bytes refuses it (sw_cq.h) */
+	memset(s->payload, 0, sizeof(s->payload));
 	memcpy(s->payload, &l, sizeof(l));
 	s->link = 1;
 	EXPLORE_POINT(QUEUE);

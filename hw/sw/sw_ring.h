@@ -25,7 +25,9 @@
  * sw_ring_publish, sw_ring_peek / sw_ring_release): the same steps
  * without the copy through a local (the SQ's producer writes its
  * descriptors in place, hw/sw/sw_sq.h; the CQ's consumer reads its
- * packed completions in place, hw/sw/sw_cq.h). A slot
+ * packed completions in place, hw/sw/sw_cq.h, with the same steps
+ * split so that tail and the segment stay in its registers through a
+ * call: sw_slot_ready, sw_ring_release_at, sw_ring_follow). A slot
  * also carries a 16-bit tag beside its sequence, the producer's word on
  * the item's form (the SQ's: one descriptor or several packed,
  * hw/sw/sw_sq.h), published and read with the item.
@@ -208,17 +210,35 @@ static inline bool sw_ring_unread(const struct sw_ring *r)
 	return atomic_load_explicit(&r->tail, memory_order_relaxed) != r->head;
 }
 
+/* Consumer: true if the producer has published slot @p s, at position
+ * @p pos (tail): an item or a link. For a consumer that keeps tail and
+ * its segment in registers through a call (only it stores tail and
+ * follows links). */
+static inline bool sw_slot_ready(const struct sw_slot *s, uint32_t pos)
+{
+	EXPLORE_POINT(QUEUE);
+	/* acquire: pairs with publish's release, so the item is complete. */
+	return atomic_load_explicit(&s->seq, memory_order_acquire) == pos + 1u;
+}
+
+/* Consumer: done with the item at position @p pos (tail); its slot may
+ * be reused. */
+static inline void sw_ring_release_at(struct sw_ring *r, uint32_t pos)
+{
+	EXPLORE_POINT(QUEUE);
+	/* release: the item is read before the producer may reuse the slot. */
+	atomic_store_explicit(&r->tail, pos + 1u, memory_order_release);
+}
+
 /* Consumer: the next item, read in place until sw_ring_release, and its
  * tag in *tag; NULL if none is ready. */
 static inline const void *sw_ring_peek_tag(struct sw_ring *r, uint16_t *tag)
 {
 	for (;;) {
 		uint32_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
-		struct sw_slot *s = &r->cslots[pos & r->cmask];
+		const struct sw_slot *s = &r->cslots[pos & r->cmask];
 
-		EXPLORE_POINT(QUEUE);
-		/* acquire: pairs with publish's release, so the item is complete. */
-		if (atomic_load_explicit(&s->seq, memory_order_acquire) != pos + 1u)
+		if (!sw_slot_ready(s, pos))
 			return NULL;
 		if (!s->link) {
 			*tag = s->tag;
@@ -240,11 +260,7 @@ static inline const void *sw_ring_peek(struct sw_ring *r)
 /* Consumer: done with the item sw_ring_peek gave; its slot may be reused. */
 static inline void sw_ring_release(struct sw_ring *r)
 {
-	uint32_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
-
-	EXPLORE_POINT(QUEUE);
-	/* release: the item is read before the producer may reuse the slot. */
-	atomic_store_explicit(&r->tail, pos + 1u, memory_order_release);
+	sw_ring_release_at(r, atomic_load_explicit(&r->tail, memory_order_relaxed));
 }
 
 /* Consumer: copy the next item out (@p len bytes). False if none is ready. */

@@ -374,3 +374,49 @@ Test(sw_cq, a_reap_of_whole_slots_links_their_records_in_order)
 	cr_assert_not(sw_ring_unread(&cq));
 	sw_ring_fini(&cq);
 }
+
+/* A ring grows into the slot that held a whole slot of whole copies a
+ * lap before: its link's payload is zero past the link (sw_ring_grow),
+ * so the reap's whole-slot look refuses it and the reap follows it;
+ * every record once, in order, none of the old slot's again. */
+Test(sw_cq, a_reap_follows_a_link_written_over_a_whole_slot)
+{
+	enum { LAP = SW_RING_INITIAL, RECS = SW_CQ_PACK * (2 * LAP + 1) };
+	struct sw_ring cq;
+	struct sw_cq_slot g = { .count = 0 };
+	static struct rec recs[RECS];
+	struct rec *head = POISON, **at = &head;
+	struct hw_cqe odd[RECS];
+	uint32_t nodd = 99, put = 0;
+
+	cr_assert(sw_ring_init(&cq, 4 * LAP));
+	for (uint32_t i = 0; i < RECS; i++)
+		recs[i] = (struct rec){ .id = i, .next = POISON };
+	/* a lap of whole slots, each reaped at once: the segment's last slot holds one */
+	for (; put < SW_CQ_PACK * LAP; put++) {
+		struct hw_cqe c = cqe_of(put);
+
+		c.cookie = cookie_of(&recs[put]);
+		cr_assert(sw_cq_room(&cq, &g));
+		sw_cq_add(&cq, &g, &c);
+		if (g.count == 0)
+			cr_assert_eq(reap_at(&cq, &at, SW_CQ_PACK, odd, &nodd), SW_CQ_PACK);
+	}
+	cr_assert_eq(cq.pmask + 1u, LAP, "not grown yet");
+	/* a second lap unreaped: the segment fills, and the ring grows with a
+	 * link in that last slot */
+	for (; put < RECS; put++) {
+		struct hw_cqe c = cqe_of(put);
+
+		c.cookie = cookie_of(&recs[put]);
+		cr_assert(sw_cq_room(&cq, &g));
+		sw_cq_add(&cq, &g, &c);
+	}
+	cr_assert_eq(cq.pmask + 1u, 2 * LAP, "grown once");
+	cr_assert_eq(reap_at(&cq, &at, RECS, odd, &nodd), RECS - SW_CQ_PACK * LAP, "the second lap and the last slot");
+	cr_assert_eq(nodd, 0u);
+	expect_linked(&head, recs, 0, RECS - 1u, at);
+	cr_assert_eq(cq.cmask + 1u, 2 * LAP, "the consumer followed the link");
+	cr_assert_not(sw_ring_unread(&cq));
+	sw_ring_fini(&cq);
+}
