@@ -137,23 +137,54 @@ static inline void sw_cq_entry(const struct sw_cq_slot *s, uint32_t i, struct hw
 	o->fatal = (m & SW_CQ_FATAL) != 0;
 }
 
-/* Consumer: true if the published slot @p s, of which @p i entries were
- * taken, is whole and of whole copies: none taken, SW_CQ_PACK of them,
- * each's meta 0 (HW_CQE_OK, DOCA_SUCCESS, not fatal). The three metas
- * and the count are read as one 4-byte word, and @p i (less than
- * SW_CQ_PACK: two bits) is or-ed into its first meta's byte, so one
- * compare looks at all five. */
-static inline bool sw_cq_slot_whole(const struct sw_cq_slot *s, uint32_t i)
+/* A slot's meta word: its three metas and its count, in their order in
+ * memory, as one 4-byte load reads them (either byte order). */
+static inline uint32_t sw_cq_meta_word(uint8_t m0, uint8_t m1, uint8_t m2, uint8_t count)
 {
-	static const uint8_t whole_bytes[SW_CQ_PACK + 1u] = { 0, 0, 0, SW_CQ_PACK };
-	uint32_t word, whole;
+	const uint8_t bytes[SW_CQ_PACK + 1u] = { m0, m1, m2, count };
+	uint32_t word;
 
 	_Static_assert(SW_CQ_PACK == 3u, "the whole-slot look and its reap (sw_cq_take) name three entries");
 	_Static_assert(offsetof(struct sw_cq_slot, count) == offsetof(struct sw_cq_slot, meta) + SW_CQ_PACK,
 		       "the count follows the metas");
+	memcpy(&word, bytes, sizeof(word));
+	return word;
+}
+
+/* Consumer: slot @p s's meta word, with @p i (the entries taken, less
+ * than SW_CQ_PACK) or-ed into its first meta's byte: a slot partly
+ * taken then never looks whole nor short. */
+static inline uint32_t sw_cq_slot_word(const struct sw_cq_slot *s, uint32_t i)
+{
+	uint32_t word;
+
 	memcpy(&word, s->meta, sizeof(word));
-	memcpy(&whole, whole_bytes, sizeof(whole));
-	return (word | i) == whole;
+	return word | sw_cq_meta_word((uint8_t)i, 0, 0, 0);
+}
+
+/* Consumer: true if the published slot @p s, of which @p i entries were
+ * taken, is whole and of whole copies: none taken, SW_CQ_PACK of them,
+ * each's meta 0 (HW_CQE_OK, DOCA_SUCCESS, not fatal): one compare of
+ * the meta word. */
+static inline bool sw_cq_slot_whole(const struct sw_cq_slot *s, uint32_t i)
+{
+	return sw_cq_slot_word(s, i) == sw_cq_meta_word(0, 0, 0, SW_CQ_PACK);
+}
+
+/* Consumer: the count of the published slot @p s, of which @p i entries
+ * were taken, if it is short and of whole copies and fits @p left: none
+ * taken, each meta 0 (an entry's past the count too: a gathered slot's
+ * metas past its count are 0 unless an odd one sat there earlier in the
+ * pass, which only sends the slot the general way), 1 to @p left
+ * entries; else 0 (a link's count is 0). Asked after sw_cq_slot_whole,
+ * so a whole slot that fits never comes here. */
+static inline uint32_t sw_cq_slot_short(const struct sw_cq_slot *s, uint32_t i, uint32_t left)
+{
+	uint32_t count = s->count;
+
+	if ((sw_cq_slot_word(s, i) & sw_cq_meta_word(0xff, 0xff, 0xff, 0)) != 0 || count - 1u >= left)
+		return 0;
+	return count;
 }
 
 /* Consumer: take up to @p max completions, in order: from each published
@@ -198,6 +229,18 @@ static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring 
 			pos++;
 			slots = cq->cslots;
 			mask = cq->cmask;
+			continue;
+		}
+		uint32_t c = reap ? sw_cq_slot_short(s, i, left) : 0;
+
+		if (c != 0) {
+			/* a reap of a short slot of whole copies (a pass's
+			 * last, 1 or 2 entries): the same, no entry's test */
+			at = hw_link_record(at, s->cookie[0], next);
+			if (c > 1)
+				at = hw_link_record(at, s->cookie[1], next);
+			left -= c;
+			sw_ring_release_at(cq, pos++);
 			continue;
 		}
 		uint32_t take = s->count - i;

@@ -420,3 +420,52 @@ Test(sw_cq, a_reap_follows_a_link_written_over_a_whole_slot)
 	cr_assert_not(sw_ring_unread(&cq));
 	sw_ring_fini(&cq);
 }
+
+/* A reap of short slots of whole copies (a pass's last, 1 or 2
+ * entries; their way without an entry's test), one that does not fit
+ * max taken in part the general way, and a short slot whose gathered
+ * metas past its count hold an odd one from earlier in the pass: only
+ * its own entry is taken, whole, and nothing is odd but that earlier
+ * one. Every record once, in order. */
+Test(sw_cq, a_reap_of_short_slots_links_their_records_and_looks_at_no_meta_past_the_count)
+{
+	struct sw_ring cq;
+	struct sw_cq_slot g = { .count = 0 };
+	struct rec recs[9];
+	struct rec *head = POISON, **at = &head;
+	struct hw_cqe odd[9];
+	uint32_t nodd = 99;
+	const uint32_t slot_of[9] = { 2, 2, 1, 2, 2, 3, 3, 3, 1 }; /* flushed after each count */
+
+	cr_assert(sw_ring_init(&cq, 64));
+	for (uint32_t i = 0, in_slot = 0; i < 9; i++) {
+		struct hw_cqe c = cqe_of(i);
+
+		recs[i] = (struct rec){ .id = i, .next = POISON };
+		c.cookie = cookie_of(&recs[i]);
+		if (i == 7) { /* the third of a full slot: its meta stays in the gathered slot */
+			c.status = HW_CQE_FAILED;
+			c.error = DOCA_ERROR_IO_FAILED;
+		}
+		cr_assert(sw_cq_room(&cq, &g));
+		sw_cq_add(&cq, &g, &c);
+		if (++in_slot == slot_of[i]) {
+			sw_cq_flush(&cq, &g);
+			in_slot = 0;
+		}
+	}
+	cr_assert_eq(g.meta[2], (uint8_t)HW_CQE_FAILED | (uint8_t)(DOCA_ERROR_IO_FAILED << SW_CQ_ERROR_SHIFT),
+		     "the last slot's gathered metas keep the odd one past its count");
+	cr_assert_eq(reap_at(&cq, &at, 1, odd, &nodd), 1u, "a slot of 2 does not fit 1: taken in part");
+	expect_linked(&head, recs, 0, 0, at);
+	cr_assert_eq(reap_at(&cq, &at, 4, odd, &nodd), 4u, "its rest, a slot of 1, a slot of 2");
+	expect_linked(&head, recs, 0, 4, at);
+	cr_assert_eq(nodd, 0u);
+	cr_assert_eq(reap_at(&cq, &at, 9, odd, &nodd), 4u, "a slot of 3 with an odd one, then one of 1");
+	expect_linked(&head, recs, 0, 8, at);
+	cr_assert_eq(nodd, 1u, "only the failure");
+	cr_assert_eq(odd[0].cookie, cookie_of(&recs[7]));
+	cr_assert_eq(odd[0].status, (uint32_t)HW_CQE_FAILED);
+	cr_assert_not(sw_ring_unread(&cq));
+	sw_ring_fini(&cq);
+}
