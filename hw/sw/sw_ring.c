@@ -46,7 +46,8 @@ bool sw_ring_init(struct sw_ring *r, uint32_t max)
 	r->max = max;
 	r->pslots = r->cslots = segment_new(size, 0);
 	r->pmask = r->cmask = size - 1u;
-	r->head = r->tail_seen = r->seg_start = r->csub = 0;
+	r->head = r->seg_start = r->csub = 0;
+	sw_ring_see_tail(r, 0);
 	atomic_init(&r->tail, 0);
 	return r->pslots != NULL;
 }
@@ -84,6 +85,7 @@ bool sw_ring_grow(struct sw_ring *r)
 	r->seg_start = pos + 1u;
 	r->pslots = next;
 	r->pmask = size - 1u;
+	sw_ring_see_tail(r, pos + 1u); /* its fill counted from the link on, whatever tail is */
 	return true;
 }
 

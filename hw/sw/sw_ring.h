@@ -9,8 +9,9 @@
  * matches (acquire), so an item crosses in its own line, with no shared
  * producer index to read first. The consumer publishes how far it has read
  * in `tail` (release, on its own line); the producer keeps a private copy
- * and reloads it (acquire) only when that copy says the segment is full,
- * so in steady state it never reads a line the consumer writes.
+ * (as the position its segment is full at by it, `fill_end`) and reloads
+ * it (acquire) only when that copy says the segment is full, so in
+ * steady state it never reads a line the consumer writes.
  *
  * Sized by use: a ring starts with SW_RING_INITIAL slots and grows, up to
  * `max`, only when the producer finds it full. The producer then allocates
@@ -78,7 +79,7 @@ struct sw_ring {
 	_Alignas(64) struct sw_slot *pslots; /* the segment it writes */
 	uint32_t pmask;
 	uint32_t head;                     /* next position to write */
-	uint32_t tail_seen;                /* tail when last loaded */
+	uint32_t fill_end;                 /* the position its segment is full at, by the tail last loaded */
 	uint32_t seg_start;                /* first position of its segment */
 	/* the consumer's */
 	_Alignas(64) _Atomic uint32_t tail; /* next position to read */
@@ -106,15 +107,28 @@ static inline uint32_t sw_ring_later(uint32_t a, uint32_t b)
 	return (int32_t)(a - b) > 0 ? a : b;
 }
 
+/* Producer: how many items its segment may hold at once (one slot is
+ * kept for a link while it may grow). */
+static inline uint32_t sw_ring_seg_cap(const struct sw_ring *r)
+{
+	return r->pmask + 1u < r->max ? r->pmask : r->pmask + 1u;
+}
+
+/* Producer: @p tail loaded (or the segment new): the segment is full at
+ * cap positions past the later of that tail and the segment's first
+ * position (its fill is counted from there). Kept as one position so
+ * that the room is one subtraction a look (sw_ring_room). */
+static inline void sw_ring_see_tail(struct sw_ring *r, uint32_t tail)
+{
+	r->fill_end = sw_ring_later(tail, r->seg_start) + sw_ring_seg_cap(r);
+}
+
 /* Producer: how many more items the current segment may hold by the
- * tail last seen (one slot is kept for a link while it may grow); none:
- * sw_ring_seg_full. */
+ * tail last seen; none: sw_ring_seg_full. */
 static inline uint32_t sw_ring_room(const struct sw_ring *r)
 {
-	uint32_t cap = r->pmask + 1u < r->max ? r->pmask : r->pmask + 1u;
-
 	/* never more than cap: a slot is claimed only while fewer are held */
-	return cap - (r->head - sw_ring_later(r->tail_seen, r->seg_start));
+	return r->fill_end - r->head;
 }
 
 static inline bool sw_ring_seg_full(const struct sw_ring *r)
@@ -137,7 +151,7 @@ static inline void *sw_ring_claim(struct sw_ring *r)
 	if (sw_ring_seg_full(r)) {
 		EXPLORE_POINT(QUEUE);
 		/* acquire: the consumer copied out every item before this tail. */
-		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+		sw_ring_see_tail(r, atomic_load_explicit(&r->tail, memory_order_acquire));
 		if (sw_ring_seg_full(r) && !sw_ring_grow(r))
 			return NULL;
 	}
