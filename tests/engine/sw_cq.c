@@ -375,50 +375,80 @@ Test(sw_cq, a_reap_of_whole_slots_links_their_records_in_order)
 	sw_ring_fini(&cq);
 }
 
+/* A reap's world for the tests below: a CQ, the producer's gathered
+ * slot, the records, the caller's list head and where the reap left
+ * its link, and the odd completions of the last reap. */
+#define REAP_RECS (SW_CQ_PACK * (2u * SW_RING_INITIAL + 1u))
+
+struct reap_world {
+	struct sw_ring cq;
+	struct sw_cq_slot g;
+	struct rec recs[REAP_RECS];
+	struct rec *head, **at;
+	struct hw_cqe odd[REAP_RECS];
+	uint32_t nodd;
+};
+
+static void reap_world_open(struct reap_world *w, uint32_t max)
+{
+	memset(w, 0, sizeof(*w));
+	cr_assert(sw_ring_init(&w->cq, max));
+	w->head = POISON;
+	w->at = &w->head;
+	w->nodd = 99;
+}
+
+/* The producer adds record i's completion (room first): whole, or
+ * failed with @p failed. */
+static void reap_world_add(struct reap_world *w, uint32_t i, bool failed)
+{
+	struct hw_cqe c = cqe_of(i);
+
+	w->recs[i] = (struct rec){ .id = i, .next = POISON };
+	c.cookie = cookie_of(&w->recs[i]);
+	if (failed) {
+		c.status = HW_CQE_FAILED;
+		c.error = DOCA_ERROR_IO_FAILED;
+	}
+	cr_assert(sw_cq_room(&w->cq, &w->g), "room for record %u", i);
+	sw_cq_add(&w->cq, &w->g, &c);
+}
+
+/* A reap of up to @p max; the records 0..last linked (expect_linked),
+ * none odd unless @p nodd says so. */
+static void reap_world_expect(struct reap_world *w, uint32_t max, uint32_t n, uint32_t last, uint32_t nodd)
+{
+	cr_assert_eq(reap_at(&w->cq, &w->at, max, w->odd, &w->nodd), n, "a reap of up to %u", max);
+	expect_linked(&w->head, w->recs, 0, last, w->at);
+	cr_assert_eq(w->nodd, nodd);
+}
+
 /* A ring grows into the slot that held a whole slot of whole copies a
  * lap before: its link's payload is zero past the link (sw_ring_grow),
  * so the reap's whole-slot look refuses it and the reap follows it;
  * every record once, in order, none of the old slot's again. */
 Test(sw_cq, a_reap_follows_a_link_written_over_a_whole_slot)
 {
-	enum { LAP = SW_RING_INITIAL, RECS = SW_CQ_PACK * (2 * LAP + 1) };
-	struct sw_ring cq;
-	struct sw_cq_slot g = { .count = 0 };
-	static struct rec recs[RECS];
-	struct rec *head = POISON, **at = &head;
-	struct hw_cqe odd[RECS];
-	uint32_t nodd = 99, put = 0;
+	static struct reap_world w;
+	uint32_t put = 0;
 
-	cr_assert(sw_ring_init(&cq, 4 * LAP));
-	for (uint32_t i = 0; i < RECS; i++)
-		recs[i] = (struct rec){ .id = i, .next = POISON };
+	reap_world_open(&w, 4u * SW_RING_INITIAL);
 	/* a lap of whole slots, each reaped at once: the segment's last slot holds one */
-	for (; put < SW_CQ_PACK * LAP; put++) {
-		struct hw_cqe c = cqe_of(put);
-
-		c.cookie = cookie_of(&recs[put]);
-		cr_assert(sw_cq_room(&cq, &g));
-		sw_cq_add(&cq, &g, &c);
-		if (g.count == 0)
-			cr_assert_eq(reap_at(&cq, &at, SW_CQ_PACK, odd, &nodd), SW_CQ_PACK);
+	for (; put < SW_CQ_PACK * SW_RING_INITIAL; put++) {
+		reap_world_add(&w, put, false);
+		if (w.g.count == 0)
+			reap_world_expect(&w, SW_CQ_PACK, SW_CQ_PACK, put, 0);
 	}
-	cr_assert_eq(cq.pmask + 1u, LAP, "not grown yet");
+	cr_assert_eq(w.cq.pmask + 1u, SW_RING_INITIAL, "not grown yet");
 	/* a second lap unreaped: the segment fills, and the ring grows with a
 	 * link in that last slot */
-	for (; put < RECS; put++) {
-		struct hw_cqe c = cqe_of(put);
-
-		c.cookie = cookie_of(&recs[put]);
-		cr_assert(sw_cq_room(&cq, &g));
-		sw_cq_add(&cq, &g, &c);
-	}
-	cr_assert_eq(cq.pmask + 1u, 2 * LAP, "grown once");
-	cr_assert_eq(reap_at(&cq, &at, RECS, odd, &nodd), RECS - SW_CQ_PACK * LAP, "the second lap and the last slot");
-	cr_assert_eq(nodd, 0u);
-	expect_linked(&head, recs, 0, RECS - 1u, at);
-	cr_assert_eq(cq.cmask + 1u, 2 * LAP, "the consumer followed the link");
-	cr_assert_not(sw_ring_unread(&cq));
-	sw_ring_fini(&cq);
+	for (; put < REAP_RECS; put++)
+		reap_world_add(&w, put, false);
+	cr_assert_eq(w.cq.pmask + 1u, 2u * SW_RING_INITIAL, "grown once");
+	reap_world_expect(&w, REAP_RECS, REAP_RECS - SW_CQ_PACK * SW_RING_INITIAL, REAP_RECS - 1u, 0);
+	cr_assert_eq(w.cq.cmask + 1u, 2u * SW_RING_INITIAL, "the consumer followed the link");
+	cr_assert_not(sw_ring_unread(&w.cq));
+	sw_ring_fini(&w.cq);
 }
 
 /* A reap of short slots of whole copies (a pass's last, 1 or 2
@@ -429,43 +459,25 @@ Test(sw_cq, a_reap_follows_a_link_written_over_a_whole_slot)
  * one. Every record once, in order. */
 Test(sw_cq, a_reap_of_short_slots_links_their_records_and_looks_at_no_meta_past_the_count)
 {
-	struct sw_ring cq;
-	struct sw_cq_slot g = { .count = 0 };
-	struct rec recs[9];
-	struct rec *head = POISON, **at = &head;
-	struct hw_cqe odd[9];
-	uint32_t nodd = 99;
+	static struct reap_world w;
 	const uint32_t slot_of[9] = { 2, 2, 1, 2, 2, 3, 3, 3, 1 }; /* flushed after each count */
 
-	cr_assert(sw_ring_init(&cq, 64));
+	reap_world_open(&w, 64);
 	for (uint32_t i = 0, in_slot = 0; i < 9; i++) {
-		struct hw_cqe c = cqe_of(i);
-
-		recs[i] = (struct rec){ .id = i, .next = POISON };
-		c.cookie = cookie_of(&recs[i]);
-		if (i == 7) { /* the third of a full slot: its meta stays in the gathered slot */
-			c.status = HW_CQE_FAILED;
-			c.error = DOCA_ERROR_IO_FAILED;
-		}
-		cr_assert(sw_cq_room(&cq, &g));
-		sw_cq_add(&cq, &g, &c);
+		/* record 7, the third of a full slot, fails: its meta stays in the gathered slot */
+		reap_world_add(&w, i, i == 7);
 		if (++in_slot == slot_of[i]) {
-			sw_cq_flush(&cq, &g);
+			sw_cq_flush(&w.cq, &w.g);
 			in_slot = 0;
 		}
 	}
-	cr_assert_eq(g.meta[2], (uint8_t)HW_CQE_FAILED | (uint8_t)(DOCA_ERROR_IO_FAILED << SW_CQ_ERROR_SHIFT),
+	cr_assert_eq(w.g.meta[2], (uint8_t)HW_CQE_FAILED | (uint8_t)(DOCA_ERROR_IO_FAILED << SW_CQ_ERROR_SHIFT),
 		     "the last slot's gathered metas keep the odd one past its count");
-	cr_assert_eq(reap_at(&cq, &at, 1, odd, &nodd), 1u, "a slot of 2 does not fit 1: taken in part");
-	expect_linked(&head, recs, 0, 0, at);
-	cr_assert_eq(reap_at(&cq, &at, 4, odd, &nodd), 4u, "its rest, a slot of 1, a slot of 2");
-	expect_linked(&head, recs, 0, 4, at);
-	cr_assert_eq(nodd, 0u);
-	cr_assert_eq(reap_at(&cq, &at, 9, odd, &nodd), 4u, "a slot of 3 with an odd one, then one of 1");
-	expect_linked(&head, recs, 0, 8, at);
-	cr_assert_eq(nodd, 1u, "only the failure");
-	cr_assert_eq(odd[0].cookie, cookie_of(&recs[7]));
-	cr_assert_eq(odd[0].status, (uint32_t)HW_CQE_FAILED);
-	cr_assert_not(sw_ring_unread(&cq));
-	sw_ring_fini(&cq);
+	reap_world_expect(&w, 1, 1, 0, 0);    /* a slot of 2 does not fit 1: taken in part */
+	reap_world_expect(&w, 4, 4, 4, 0);    /* its rest, a slot of 1, a slot of 2 */
+	reap_world_expect(&w, 9, 4, 8, 1);    /* a slot of 3 with an odd one, then one of 1 */
+	cr_assert_eq(w.odd[0].cookie, cookie_of(&w.recs[7]), "only the failure is odd");
+	cr_assert_eq(w.odd[0].status, (uint32_t)HW_CQE_FAILED);
+	cr_assert_not(sw_ring_unread(&w.cq));
+	sw_ring_fini(&w.cq);
 }
