@@ -322,6 +322,12 @@ struct task_pool {
 	 * head's top is stale (read and written by guard holders only,
 	 * engine/task_pool.c) */
 	_Atomic(struct doca_event *) top_ev;
+	/* the first slot index no take has reached yet while the pool is the
+	 * owner's (fresh takes move it; guard holders only, as top_ev): the
+	 * stack then holds free - (size - fresh_from) slots, so a burst's pop
+	 * counts its slots without a test for the stack's end
+	 * (engine/task_pool.c, "The stack's depth") */
+	uint32_t fresh_from;
 };
 
 /* The pool of a new run, with its first chunk. DOCA_ERROR_NO_MEMORY. */

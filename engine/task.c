@@ -489,7 +489,8 @@ task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d
 	struct pool_pop q = { .ev = pp->ev, .most = pp->most, .left = pp->left };
 
 	/* (d is descs + the slots taken, fewer than q.most <= n while the
-	 * pop has more: no test of d against the chunk's end; and no exit
+	 * pop has more: no test of d against the chunk's end, nor of the
+	 * stack's bottom, which holds q.most slots or more; and no exit
 	 * but pool_pop_more's between a step and its count, so at every exit
 	 * pool_pop_taken is the steps made) */
 	for (; pool_pop_more(&q); d++) {

@@ -147,6 +147,24 @@
  * address of the slot under it: true at init (top_ev NULL), and kept by
  * each plain update, one at a time; a fresh take leaves top_ev NULL (it
  * runs only on an empty stack).
+ * The stack's depth: while the pool is the owner's the stack holds
+ * exactly free - (size - fresh_from) slots, so a plain pop of that many
+ * or fewer never meets its bottom and needs no test for NULL
+ * (pool_pop_start, pool_pop_more). Every slot with an index below
+ * fresh_from has been taken once in the run (fresh takes go in index
+ * order from fresh_from, and only on an empty stack: pool_take_loop,
+ * which moves fresh_from past what it takes), and each such slot is
+ * either outstanding or on the stack; none above it is either. The
+ * outstanding ones are size - free (the count is exact while the pool
+ * is the owner's, "The owner's head"), so the stack holds
+ * fresh_from - (size - free). Only guard holders update head's count,
+ * top_ev and fresh_from while the pool is the owner's, one at a time
+ * under the guard, so the three agree at each plain update's start; the
+ * CAS ways never read fresh_from (the pool never goes back to
+ * POOL_OWNER in a run). The explorer's build checks the depth at each
+ * step (pool_pop_step: verdict "abort"); the planted bug
+ * pool_depth_ignores_fresh (the depth taken as free) breaks it as soon
+ * as a burst meets a stack shorter than the free count.
  * No index link (pool_next) is written by those updates: a return saves
  * a store and a load a slot, a take a load. A CAS take (shared) needs
  * the index links: it reads head's top and follows pool_next, finding
@@ -301,6 +319,7 @@ doca_error_t task_pool_init(struct task_pool *p, struct ctx_run *run, uint32_t s
 	atomic_init(&p->mode, POOL_OWNER);
 	atomic_init(&p->busy, 0);
 	atomic_init(&p->top_ev, NULL);
+	p->fresh_from = 0;
 	if (p->chunks == NULL || !task_pool_publish_chunk(p, 0))
 		return DOCA_ERROR_NO_MEMORY;
 	return DOCA_SUCCESS;

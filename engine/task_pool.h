@@ -274,18 +274,30 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_own
  * and we are inside the plain update). */
 struct pool_pop {
 	uint64_t h;
-	struct doca_event *ev; /* the slot the next step takes (NULL: none left) */
+	struct doca_event *ev; /* the slot the next step takes (NULL: the stack's bottom) */
 	/* most: the slots this pop may take, left: those of them not counted
 	 * taken yet (pool_pop_more) */
 	uint32_t most, left;
 };
 
-/* @p want >= 1 (task_pool_take's contract), and @p h poppable: most >= 1,
- * so the first step's count leaves left below it, never wrapping. */
+/* The slots on the owner's stack: free - (size - fresh_from)
+ * (task_pool.c, "The stack's depth"; the planted bug
+ * pool_depth_ignores_fresh takes free). */
+static inline __attribute__((always_inline)) uint32_t pool_stack_depth(const struct task_pool *p, uint64_t h)
+{
+	if (DOCA_REVERTED("pool_depth_ignores_fresh"))
+		return head_free(h);
+	return head_free(h) + p->fresh_from - p->size;
+}
+
+/* @p want >= 1 (task_pool_take's contract), and @p h poppable: the stack
+ * holds a slot, so most >= 1 and the first step's count leaves left below
+ * it, never wrapping; and the stack holds most slots or more, so every
+ * step finds one (pool_pop_more tests no link). */
 static inline __attribute__((always_inline)) struct pool_pop pool_pop_start(struct task_pool *p, uint64_t h,
 									    uint32_t want)
 {
-	uint32_t free = head_free(h), most = want < free ? want : free;
+	uint32_t depth = pool_stack_depth(p, h), most = want < depth ? want : depth;
 
 	return (struct pool_pop){ .h = h,
 				  .ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed),
@@ -299,14 +311,19 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_step(st
 {
 	struct doca_event *ev = pp->ev;
 
+#ifdef DOCA_EXPLORE
+	if (ev == NULL)
+		abort(); /* the explorer's check of the stack's depth (verdict "abort") */
+#endif
 	pp->ev = atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed);
 	return ev;
 }
 
-/* After each step, once: counts it, and says whether another may come. */
+/* After each step, once: counts it, and says whether another may come
+ * (the stack holds most slots: pool_pop_start). */
 static inline __attribute__((always_inline)) bool pool_pop_more(struct pool_pop *pp)
 {
-	return --pp->left != 0 && pp->ev != NULL;
+	return --pp->left != 0;
 }
 
 /* The slots taken (the steps pool_pop_more counted). */
@@ -389,6 +406,7 @@ static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task
 		}
 		EXPLORE_POINT(QUEUE);
 		if (plain) {
+			p->fresh_from = fresh + n; /* fresh slots (a plain take's only way here) */
 			/* release: as task_pool_put's, for readers of the count */
 			atomic_store_explicit(&p->head, head_next(h, free - n, next), memory_order_release);
 			if (busy)

@@ -72,6 +72,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_pool_share_bulk },
 	{ "pool_share_submit", "pool_share, the owner's single submits (no busy flag) racing a foreign submitter's first take",
 	  scenario_pool_share_submit },
+	{ "pool_share_burst", "pool_share_submit, the owner's submits one burst longer than the pool's stack (its fill pops counted by the stack's depth)",
+	  scenario_pool_share_burst },
 	{ "pool_share_chunk", "pool_share_submit, the owner's submit making a chunk inside its brief section",
 	  scenario_pool_share_chunk },
 	{ "pool_revoke", "two runners revoking each other, a foreign submitter and a foreign freer on one pool",
@@ -490,6 +492,7 @@ static const char *const revertible[] = {
 	"fork_no_atfork",                /* nothing is done at fork */
 	"push_wake_skipped",             /* a mailbox push never wakes (nor feeds for) an armed PE */
 	"push_wake_own_queue", /* a push that queued its context wakes the PE as if another had queued it */
+	"pool_depth_ignores_fresh", /* a burst's pop counts the stack's depth as the free count, fresh slots included */
 	"pool_share_no_wait", /* a pool turned shared does not wait for the plain update under way */
 	"pool_share_no_quiesce", /* a pool turned shared does not wait out the parked owner's brief sections (its frees and submits store no busy) */
 	"pool_share_counts_revoke", /* a pool turned shared counts itself in the guard's revoke while it waits out the owner's brief sections */

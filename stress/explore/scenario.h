@@ -50,6 +50,7 @@ void runner_guard_run(void *(*owner)(void *));
 void scenario_pool_share(void);
 void scenario_pool_share_bulk(void);
 void scenario_pool_share_submit(void);
+void scenario_pool_share_burst(void);
 void scenario_pool_share_chunk(void);
 void scenario_pool_revoke(void);
 void scenario_pool_share_again(void);

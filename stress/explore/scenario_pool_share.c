@@ -26,6 +26,15 @@
  * switch. The counts fill the pool exactly: a lost update hands a slot to
  * two tasks or loses a credit (the foreign thread then spins on AGAIN).
  *
+ * pool_share_burst: pool_share_submit with the owner's submits as one
+ * doca_task_submit_batch longer than the pool's stack: BURST_WARM task
+ * freed first, so the burst's fill pops the one slot on the stack,
+ * counted by the stack's depth (engine/task_pool.c, "The stack's
+ * depth"), then takes a fresh one, while the foreign thread's first take
+ * turns the pool shared (or the burst goes the CAS way, or through the
+ * mailbox, after it). The pool holds the owner's burst and the foreign
+ * task exactly.
+ *
  * pool_share_chunk: the switch racing the owner's single submit that makes
  * a chunk. The owner takes the first chunk's POOL_CHUNK credits from fresh
  * slots (left in the inline device's backlog, none freed), so its next
@@ -103,6 +112,32 @@ static void *foreign(void *unused)
 
 static atomic_bool warm, foreign_done;
 
+#define BURST_WARM 1u /* pool_share_burst: tag 0, freed first; then tags 1..2 in one burst */
+
+/* pool_share_burst's burst: tags @p first to @p first + @p n - 1 (n at
+ * most SUBMIT_TASKS), each counted accepted as world_submit counts it. */
+static void submit_burst(unsigned first, uint32_t n)
+{
+	struct doca_task_desc d[SUBMIT_TASKS];
+	uint32_t accepted = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		d[i] = (struct doca_task_desc){
+			.type = DOCA_TASK_COPY, .src = w.src[first + i], .dst = w.dst[first + i],
+			.user_data = { .u64 = first + i }
+		};
+		atomic_fetch_add(&w.accepted[first + i], 1);
+	}
+	doca_error_t err = doca_task_submit_batch(w.ctx, d, n, &accepted);
+
+	atomic_fetch_add(&w.accepted_total, accepted);
+	for (uint32_t i = accepted; i < n; i++)
+		atomic_fetch_sub(&w.accepted[first + i], 1);
+	if (err != DOCA_SUCCESS || accepted != n)
+		explore_end(VERDICT_INVARIANT, "result: a burst of %u: %u accepted, %s", n, accepted,
+			    doca_error_get_name(err));
+}
+
 /* The owner's end: once the foreign submit is in, progress until @p total
  * events are taken. */
 static void owner_finish(unsigned total)
@@ -114,18 +149,25 @@ static void owner_finish(unsigned total)
 			sched_yield();
 }
 
+static bool burst; /* pool_share_burst */
+
 static void *owner_submits(void *unused)
 {
+	const unsigned warm_tasks = burst ? BURST_WARM : WARM_TASKS;
+
 	explore_name("owner");
-	for (unsigned tag = 0; tag < WARM_TASKS; tag++)
+	for (unsigned tag = 0; tag < warm_tasks; tag++)
 		submit_retrying(tag, true);
-	while (atomic_load(&w.events_total) < WARM_TASKS)
+	while (atomic_load(&w.events_total) < warm_tasks)
 		if (owner_progress() == 0)
 			sched_yield();
-	atomic_store(&warm, true); /* every return done: the stack holds both slots */
-	for (unsigned tag = WARM_TASKS; tag < WARM_TASKS + SUBMIT_TASKS; tag++)
-		EXPECT_OK(world_submit(&w, tag));
-	owner_finish(WARM_TASKS + SUBMIT_TASKS + 1u);
+	atomic_store(&warm, true); /* every return done: the stack holds the warm slots */
+	if (burst)
+		submit_burst(warm_tasks, SUBMIT_TASKS);
+	else
+		for (unsigned tag = warm_tasks; tag < warm_tasks + SUBMIT_TASKS; tag++)
+			EXPECT_OK(world_submit(&w, tag));
+	owner_finish(warm_tasks + SUBMIT_TASKS + 1u);
 	return NULL;
 }
 
@@ -182,14 +224,21 @@ void scenario_pool_share_bulk(void)
 void scenario_pool_share_submit(void)
 {
 	pthread_t t[2];
+	const unsigned foreign_tag = (burst ? BURST_WARM : WARM_TASKS) + SUBMIT_TASKS;
 
 	world_open(&w, "sw0", SUBMIT_TASKS + 1u, NULL);
 	if (pthread_create(&t[0], NULL, owner_submits, NULL) != 0 ||
-	    pthread_create(&t[1], NULL, foreign_submit, (void *)(uintptr_t)(WARM_TASKS + SUBMIT_TASKS)) != 0)
+	    pthread_create(&t[1], NULL, foreign_submit, (void *)(uintptr_t)foreign_tag) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	for (unsigned i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	world_end_with_exact_credits(&w, SUBMIT_TASKS + 1u);
+}
+
+void scenario_pool_share_burst(void)
+{
+	burst = true;
+	scenario_pool_share_submit();
 }
 
 void scenario_pool_share_chunk(void)

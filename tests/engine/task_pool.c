@@ -273,3 +273,65 @@ Test(task_pool, the_owners_single_takes_from_the_stack_store_exactly_one_count_l
 	cr_assert_eq(task_pool_free(p), p->size, "every credit back");
 	fixture_fini(&f);
 }
+
+/* Reap n events, each SUCCESS, and mark their user data (below n) seen:
+ * each exactly once. */
+static void reap_each_once(struct doca_pe *pe, uint32_t n)
+{
+	bool seen[2 * POOL_CHUNK] = { false };
+
+	cr_assert_leq(n, 2 * POOL_CHUNK);
+	for (uint32_t done = 0; done < n; done++) {
+		struct doca_event *ev = wait_event(pe);
+		uint64_t user = doca_event_get_user_data(ev).u64;
+
+		cr_assert_eq(doca_event_get_status(ev), DOCA_EVENT_STATUS_SUCCESS);
+		cr_assert_lt(user, n);
+		cr_assert_not(seen[user], "task %llu completed twice", (unsigned long long)user);
+		seen[user] = true;
+		doca_event_free(ev);
+	}
+}
+
+/* A burst from the PE's thread pops the owner's stack counting its slots
+ * by the stack's depth, free - (size - fresh_from), with no test for its
+ * bottom (engine/task_pool.c, "The stack's depth"): a burst longer than
+ * the stack takes exactly the stack, then fresh slots, and fresh_from
+ * follows the fresh takes only. */
+Test(task_pool, a_burst_longer_than_the_owners_stack_takes_the_stack_then_fresh_slots)
+{
+	enum { FIRST = 3, SECOND = 20, THIRD = 2 * POOL_CHUNK };
+	struct api_fixture f;
+	struct doca_task_desc descs[THIRD];
+	uint32_t accepted = 0;
+
+	fixture_init_started(&f, "sw0", 64, 0);
+	struct task_pool *p = &handle_deref(f.ctx)->run->pool;
+
+	cr_assert_eq(p->fresh_from, 0);
+	for (uint32_t i = 0; i < FIRST; i++)
+		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+	cr_assert_eq(p->fresh_from, FIRST);
+	reap_each_once(f.pe, FIRST); /* FIRST slots on the stack, this thread the PE's */
+	const uint32_t rounds[] = { SECOND, THIRD };
+
+	for (uint32_t r = 0; r < 2; r++) {
+		const uint32_t n = rounds[r], stacked = r == 0 ? FIRST : SECOND;
+
+		cr_assert_eq(pool_stack_depth(p, atomic_load(&p->head)), stacked, "round %u", r);
+		for (uint32_t i = 0; i < n; i++)
+			descs[i] = (struct doca_task_desc){
+				.type = DOCA_TASK_COPY, .src = f.src, .dst = f.dst, .user_data = { .u64 = i }
+			};
+		assert_ok(doca_task_submit_batch(f.ctx, descs, n, &accepted));
+		cr_assert_eq(accepted, n, "round %u", r);
+		cr_assert_null(atomic_load(&p->top_ev), "round %u: the whole stack taken", r);
+		cr_assert_eq(p->fresh_from, n, "round %u: %u fresh slots after the stack's %u", r, n - stacked,
+			     stacked);
+		cr_assert_eq(task_pool_free(p), p->size - n, "round %u", r);
+		reap_each_once(f.pe, n);
+		cr_assert_eq(task_pool_free(p), p->size, "round %u: every credit back", r);
+	}
+	cr_assert_eq(atomic_load(&p->mode), POOL_OWNER, "the owner's plain way all along");
+	fixture_fini(&f);
+}
