@@ -278,7 +278,18 @@ struct doca_event {
 	struct doca_buf *dst;
 	union doca_data user_data;
 	struct ctx_run *run;     /* the run whose pool holds this slot */
-	struct doca_event *next; /* PE ready list, or its run's backlog */
+	/* one word, two names: next, the link of the PE's ready list, of
+	 * its run's backlog and of a submit's chunk (its slots in the order
+	 * they go to the device), while the slot is taken; pool_next_ev, the
+	 * free stack's address link (the slot under this one while the pool
+	 * is the owner's) and a returned chain's link, while it is free. So
+	 * the slots a burst pops off the owner's stack come linked in their
+	 * pop order, the chunk's order (engine/task_pool.c, "The link
+	 * word") */
+	union {
+		struct doca_event *next;
+		_Atomic(struct doca_event *) pool_next_ev;
+	};
 	struct mailbox_node mbox_node; /* its link while in the run's mailbox */
 	/* its slot number in the run's pool + 1: how head and the links name
 	 * it (engine/task_pool.c), so a return reads it as it stores it */
@@ -286,9 +297,6 @@ struct doca_event {
 	/* the free stack's index link, written once the pool is shared
 	 * (engine/task_pool.c, "The index links") */
 	_Atomic uint32_t pool_next;
-	/* the free stack's address link: the slot under this one while the
-	 * pool is the owner's, and a chain's link (engine/task_pool.c) */
-	_Atomic(struct doca_event *) pool_next_ev;
 	/* ev_claim_bias of the slot's address, stored by every chunk_make
 	 * (engine/task_pool.c; the same value each life of the cell): a free
 	 * makes its handle's HELD gs from it (engine/event.c) */

@@ -474,19 +474,19 @@ task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct 
  * registers), ~5 instructions a task; here the loop has the registers to
  * itself for the one call a chunk. From @p d on (the task after the one @p ev was
  * popped and filled for), each task is handled, checked and pinned, then
- * popped (@p pp) and filled, its slot linked to the next one popped, while
- * the pop has more; a stale handle, a task the fast checks do not pass
+ * popped (@p pp) and filled, its slot linked to the next one popped (the
+ * stack's own link, task_pool.c "The link word"), while the pop has more; a stale handle, a task the fast checks do not pass
  * or a DEAD look (then *err) ends it. Returns the last slot filled. */
 static inline __attribute__((always_inline)) struct doca_event *
 task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_fold, bool kernel,
 		      struct pool_pop *pp, struct doca_event *ev, doca_error_t *err)
 {
-	/* in registers: the fields the steps change are loaded once and
-	 * stored once, at the end (h is not needed here); q.ev, the slot the
-	 * next step takes, is the last filled slot's link (ev->next, stored
-	 * by its fill), loaded again before each step and at the end rather
-	 * than kept beside ev (gcc then copied both each task) */
-	struct pool_pop q = { .ev = pp->ev, .most = pp->most, .left = pp->left };
+	/* in registers: the count the steps change is loaded once and stored
+	 * once, at the end (h is not needed here); the slot the next step
+	 * takes is the last filled slot's link, which the stack left there
+	 * (pool_pop_under: the popped slots stay linked in their pop order,
+	 * the chunk's, task_pool.c "The link word"), so no step stores it */
+	struct pool_pop q = { .most = pp->most, .left = pp->left };
 
 	/* (d is descs + the slots taken, fewer than q.most <= n while the
 	 * pop has more: no test of d against the chunk's end, nor of the
@@ -513,13 +513,11 @@ task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d
 			*err = task_pins_back(src, dst, dead == 2);
 			break;
 		}
-		q.ev = ev->next;
-		ev = pool_pop_step(&q);
+		ev = pool_pop_under(ev);
 		task_fill(ev, &(const struct task_pinned){ .src = src, .dst = dst, .len = len }, d->user_data, true,
 			  false);
-		ev->next = q.ev;
 	}
-	pp->ev = ev->next;
+	pp->ev = atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed); /* the new top */
 	pp->left = q.left;
 	return ev;
 }
@@ -555,8 +553,9 @@ task_pop_fill_loop_light(const struct doca_ctx *ctx, const struct doca_task_desc
  * next did not, *k counts those pinned, the first too). When the first
  * take pops the owner's stack plainly, each task is handled, checked and
  * pinned, then popped and filled, in one loop (task_pop_fill_loop_as,
- * out of line, its pops pool_pop_step's): its slot
- * linked to the next one popped, as run_defer wants them; the loop ends
+ * out of line, its pops pool_pop_under's): its slot
+ * linked to the next one popped, as run_defer wants them (the stack's
+ * own links); the loop ends
  * at a refusal, at the end of the chunk, or when the stack or the credits
  * run out, and the tasks after it are pinned, taken and filled as
  * task_pin_more, task_take_credits and task_chunk's fill loop do. Any
@@ -591,9 +590,8 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 	struct pool_pop pp = pool_pop_start(p, h, n);
 	struct doca_event *ev = pool_pop_step(&pp);
 
-	evs[0] = ev; /* the first one popped */
+	evs[0] = ev; /* the first one popped, linked to the next (task_pool.c, "The link word") */
 	task_fill(ev, tp, descs[0].user_data, true, false);
-	ev->next = pp.ev; /* the next one popped, if any (below) */
 	ev = kernel ? task_pop_fill_loop_kernel(ctx, descs + 1, buf_fold, &pp, ev, err)
 		    : task_pop_fill_loop_light(ctx, descs + 1, buf_fold, &pp, ev, err);
 	pool_pop_end(p, &pp, true);

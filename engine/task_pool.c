@@ -165,6 +165,24 @@
  * step (pool_pop_step: verdict "abort"); the planted bug
  * pool_depth_ignores_fresh (the depth taken as free) breaks it as soon
  * as a burst meets a stack shorter than the free count.
+ * The link word: a slot's pool_next_ev is its next (engine/engine.h,
+ * one word). A slot is on the stack or in a returned chain only between
+ * its release (engine/event.c event_release_to and the frees' routes,
+ * the turn's callback release, the feed's release of a task freed on
+ * another thread) and its take, and on a list linked by next (the ready
+ * list, the backlog, a chunk, a reap's links) only between its take and
+ * its hand-out or flush, when it is QUEUED or HELD and owned by the one
+ * thread that links it: every reader of next follows it from a slot it
+ * has not released yet (a walk that hands out reads the link before the
+ * caller can free: pe.c, pe_progress.c; a callback's free comes after
+ * the turn copied the list into its done array), and no free slot's
+ * link is written by a list's user. So the two uses never overlap in
+ * time on a slot, and the word's owner changes at the release and the
+ * take, each ordered as the slot's other fields are (the guard, or the
+ * shared pool's CAS). A plain pop leaves the popped slots linked by the
+ * stack's own links, top first: the burst's fill (engine/task.c
+ * task_pop_fill_loop_as) keeps them as the chunk's links and ends the
+ * chunk with one NULL, rather than storing each slot's link again.
  * No index link (pool_next) is written by those updates: a return saves
  * a store and a load a slot, a take a load. A CAS take (shared) needs
  * the index links: it reads head's top and follows pool_next, finding
@@ -343,7 +361,6 @@ void task_pool_fini(struct task_pool *p)
 			ev->next = NULL;
 			ev->user_data.u64 = 0;
 			atomic_store_explicit(&ev->mbox_node.next, NULL, memory_order_relaxed);
-			atomic_store_explicit(&ev->pool_next_ev, NULL, memory_order_relaxed);
 		}
 		cell_put(CELL_EVENTS, evs, sizeof(*evs) * n);
 	}

@@ -319,6 +319,22 @@ static inline __attribute__((always_inline)) struct doca_event *pool_pop_step(st
 	return ev;
 }
 
+/* pool_pop_step for a caller that keeps the popped slots linked as the
+ * stack linked them (task_pool.c, "The link word"): the slot under @p
+ * ev, the last one taken, is the next step's; the caller counts the step
+ * with pool_pop_more and leaves pp->ev as the slot under the last one it
+ * took before pool_pop_taken and pool_pop_end. */
+static inline __attribute__((always_inline)) struct doca_event *pool_pop_under(const struct doca_event *ev)
+{
+	struct doca_event *under = atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed);
+
+#ifdef DOCA_EXPLORE
+	if (under == NULL)
+		abort(); /* the explorer's check of the stack's depth (verdict "abort") */
+#endif
+	return under;
+}
+
 /* After each step, once: counts it, and says whether another may come
  * (the stack holds most slots: pool_pop_start). */
 static inline __attribute__((always_inline)) bool pool_pop_more(struct pool_pop *pp)
