@@ -179,6 +179,54 @@ static inline __attribute__((always_inline)) struct doca_buf *task_buf_of(const 
 #endif
 }
 
+#ifdef OWNED_RMW_ASM
+/* task_buf_of for a CPU with BMI1 (task_cpu_has_andn): the address as one
+ * andn of h's tag bits (@p tags, ~HANDLE_ADDR_MASK, which the caller's
+ * loop keeps in a register), its flags the NULL test; handle_addr's and
+ * wanted a copy of h first (h is compared after it): one instruction a
+ * handle less. An operation on registers only, no memory access: the
+ * same answers as task_buf_of. */
+static inline __attribute__((always_inline)) struct doca_buf *task_buf_of_andn(const struct doca_buf *h,
+									       uint64_t buf_fold, uintptr_t tags)
+{
+	struct doca_buf *o;
+	bool none;
+
+	__asm__("andn %[h], %[tags], %[o]" : [o] "=r"(o), "=@ccz"(none) : [h] "r"(h), [tags] "r"(tags));
+	if (none)
+		return NULL;
+	if (o == NULL)
+		__builtin_unreachable(); /* the flag said so: the caller's NULL test is known */
+	return task_word_is(&o->handle, buf_word_made(h, buf_fold)) ? o : NULL;
+}
+
+/* Has this CPU BMI1's andn (task_buf_of_andn)? One test of libgcc's CPU
+ * model, once a chunk. */
+static inline __attribute__((always_inline)) bool task_cpu_has_andn(void)
+{
+	return __builtin_cpu_supports("bmi");
+}
+#else
+static inline __attribute__((always_inline)) bool task_cpu_has_andn(void)
+{
+	return false;
+}
+#endif
+
+/* task_buf_of, or task_buf_of_andn when @p andn (a constant of the
+ * caller's instance). */
+static inline __attribute__((always_inline)) struct doca_buf *task_buf_of_as(const struct doca_buf *h,
+									     uint64_t buf_fold, bool andn)
+{
+#ifdef OWNED_RMW_ASM
+	if (andn)
+		return task_buf_of_andn(h, buf_fold, ~(uintptr_t)HANDLE_ADDR_MASK);
+#else
+	(void)andn;
+#endif
+	return task_buf_of(h, buf_fold);
+}
+
 /* @p buf's context as a source (@p as_src) or a destination: its src_ctx
  * or dst_ctx word (engine/engine.h). */
 static inline __attribute__((always_inline)) const _Atomic(const struct doca_ctx *) *
@@ -479,7 +527,7 @@ task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct 
  * or a DEAD look (then *err) ends it. Returns the last slot filled. */
 static inline __attribute__((always_inline)) struct doca_event *
 task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_fold, bool kernel,
-		      struct pool_pop *pp, struct doca_event *ev, doca_error_t *err)
+		      bool andn, struct pool_pop *pp, struct doca_event *ev, doca_error_t *err)
 {
 	/* in registers: the count the steps change is loaded once and stored
 	 * once, at the end (h is not needed here); the slot the next step
@@ -494,13 +542,13 @@ task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d
 	 * but pool_pop_more's between a step and its count, so at every exit
 	 * pool_pop_taken is the steps made) */
 	for (; pool_pop_more(&q); d++) {
-		struct doca_buf *src = task_buf_of(d->src, buf_fold), *dst;
+		struct doca_buf *src = task_buf_of_as(d->src, buf_fold, andn), *dst;
 		uint64_t len;
 
 		/* a stale handle, or a task that the fast checks do not
 		 * pass, ends the loop: the rest's pins then make its answer
 		 * (after pool_pop_end: a refusal logs) */
-		if (src == NULL || (dst = task_buf_of(d->dst, buf_fold)) == NULL ||
+		if (src == NULL || (dst = task_buf_of_as(d->dst, buf_fold, andn)) == NULL ||
 		    !task_check_fast(ctx, d, src, dst, false, &len))
 			break;
 		/* task_pin's, guarded */
@@ -523,7 +571,10 @@ task_pop_fill_loop_as(const struct doca_ctx *ctx, const struct doca_task_desc *d
 }
 
 /* task_pop_fill_loop_as compiled for each value of @p kernel (one test a
- * chunk, not one a task), with no padding before the loop's head: gcc
+ * chunk, not one a task), and with OWNED_RMW_ASM for the kernel's fence
+ * on a CPU with andn too (task_cpu_has_andn, one more test a chunk; the
+ * light fence's hosts, kernels without the expedited membarrier, keep
+ * the one instance), with no padding before the loop's head: gcc
  * aligns it, and the pass that falls into it from the last one's exit
  * tests then runs the padding's nop (one a task, as the fill's size
  * makes it). */
@@ -536,14 +587,25 @@ static __attribute__((noinline)) TASK_LOOP_UNPADDED struct doca_event *
 task_pop_fill_loop_kernel(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_fold,
 			  struct pool_pop *pp, struct doca_event *ev, doca_error_t *err)
 {
-	return task_pop_fill_loop_as(ctx, d, buf_fold, true, pp, ev, err);
+	return task_pop_fill_loop_as(ctx, d, buf_fold, true, false, pp, ev, err);
 }
+
+#ifdef OWNED_RMW_ASM
+static __attribute__((noinline)) TASK_LOOP_UNPADDED struct doca_event *
+task_pop_fill_loop_kernel_andn(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_fold,
+			       struct pool_pop *pp, struct doca_event *ev, doca_error_t *err)
+{
+	return task_pop_fill_loop_as(ctx, d, buf_fold, true, true, pp, ev, err);
+}
+#else
+#define task_pop_fill_loop_kernel_andn task_pop_fill_loop_kernel /* never called: task_cpu_has_andn is false */
+#endif
 
 static __attribute__((noinline)) TASK_LOOP_UNPADDED struct doca_event *
 task_pop_fill_loop_light(const struct doca_ctx *ctx, const struct doca_task_desc *d, uint64_t buf_fold,
 			 struct pool_pop *pp, struct doca_event *ev, doca_error_t *err)
 {
-	return task_pop_fill_loop_as(ctx, d, buf_fold, false, pp, ev, err);
+	return task_pop_fill_loop_as(ctx, d, buf_fold, false, false, pp, ev, err);
 }
 
 /* The pins of a chunk's tasks after its first, with task_take_credits and
@@ -592,8 +654,12 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 
 	evs[0] = ev; /* the first one popped, linked to the next (task_pool.c, "The link word") */
 	task_fill(ev, tp, descs[0].user_data, true, false);
-	ev = kernel ? task_pop_fill_loop_kernel(ctx, descs + 1, buf_fold, &pp, ev, err)
-		    : task_pop_fill_loop_light(ctx, descs + 1, buf_fold, &pp, ev, err);
+	if (!kernel)
+		ev = task_pop_fill_loop_light(ctx, descs + 1, buf_fold, &pp, ev, err);
+	else if (task_cpu_has_andn())
+		ev = task_pop_fill_loop_kernel_andn(ctx, descs + 1, buf_fold, &pp, ev, err);
+	else
+		ev = task_pop_fill_loop_kernel(ctx, descs + 1, buf_fold, &pp, ev, err);
 	pool_pop_end(p, &pp, true);
 	uint32_t got = pool_pop_taken(&pp);
 
