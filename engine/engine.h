@@ -255,10 +255,7 @@ enum event_pins {
 struct doca_event {
 	uint32_t magic;         /* MAGIC_EVENT for the slot's whole life */
 	uint32_t epoch;         /* g_fork_epoch of its pool */
-	/* generation and enum event_state (ev_gs: the generation laid out
-	 * as a handle's tag carries it): the one word a free on another thread
-	 * races on (engine/event.c) */
-	_Atomic uint32_t gs;
+	uint32_t spare;         /* free: gs moved to the second line */
 	uint8_t pins;           /* enum event_pins */
 	uint16_t type;          /* enum doca_task_type */
 	/* with error, one aligned word: a completion stores both with one
@@ -300,7 +297,12 @@ struct doca_event {
 	/* ev_claim_bias of the slot's address, stored by every chunk_make
 	 * (engine/task_pool.c; the same value each life of the cell): a free
 	 * makes its handle's HELD gs from it (engine/event.c) */
-	_Atomic uint32_t claim_bias;
+	_Atomic uint64_t claim_bias;
+	/* generation and enum event_state (ev_gs: the handle's tag with the
+	 * state in the address's bits): the one word a free on another
+	 * thread races on (engine/event.c). On the line of the free's and
+	 * the get's other fields (run, links, bias) */
+	_Atomic uint64_t gs;
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct doca_event) == 128, "an event is two cache lines");
@@ -578,67 +580,87 @@ void event_release(struct doca_event *ev);
 /* The same, into a chain of its run's slots, which the caller puts back
  * (task_pool_put) before run_credits_returned. */
 void event_release_to(struct doca_event *ev, struct pool_chain *c);
-/* An event's gs word: its generation as a handle's tag carries it
- * (handle_tag: the low 6 bits, and the top 16 bits of the tag in bits 16 to
- * 31), and its state in bits 6 to 13 (14 and 15 stay 0). So the hot
- * transitions need no unpacking: a handle's tag becomes a gs with a shift
- * and an or (event_claim), a gs becomes a handle with the inverse
- * (pe_take_ready), a state change keeps every other bit, and the next
- * generation is one carry across the state's bits (ev_gs_next_free). */
-#define EV_STATE_SHIFT 6u
-#define EV_STATE_BITS (0x3ffu << EV_STATE_SHIFT) /* bits 6..15 */
+/* An event's gs word, 64 bits: its generation as a handle's tag carries
+ * it (handle_tag: bits 0-5 and 48-63) and its state in the address's bits
+ * 6 to 47 (EV_STATE_BITS, HANDLE_ADDR_MASK's), as ev_state_bits lays it
+ * out: FREE 0, QUEUED and CALLBACK their number << 6, HELD every state
+ * bit 1, RETURNING HELD's less 64. So the hot transitions need no
+ * unpacking:
+ *  - a handle is its slot plus its gs less the state's bits (the slot's
+ *    bits are address bits, the tag's are not, so the add is the or):
+ *    the handout's is one lea, slot + gs - QUEUED's bits (engine/pe.c);
+ *  - a handle h's HELD gs is h plus its slot's claim bias, HELD's bits
+ *    less the slot's address (h less its slot is its tag): one add
+ *    (event_claim, ev_claim_bias);
+ *  - the next generation's FREE gs from a HELD one is (gs + 1) with the
+ *    state's bits cleared (ev_held_next_free): with every state bit 1 the
+ *    increment carries from bit 5 across them into bit 48 exactly when
+ *    the low 6 bits were all 1, as the tag's generation + 1 wants, and
+ *    the and leaves the state FREE; from any other state the state's
+ *    bits are made 1 first (ev_gs_next_free);
+ *  - FREE -> QUEUED is an or of QUEUED's bits (the fill), QUEUED -> HELD
+ *    an or of all of them (the handout), HELD -> RETURNING a subtract.
+ * Generation 2^22 - 1 goes round to 0 (the carry out of bit 63 is
+ * dropped), as the generation's mask makes it. Every gs stored is made by
+ * these helpers, so its state's bits are one of the five states' (no
+ * other value is ever read). */
+#define EV_STATE_SHIFT HANDLE_LOW_BITS
+#define EV_STATE_BITS ((uint64_t)HANDLE_ADDR_MASK) /* bits 6..47 */
+#define EV_STATE_HELD EV_STATE_BITS
+#define EV_STATE_RETURNING (EV_STATE_BITS - (UINT64_C(1) << EV_STATE_SHIFT))
 
-_Static_assert(HANDLE_LOW_BITS == EV_STATE_SHIFT && HANDLE_ADDR_BITS - 32u == 16u &&
-		       HANDLE_GEN_BITS - HANDLE_LOW_BITS == 16u,
-	       "an event's gs holds a handle's tag bits in bits 0-5 and 16-31");
+_Static_assert(HANDLE_GEN_BITS - HANDLE_LOW_BITS == 64u - HANDLE_ADDR_BITS,
+	       "a tag's top bits end at bit 63: its carry out is the generation's wrap");
 
-/* The gs of a handle's tag (handle_tag) in state s. */
-static inline uint32_t ev_tag_gs(uintptr_t tag, enum event_state s)
+/* The state's bits of state s in a gs. */
+static inline uint64_t ev_state_bits(enum event_state s)
 {
-	return (uint32_t)(tag & 63u) | (uint32_t)(tag >> 32) | (uint32_t)s << EV_STATE_SHIFT;
+	if (s == EV_HELD)
+		return EV_STATE_HELD;
+	if (s == EV_RETURNING)
+		return EV_STATE_RETURNING;
+	return (uint64_t)s << EV_STATE_SHIFT;
 }
-/* The slot at @p a's claim bias: for a handle h = a | tag (a's low 6 bits
- * 0 and a below 2^48, so neither sum below carries into the other's
- * bits), (uint32_t)h + (uint32_t)(h >> 32) is (uint32_t)a + (tag & 63)
- * plus (uint32_t)(a >> 32) + (tag >> 48 << 16), and less this bias it is
- * ev_tag_gs(tag, EV_HELD): two adds and a subtract from the handle, not
- * a mask, a shift, an or and an add. */
-static inline uint32_t ev_claim_bias(uintptr_t a)
+static inline enum event_state ev_state(uint64_t gs)
 {
-	return (uint32_t)a + (uint32_t)(a >> 32) - ((uint32_t)EV_HELD << EV_STATE_SHIFT);
-}
-/* ev_gs_tag's multiplier, 2^32 + 1: the gs copied 32 bits up as well */
-#define EV_GS_TAG_MUL UINT64_C(0x100000001)
+	uint64_t b = gs & EV_STATE_BITS;
 
+	if (b == EV_STATE_HELD)
+		return EV_HELD;
+	if (b == EV_STATE_RETURNING)
+		return EV_RETURNING;
+	return (enum event_state)(b >> EV_STATE_SHIFT); /* FREE, QUEUED or CALLBACK */
+}
+/* The slot at @p a's claim bias: for a handle h = a | tag, h + the bias
+ * is tag | HELD's bits, ev_gs(h's generation, EV_HELD) (a's bits are the
+ * state's, the tag's are not, so h - a is the tag and HELD's bits add to
+ * it as an or). */
+static inline uint64_t ev_claim_bias(uintptr_t a)
+{
+	return EV_STATE_HELD - (uint64_t)a;
+}
 /* The handle tag of a gs's generation. */
-static inline uintptr_t ev_gs_tag(uint32_t gs)
+static inline uintptr_t ev_gs_tag(uint64_t gs)
 {
-	/* gs copied 32 bits up as well: its bits 0-5 stay, its 16-31 land
-	 * on 48-63, and the mask drops the rest (the state's bits, both
-	 * times) */
-	return ((uintptr_t)gs * EV_GS_TAG_MUL) & ~(uintptr_t)HANDLE_ADDR_MASK;
+	return (uintptr_t)(gs & ~EV_STATE_BITS);
 }
-static inline uint32_t ev_gs(uint32_t gen, enum event_state s)
+static inline uint64_t ev_gs(uint32_t gen, enum event_state s)
 {
-	return ev_tag_gs(handle_tag(gen), s);
+	return handle_tag(gen) | ev_state_bits(s);
 }
-static inline uint32_t ev_gen(uint32_t gs)
+static inline uint32_t ev_gen(uint64_t gs)
 {
-	return (gs & 63u) | (gs >> 16) << HANDLE_LOW_BITS;
-}
-static inline enum event_state ev_state(uint32_t gs)
-{
-	return (enum event_state)((gs & EV_STATE_BITS) >> EV_STATE_SHIFT);
+	return handle_tag_gen(ev_gs_tag(gs));
 }
 /* gs with its state replaced by s, the generation kept. */
-static inline uint32_t ev_gs_with(uint32_t gs, enum event_state s)
+static inline uint64_t ev_gs_with(uint64_t gs, enum event_state s)
 {
-	return (gs & ~EV_STATE_BITS) | (uint32_t)s << EV_STATE_SHIFT;
+	return ev_gs_tag(gs) | ev_state_bits(s);
 }
 /* ev_gs(ev_gen(gs) + 1, EV_FREE): with the state's bits all 1 the
- * increment carries from bit 5 to bit 16; 2^22 - 1 goes round to 0, as
+ * increment carries from bit 5 to bit 48; 2^22 - 1 goes round to 0, as
  * the generation's mask makes it. */
-static inline uint32_t ev_gs_next_free(uint32_t gs)
+static inline uint64_t ev_gs_next_free(uint64_t gs)
 {
 	return ((gs | EV_STATE_BITS) + 1u) & ~EV_STATE_BITS;
 }
@@ -646,29 +668,29 @@ static inline uint32_t ev_gs_next_free(uint32_t gs)
  * it, or the PE's runner); nobody else writes gs then, a free's CAS fails. */
 static inline __attribute__((always_inline)) void ev_set_state(struct doca_event *ev, enum event_state s)
 {
-	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+	uint64_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
 	atomic_store_explicit(&ev->gs, ev_gs_with(gs, s), memory_order_relaxed);
 }
 /* The fill's state change (engine/task.c task_fill): a slot taken from
  * its pool is always FREE, its state's bits 0 (chunk_make makes it so,
- * and every return stores ev_gs_next_free first: event_release_slot), so
- * QUEUED is one or, not a mask and an or (ev_set_state's). The explorer
- * build aborts if a taken slot is ever in another state. */
+ * and every return stores a next FREE gs first: event_release_slot,
+ * event_claim), so QUEUED is one or, not a mask and an or (ev_set_state's).
+ * The explorer build aborts if a taken slot is ever in another state. */
 _Static_assert(EV_FREE == 0, "a FREE gs has its state's bits 0");
 static inline __attribute__((always_inline)) void ev_set_queued_from_free(struct doca_event *ev)
 {
 #ifdef OWNED_RMW_ASM
 	/* the same load and store, as one unlocked or (OWNED_RMW_ASM) */
-	__asm__ volatile("orl %1, %0" : "+m"(ev->gs) : "i"((uint32_t)EV_QUEUED << EV_STATE_SHIFT) : "cc");
+	__asm__ volatile("orq %1, %0" : "+m"(ev->gs) : "i"((uint32_t)EV_QUEUED << EV_STATE_SHIFT) : "cc");
 #else
-	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+	uint64_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
 #ifdef DOCA_EXPLORE
 	if (ev_state(gs) != EV_FREE)
 		abort(); /* the explorer's check of the above (verdict "abort") */
 #endif
-	atomic_store_explicit(&ev->gs, gs | (uint32_t)EV_QUEUED << EV_STATE_SHIFT, memory_order_relaxed);
+	atomic_store_explicit(&ev->gs, gs | ev_state_bits(EV_QUEUED), memory_order_relaxed);
 #endif
 }
 /* The application's handle for a slot's current generation. */

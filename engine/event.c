@@ -60,7 +60,7 @@ static struct doca_event *event_current(const struct doca_event *h)
 
 	if (ev == NULL)
 		return NULL;
-	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
+	uint64_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
 	if (ev_gen(gs) != handle_gen(h) || (ev_state(gs) != EV_HELD && ev_state(gs) != EV_CALLBACK))
 		return NULL;
@@ -138,7 +138,7 @@ static inline __attribute__((always_inline)) bool ev_pins_guarded(const struct d
  * watched: hb_watching() as the caller found it, or true (each annotation
  * then tests it itself); @p claimed: event_claim stored the next
  * generation already (@p next unused, 0), so no store. */
-static inline __attribute__((always_inline)) void event_release_slot(struct doca_event *ev, uint32_t next,
+static inline __attribute__((always_inline)) void event_release_slot(struct doca_event *ev, uint64_t next,
 								  bool watched, bool claimed)
 {
 	/* the guarded case first: the owner's, one test, and laid out on the
@@ -167,7 +167,7 @@ static inline __attribute__((always_inline)) void event_release_slot(struct doca
 
 /* event_release_slot, the slot then added to the caller's chain @p c. */
 static inline __attribute__((always_inline)) void event_release_gs(struct doca_event *ev,
-								struct pool_chain *c, uint32_t next,
+								struct pool_chain *c, uint64_t next,
 								bool watched, bool claimed)
 {
 	event_release_slot(ev, next, watched, claimed);
@@ -213,7 +213,7 @@ static const struct doca_event *event_inherited(const struct doca_event *h)
  * test to this cold way: its address is NULL too). Cold and out of
  * line: the frees' fast ways then keep fewer values across its calls. */
 static __attribute__((cold, noinline)) void event_refused(const char *who, const struct doca_event *h,
-							  const struct doca_event *ev, uint32_t gs)
+							  const struct doca_event *ev, uint64_t gs)
 {
 	if (h == NULL)
 		return;
@@ -235,40 +235,43 @@ static __attribute__((cold, noinline)) void event_refused(const char *who, const
 }
 
 /* The HELD gs of the generation @p h names, @p ev its slot
- * (event_slot_keyed(h)): h's two halves added, less the slot's claim
- * bias (ev_claim_bias says why that is ev_tag_gs(h's tag, EV_HELD)). The
- * bias is an atomic only because a stale free may read it while a
- * chunk_make stores it again (the same value); under OWNED_RMW_ASM the
- * subtract takes it as its memory operand (gcc keeps an atomic load apart
- * from its use). */
-static inline __attribute__((always_inline)) uint32_t ev_handle_held_gs(const struct doca_event *h,
+ * (event_slot_keyed(h)): h plus the slot's claim bias (ev_claim_bias says
+ * why that is ev_gs(h's generation, EV_HELD)), one add. The bias is an
+ * atomic only because a stale free may read it while a chunk_make stores
+ * it again (the same value); under OWNED_RMW_ASM the add takes it as its
+ * memory operand (gcc keeps an atomic load apart from its use). */
+static inline __attribute__((always_inline)) uint64_t ev_handle_held_gs(const struct doca_event *h,
 									 const struct doca_event *ev)
 {
-	uint32_t gs = (uint32_t)(uintptr_t)h + (uint32_t)((uintptr_t)h >> 32);
+	uint64_t gs = (uintptr_t)h;
 
 #ifdef OWNED_RMW_ASM
-	__asm__("subl %[b], %[gs]" : [gs] "+r"(gs) : [b] "m"(ev->claim_bias) : "cc");
+	__asm__("addq %[b], %[gs]" : [gs] "+r"(gs) : [b] "m"(ev->claim_bias) : "cc");
 #else
-	gs -= atomic_load_explicit(&ev->claim_bias, memory_order_relaxed);
+	gs += atomic_load_explicit(&ev->claim_bias, memory_order_relaxed);
 #endif
 	return gs;
 }
 
-/* The state RETURNING in place of HELD in a gs the claim made: one add
- * (the state's bits are a field of their own, no carry leaves it). */
-static inline uint32_t ev_held_to_returning(uint32_t held)
+/* The state RETURNING in place of HELD in a gs the claim made: one
+ * subtract (RETURNING's bits are HELD's less bit 6, no borrow leaves
+ * them). */
+static inline uint64_t ev_held_to_returning(uint64_t held)
 {
-	return held + (((uint32_t)EV_RETURNING - (uint32_t)EV_HELD) << EV_STATE_SHIFT);
+	return held - (EV_STATE_HELD - EV_STATE_RETURNING);
 }
 
 /* ev_gs_next_free for the slot a claim wins, from the HELD gs @p held it
- * compares: the generation's FREE gs (held less HELD's bits) plus the
- * state's bits and one, the state's bits then cleared (the carry crosses
- * them when the low 6 bits were all 1, as ev_gs_next_free's or makes
- * it): an add and an and. */
-static inline uint32_t ev_held_next_free(uint32_t held)
+ * compares: its state's bits are all 1 already (engine.h), so the next
+ * generation is held + 1 with them cleared: an add and an and. (The
+ * explorer's event_wrap_free finds the carry left out,
+ * event_claim_no_carry: the generation after one whose low 6 bits are
+ * all 1 is then 63 generations back, an earlier handle current again.) */
+static inline uint64_t ev_held_next_free(uint64_t held)
 {
-	return (held - ((uint32_t)EV_HELD << EV_STATE_SHIFT) + EV_STATE_BITS + 1u) & ~EV_STATE_BITS;
+	if (DOCA_REVERTED("event_claim_no_carry"))
+		return (held - EV_STATE_HELD + 1u) & ~EV_STATE_BITS;
+	return (held + 1u) & ~EV_STATE_BITS;
 }
 
 /* Take the event from the application: the one winner of HELD → FREE of
@@ -293,10 +296,10 @@ static inline uint32_t ev_held_next_free(uint32_t held)
  * released slot's gs store is then left out (event_release_slot's
  * claimed). */
 static inline __attribute__((always_inline)) struct doca_event *
-event_claim(const char *who, const struct doca_event *h, uint64_t key, uint32_t *ret)
+event_claim(const char *who, const struct doca_event *h, uint64_t key, uint64_t *ret)
 {
 	struct doca_event *ev = event_slot_keyed(h, key);
-	uint32_t want, gs;
+	uint64_t want, gs;
 	bool won;
 
 	if (ev == NULL) {
@@ -305,7 +308,7 @@ event_claim(const char *who, const struct doca_event *h, uint64_t key, uint32_t 
 	}
 	want = ev_handle_held_gs(h, ev);
 	gs = want;
-	uint32_t to = ev_held_next_free(want);
+	uint64_t to = ev_held_next_free(want);
 	EXPLORE_POINT(ATOMIC);
 	if (DOCA_REVERTED("event_claim_load_store")) {
 		gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
@@ -321,7 +324,7 @@ event_claim(const char *who, const struct doca_event *h, uint64_t key, uint32_t 
 		 * barrier; the clobber orders the compiler as the acquire
 		 * does): gcc's builtin copies the address and the expected
 		 * value into registers first and compares again after. */
-		__asm__ volatile("lock cmpxchgl %[to], %[gs]"
+		__asm__ volatile("lock cmpxchgq %[to], %[gs]"
 				 : [gs] "+m"(ev->gs), "+a"(gs), "=@ccz"(won)
 				 : [to] "r"(to)
 				 : "memory");
@@ -414,7 +417,7 @@ static inline __attribute__((always_inline)) void route_begin(struct free_route 
 /* Route a slot event_claim won (@p ret: its RETURNING gs, as the claim
  * reported it). */
 static inline __attribute__((always_inline)) void route_event(struct free_route *r, struct doca_event *ev,
-							      uint32_t ret)
+							      uint64_t ret)
 {
 	struct doca_pe *pe = ctx_pe(ev->ctx);
 
@@ -449,7 +452,7 @@ static inline __attribute__((always_inline)) void route_event(struct free_route 
  * per run a burst meets), so that gcc keeps the fast way's registers for
  * the loop and lays the call off it. */
 static __attribute__((noinline, cold)) void route_event_slow(struct free_route *r, struct doca_event *ev,
-								     uint32_t ret)
+								     uint64_t ret)
 {
 	route_event(r, ev, ret);
 }
@@ -505,7 +508,7 @@ static inline __attribute__((always_inline)) bool burst_take(const struct doca_e
 							      const struct ctx_run *run, struct pool_chain *chain,
 							      bool watched, bool *claimed)
 {
-	uint32_t ret;
+	uint64_t ret;
 	struct doca_event *ev = event_claim("doca_event_free_bulk", h, key, &ret);
 
 	if (__builtin_expect(ev == NULL || ev->run != run, 0)) {
@@ -637,7 +640,7 @@ void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
 /* doca_event_free's way when another thread runs the PE: through the
  * mailbox (route_event and route_end for one event), out of line so that
  * the owner's way keeps few registers. */
-static __attribute__((noinline)) void event_free_foreign(struct doca_event *ev, struct doca_pe *pe, uint32_t ret)
+static __attribute__((noinline)) void event_free_foreign(struct doca_event *ev, struct doca_pe *pe, uint64_t ret)
 {
 	struct free_route route = { .pe = pe, .sectioned = true };
 
@@ -756,7 +759,7 @@ void doca_event_free(struct doca_event *h)
 	 * (a run is retired only with every credit back, a context
 	 * destroyed only IDLE, a PE only without contexts), so the slot's
 	 * fields and the PE's guard may be read until the credit goes back. */
-	uint32_t ret;
+	uint64_t ret;
 	struct doca_event *ev = event_claim("doca_event_free", h, g_event_key, &ret);
 
 	if (ev == NULL)

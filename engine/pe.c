@@ -167,19 +167,30 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *ph, struct doca_ctx *h)
 	return err;
 }
 
+/* The state's bits (EV_STATE_BITS) in a register: gcc makes a 64-bit
+ * constant with a movabs per use; the empty asm hides the value (nothing
+ * is executed), so the take makes it once for its ors. */
+static inline uint64_t ev_state_bits_reg(void)
+{
+	uint64_t m = EV_STATE_BITS;
+
+	__asm__("" : "+r"(m));
+	return m;
+}
+
 /* Store ev_gs_with(gs, EV_HELD) for a gs in state EV_QUEUED (@p gs, ev's
  * gs as the caller loaded it), which every event on the ready list is in:
  * a submit stores QUEUED (engine/task.c) and nobody changes it before the
  * handout (the turn appends or splices events as they are,
  * engine/pe_progress.c; a free's CAS wants HELD, so it fails on them).
- * One add, not a mask and an or; under OWNED_RMW_ASM one unlocked add to
- * the word: its load and store are single-copy atomic accesses, the store
- * a release on x86-64 (the clobber keeps the compiler's order), and no
- * other thread writes gs meanwhile (no handle of this generation is out,
- * so every free's CAS fails). */
-enum { EV_GS_QUEUED_TO_HELD = (uint32_t)(EV_HELD - EV_QUEUED) << EV_STATE_SHIFT };
-_Static_assert(EV_HELD > EV_QUEUED, "HELD is QUEUED plus a constant in a gs");
-static inline __attribute__((always_inline)) void ev_set_held_from_queued(struct doca_event *ev, uint32_t gs)
+ * HELD's bits are every state bit (engine.h), so one or of them (@p m,
+ * ev_state_bits_reg), not a mask and an or; under OWNED_RMW_ASM one
+ * unlocked or to the word: its load and store are single-copy atomic
+ * accesses, the store a release on x86-64 (the clobber keeps the
+ * compiler's order), and no other thread writes gs meanwhile (no handle
+ * of this generation is out, so every free's CAS fails). */
+static inline __attribute__((always_inline)) void ev_set_held_from_queued(struct doca_event *ev, uint64_t gs,
+									   uint64_t m)
 {
 #ifdef DOCA_EXPLORE
 	if (ev_state(gs) != EV_QUEUED)
@@ -190,66 +201,46 @@ static inline __attribute__((always_inline)) void ev_set_held_from_queued(struct
 	 * application passed the handle on (free on x86) */
 #ifdef OWNED_RMW_ASM
 	(void)gs;
-	__asm__ volatile("addl %[d], %[gs]" : [gs] "+m"(ev->gs) : [d] "i"(EV_GS_QUEUED_TO_HELD) : "memory", "cc");
+	__asm__ volatile("orq %[m], %[gs]" : [gs] "+m"(ev->gs) : [m] "r"(m) : "memory", "cc");
 #else
-	atomic_store_explicit(&ev->gs, gs + EV_GS_QUEUED_TO_HELD, memory_order_release);
+	atomic_store_explicit(&ev->gs, gs | m, memory_order_release);
 #endif
 }
 
-/* ev_gs_tag's multiplier (EV_GS_TAG_MUL) in a register: gcc turns a multiply
- * by the constant into a copy, a shift and an add, three instructions per
- * handle where one imul does; the empty asm hides the value (nothing is
- * executed), so the take makes it once and multiplies. */
-static inline uint64_t ev_gs_tag_multiplier(void)
+/* The handle of a slot @p ev handed out from its QUEUED gs @p gs: the slot
+ * plus the gs less QUEUED's bits (engine.h), one lea. */
+static inline uintptr_t ev_queued_handle(const struct doca_event *ev, uint64_t gs)
 {
-	uint64_t k = EV_GS_TAG_MUL;
-
-	__asm__("" : "+r"(k));
-	return k;
+	return (uintptr_t)ev + gs - ev_state_bits(EV_QUEUED);
 }
 
-/* ev_gs_tag(gs) with the multiplier @p k (ev_gs_tag_multiplier); @p gs
- * a gs, zero-extended. */
-static inline uintptr_t ev_gs_tag_by(uintptr_t gs, uint64_t k)
+/* The ready event @p ev HELD (@p m: ev_state_bits_reg): its QUEUED gs,
+ * which its handle is made from. */
+static inline __attribute__((always_inline)) uint64_t pe_hold(struct doca_event *ev, uint64_t m)
 {
-	return (gs * k) & ~(uintptr_t)HANDLE_ADDR_MASK;
-}
+	uint64_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
 
-/* The ready event @p ev HELD: its QUEUED gs, which its handle's tag is
- * made from. With OWNED_RMW_ASM the relaxed load is a `movl` into the
- * 64-bit register the tag's `imul` takes (a single-copy atomic load that
- * zero-extends: gcc keeps an atomic load apart from its extension, a
- * `mov` more a get); the add's clobber keeps it before the add. */
-static inline __attribute__((always_inline)) uintptr_t pe_hold(struct doca_event *ev)
-{
-#ifdef OWNED_RMW_ASM
-	uintptr_t gs;
-
-	__asm__("movl %1, %k0" : "=r"(gs) : "m"(ev->gs));
-#else
-	uint32_t gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
-#endif
-	ev_set_held_from_queued(ev, (uint32_t)gs);
+	ev_set_held_from_queued(ev, gs, m);
 	return gs;
 }
 
 /* Hand out the ready event @p ev into @p out (pe_take_ready_watched). */
 static inline __attribute__((always_inline)) void pe_hand_out(struct doca_event *ev, struct doca_event **out,
-							       uint64_t k, bool watched)
+							       uint64_t m, bool watched)
 {
-	uintptr_t gs = pe_hold(ev);
+	uint64_t gs = pe_hold(ev, m);
 
 	if (watched)
 		hb_acquire(ev); /* the device's writes happen before the handout */
-	*out = (struct doca_event *)((uintptr_t)ev | ev_gs_tag_by(gs, k));
+	*out = (struct doca_event *)ev_queued_handle(ev, gs);
 }
 
 /* pe_hand_out, then the event's link (the next ready one, or NULL). */
 static inline __attribute__((always_inline)) struct doca_event *pe_hand_out_next(struct doca_event *ev,
 										 struct doca_event **out,
-										 uint64_t k, bool watched)
+										 uint64_t m, bool watched)
 {
-	pe_hand_out(ev, out, k, watched);
+	pe_hand_out(ev, out, m, watched);
 	return ev->next;
 }
 
@@ -304,14 +295,14 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 	struct doca_event *ev = pe->ready_head;
 	/* a pointer, not an index: one add a round */
 	struct doca_event **out = evs;
-	const uint64_t k = ev_gs_tag_multiplier();
+	const uint64_t m = ev_state_bits_reg();
 
 	if (ev == NULL)
 		return 0;
 	for (uint32_t rounds = max / 4u; rounds != 0; rounds--) {
 		if (pe_take_stops_at(ev, ok))
 			goto stopped;
-		if ((ev = pe_hand_out_next(ev, out, k, watched)) == NULL) {
+		if ((ev = pe_hand_out_next(ev, out, m, watched)) == NULL) {
 			out += 1;
 			goto done;
 		}
@@ -319,7 +310,7 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 			out += 1;
 			goto stopped;
 		}
-		if ((ev = pe_hand_out_next(ev, out + 1, k, watched)) == NULL) {
+		if ((ev = pe_hand_out_next(ev, out + 1, m, watched)) == NULL) {
 			out += 2;
 			goto done;
 		}
@@ -327,7 +318,7 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 			out += 2;
 			goto stopped;
 		}
-		if ((ev = pe_hand_out_next(ev, out + 2, k, watched)) == NULL) {
+		if ((ev = pe_hand_out_next(ev, out + 2, m, watched)) == NULL) {
 			out += 3;
 			goto done;
 		}
@@ -335,7 +326,7 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 			out += 3;
 			goto stopped;
 		}
-		ev = pe_hand_out_next(ev, out + 3, k, watched);
+		ev = pe_hand_out_next(ev, out + 3, m, watched);
 		out += 4;
 		if (ev == NULL)
 			goto done;
@@ -343,7 +334,7 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 	for (uint32_t left = max % 4u; left != 0 && ev != NULL; left--) {
 		if (pe_take_stops_at(ev, ok))
 			goto stopped;
-		ev = pe_hand_out_next(ev, out++, k, watched);
+		ev = pe_hand_out_next(ev, out++, m, watched);
 	}
 done:
 	pe->ready_head = ev; /* the tail is left as it was: see pe_splice_ready */
@@ -355,59 +346,38 @@ stopped:
 
 /* pe_take_ready_watched for one event, unwatched (pe_get_one): inline
  * there, the rounds' loop cost gcc a register copy per event. The slot
- * handed out, or NULL, its QUEUED gs (zero-extended) in *gs (0 for NULL:
- * a NULL tag): the caller makes the handle (pe_handle_after_exit) after
- * the guard's exit. */
+ * handed out, or NULL, its QUEUED gs in *gs (QUEUED's bits alone for
+ * NULL: a NULL handle, ev_queued_handle): the caller makes the handle
+ * (pe_handle_after_exit) after the guard's exit. */
 static inline __attribute__((always_inline)) struct doca_event *pe_take_ready_one(struct doca_pe *pe,
-										   uintptr_t *gs)
+										   uint64_t *gs)
 {
 	struct doca_event *ev = pe->ready_head, *next;
 
-	*gs = 0;
+	*gs = ev_state_bits(EV_QUEUED);
 	if (ev == NULL)
 		return NULL;
-	*gs = pe_hold(ev);
+	*gs = pe_hold(ev, ev_state_bits_reg());
 	next = ev->next;
 	pe->ready_head = next; /* the tail is left as it was: see pe_splice_ready */
 	return ev;
 }
 
-/* The handle of the slot @p ev handed out with @p gs (NULL for NULL, gs
- * 0), made after the guard's exit: the exit's CAS wants the owner word in
- * the return register, so a handle made before it is moved there after;
- * made after it, the handle's add (slot + tag: their bits are disjoint,
- * so the add is the or) is a lea into the return register (one `mov` a
- * get). An asm on the gs zero-extended (a 32-bit one gcc extended again
- * after it) keeps gcc from making the tag before the exit: the empty one
- * (nothing is executed), or under OWNED_RMW_ASM the tag's own, which also
- * makes the add in the tag's register (gs's, loaded by pe_hold's `movl`:
- * gcc then loads gs into the return register and makes the handle there,
- * no copy). The tag reads registers and constants only, so where it is
- * made changes no access and no order. */
-#ifdef OWNED_RMW_ASM
-/* ev_gs_tag's multiplier and mask in memory, for pe_handle_after_exit */
-static const uint64_t ev_gs_tag_mul = EV_GS_TAG_MUL, ev_gs_tag_mask = ~(uint64_t)HANDLE_ADDR_MASK;
-#endif
-
+/* The handle of the slot @p ev handed out with @p gs (NULL for NULL),
+ * made after the guard's exit: the exit's CAS wants the owner word in the
+ * return register, so a handle made before it is moved there after; made
+ * after it, the handle (ev_queued_handle) is a lea into the return
+ * register (one `mov` a get). The empty asm on gs (nothing is executed)
+ * keeps gcc from making the handle before the exit. The handle reads
+ * registers and constants only, so where it is made changes no access
+ * and no order. */
 static inline __attribute__((always_inline)) struct doca_event *pe_handle_after_exit(struct doca_event *ev,
-										      uintptr_t gs)
+										      uint64_t gs)
 {
-	uintptr_t g = gs;
+	uint64_t g = gs;
 
-#ifdef OWNED_RMW_ASM
-	/* ev_gs_tag_by with the multiplier and the mask as the imul's and
-	 * the and's memory operands: two instructions, not two movabs more
-	 * (one use each: gcc makes a constant in a register first); the
-	 * slot's add in the same register, the one returned */
-	__asm__("imulq %[k], %[g]\n\tandq %[m], %[g]\n\taddq %[ev], %[g]"
-		: [g] "+r"(g)
-		: [k] "m"(ev_gs_tag_mul), [m] "m"(ev_gs_tag_mask), [ev] "r"(ev)
-		: "cc");
-	return (struct doca_event *)g;
-#else
 	__asm__("" : "+r"(g));
-	return (struct doca_event *)((uintptr_t)ev + ev_gs_tag_by(g, ev_gs_tag_multiplier()));
-#endif
+	return (struct doca_event *)ev_queued_handle(ev, g);
 }
 
 /* doca_pe_get_events_ok's take (pe_take_ready), out of line: the getters'
@@ -703,7 +673,7 @@ static inline __attribute__((always_inline)) struct doca_event *pe_get_one(struc
 		runner_unparked_first_count(t);
 		return pe_get_one_rest(pe, cur, worker);
 	}
-	uintptr_t gs;
+	uint64_t gs;
 	struct doca_event *ev = pe_take_ready_one(pe, &gs);
 
 	runner_exit_unparked_first(&pe->runner, cur, t);

@@ -60,6 +60,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_stop_run_recycled_id },
 	{ "event_double_free", "two threads free the same event at once; credits checked after",
 	  scenario_event_double_free },
+	{ "event_wrap_free", "the PE's thread and another free one event at the generation's wrap; its next handle and credits checked",
+	  scenario_event_wrap_free },
 	{ "runner_handoff", "two threads take turns running one PE: its guard parked, revoked, parked again",
 	  scenario_runner_handoff },
 	{ "runner_revoke", "the guard alone: its owner parks it and enters it again while another thread revokes and takes it",
@@ -489,6 +491,7 @@ static const char *const revertible[] = {
 	"worker_lock_join",              /* doca_pe_stop_run joins under worker_lock */
 	"worker_self_by_id", /* worker_is_self compares the thread id the starter's pthread_create stores */
 	"event_claim_load_store", /* doca_event_free claims the event with a load and a store, not a CAS */
+	"event_claim_no_carry", /* a claim's next generation drops the carry from the gs's low 6 bits to its top 16 */
 	"fork_no_atfork",                /* nothing is done at fork */
 	"push_wake_skipped",             /* a mailbox push never wakes (nor feeds for) an armed PE */
 	"push_wake_own_queue", /* a push that queued its context wakes the PE as if another had queued it */

@@ -13,16 +13,31 @@
  * twice (invariant: credits). The PE's thread keeps its runner guard
  * parked between calls (actors/runner.h) and a freer never revokes it, so
  * here both freers take the mailbox route.
+ *
+ * event_wrap_free: the same event freed at once by the PE's thread (the
+ * owner's way: straight to the pool, the slot's gs the claim's CAS
+ * stored) and by another thread (the mailbox: the turn stores the next
+ * generation again), the slot at the generation's last value 2^22 - 1
+ * (engine.h: its low 6 bits all 1, so the claim's increment carries
+ * across the state's bits into bit 48, and out of bit 63). Whoever wins,
+ * the slot's next handle must be generation 0's, its plain address, and
+ * the credits and events exact as above. With the carry left out
+ * (event_claim_no_carry) the owner's win stores generation 2^22 - 64:
+ * the next handle is one the slot handed out 63 uses ago (invariant:
+ * wrap).
  */
 #include "scenario.h"
 
 #include <sched.h>
+
+#include "engine/engine.h"
 
 #define MAX_TASKS 4u
 
 static struct world w;
 static unsigned credits_taken;
 static doca_error_t credits_end;
+static unsigned first_tag; /* submit_until_refused's first task */
 
 static void *freer(void *ev)
 {
@@ -38,32 +53,34 @@ static void *submit_until_refused(void *unused)
 	(void)unused;
 	explore_name("submitter");
 	credits_end = DOCA_SUCCESS;
-	for (unsigned tag = 1; tag < WORLD_TASKS && credits_end == DOCA_SUCCESS; tag++) {
+	for (unsigned tag = first_tag; tag < WORLD_TASKS && credits_end == DOCA_SUCCESS; tag++) {
 		credits_end = world_submit(&w, tag);
 		credits_taken += credits_end == DOCA_SUCCESS;
 	}
 	return NULL;
 }
 
-void scenario_event_double_free(void)
+/* The event of the one task in flight, taken on the PE's thread. */
+static struct doca_event *take_event(void)
 {
-	pthread_t a, b, s;
 	struct doca_event *ev;
 
-	world_open(&w, "sw0", MAX_TASKS, NULL);
-	EXPECT_OK(world_submit(&w, 0));
 	while ((ev = doca_pe_get_event(w.pe)) == NULL) {
 		(void)doca_pe_progress(w.pe);
 		sched_yield();
 	}
 	world_event(&w, ev);
-	if (pthread_create(&a, NULL, freer, ev) != 0 || pthread_create(&b, NULL, freer, ev) != 0)
-		explore_end(VERDICT_HARNESS, "pthread_create");
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
-	/* A free off the PE's thread comes back through the mailbox: one turn
-	 * puts the credit back in the pool. */
-	(void)doca_pe_progress(w.pe);
+	return ev;
+}
+
+/* Every event freed (@p events of them so far): the credits exact (a
+ * submitter from task @p first on gets max_tasks accepted, then AGAIN),
+ * every accepted task's one event, then the world closed. */
+static void credits_exact_then_close(unsigned first, unsigned events)
+{
+	pthread_t s;
+
+	first_tag = first;
 	if (pthread_create(&s, NULL, submit_until_refused, NULL) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	pthread_join(s, NULL);
@@ -71,10 +88,59 @@ void scenario_event_double_free(void)
 		explore_end(VERDICT_INVARIANT,
 			    "credits: %u tasks accepted, then %s, with max_tasks %u and every event freed",
 			    credits_taken, doca_error_get_name(credits_end), MAX_TASKS);
-	while (atomic_load(&w.events_total) < 1 + MAX_TASKS)
+	while (atomic_load(&w.events_total) < events + MAX_TASKS)
 		if (world_progress(&w) == 0)
 			sched_yield();
 	EXPECT_OK(doca_ctx_stop(w.ctx));
 	world_close(&w);
 	world_finish(&w);
+}
+
+void scenario_event_double_free(void)
+{
+	pthread_t a, b;
+
+	world_open(&w, "sw0", MAX_TASKS, NULL);
+	EXPECT_OK(world_submit(&w, 0));
+	struct doca_event *ev = take_event();
+
+	if (pthread_create(&a, NULL, freer, ev) != 0 || pthread_create(&b, NULL, freer, ev) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	/* A free off the PE's thread comes back through the mailbox: one turn
+	 * puts the credit back in the pool. */
+	(void)doca_pe_progress(w.pe);
+	credits_exact_then_close(1, 1);
+}
+
+void scenario_event_wrap_free(void)
+{
+	pthread_t b;
+
+	world_open(&w, "sw0", MAX_TASKS, NULL);
+	EXPECT_OK(world_submit(&w, 0));
+	struct doca_event *first = take_event();
+	struct doca_event *slot = handle_addr(first);
+
+	doca_event_free(first); /* the slot back on top of its pool */
+	atomic_store(&slot->gs, ev_gs(HANDLE_GEN_MASK, EV_FREE)); /* as after 2^22 - 1 uses */
+	EXPECT_OK(world_submit(&w, 1));
+	struct doca_event *last = take_event();
+
+	if (last != handle_pack(slot, HANDLE_GEN_MASK))
+		explore_end(VERDICT_HARNESS, "the task did not take the slot at its last generation");
+	if (pthread_create(&b, NULL, freer, last) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	doca_event_free(last); /* the PE's thread: the owner's way */
+	pthread_join(b, NULL);
+	(void)doca_pe_progress(w.pe); /* a foreign win comes back through the mailbox */
+	EXPECT_OK(world_submit(&w, 2));
+	struct doca_event *next = take_event();
+
+	if (next != handle_pack(slot, 0))
+		explore_end(VERDICT_INVARIANT, "wrap: the slot's next handle has generation %u, not 0",
+			    handle_gen(next));
+	doca_event_free(next);
+	credits_exact_then_close(3, 3);
 }

@@ -450,7 +450,7 @@ static void child_stale_inherited_event(void *arg)
 	struct stale_events *e = arg;
 	struct doca_event *old = e->old;
 	uint64_t stale = doca_stale_handle_count();
-	uint32_t gs = atomic_load(&handle_deref(e->live)->gs);
+	uint64_t gs = atomic_load(&handle_deref(e->live)->gs);
 
 	/* old was freed before the fork: a stale (double) free, counted */
 	doca_event_free(e->old);

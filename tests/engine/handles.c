@@ -515,6 +515,58 @@ Test(handles, a_buffer_cell_whose_generation_goes_round_is_retired)
 	tree_down(&t);
 }
 
+/* An event slot at the last generation a handle carries (its gs that
+ * generation's FREE, as after 2^22 - 1 uses): its handout is that
+ * generation's handle and works; either free's claim takes the
+ * generation round to 0 (the carry out of the gs's top bit dropped,
+ * engine.h), the slot's next handle is its plain address, and the last
+ * generation's handle is then stale (refused, counted, nothing freed
+ * twice: the slot's one credit comes back once). */
+Test(handles, an_event_slot_whose_generation_goes_round_hands_out_generation_0)
+{
+	struct rig r;
+
+	rig_up(&r);
+	for (uint64_t way = 0; way < 2; way++) {
+		struct doca_task_desc task = { .type = DOCA_TASK_COPY, .src = r.src, .dst = r.dst,
+					       .user_data.u64 = 10 + way };
+
+		cr_assert_eq(doca_task_submit(r.t.ctx, &task), DOCA_SUCCESS);
+		struct doca_event *first = first_event(r.pe);
+		struct doca_event *slot = handle_deref(first);
+
+		doca_event_free(first);
+		atomic_store(&slot->gs, ev_gs(HANDLE_GEN_MASK, EV_FREE)); /* as after 2^22 - 1 uses */
+		cr_assert_eq(doca_task_submit(r.t.ctx, &task), DOCA_SUCCESS);
+		struct doca_event *last = first_event(r.pe);
+
+		cr_assert_eq(last, handle_pack(slot, HANDLE_GEN_MASK), "the slot's last generation (way %lu)", way);
+		cr_assert_eq(doca_event_get_user_data(last).u64, 10 + way, "the last generation works");
+		cr_assert_eq(doca_event_get_status(last), DOCA_EVENT_STATUS_SUCCESS);
+		if (way == 0)
+			doca_event_free(last);
+		else
+			doca_event_free_bulk(&last, 1);
+		cr_assert_eq(atomic_load(&slot->gs), ev_gs(0, EV_FREE), "generation 0, FREE (way %lu)", way);
+
+		uint64_t stale = doca_stale_handle_count();
+
+		doca_event_free(last);
+		doca_event_free_bulk(&last, 1);
+		cr_assert_eq(doca_stale_handle_count(), stale + 2, "the last generation's handle is stale");
+		cr_assert_eq(doca_event_get_user_data(last).u64, 0);
+		task.user_data.u64 = 20 + way;
+		cr_assert_eq(doca_task_submit(r.t.ctx, &task), DOCA_SUCCESS);
+		struct doca_event *next = first_event(r.pe);
+
+		cr_assert_eq(next, slot, "generation 0's handle: the slot's address (way %lu)", way);
+		cr_assert_eq(doca_event_get_user_data(next).u64, 20 + way);
+		doca_event_free(next);
+		cr_assert_eq(doca_pe_get_event(r.pe), NULL, "nothing else ran");
+	}
+	rig_down(&r);
+}
+
 /* ---- two destroys of one handle at once: one wins, the other is told
  * the object is gone (INVALID_VALUE), never that it is in use ---- */
 
