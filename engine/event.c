@@ -261,17 +261,35 @@ static inline uint64_t ev_held_to_returning(uint64_t held)
 	return held - (EV_STATE_HELD - EV_STATE_RETURNING);
 }
 
+#ifdef OWNED_RMW_ASM
+/* ev_held_next_free's mask in memory: the and's operand, not a movabs */
+static const uint64_t ev_tag_bits = ~EV_STATE_BITS;
+#endif
+
 /* ev_gs_next_free for the slot a claim wins, from the HELD gs @p held it
  * compares: its state's bits are all 1 already (engine.h), so the next
- * generation is held + 1 with them cleared: an add and an and. (The
- * explorer's event_wrap_free finds the carry left out,
- * event_claim_no_carry: the generation after one whose low 6 bits are
- * all 1 is then 63 generations back, an earlier handle current again.) */
+ * generation is held + 1 with them cleared: a lea and an and (under
+ * OWNED_RMW_ASM with the mask as its memory operand: gcc makes the
+ * 64-bit constant in a register first, a movabs a single free and a
+ * register the burst keeps). (The explorer's event_wrap_free finds the
+ * carry left out, event_claim_no_carry: the generation after one whose
+ * low 6 bits are all 1 is then 63 generations back, an earlier handle
+ * current again.) */
 static inline uint64_t ev_held_next_free(uint64_t held)
 {
 	if (DOCA_REVERTED("event_claim_no_carry"))
 		return (held - EV_STATE_HELD + 1u) & ~EV_STATE_BITS;
+#ifdef OWNED_RMW_ASM
+	uint64_t to;
+
+	__asm__("leaq 1(%[held]), %[to]\n\tandq %[m], %[to]"
+		: [to] "=&r"(to)
+		: [held] "r"(held), [m] "m"(ev_tag_bits)
+		: "cc");
+	return to;
+#else
 	return (held + 1u) & ~EV_STATE_BITS;
+#endif
 }
 
 /* Take the event from the application: the one winner of HELD → FREE of
