@@ -699,6 +699,12 @@ static inline struct doca_event *event_handle(const struct doca_event *ev)
 	return (struct doca_event *)((uintptr_t)ev |
 				     ev_gs_tag(atomic_load_explicit(&ev->gs, memory_order_relaxed)));
 }
+/* The ready list's end (engine/pe.c): the link of its last event, and
+ * its head when it is empty (a PE's ready_head); no slot, never handed
+ * out, never written. Its status is not SUCCESS, so the take of
+ * doca_pe_get_events_ok stops at it as at a failed event and tests no
+ * link for the end (engine/pe.c pe_take_ready_watched). */
+extern struct doca_event pe_ready_end;
 /* A slot in a run's mailbox that a free on another thread sent back
  * (engine/event.c), not a task: the runner returns its credit. */
 static inline bool event_returning(struct doca_event *ev)
@@ -741,8 +747,8 @@ struct doca_pe {
 	struct runner runner;
 	struct pe_members *members;   /* RCU-published; g_config_lock for writers */
 	struct ready_set ready;        /* the contexts with work (engine/pe_ready.c) */
-	struct doca_event *ready_head; /* runner */
-	struct doca_event *ready_tail; /* runner; stale while ready_head is NULL (pe_splice_ready) */
+	struct doca_event *ready_head; /* runner; &pe_ready_end when empty */
+	struct doca_event *ready_tail; /* runner; stale while empty (pe_splice_ready) */
 	struct doca_event *cb_event;   /* runner: the event inside its callback */
 	struct doca_buf *cb_doomed[2]; /* runner: its buffers destroyed by the callback */
 	uint32_t cb_ndoomed;

@@ -100,6 +100,7 @@ doca_error_t doca_pe_create(struct doca_pe **out)
 
 	if (pe == NULL)
 		return DOCA_ERROR_NO_MEMORY;
+	pe->ready_head = &pe_ready_end; /* empty */
 	pe->members = members_alloc(PE_MEMBERS_INITIAL);
 	if (pe->members == NULL) {
 		pe_cell_put(pe);
@@ -165,6 +166,28 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *ph, struct doca_ctx *h)
 		err = pe_gone ? HANDLE_REFUSAL(ph, MAGIC_PE) : HANDLE_REFUSAL(h, MAGIC_CTX);
 	doca_rcu_read_unlock();
 	return err;
+}
+
+struct doca_event pe_ready_end = { .status = DOCA_EVENT_STATUS_FAILURE };
+
+#ifdef OWNED_RMW_ASM
+/* pe_ready_end's address in memory, for pe_ready_at_end's cmp */
+static struct doca_event *const pe_ready_end_at = &pe_ready_end;
+#endif
+
+/* @p ev (a ready list's head or link) is its end: under OWNED_RMW_ASM one
+ * cmp with the end's address in memory, as the NULL test was one test
+ * (gcc makes the address with a lea first). */
+static inline __attribute__((always_inline)) bool pe_ready_at_end(const struct doca_event *ev)
+{
+#ifdef OWNED_RMW_ASM
+	bool at_end;
+
+	__asm__("cmpq %[end], %[ev]" : "=@ccz"(at_end) : [end] "m"(pe_ready_end_at), [ev] "r"(ev));
+	return at_end;
+#else
+	return ev == &pe_ready_end;
+#endif
 }
 
 /* The state's bits (EV_STATE_BITS) in a register: gcc makes a 64-bit
@@ -278,6 +301,11 @@ static inline __attribute__((always_inline)) bool pe_take_stops_at(const struct 
  * *has_error (it leaves it alone otherwise: the caller cleared it);
  * without it every test of a status folds away.
  *
+ * The list ends at pe_ready_end, whose status is not SUCCESS: the ok
+ * form's status test stops there too, so it tests no link for the end
+ * (found at the stop, once a call: no error); the other form tests each
+ * link (`end`, in a register, as NULL was).
+ *
  * Four events a round, written by hand: the rounds counted down (max / 4
  * of them, one decrement and branch a round), the list's end tested after
  * each event, and the output pointer moved once a round; the last max % 4
@@ -292,17 +320,18 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 									     uint32_t max, bool watched,
 									     bool ok, bool *has_error)
 {
+	struct doca_event *const end = &pe_ready_end;
 	struct doca_event *ev = pe->ready_head;
 	/* a pointer, not an index: one add a round */
 	struct doca_event **out = evs;
 	const uint64_t m = ev_state_bits_reg();
 
-	if (ev == NULL)
+	if (ev == end)
 		return 0;
 	for (uint32_t rounds = max / 4u; rounds != 0; rounds--) {
 		if (pe_take_stops_at(ev, ok))
 			goto stopped;
-		if ((ev = pe_hand_out_next(ev, out, m, watched)) == NULL) {
+		if ((ev = pe_hand_out_next(ev, out, m, watched)) == end && !ok) {
 			out += 1;
 			goto done;
 		}
@@ -310,7 +339,7 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 			out += 1;
 			goto stopped;
 		}
-		if ((ev = pe_hand_out_next(ev, out + 1, m, watched)) == NULL) {
+		if ((ev = pe_hand_out_next(ev, out + 1, m, watched)) == end && !ok) {
 			out += 2;
 			goto done;
 		}
@@ -318,7 +347,7 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 			out += 2;
 			goto stopped;
 		}
-		if ((ev = pe_hand_out_next(ev, out + 2, m, watched)) == NULL) {
+		if ((ev = pe_hand_out_next(ev, out + 2, m, watched)) == end && !ok) {
 			out += 3;
 			goto done;
 		}
@@ -328,10 +357,10 @@ static inline __attribute__((always_inline)) uint32_t pe_take_ready_watched(stru
 		}
 		ev = pe_hand_out_next(ev, out + 3, m, watched);
 		out += 4;
-		if (ev == NULL)
+		if (ev == end && !ok)
 			goto done;
 	}
-	for (uint32_t left = max % 4u; left != 0 && ev != NULL; left--) {
+	for (uint32_t left = max % 4u; left != 0 && (ok || ev != end); left--) {
 		if (pe_take_stops_at(ev, ok))
 			goto stopped;
 		ev = pe_hand_out_next(ev, out++, m, watched);
@@ -340,7 +369,8 @@ done:
 	pe->ready_head = ev; /* the tail is left as it was: see pe_splice_ready */
 	return (uint32_t)(out - evs);
 stopped:
-	*has_error = true;
+	if (ev != end)
+		*has_error = true;
 	goto done;
 }
 
@@ -355,7 +385,7 @@ static inline __attribute__((always_inline)) struct doca_event *pe_take_ready_on
 	struct doca_event *ev = pe->ready_head, *next;
 
 	*gs = ev_state_bits(EV_QUEUED);
-	if (ev == NULL)
+	if (pe_ready_at_end(ev))
 		return NULL;
 	*gs = pe_hold(ev, ev_state_bits_reg());
 	next = ev->next;

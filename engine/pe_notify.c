@@ -332,7 +332,7 @@ static doca_error_t pe_walk(struct doca_pe *pe, enum walk what, bool *pending)
  * arm, only if @p fire_on_error (an arming that stands). */
 static doca_error_t pe_arm_check(struct doca_pe *pe, bool fire_on_error)
 {
-	bool pending = pe->ready_head != NULL;
+	bool pending = pe->ready_head != &pe_ready_end;
 
 	/* seq_cst fence: ARMED is visible before we look for work (see top). */
 	atomic_thread_fence(memory_order_seq_cst);

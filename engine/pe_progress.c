@@ -420,8 +420,8 @@ static void turn_execute(struct turn *t, struct ctx_run *run, bool *fatal,
 	if (ev == NULL)
 		run->backlog_tail = NULL;
 	if (ready) {
-		if (ev != NULL) /* (the backlog's tail links to NULL already) */
-			last->next = NULL; /* ev, the backlog's rest, was read above */
+		/* (last's link: pe_splice_ready's; ev, the backlog's rest, was
+		 * read above) */
 		*tail = last;
 		*head = first_ev;
 	}
@@ -440,14 +440,17 @@ static __attribute__((cold, noinline)) void turn_rec_fatal(struct turn_rec *rec,
 	run->fatal = true;
 }
 
-/* Events head..tail, linked in order, onto the end of the ready list.
- * The list is empty when its head is NULL; its tail is then stale: the
- * getters (engine/pe.c) that take the last event leave it as it was (a
- * test and a store fewer a get), so the tail is read only when the head
- * is set. Every append to the ready list comes here. */
+/* Events head..tail, linked in order (tail's own link is stored here),
+ * onto the end of the ready list. The list's last event links to its end
+ * pe_ready_end (engine.h), and the list is empty when its head is the
+ * end; its tail is then stale: the getters (engine/pe.c) that take the
+ * last event leave it as it was (a test and a store fewer a get), so the
+ * tail is read only when the list has events. Every append to the ready
+ * list comes here. */
 static void pe_splice_ready(struct doca_pe *pe, struct doca_event *head, struct doca_event *tail)
 {
-	if (pe->ready_head != NULL)
+	tail->next = &pe_ready_end;
+	if (pe->ready_head != &pe_ready_end)
 		pe->ready_tail->next = head;
 	else
 		pe->ready_head = head;
@@ -460,8 +463,8 @@ static void pe_splice_ready(struct doca_pe *pe, struct doca_event *head, struct 
  * update. */
 static void pe_deliver_ready(struct doca_pe *pe, struct doca_event *const *evs, uint32_t n)
 {
-	for (uint32_t i = 0; i < n; i++)
-		evs[i]->next = i + 1u < n ? evs[i + 1u] : NULL;
+	for (uint32_t i = 0; i + 1u < n; i++)
+		evs[i]->next = evs[i + 1u];
 	pe_splice_ready(pe, evs[0], evs[n - 1u]);
 }
 
@@ -642,7 +645,6 @@ static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
 			buf_destroy_finish(pe->cb_doomed[pe->cb_ndoomed - 1]);
 		return;
 	}
-	ev->next = NULL;
 	pe_splice_ready(pe, ev, ev); /* QUEUED until handed out */
 }
 
