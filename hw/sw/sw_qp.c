@@ -133,17 +133,16 @@ uint32_t sw_qp_post(struct hw_qp *hw, const struct hw_desc *descs, uint32_t n)
 	return sw_sq_post(&qp->sq, descs, n, sw_qp_due(qp), qp->sq_pack);
 }
 
-/* post_chain's rest, from record @p rec (the @p i th of @p n) on: the
- * room out, a lone last one, a long length, a queue that does not pack;
- * a slot at a time, as sw_sq_post's loop: the next two records as
- * descriptors, one or both taken. Out of line: the pairs' way, every
- * burst's, then keeps its frame small. Returns how many of the n are
- * queued. */
-static __attribute__((noinline)) uint32_t post_chain_rest(struct sw_qp *qp, const void *rec, uint32_t i, uint32_t n,
-							  const struct hw_chain *shape)
+uint32_t sw_qp_post_chain(struct hw_qp *hw, const void *first, uint32_t n, const struct hw_chain *shape)
 {
-	uint64_t due = sw_qp_due(qp);
+	struct sw_qp *qp = (struct sw_qp *)hw;
+	const void *rec = first;
+	uint32_t i = qp->sq_pack ? sw_sq_post_chain_pairs(&qp->sq, &rec, n, shape) : 0;
+	uint64_t due = i < n ? sw_qp_due(qp) : 0;
 
+	/* the rest (the room out, a lone last one, a long length, a queue
+	 * that does not pack) a slot at a time, as sw_sq_post's loop: the
+	 * next two records as descriptors, one or both taken */
 	while (i < n) {
 		struct hw_desc d[SW_SQ_PACK];
 		uint32_t k = n - i < SW_SQ_PACK ? n - i : SW_SQ_PACK, took;
@@ -158,15 +157,6 @@ static __attribute__((noinline)) uint32_t post_chain_rest(struct sw_qp *qp, cons
 		rec = took == k ? after : hw_chain_next(rec, shape);
 	}
 	return i;
-}
-
-uint32_t sw_qp_post_chain(struct hw_qp *hw, const void *first, uint32_t n, const struct hw_chain *shape)
-{
-	struct sw_qp *qp = (struct sw_qp *)hw;
-	const void *rec = first;
-	uint32_t i = qp->sq_pack ? sw_sq_post_chain_pairs(&qp->sq, &rec, n, shape) : 0;
-
-	return i < n ? post_chain_rest(qp, rec, i, n, shape) : i;
 }
 
 void sw_qp_kick(struct hw_qp *hw)

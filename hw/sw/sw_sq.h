@@ -100,12 +100,7 @@ static inline uint32_t sw_sq_post_pairs(struct sw_ring *sq, const struct hw_desc
 /* Producer, a packing queue's first way for hw_ops.post_chain: as
  * sw_sq_post_pairs, each pair's entries read from two records of the
  * chain at *rec (every field of a pair, and the link past it, before the
- * slot is published), *rec moved past the pairs queued. The slots are
- * walked a run at a time, up to the segment's end (at most two runs),
- * each the one after the last: no position masked a slot. A pair is
- * written before its lengths are looked at: the slot is the producer's
- * until published, and one left unpublished (a long length) is the
- * slot loop's next. */
+ * slot is published), *rec moved past the pairs queued. */
 static inline uint32_t sw_sq_post_chain_pairs(struct sw_ring *sq, const void **rec, uint32_t n,
 					      const struct hw_chain *shape)
 {
@@ -120,31 +115,24 @@ static inline uint32_t sw_sq_post_chain_pairs(struct sw_ring *sq, const void **r
 	uint32_t pos = start, end = start + pairs;
 
 	while (pos != end) {
-		uint32_t at = pos & mask, run = mask + 1u - at < end - pos ? mask + 1u - at : end - pos;
-		struct sw_slot *s = &slots[at], *stop = s + run;
+		const void *r1 = hw_chain_next(r, c);
+		struct hw_desc d0 = hw_chain_desc(r, c), d1 = hw_chain_desc(r1, c);
 
-		for (; s != stop; s++) {
-			const void *r1 = hw_chain_next(r, c);
-			struct hw_desc d0 = hw_chain_desc(r, c), d1 = hw_chain_desc(r1, c);
-			struct sw_sq_pair *p = (struct sw_sq_pair *)s->payload;
+		if (((d0.len | d1.len) >> 32) != 0) /* either above UINT32_MAX */
+			break;
+		struct sw_slot *s = &slots[pos & mask];
+		struct sw_sq_pair *p = (struct sw_sq_pair *)s->payload;
 
-			p->cookie[0] = d0.cookie;
-			p->src[0] = d0.src;
-			p->src[1] = d1.src;
-			p->dst[0] = d0.dst;
-			p->dst[1] = d1.dst;
-			p->len[0] = (uint32_t)d0.len;
-			p->len[1] = (uint32_t)d1.len;
-			if (((d0.len | d1.len) >> 32) != 0) { /* either above UINT32_MAX */
-				end = pos;
-				break;
-			}
-			/* apart from the first's (past the branch): two plain
-			 * stores, not a vector built of two registers */
-			p->cookie[1] = d1.cookie;
-			r = hw_chain_next(r1, c);
-			sw_slot_publish(s, pos++, SW_SQ_PACK);
-		}
+		p->cookie[0] = d0.cookie;
+		p->cookie[1] = d1.cookie;
+		p->src[0] = d0.src;
+		p->src[1] = d1.src;
+		p->dst[0] = d0.dst;
+		p->dst[1] = d1.dst;
+		p->len[0] = (uint32_t)d0.len;
+		p->len[1] = (uint32_t)d1.len;
+		r = hw_chain_next(r1, c);
+		sw_slot_publish(s, pos++, SW_SQ_PACK);
 	}
 	sq->head = pos;
 	*rec = r;
