@@ -581,10 +581,12 @@ static void *burst_of_three_main(void *arg)
  * (INVALID_VALUE), and a destroyed buffer's stale handle as either
  * (INVALID_VALUE); the two tasks before it are accepted and complete,
  * nothing else comes. Under the guard the tasks' slots come from the
- * owner's stack (the events of the bursts before were freed): the
- * refusal ends the loop that pops them (engine/task.c,
- * task_pin_take_fill_guarded), and its answer comes from the full
- * checks after. */
+ * owner's stack (every slot was used once and freed before: a burst of
+ * three pops three): the refusal ends the loop that pops them
+ * (engine/task.c, task_pin_take_fill_guarded), and its answer comes from
+ * the full checks after. The guarded round comes first: the first burst
+ * from another thread makes the pool shared for the rest of the run
+ * (engine/task_pool.c), and a shared pool's take is not the loop's pop. */
 Test(submit_paths, a_bursts_buffer_refusals_are_exact_both_ways)
 {
 	struct refusals r;
@@ -592,7 +594,20 @@ Test(submit_paths, a_bursts_buffer_refusals_are_exact_both_ways)
 	uint64_t user = 0;
 
 	refusals_init(&r);
-	for (int guarded = 0; guarded < 2; guarded++) {
+	/* this thread runs the PE, and every slot is back on its stack */
+	struct doca_task_desc warm[4];
+	uint32_t accepted = 0;
+
+	(void)doca_pe_progress(f->pe);
+	for (int i = 0; i < 4; i++)
+		warm[i] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = f->src, .dst = f->dst,
+						   .user_data.u64 = user + (uint64_t)i };
+	assert_ok(doca_task_submit_batch(f->ctx, warm, 4, &accepted));
+	cr_assert_eq(accepted, 4);
+	for (int i = 0; i < 4; i++)
+		expect_success_event(f->pe, user + (uint64_t)i, LEN);
+	user += 4u;
+	for (int guarded = 1; guarded >= 0; guarded--) {
 		for (int c = 0; c < REFUSAL_CASES; c++) {
 			struct burst_of_three b = { .f = f, .accepted = 99 };
 
@@ -620,4 +635,84 @@ Test(submit_paths, a_bursts_buffer_refusals_are_exact_both_ways)
 		}
 	}
 	refusals_fini(&r);
+}
+
+/* The burst's fill loop under the guard makes a buffer's address from its
+ * handle with andn on a CPU with BMI1 (engine/task.c, task_buf_of_andn)
+ * and with an and elsewhere (task_buf_of): either answers a handle that
+ * names no buffer of this process as the unguarded burst's full checks
+ * do. A NULL handle, handles of tag bits only (a generation, none of an
+ * address's bits) and handles of another kind (the context, its PE, a
+ * memory) as the third task's source or destination: the guarded burst
+ * (the PE's thread, its three slots popped off the owner's stack in the
+ * fill loop, engine/task.c task_pin_take_fill_guarded) gives the same
+ * answer as the unguarded one (another thread's, which makes the pool
+ * shared: so every guarded burst comes first), the two tasks before it
+ * accepted and completed, no event for it. */
+static doca_error_t odd_handle_burst(struct api_fixture *f, struct doca_buf *src, struct doca_buf *dst,
+				     bool guarded, uint64_t user, int c)
+{
+	struct burst_of_three b = { .f = f, .accepted = 99 };
+
+	for (int i = 0; i < 2; i++)
+		b.descs[i] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = f->src, .dst = f->dst,
+						      .user_data.u64 = user + (uint64_t)i };
+	b.descs[2] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = src, .dst = dst, .user_data.u64 = 99 };
+	if (guarded) {
+		burst_of_three_main(&b);
+	} else {
+		pthread_t t;
+
+		cr_assert_eq(pthread_create(&t, NULL, burst_of_three_main, &b), 0);
+		cr_assert_eq(pthread_join(t, NULL), 0);
+	}
+	cr_assert_neq(b.rc, DOCA_SUCCESS, "case %d, guarded %d", c, guarded);
+	cr_assert_eq(b.accepted, 2, "case %d, guarded %d", c, guarded);
+	expect_success_event(f->pe, user, LEN);
+	expect_success_event(f->pe, user + 1u, LEN);
+	expect_no_event_for(f->pe, 5);
+	return b.rc;
+}
+
+Test(submit_paths, a_guarded_bursts_odd_buffer_handles_are_refused_as_unguarded)
+{
+	struct api_fixture f;
+	uint64_t user = 0;
+
+	fixture_init_started(&f, "sw0", LEN, 4);
+	struct doca_buf *odd[] = {
+		NULL,
+		(struct doca_buf *)(uintptr_t)1u,
+		(struct doca_buf *)(uintptr_t)63u,
+		(struct doca_buf *)((uintptr_t)1u << 48),
+		(struct doca_buf *)(((uintptr_t)0xffffu << 48) | 63u),
+		(struct doca_buf *)(void *)f.ctx,
+		(struct doca_buf *)(void *)f.pe,
+		(struct doca_buf *)(void *)f.src_mem,
+	};
+	enum { NODD = sizeof(odd) / sizeof(odd[0]) };
+	doca_error_t rc[2][2 * NODD];
+	struct doca_task_desc warm[4];
+	uint32_t accepted = 0;
+
+	/* this thread runs the PE, and every slot is used once and back on
+	 * the owner's stack: a guarded burst of three then pops all three in
+	 * the fill loop (its third task, the one under test, is checked
+	 * there, not in the rest) */
+	(void)doca_pe_progress(f.pe);
+	for (int i = 0; i < 4; i++)
+		warm[i] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = f.src, .dst = f.dst,
+						   .user_data.u64 = user + (uint64_t)i };
+	assert_ok(doca_task_submit_batch(f.ctx, warm, 4, &accepted));
+	cr_assert_eq(accepted, 4);
+	for (int i = 0; i < 4; i++)
+		expect_success_event(f.pe, user + (uint64_t)i, LEN);
+	user += 4u;
+	for (int guarded = 1; guarded >= 0; guarded--)
+		for (int c = 0; c < 2 * NODD; c++, user += 2u)
+			rc[guarded][c] = odd_handle_burst(&f, c < NODD ? odd[c] : f.src, c < NODD ? f.dst : odd[c - NODD],
+							  guarded, user, c);
+	for (int c = 0; c < 2 * NODD; c++)
+		cr_assert_eq(rc[1][c], rc[0][c], "case %d: guarded %d, unguarded %d", c, (int)rc[1][c], (int)rc[0][c]);
+	fixture_fini(&f);
 }
