@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "engine/engine.h"
 
@@ -564,6 +565,64 @@ Test(handles, an_event_slot_whose_generation_goes_round_hands_out_generation_0)
 		doca_event_free(next);
 		cr_assert_eq(doca_pe_get_event(r.pe), NULL, "nothing else ran");
 	}
+	rig_down(&r);
+}
+
+/* The ready list's end, pe_ready_end (engine.h): an event the library
+ * never hands out and never writes. A handle naming it (its address, with
+ * or without a generation's tag bits) is no event of this process to every
+ * public call taking an event: the getters answer as for any handle that
+ * names no event, the frees refuse it (logged, not counted stale) and the
+ * marker's bytes stay as they were; the PE's list still ends there (every
+ * get on an empty list gets nothing, the ok form sets no error at it, and
+ * a task's event comes out alone). */
+Test(handles, the_ready_lists_end_is_no_event_to_any_public_call)
+{
+	struct rig r;
+	struct doca_event before;
+
+	rig_up(&r);
+	memcpy(&before, &pe_ready_end, sizeof(before));
+	for (uint32_t g = 0; g < 3; g++) {
+		const uint32_t gens[3] = { 0, 1, HANDLE_GEN_MASK };
+		struct doca_event *h = handle_pack(&pe_ready_end, gens[g]);
+		uint64_t stale = doca_stale_handle_count();
+
+		cr_assert_eq(doca_event_get_status(h), DOCA_EVENT_STATUS_FAILURE);
+		cr_assert_eq(doca_event_get_user_data(h).u64, 0);
+		cr_assert_eq(doca_event_get_ctx(h), NULL);
+		cr_assert_eq(doca_event_get_bytes(h), 0);
+		cr_assert_neq(doca_event_get_error(h), DOCA_SUCCESS);
+		doca_event_free(h);
+		doca_event_free_bulk(&h, 1);
+		cr_assert_eq(doca_stale_handle_count(), stale, "not a stale event: no event at all");
+		cr_assert_eq(memcmp(&before, &pe_ready_end, sizeof(before)), 0, "the marker unwritten (gen %u)", g);
+	}
+	bool err = true;
+	struct doca_event *evs[4] = { NULL };
+
+	cr_assert_eq(doca_pe_get_event(r.pe), NULL);
+	cr_assert_eq(doca_pe_get_events(r.pe, evs, 4), 0);
+	cr_assert_eq(doca_pe_get_events_ok(r.pe, evs, 4, &err), 0);
+	cr_assert_eq(err, false, "the end is no failed event");
+	for (uint32_t max = 1; max <= 5; max++) {
+		struct doca_task_desc task = { .type = DOCA_TASK_COPY, .src = r.src, .dst = r.dst,
+					       .user_data.u64 = 40 + max };
+		uint32_t n = 0;
+
+		cr_assert_eq(doca_task_submit(r.t.ctx, &task), DOCA_SUCCESS);
+		for (int i = 0; i < 1000 && n == 0; i++) {
+			(void)doca_pe_progress(r.pe);
+			err = true;
+			n = doca_pe_get_events_ok(r.pe, evs, max, &err);
+		}
+		cr_assert_eq(n, 1, "max %u", max);
+		cr_assert_eq(err, false, "max %u: the end is no failed event", max);
+		cr_assert_eq(doca_event_get_user_data(evs[0]).u64, 40 + max);
+		doca_event_free(evs[0]);
+		cr_assert_eq(doca_pe_get_events(r.pe, evs, max), 0);
+	}
+	cr_assert_eq(memcmp(&before, &pe_ready_end, sizeof(before)), 0, "the marker unwritten");
 	rig_down(&r);
 }
 
