@@ -165,8 +165,7 @@ Test(stop_contract, flush_inside_the_grace_period, .timeout = 60)
 
 	/* the worker flushes the task and runs its callback; parked again at
 	 * its next idle turn, the turn that delivered is over */
-	trap_release(TRAP_YIELD);
-	trap_arm(TRAP_YIELD, TRAP_OTHER_THREADS);
+	trap_release_rearm(TRAP_YIELD);
 	trap_wait_parked(TRAP_YIELD);
 	cr_assert_eq(atomic_load(&env.shutdown_events), 1, "the worker flushed the waiting task");
 	cr_assert_eq(atomic_load(&env.transitions), 1, "only IDLE → RUNNING reported so far");

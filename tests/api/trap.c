@@ -25,6 +25,7 @@ struct trap_slot {
 	bool parked;   /* a thread waits at the point */
 	bool released; /* trap_release let it go */
 	bool done;     /* its call returned */
+	bool rearm;    /* trap_release_rearm: the released thread arms it again */
 	pthread_t thread;
 	int fd;
 	ssize_t result;
@@ -74,7 +75,7 @@ void trap_arm(enum trap_point point, enum trap_who who)
 	pthread_mutex_lock(&trap_lock);
 	s->who = who;
 	s->armer = pthread_self();
-	s->parked = s->released = s->done = false;
+	s->parked = s->released = s->done = s->rearm = false;
 	s->fd = -1;
 	s->result = 0;
 	atomic_store_explicit(&s->armed, true, memory_order_release);
@@ -88,13 +89,26 @@ void trap_wait_parked(enum trap_point point)
 	pthread_mutex_unlock(&trap_lock);
 }
 
-void trap_release(enum trap_point point)
+/* trap_release's body; @p rearm: trap_release_rearm's. */
+static void trap_let_go(enum trap_point point, bool rearm)
 {
 	pthread_mutex_lock(&trap_lock);
+	slots[point].rearm = rearm;
+	slots[point].done = false; /* set by this release's call only: a rearmed park leaves it */
 	slots[point].released = true;
 	pthread_cond_broadcast(&trap_cond);
 	trap_wait_flag(&slots[point].done, point, "returned");
 	pthread_mutex_unlock(&trap_lock);
+}
+
+void trap_release(enum trap_point point)
+{
+	trap_let_go(point, false);
+}
+
+void trap_release_rearm(enum trap_point point)
+{
+	trap_let_go(point, true);
 }
 
 pthread_t trap_thread(enum trap_point point)
@@ -145,6 +159,10 @@ static bool trap_catch(enum trap_point point, int fd)
 		s->parked = true;
 		pthread_cond_broadcast(&trap_cond);
 		trap_wait_flag(&s->released, point, "released it");
+		if (s->rearm) { /* armed again before this call goes on */
+			s->rearm = s->parked = s->released = false;
+			atomic_store_explicit(&s->armed, true, memory_order_release);
+		}
 		caught = true;
 	}
 	pthread_mutex_unlock(&trap_lock);

@@ -51,6 +51,13 @@ void trap_arm(enum trap_point point, enum trap_who who);
 void trap_wait_parked(enum trap_point point);
 /* Let the parked thread go on, and wait until its call has returned. */
 void trap_release(enum trap_point point);
+/* trap_release, with @p point armed again for the same threads by the
+ * released thread itself before its call goes on: its next arrival
+ * parks, however late the test runs next. (trap_release then trap_arm
+ * leaves a window: a worker released from its idle sched_yield can run
+ * its remaining idle turns in it and go to sleep on its fd, never to
+ * yield again.) */
+void trap_release_rearm(enum trap_point point);
 /* The parked thread, and for TRAP_EVENTFD_WRITE the fd it was writing and
  * (after trap_release) what the write returned. */
 pthread_t trap_thread(enum trap_point point);
