@@ -571,6 +571,35 @@ static void *burst_of_three_main(void *arg)
 	return NULL;
 }
 
+/* A burst of three tasks on @p f: two good ones, then one of @p src and
+ * @p dst, made on this thread (@p guarded: the PE's, after its first reap)
+ * or on another; the two first accepted and completed, the third refused
+ * with no event. Returns the third's error. */
+static doca_error_t odd_handle_burst(struct api_fixture *f, struct doca_buf *src, struct doca_buf *dst,
+				     bool guarded, uint64_t user, int c)
+{
+	struct burst_of_three b = { .f = f, .accepted = 99 };
+
+	for (int i = 0; i < 2; i++)
+		b.descs[i] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = f->src, .dst = f->dst,
+						      .user_data.u64 = user + (uint64_t)i };
+	b.descs[2] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = src, .dst = dst, .user_data.u64 = 99 };
+	if (guarded) {
+		burst_of_three_main(&b);
+	} else {
+		pthread_t t;
+
+		cr_assert_eq(pthread_create(&t, NULL, burst_of_three_main, &b), 0);
+		cr_assert_eq(pthread_join(t, NULL), 0);
+	}
+	cr_assert_neq(b.rc, DOCA_SUCCESS, "case %d, guarded %d", c, guarded);
+	cr_assert_eq(b.accepted, 2, "case %d, guarded %d", c, guarded);
+	expect_success_event(f->pe, user, LEN);
+	expect_success_event(f->pe, user + 1u, LEN);
+	expect_no_event_for(f->pe, 5);
+	return b.rc;
+}
+
 /* The fast check's one compare per buffer (engine/task.c,
  * task_check_fast: a buffer's src_ctx / dst_ctx, its context when it
  * passes every check naming it as a source / a destination, else NULL)
@@ -609,28 +638,11 @@ Test(submit_paths, a_bursts_buffer_refusals_are_exact_both_ways)
 	user += 4u;
 	for (int guarded = 1; guarded >= 0; guarded--) {
 		for (int c = 0; c < REFUSAL_CASES; c++) {
-			struct burst_of_three b = { .f = f, .accepted = 99 };
+			doca_error_t rc = odd_handle_burst(f, r.cases[c].src, r.cases[c].dst, guarded, user, c);
 
-			for (int i = 0; i < 2; i++)
-				b.descs[i] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = f->src, .dst = f->dst,
-								      .user_data.u64 = user + (uint64_t)i };
-			b.descs[2] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = r.cases[c].src,
-							      .dst = r.cases[c].dst, .user_data.u64 = 99 };
-			if (guarded) {
-				burst_of_three_main(&b);
-			} else {
-				pthread_t t;
-
-				cr_assert_eq(pthread_create(&t, NULL, burst_of_three_main, &b), 0);
-				cr_assert_eq(pthread_join(t, NULL), 0);
-			}
-			cr_assert_eq(b.rc, r.cases[c].rc, "case %d, guarded %d: %d", c, guarded, (int)b.rc);
-			cr_assert_eq(b.accepted, 2, "case %d, guarded %d", c, guarded);
 			/* (the first reap makes this thread the PE's: the
 			 * guarded round's bursts take its guard) */
-			expect_success_event(f->pe, user, LEN);
-			expect_success_event(f->pe, user + 1u, LEN);
-			expect_no_event_for(f->pe, 5);
+			cr_assert_eq(rc, r.cases[c].rc, "case %d, guarded %d: %d", c, guarded, (int)rc);
 			user += 2u;
 		}
 	}
@@ -649,31 +661,6 @@ Test(submit_paths, a_bursts_buffer_refusals_are_exact_both_ways)
  * answer as the unguarded one (another thread's, which makes the pool
  * shared: so every guarded burst comes first), the two tasks before it
  * accepted and completed, no event for it. */
-static doca_error_t odd_handle_burst(struct api_fixture *f, struct doca_buf *src, struct doca_buf *dst,
-				     bool guarded, uint64_t user, int c)
-{
-	struct burst_of_three b = { .f = f, .accepted = 99 };
-
-	for (int i = 0; i < 2; i++)
-		b.descs[i] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = f->src, .dst = f->dst,
-						      .user_data.u64 = user + (uint64_t)i };
-	b.descs[2] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = src, .dst = dst, .user_data.u64 = 99 };
-	if (guarded) {
-		burst_of_three_main(&b);
-	} else {
-		pthread_t t;
-
-		cr_assert_eq(pthread_create(&t, NULL, burst_of_three_main, &b), 0);
-		cr_assert_eq(pthread_join(t, NULL), 0);
-	}
-	cr_assert_neq(b.rc, DOCA_SUCCESS, "case %d, guarded %d", c, guarded);
-	cr_assert_eq(b.accepted, 2, "case %d, guarded %d", c, guarded);
-	expect_success_event(f->pe, user, LEN);
-	expect_success_event(f->pe, user + 1u, LEN);
-	expect_no_event_for(f->pe, 5);
-	return b.rc;
-}
-
 Test(submit_paths, a_guarded_bursts_odd_buffer_handles_are_refused_as_unguarded)
 {
 	struct api_fixture f;
