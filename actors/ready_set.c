@@ -41,9 +41,12 @@ bool ready_signal_claim(struct ready_set *s, struct ready_node *n)
 	return true;
 }
 
+/* n->next is NULL here (a node out of the FIFO always has it so:
+ * ready_node_init, ready_pop_sc), so nothing stores it: a store would take
+ * n's line away from the signallers, who load n->flags on it each signal
+ * (a busy actor is popped and kept every visit). */
 static void fifo_append(struct ready_set *s, struct ready_node *n)
 {
-	n->next = NULL;
 	if (s->tail != NULL)
 		s->tail->next = n;
 	else

@@ -139,7 +139,8 @@ static inline struct ready_node *ready_pop_sc(struct ready_set *s)
 	s->head = n->next;
 	if (s->head == NULL)
 		s->tail = NULL;
-	n->next = NULL;
+	else
+		n->next = NULL; /* only when set: n's line is the signallers' (fifo_append) */
 	s->count--;
 	return n;
 }

@@ -105,6 +105,41 @@ Test(ready_set, a_kept_head_goes_to_the_tail_and_a_lone_one_stays_put)
 	cr_assert_null(ready_peek_sc(&set));
 }
 
+/* A node out of the FIFO has next NULL, which the consumer's append relies
+ * on instead of storing it (the line is the signallers': actors/ready_set.c):
+ * popped from the middle, the last, or alone, then kept or released and
+ * queued again, the order stays exact and every FIFO ends. */
+Test(ready_set, a_popped_node_has_no_next_however_it_left_and_joins_again_in_order)
+{
+	(void)signal_and_collect(3);
+	struct ready_node *a = ready_pop_sc(&set);
+
+	cr_assert_eq(a, &nodes[0]);
+	cr_assert_null(a->next, "popped with two behind it");
+	ready_keep_sc(&set, a); /* 1, 2, 0 */
+	cr_assert_eq(ready_pop_sc(&set), &nodes[1]);
+	cr_assert_null(nodes[1].next);
+	cr_assert(ready_release_sc(&nodes[1]));
+	cr_assert_eq(ready_pop_sc(&set), &nodes[2]);
+	cr_assert(ready_release_sc(&nodes[2]));
+	struct ready_node *lone = ready_pop_sc(&set);
+
+	cr_assert_eq(lone, &nodes[0]);
+	cr_assert_null(lone->next, "popped alone");
+	cr_assert_eq(set.count, 0);
+	ready_keep_sc(&set, lone); /* 0 */
+	cr_assert(signal_node(2));
+	cr_assert(signal_node(1));
+	cr_assert_eq(ready_collect_sc(&set, 64), 3); /* 0, then 2 and 1 in their signals' order */
+	cr_assert_eq(ready_pop_sc(&set), &nodes[0]);
+	cr_assert_eq(ready_pop_sc(&set), &nodes[2]);
+	cr_assert_null(nodes[2].next);
+	cr_assert_eq(ready_pop_sc(&set), &nodes[1]);
+	cr_assert_null(nodes[1].next);
+	cr_assert_null(ready_pop_sc(&set), "the FIFO ends: no stale link was followed");
+	cr_assert_eq(set.count, 0);
+}
+
 Test(ready_set, a_collect_takes_at_most_max_new_nodes)
 {
 	for (int i = 0; i < 5; i++)
