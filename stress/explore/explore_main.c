@@ -493,6 +493,7 @@ static const char *const revertible[] = {
 	"event_claim_load_store", /* doca_event_free claims the event with a load and a store, not a CAS */
 	"event_claim_no_carry", /* a claim's next generation drops the carry from the gs's low 6 bits to its top 16 */
 	"fork_no_atfork",                /* nothing is done at fork */
+	"engine_signal_no_wake", /* a post that queued its qp on a sw engine thread never wakes it */
 	"push_wake_skipped",             /* a mailbox push never wakes (nor feeds for) an armed PE */
 	"push_wake_own_queue", /* a push that queued its context wakes the PE as if another had queued it */
 	"pool_depth_ignores_fresh", /* a burst's pop counts the stack's depth as the free count, fresh slots included */
