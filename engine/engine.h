@@ -303,6 +303,13 @@ struct doca_event {
 	 * thread races on (engine/event.c). On the line of the free's and
 	 * the get's other fields (run, links, bias) */
 	_Atomic uint64_t gs;
+	/* the PE of the slot's run, stored by every chunk_make and left by
+	 * the scrub (task_pool_fini): type-stable, as the cell is. A free
+	 * reads it before its claim, to enter the PE's guard first
+	 * (engine/event.c, "The owner's plain claim"); exact whenever that
+	 * claim then wins. Atomic: a stale free may read it while a
+	 * chunk_make of the cell's next life stores it. */
+	_Atomic(struct doca_pe *) pe;
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct doca_event) == 128, "an event is two cache lines");

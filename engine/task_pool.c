@@ -302,6 +302,9 @@ static struct doca_event *chunk_make(struct task_pool *p, uint32_t c)
 		/* atomic: a stale free of the cell's last life may read it
 		 * meanwhile (the same value: it depends on the address alone) */
 		atomic_store_explicit(&ev->claim_bias, ev_claim_bias((uintptr_t)ev), memory_order_relaxed);
+		/* atomic, as the bias: a stale free may read it meanwhile (a
+		 * free finds the PE by it before it claims: engine/event.c) */
+		atomic_store_explicit(&ev->pe, p->run->pe, memory_order_relaxed);
 		/* once for the slot's life: DOCA_TASK_COPY is the one type
 		 * (task_check refuses any other), so no fill writes it and
 		 * nothing else ever does (a second type would make the fill
@@ -351,7 +354,8 @@ void task_pool_fini(struct task_pool *p)
 
 		if (evs == NULL)
 			continue;
-		/* the slots keep their magic, epoch and generation, and nothing else */
+		/* the slots keep their magic, epoch, generation, claim bias and
+		 * PE word (atomics a stale free may read), and nothing else */
 		for (uint32_t i = 0; i < n; i++) {
 			struct doca_event *ev = &evs[i];
 

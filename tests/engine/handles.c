@@ -568,6 +568,54 @@ Test(handles, an_event_slot_whose_generation_goes_round_hands_out_generation_0)
 	rig_down(&r);
 }
 
+/* Every slot's PE word (engine.h, struct doca_event's `pe`) is its run's
+ * PE from the slot's chunk_make on, and stays so after the slot's free
+ * and after the run's retirement scrubs the slot (the frees find the PE
+ * by it before they claim: engine/event.c). A second PE's context whose
+ * pool takes the same cells then stores its own PE there. */
+Test(handles, an_event_slots_pe_word_is_its_runs_pe_and_survives_the_scrub)
+{
+	struct rig r;
+
+	rig_up(&r);
+	struct doca_task_desc task = { .type = DOCA_TASK_COPY, .src = r.src, .dst = r.dst, .user_data.u64 = 1 };
+
+	cr_assert_eq(doca_task_submit(r.t.ctx, &task), DOCA_SUCCESS);
+	struct doca_event *h = first_event(r.pe);
+	struct doca_event *slot = handle_deref(h);
+	struct doca_pe *pe_addr = handle_addr(r.pe);
+
+	cr_assert_eq(atomic_load(&slot->pe), pe_addr, "the slot's PE word is its run's PE");
+	cr_assert_eq(slot->run->pe, pe_addr);
+	doca_event_free(h);
+	cr_assert_eq(atomic_load(&slot->pe), pe_addr, "a free leaves it");
+	cr_assert_eq(doca_ctx_stop(r.t.ctx), DOCA_SUCCESS);
+	settle();
+	cr_assert_eq(slot->run, NULL, "the run's retirement scrubbed the slot");
+	cr_assert_eq(atomic_load(&slot->pe), pe_addr, "the scrub leaves the PE word");
+	cr_assert_eq(doca_buf_destroy(r.src), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_destroy(r.dst), DOCA_SUCCESS);
+	tree_down(&r.t);
+	cr_assert_eq(doca_pe_destroy(r.pe), DOCA_SUCCESS);
+	settle();
+
+	/* a new tree on a new PE: its run's first chunk takes the same cell
+	 * back (LIFO, this test alone) and stores the new PE */
+	struct rig s;
+
+	rig_up(&s);
+	task.src = s.src;
+	task.dst = s.dst;
+	cr_assert_eq(doca_task_submit(s.t.ctx, &task), DOCA_SUCCESS);
+	struct doca_event *h2 = first_event(s.pe);
+	struct doca_event *slot2 = handle_deref(h2);
+
+	cr_assert_eq(atomic_load(&slot2->pe), handle_addr(s.pe), "the new slot's PE word is its run's PE");
+	cr_assert_eq(slot2->run->pe, handle_addr(s.pe));
+	doca_event_free(h2);
+	rig_down(&s);
+}
+
 /* The ready list's end, pe_ready_end (engine.h): an event the library
  * never hands out and never writes. A handle naming it (its address, with
  * or without a generation's tag bits) is no event of this process to every
