@@ -292,41 +292,49 @@ static inline uint64_t ev_held_next_free(uint64_t held)
 #endif
 }
 
-/* Take the event from the application: the one winner of HELD → FREE of
- * the next generation for the handle's generation, or NULL (refused,
- * logged, nothing changed; for a NULL @p h, nothing logged). @p ret: the
- * RETURNING gs of h's generation, set when the claim won.
- *
- * The CAS stores the next generation's FREE gs at once, not RETURNING
- * (the release stored the next generation after the unpins until
- * 2026-12-06): the winner owns the slot from its CAS on either way, and
- * no other thread can tell FREE of a generation no handle names from
- * RETURNING. Every other claim of the slot fails (it wants a HELD gs)
- * and event_refused counts it stale in both (its generation is not the
- * gs's, or the state is RETURNING); a getter refuses both (not HELD or
- * CALLBACK); no taker reaches the slot before its return to the pool
- * publishes it (the pool's release), after the claim; and no handle of
- * the next generation exists before a take and a handout. The state
- * RETURNING is still what marks a slot in its run's mailbox as a free,
- * not a task (event_returning): a claimed slot routed there is stored
- * RETURNING of its generation (@p ret) before its push (route_event),
- * and the turn that takes it back stores the next FREE gs again. A
- * released slot's gs store is then left out (event_release_slot's
- * claimed). */
-static inline __attribute__((always_inline)) struct doca_event *
-event_claim(const char *who, const struct doca_event *h, uint64_t key, uint64_t *ret)
+/* The claim's three parts: the look (the slot behind a handle and the
+ * HELD gs its claim wants), and the claim proper, a plain one (a load, a
+ * compare and a store: only the PE's parked owner inside its brief
+ * section entered by the owner way, while the PE's runner claim flag is
+ * 0: "The owner's plain claim", below) or a CAS (every other claimer).
+ * The look: @p h's slot (NULL: event_slot_keyed refused it), *want the
+ * HELD gs of h's generation. */
+static inline __attribute__((always_inline)) struct doca_event *event_claim_look(const struct doca_event *h,
+										 uint64_t key, uint64_t *want)
 {
 	struct doca_event *ev = event_slot_keyed(h, key);
-	uint64_t want, gs;
+
+	if (ev != NULL)
+		*want = ev_handle_held_gs(h, ev);
+	return ev;
+}
+
+/* The plain claim of @p ev for the HELD gs @p want: true, the next
+ * generation's FREE stored, if the slot's gs was want; else false, *gs
+ * the word found (for event_refused). Correct only where no other thread
+ * can claim the slot meanwhile (event.c top, "The owner's plain claim"). */
+static inline __attribute__((always_inline)) bool event_claim_plain(struct doca_event *ev, uint64_t want,
+								     uint64_t *gs)
+{
+	/* acquire: pairs with the handout's release (pe_take_ready), as the
+	 * CAS's */
+	*gs = atomic_load_explicit(&ev->gs, memory_order_acquire);
+	EXPLORE_POINT(ATOMIC);
+	if (*gs != want)
+		return false;
+	atomic_store_explicit(&ev->gs, ev_held_next_free(want), memory_order_relaxed);
+	return true;
+}
+
+/* The CAS claim of @p ev for the HELD gs @p want: as event_claim_plain,
+ * the one winner among any number of CAS claimers. */
+static inline __attribute__((always_inline)) bool event_claim_cas(struct doca_event *ev, uint64_t want,
+								   uint64_t *gs_out)
+{
+	uint64_t gs = want;
+	uint64_t to = ev_held_next_free(want);
 	bool won;
 
-	if (ev == NULL) {
-		event_refused(who, h, NULL, 0);
-		return NULL;
-	}
-	want = ev_handle_held_gs(h, ev);
-	gs = want;
-	uint64_t to = ev_held_next_free(want);
 	EXPLORE_POINT(ATOMIC);
 	if (DOCA_REVERTED("event_claim_load_store")) {
 		gs = atomic_load_explicit(&ev->gs, memory_order_relaxed);
@@ -351,7 +359,42 @@ event_claim(const char *who, const struct doca_event *h, uint64_t key, uint64_t 
 							      memory_order_acquire, memory_order_relaxed);
 #endif
 	}
-	if (!won) {
+	*gs_out = gs;
+	return won;
+}
+
+/* Take the event from the application: the one winner of HELD → FREE of
+ * the next generation for the handle's generation, or NULL (refused,
+ * logged, nothing changed; for a NULL @p h, nothing logged). @p ret: the
+ * RETURNING gs of h's generation, set when the claim won.
+ *
+ * The CAS stores the next generation's FREE gs at once, not RETURNING
+ * (the release stored the next generation after the unpins until
+ * 2026-12-06): the winner owns the slot from its CAS on either way, and
+ * no other thread can tell FREE of a generation no handle names from
+ * RETURNING. Every other claim of the slot fails (it wants a HELD gs)
+ * and event_refused counts it stale in both (its generation is not the
+ * gs's, or the state is RETURNING); a getter refuses both (not HELD or
+ * CALLBACK); no taker reaches the slot before its return to the pool
+ * publishes it (the pool's release), after the claim; and no handle of
+ * the next generation exists before a take and a handout. The state
+ * RETURNING is still what marks a slot in its run's mailbox as a free,
+ * not a task (event_returning): a claimed slot routed there is stored
+ * RETURNING of its generation (@p ret) before its push (route_event),
+ * and the turn that takes it back stores the next FREE gs again. A
+ * released slot's gs store is then left out (event_release_slot's
+ * claimed). */
+static inline __attribute__((always_inline)) struct doca_event *
+event_claim(const char *who, const struct doca_event *h, uint64_t key, uint64_t *ret)
+{
+	uint64_t want, gs;
+	struct doca_event *ev = event_claim_look(h, key, &want);
+
+	if (ev == NULL) {
+		event_refused(who, h, NULL, 0);
+		return NULL;
+	}
+	if (!event_claim_cas(ev, want, &gs)) {
 		event_refused(who, h, ev, gs);
 		return NULL;
 	}
