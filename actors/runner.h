@@ -99,6 +99,13 @@ struct runner {
 	/* revokers in flight, RUNNER_REVOKER each (read by a parking: see top) */
 	_Atomic uint32_t revoke;
 	uint16_t park_gen; /* the last parking's generation (the holder's) */
+	/* The owner's claims (engine/event.c, "The owner's plain claim"):
+	 * 0 while the parked owner may claim its actor's events plainly;
+	 * RUNNER_CLAIMS_SETTING once a claimer outside the guard began to
+	 * turn that off, RUNNER_CLAIMS_SET (release) once that claimer's
+	 * wait ended (runner_claims_share). Sticky for the actor's life:
+	 * reset by runner_reset only. */
+	_Atomic uint8_t claims;
 #ifdef DOCA_EXPLORE
 	_Atomic unsigned explore_holders; /* the explorer's check: never 2 */
 #endif
@@ -231,6 +238,7 @@ static inline void runner_reset(struct runner *r)
 	runner_explore_retire(r);
 	atomic_store_explicit(&r->owner, NULL, memory_order_relaxed);
 	atomic_store_explicit(&r->revoke, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->claims, 0, memory_order_relaxed);
 #ifdef DOCA_EXPLORE
 	atomic_store_explicit(&r->explore_holders, 0, memory_order_relaxed);
 #endif
@@ -712,6 +720,63 @@ static inline void runner_quiesce_fenced(struct runner *r)
 {
 	asym_fence_heavy(); /* the caller's access above is ordered before we read the owner's list */
 	runner_quiesce_wait(r);
+}
+
+/* runner.claims' states after 0 (struct runner) */
+#define RUNNER_CLAIMS_SETTING 1u
+#define RUNNER_CLAIMS_SET 2u
+
+/* A claimer outside the guard (one that found it busy: engine/event.c,
+ * "The owner's plain claim") turns the parked owner's plain claims off
+ * for good and waits out a brief section that may be making one; after
+ * it, the caller may claim by CAS. With the claims flag SET (acquire:
+ * stored after its setter's wait), at once. Else it stores SETTING (the
+ * first such claimer, by CAS) or finds it stored, runs the heavy half of
+ * the fence, and waits out the brief sections entered by runner_unpark
+ * (runner_quiesce_wait); the one that stored SETTING then stores SET
+ * (release). Every claimer that saw SETTING runs its own fence and wait,
+ * never waits for SET: a section that loaded 0 before the setter's store
+ * became visible to it is ordered before the caller only by a fence
+ * pair of the caller's own (librseq's biased lock does the same). The
+ * caller holds no brief section (the wait would be for itself, or for
+ * an owner whose section waits for nothing, but a rule is simpler); a
+ * read-side section is allowed (no brief section waits for a grace
+ * period). Not wait-free: a membarrier, and the wait for a brief section
+ * in progress, while the flag is not SET. */
+static inline void runner_claims_share(struct runner *r)
+{
+	EXPLORE_POINT(GUARD);
+	uint8_t f = atomic_load_explicit(&r->claims, memory_order_acquire);
+	bool setter = false;
+
+	if (f == RUNNER_CLAIMS_SET)
+		return;
+	if (f == 0) {
+		/* acq_rel: acquire, a SET found comes with its wait */
+		setter = atomic_compare_exchange_strong_explicit(&r->claims, &f, RUNNER_CLAIMS_SETTING,
+								 memory_order_acq_rel, memory_order_acquire);
+		if (!setter && f == RUNNER_CLAIMS_SET)
+			return;
+	}
+	if (!DOCA_REVERTED("foreign_claim_no_wait")) {
+		asym_fence_heavy(); /* SETTING is visible before we read the owner's list */
+		runner_quiesce_wait(r);
+	}
+	if (setter) {
+		EXPLORE_POINT(GUARD);
+		/* release: a claimer that reads SET comes after our wait */
+		atomic_store_explicit(&r->claims, RUNNER_CLAIMS_SET, memory_order_release);
+	}
+}
+
+/* Does the parked owner inside its brief section (entered by the owner
+ * way, its light half run) claim plainly? The flag loaded after the
+ * entry's fence (engine/event.c, "The owner's plain claim"). */
+static inline __attribute__((always_inline)) bool runner_claims_plain(struct runner *r)
+{
+	if (DOCA_REVERTED("holder_ignores_claims"))
+		return true; /* the protection undone: plain whatever the flag says */
+	return atomic_load_explicit(&r->claims, memory_order_relaxed) == 0;
 }
 
 static inline void runner_quiesce_begin(struct runner *r)

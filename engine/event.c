@@ -4,9 +4,11 @@
  *
  * Why freeing from any thread is correct. A slot's word `gs` holds its
  * generation and state (engine.h). The application holds a slot only in
- * state HELD, and the one way out of HELD for anybody but the PE is the CAS
+ * state HELD, and the one way out of HELD for anybody but the PE is the claim
  * HELD → FREE of the next generation, from the HELD of the generation its
- * handle names (event_claim): of any number of threads freeing one event,
+ * handle names: a CAS (event_claim_cas), or the parked owner's plain load
+ * and store where no CAS can race it ("The owner's plain claim", below):
+ * of any number of threads freeing one event,
  * exactly one wins, and a stale handle (an older generation) can never
  * win, because every claim, and every other return to the pool, bumps the
  * generation. The winner then owns the slot. The pool's returns have a
@@ -26,6 +28,70 @@
  * doca_event_free_bulk that entered so): that one takes no section, and a
  * stop's retirement waits for its brief section instead (engine/ctx_run.c,
  * "The owner's frees"; doca_event_free below).
+ *
+ * The owner's plain claim. The CAS is a locked instruction, a full
+ * barrier an event (bench/README.md "### claim16": the owner's bursts
+ * wait there for their stores). So the PE's parked owner claims with a
+ * plain load, compare and store instead, while no claim outside the
+ * guard can race it, and the claims pair with the guard's own Dekker
+ * handshake (actors/runner.h, top; actors/asym_fence.h):
+ *  - The plain claimer: only the parked owner T, inside a brief section
+ *    it entered by the owner way (runner_owner_enter, or
+ *    route_begin_owner's runner_unpark_at: its entry pushed on its list,
+ *    the light half of the fence, the owner word loaded and found its
+ *    parked word W unmarked), and only with runner_owner_way (the
+ *    kernel's fences, no race detector). After the entry it loads the
+ *    PE guard's claim flag (runner.claims); 0: it claims plainly, else by
+ *    CAS. Its pop at the exit (release) ends the section.
+ *  - Every other claimer that holds the guard (entered by a CAS, by
+ *    runner_unpark on another way, or nested in its own section) claims
+ *    by CAS: while it holds the guard no owner-way section is in
+ *    progress (a section runs only while the word is W or W | REVOKING,
+ *    and nobody takes the guard from W while T is inside: the revoker
+ *    finds T's entry), or the section is its own.
+ *  - A claimer that finds the guard busy runs the outside protocol
+ *    (runner_claims_share): the flag 0 → SETTING by CAS (or SETTING
+ *    found), the heavy half, runner_quiesce_wait (the parked owner's
+ *    brief sections waited out), SET (release) by the setter; then it
+ *    claims by CAS. Found SET (acquire), at once.
+ * Why exactly one free of a HELD generation wins. Two CAS claims: as
+ * before. A plain claim of T in section S against a claim C of another
+ * thread U: C is a CAS made after U's protocol or while U holds the
+ * guard. Holding the guard excludes S (above). After the protocol: U
+ * stored SETTING (or read it, acquire) before its heavy half; T pushed
+ * its entry before its light half and loaded the flag after. By the
+ * fence pair, either T's load sees SETTING or later (the flag only
+ * grows: then T claims by CAS, and two CAS claims race fairly), or U's
+ * loads after its heavy half see T's push: runner_quiesce_wait then
+ * finds the owner word parked by T (or a later word: T's section then
+ * ended before it, as the guard changes hands only once T is out) and
+ * waits for T's pop (release; our load acquires), so T's plain store
+ * happens before U's CAS, which then finds the next generation and
+ * refuses. A U that found SET reads it after the setter's wait, so after
+ * every section that loaded 0 (each one either waited out by the setter
+ * or loading SETTING); one that found SETTING ran its own fence and wait
+ * (it cannot count on the setter's, not yet returned: librseq's biased
+ * lock has the same two states for the same reason). A stale handle's
+ * plain claim compares the slot's gs with its own HELD, like the CAS:
+ * it stores only over that exact word.
+ * The entry comes before the claim (the first order, the claim first,
+ * is stress/explore's owner_claim_revoke, revert owner_claim_before_entry:
+ * T plain-loads HELD and is preempted; another thread revokes the guard,
+ * parks it and frees the event plainly too; both win). So a free needs
+ * the PE before its claim: the slot's type-stable PE word (engine.h),
+ * exact whenever the claim then wins (the handle's holder happens after
+ * the chunk_make of its generation; a new chunk life bumps the
+ * generation). A burst (event_free_burst) begins its route to a PE
+ * before its first claim of that PE's event, compares each event's PE
+ * word with the route's before claiming it, and ends the route before
+ * it claims another PE's event: no thread claims one PE's event inside
+ * another PE's section, and none waits inside a brief section (the
+ * protocol runs between routes), so two owners freeing each other's
+ * events cannot deadlock.
+ * The cost: the first claims outside the guard of each PE's life run a
+ * membarrier and wait for an owner's brief section in progress (not
+ * wait-free while the owner is preempted inside it); once SET, every
+ * outside claim is a CAS at once and the owner's claims are CAS again.
  */
 #include <stdlib.h>
 
@@ -755,20 +821,87 @@ static __attribute__((noinline)) void event_free_entered(struct doca_event *ev, 
 
 /* doca_event_free's entry that its owner's way does not make itself
  * (runner_owner_enter failed: the calling thread has no record yet, or no
- * owner way, or the owner word is not its parked word unmarked): the
- * whole entry, runner_enter_brief_from, which loads the owner word again
- * (a marked word of ours is its CAS). It takes the handle first, the slot
- * second, as doca_event_free receives the handle: its slot's address is
- * then made in another register than the handle's (the tail call's
- * second argument), not the handle moved out of the first one first (one
- * `mov` a free). */
-static __attribute__((noinline)) void event_free_enter(const struct doca_event *h, struct doca_event *ev,
-						       struct doca_pe *pe)
+ * owner way, or the owner word is not its parked word unmarked), then
+ * the claim: the whole entry, runner_enter_brief_from, which loads the
+ * owner word again (a marked word of ours is its CAS). All of it inside
+ * a read-side section, taken before the look: the PE the slot's word
+ * names is entered before the claim, and a stale handle's slot may name
+ * a PE being destroyed; a look that finds the handle's HELD gs (acquire)
+ * proves the run, so its PE, alive at that moment, and its grace period
+ * (pe_free_rcu) then waits for us. A look that finds another gs refuses
+ * the free without touching the PE. Entered (by a CAS, by runner_unpark
+ * not by the owner way, or nested), the claim is a CAS: the parked owner
+ * claims plainly only inside its owner way's section, which our holding
+ * the guard excludes (or which is ours). Busy: the outside claimer's
+ * protocol first (runner_claims_share), then the CAS. It takes the
+ * handle first, the slot second, as doca_event_free receives the handle
+ * (its slot's address is then made in another register than the
+ * handle's: one `mov` a free). */
+static __attribute__((noinline)) void event_free_enter(const struct doca_event *h, struct doca_event *ev)
 {
 	const void *unparked = NULL;
+	uint64_t want = ev_handle_held_gs(h, ev), gs;
+
+	doca_rcu_read_lock();
+	EXPLORE_POINT(ATOMIC);
+	gs = atomic_load_explicit(&ev->gs, memory_order_acquire);
+	if (gs != want) {
+		doca_rcu_read_unlock();
+		event_refused("doca_event_free", h, ev, gs);
+		return;
+	}
+	struct doca_pe *pe = atomic_load_explicit(&ev->pe, memory_order_relaxed);
+	enum runner_entry e = runner_enter_brief_from(&pe->runner, &unparked);
+
+	if (e == RUNNER_BUSY && runner_owner_way)
+		runner_claims_share(&pe->runner);
+	if (!event_claim_cas(ev, want, &gs)) {
+		if (e == RUNNER_ENTERED)
+			runner_exit_from(&pe->runner, unparked);
+		doca_rcu_read_unlock();
+		event_refused("doca_event_free", h, ev, gs);
+		return;
+	}
+	event_free_entered(ev, h, pe, e, unparked);
+	doca_rcu_read_unlock();
+}
+
+/* The reverted first order (explorer switch owner_claim_before_entry):
+ * the claim before the entry, plain when the flag is 0, as the claim16
+ * sketch had it. Wrong: a revoke between the owner's plain load and its
+ * store lets the next owner win too (stress/explore owner_claim_revoke). */
+static __attribute__((noinline)) void event_free_claim_first(const struct doca_event *h, struct doca_event *ev,
+							     struct doca_pe *pe, struct runner_thread *t)
+{
+	uint64_t want = ev_handle_held_gs(h, ev), gs;
+	const void *cur, *unparked = NULL;
+	bool won = runner_claims_plain(&pe->runner) ? event_claim_plain(ev, want, &gs)
+						     : event_claim_cas(ev, want, &gs);
+
+	if (!won) {
+		event_refused("doca_event_free", h, ev, gs);
+		return;
+	}
+	EXPLORE_POINT(GUARD);
+	if (runner_owner_enter(&pe->runner, t, true, false, &cur)) {
+		runner_unparked_first_count(t);
+		event_free_entered(ev, h, pe, RUNNER_ENTERED, cur);
+		return;
+	}
 	enum runner_entry e = runner_enter_brief_from(&pe->runner, &unparked);
 
 	event_free_entered(ev, h, pe, e, unparked);
+}
+
+/* The owner's way when its claim lost (a stale or double free): leave
+ * the section, then refuse (logged, counted). */
+static __attribute__((noinline, cold)) void event_free_owner_refused(const struct doca_event *h,
+								    struct doca_event *ev, uint64_t gs,
+								    struct doca_pe *pe, const void *cur,
+								    struct runner_thread *t)
+{
+	runner_exit_unparked_first(&pe->runner, cur, t);
+	event_refused("doca_event_free", h, ev, gs);
 }
 
 /* The owner's way past its credit's return when run_credits_returned must
@@ -811,27 +944,25 @@ static __attribute__((noinline)) void event_free_put_shared(struct ctx_run *run,
  * above). */
 void doca_event_free(struct doca_event *h)
 {
-	/* Claimed outside a read-side section (a NULL handle: no claim and
-	 * nothing logged): the claim reads and writes only the slot's handle
-	 * head and gs, atomics never written by plain stores in a type-stable
-	 * cell (engine/cells.c; a retired pool
-	 * scrubs its slots but keeps them). A claim that wins holds its
-	 * run's credit: the run, its context and the context's PE stay
-	 * (a run is retired only with every credit back, a context
-	 * destroyed only IDLE, a PE only without contexts), so the slot's
-	 * fields and the PE's guard may be read until the credit goes back. */
-	uint64_t ret;
-	struct doca_event *ev = event_claim("doca_event_free", h, g_event_key, &ret);
+	/* The look outside a read-side section: the slot's handle head, its
+	 * PE word and the PE's guard and claim flag are atomics of
+	 * type-stable cells (engine/cells.c: a retired pool scrubs its slots
+	 * but keeps those; a PE's cell keeps its guard), never written by
+	 * plain stores. The slot's PE word is its run's PE whenever the
+	 * claim below wins (engine.h); for a stale handle it may be any PE,
+	 * or a PE's cell between two lives: the owner way enters only a
+	 * guard parked by us, so a live PE's, and then refuses. A claim that
+	 * wins holds its run's credit: the run, its context and the
+	 * context's PE stay (a run is retired only with every credit back,
+	 * a context destroyed only IDLE, a PE only without contexts), so the
+	 * slot's fields may be read until the credit goes back. */
+	struct doca_event *ev = event_slot_keyed(h, g_event_key);
 
-	if (ev == NULL)
+	if (__builtin_expect(ev == NULL, 0)) {
+		event_refused("doca_event_free", h, NULL, 0);
 		return;
-	/* runner_enter_brief_from, its parked owner's case first. The PE
-	 * from the run, not the context: the run records its context's PE
-	 * for its life (the claim's credit keeps it), and the inline way
-	 * keeps the run for its put (one load less than ctx_pe's two and
-	 * the run's own). */
-	struct ctx_run *run = ev->run;
-	struct doca_pe *pe = run->pe;
+	}
+	struct doca_pe *pe = atomic_load_explicit(&ev->pe, memory_order_relaxed);
 	struct runner_thread *t = runner_me_owner_way;
 
 	/* Both flags once, as runner_owner_way (neither changes while a
@@ -840,24 +971,45 @@ void doca_event_free(struct doca_event *h)
 	 * barriers, no flag tested again) with no race detector watching;
 	 * otherwise (t a twin, as for a thread without a record: it fails
 	 * runner_owner_enter) the whole
-	 * entry and its rest (event_free_entered annotates, and fences as
-	 * the flag says). */
+	 * entry and its rest (event_free_enter: a section, the look, the
+	 * entry, the CAS claim). */
 	/* And the thread in no parked section (depth 0: then not nested
 	 * in ours either, and its entry is its list's first, at constant
 	 * indexes); a nested or deeper call takes the whole entry too
 	 * (runner_me_owner_way is a twin there: runner_depth_set), as does
 	 * an owner word that is not our parked word unmarked (the general
-	 * entry looks again: a marked word of ours is its CAS). */
+	 * entry looks again: a marked word of ours is its CAS). A NULL PE
+	 * word (a handle into a cell whose first chunk_make is under way:
+	 * no event's) takes the whole entry too, whose look refuses it. */
 	/* Entered uncounted (runner_owner_enter): the inline way below
 	 * calls nothing; each rest it tail-calls counts the entry first and
 	 * leaves as after runner_unpark_at. */
 	EXPLORE_POINT(GUARD);
 	const void *cur;
 
-	if (!runner_owner_enter(&pe->runner, t, true, false, &cur)) {
-		event_free_enter(h, ev, pe);
+	if (DOCA_REVERTED("owner_claim_before_entry") && pe != NULL &&
+	    runner_parked_by(atomic_load_explicit(&pe->runner.owner, memory_order_relaxed), t)) {
+		event_free_claim_first(h, ev, pe, t);
 		return;
 	}
+	if (__builtin_expect(pe == NULL, 0) || !runner_owner_enter(&pe->runner, t, true, false, &cur)) {
+		event_free_enter(h, ev);
+		return;
+	}
+	/* The claim, inside the section (event.c top, "The owner's plain
+	 * claim"): plain while the PE's claim flag, loaded after the entry's
+	 * light half, is 0; a CAS once a claimer outside the guard set it. */
+	uint64_t want = ev_handle_held_gs(h, ev), gs;
+	bool won = runner_claims_plain(&pe->runner) ? event_claim_plain(ev, want, &gs)
+						     : event_claim_cas(ev, want, &gs);
+
+	if (__builtin_expect(!won, 0)) {
+		event_free_owner_refused(h, ev, gs, pe, cur, t);
+		return;
+	}
+	/* the PE from the slot, the run now (the won claim's credit keeps it) */
+	struct ctx_run *run = ev->run;
+
 	/* event_free_entered's way for ENTERED by runner_unpark (no
 	 * section), its annotations left out. The exit's guard is the
 	 * entry's, kept in a register across the put (the out-of-line rests
