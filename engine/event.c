@@ -627,24 +627,72 @@ static inline __attribute__((always_inline)) void route_end_owner(struct free_ro
 	runner_exit_unparked_at(&r->pe->runner, r->unparked, t, 0);
 }
 
+/* Why burst_take did not take an event into the chain. */
+enum burst_left {
+	BURST_REFUSED,  /* refused (logged): nothing to route */
+	BURST_CLAIMED,  /* claimed, an event of another run of the route's PE */
+	BURST_OTHER_PE, /* unclaimed: its slot names another PE (or the route has none yet) */
+};
+
 /* One event of the burst's fast way (event_free_burst): claimed and
  * released into @p chain, true, if it is an event of @p run; else false,
- * *claimed telling an event claimed (of another run, or the first) from
- * one refused. */
+ * *left telling why. The event's PE word is compared with the route's
+ * PE @p pe before the claim (event.c top, "The owner's plain claim": no
+ * claim of another PE's event inside this PE's section); the claim is
+ * plain when the route's entry is the owner way's and the PE's flag was
+ * 0 after it (@p plain), else a CAS. */
 static inline __attribute__((always_inline)) bool burst_take(const struct doca_event *h, uint64_t key,
-							      const struct ctx_run *run, struct pool_chain *chain,
-							      bool watched, bool *claimed)
+							      const struct doca_pe *pe, const struct ctx_run *run,
+							      struct pool_chain *chain, bool watched, bool plain,
+							      enum burst_left *left)
 {
-	uint64_t ret;
-	struct doca_event *ev = event_claim("doca_event_free_bulk", h, key, &ret);
+	uint64_t want, gs;
+	struct doca_event *ev = event_claim_look(h, key, &want);
 
-	if (__builtin_expect(ev == NULL || ev->run != run, 0)) {
-		*claimed = ev != NULL;
+	if (__builtin_expect(ev == NULL, 0)) {
+		event_refused("doca_event_free_bulk", h, NULL, 0);
+		*left = BURST_REFUSED;
+		return false;
+	}
+	if (__builtin_expect(atomic_load_explicit(&ev->pe, memory_order_relaxed) != pe, 0)) {
+		*left = BURST_OTHER_PE;
+		return false;
+	}
+	bool won = plain ? event_claim_plain(ev, want, &gs) : event_claim_cas(ev, want, &gs);
+
+	if (__builtin_expect(!won, 0)) {
+		event_refused("doca_event_free_bulk", h, ev, gs);
+		*left = BURST_REFUSED;
+		return false;
+	}
+	if (__builtin_expect(ev->run != run, 0)) {
+		*left = BURST_CLAIMED;
 		return false;
 	}
 	event_release_slot(ev, 0, watched, true);
 	pool_chain_link_more(chain, ev);
 	return true;
+}
+
+/* The end of the burst's route (@p run, @p chain: the fast way's; @p
+ * owner_only: begun by route_begin_owner and used by nothing else), before
+ * a route to another PE or at the burst's end. */
+static inline __attribute__((always_inline)) void burst_route_end(struct free_route *r, struct ctx_run *run,
+								   const struct pool_chain chain, bool owner_only,
+								   struct runner_thread *t)
+{
+	if (owner_only) {
+		if (run != NULL)
+			route_end_owner(r, run, chain, t);
+		else /* its first claim refused: nothing to return */
+			runner_exit_unparked_at(&r->pe->runner, r->unparked, t, 0);
+		r->pe = NULL;
+		r->entered = false;
+		return;
+	}
+	r->released = run;
+	r->chain = chain;
+	route_end(r);
 }
 
 /* doca_event_free_bulk's body, compiled once for each value of @p watched
@@ -663,47 +711,48 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 	struct pool_chain chain = { 0 };
 	const uint64_t key = g_event_key; /* once for the burst's handles */
 	/* the burst's route is the owner's (route_begin_owner) and no other
-	 * route was begun: route_end_owner ends it */
+	 * run was routed: burst_route_end ends it by route_end_owner */
 	bool owner_only = false;
+	/* the route's claims are plain (its entry the owner way's, the PE's
+	 * claim flag 0 after it) */
+	bool plain = false;
 	/* the flag, the record and depth 0 in one word (runner_depth_set) */
 	struct runner_thread *t = runner_me_owner_way;
 	/* The fast way links its slots into chain without counting them
 	 * (pool_chain_link_more): chain.n lacks the events from index base
-	 * on that it linked, all but the `refused` claims among them, and
-	 * gets them where it is used (before route_event_slow, and at the
-	 * end): one add a slot less. */
+	 * on that it linked, all but the `refused` ones among them, and
+	 * gets them where it is used (before route_event_slow, a route's
+	 * end, and at the end): one add a slot less. */
 	uint32_t base = 0, refused = 0;
 
 	/* last: where a round of two may no longer start */
 	struct doca_event *const *p = evs, *const *end = evs + n, *const *last = end - 1;
 
 	while (p < end) {
-		bool claimed;
+		enum burst_left left;
 
 		/* The fast way, two events a round written by hand: the
 		 * bound tested once a round and the pointer moved once, and
 		 * the round's first event linked to the chain's first slot,
-		 * the second to the first event (one copy of a slot's address
-		 * into the chain's register a round; gcc's unroll, with an
-		 * index, made one an event). It leaves at the end,
-		 * or at an event it does not take, *p: claimed, or refused
-		 * (claimed false). An event of `run` is released into the
-		 * chain as route_event would (the claim won h's generation
-		 * and stored the next; the chain holds a slot already: run is
-		 * not NULL (no event's run is), so route_event_slow or the
-		 * owner's way below released one into it). */
+		 * the second to the first event. It leaves at the end, or at
+		 * an event it does not take, *p (left says why). An event of
+		 * `run` is released into the chain as route_event would (the
+		 * claim won h's generation and stored the next; run is not
+		 * NULL only once the chain holds a slot). Before the first
+		 * route, route.pe is NULL: every event leaves as another
+		 * PE's. */
 		for (;;) {
 			if (p >= last) {
 				if (p == end)
 					goto done;
-				if (!burst_take(p[0], key, run, &chain, watched, &claimed))
+				if (!burst_take(p[0], key, route.pe, run, &chain, watched, plain, &left))
 					break;
 				p++;
 				goto done;
 			}
-			if (!burst_take(p[0], key, run, &chain, watched, &claimed))
+			if (!burst_take(p[0], key, route.pe, run, &chain, watched, plain, &left))
 				break;
-			if (!burst_take(p[1], key, run, &chain, watched, &claimed)) {
+			if (!burst_take(p[1], key, route.pe, run, &chain, watched, plain, &left)) {
 				p++;
 				break;
 			}
@@ -712,42 +761,90 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 		uint32_t i = (uint32_t)(p - evs);
 
 		p++;
-		if (!claimed) { /* skipped */
+		if (left == BURST_REFUSED) {
 			refused++;
 			continue;
 		}
-		/* evs[i]'s claim won: h names its slot's generation */
 		const struct doca_event *h = evs[i];
 		struct doca_event *ev = handle_addr(h);
 
-		if (!watched && route.pe == NULL && route_begin_owner(&route, ctx_pe(ev->ctx), t)) {
-			/* route_event's direct way for the route's first event */
+		if (left == BURST_CLAIMED) {
+			/* evs[i]'s claim won (another run of the route's PE):
+			 * h names its slot's generation */
+			owner_only = false;
+			chain.n += i - base - refused;
+			route.released = run;
+			route.chain = chain;
+			route_event_slow(&route, ev, ev_held_to_returning(ev_handle_held_gs(h, ev)));
+			run = route.direct ? route.released : NULL;
+			chain = route.chain; /* counted whole by the route */
+			base = i + 1u;
+			refused = 0;
+			continue;
+		}
+		/* Another PE's event, unclaimed: end the route first (no claim
+		 * of its event in this PE's section, and no wait below inside
+		 * a brief section), then begin one to its PE, then claim. */
+		chain.n += i - base - refused;
+		burst_route_end(&route, run, chain, owner_only, t);
+		run = NULL;
+		chain = (struct pool_chain){ 0 };
+		owner_only = false;
+		plain = false;
+		base = i; /* evs[i] is linked uncounted, or routed (base moves on) */
+		refused = 0;
+
+		struct doca_pe *pe = atomic_load_explicit(&ev->pe, memory_order_relaxed);
+		uint64_t want = ev_handle_held_gs(h, ev), gs;
+
+		if (!watched && pe != NULL && route_begin_owner(&route, pe, t)) {
+			plain = runner_claims_plain(&pe->runner);
 			owner_only = true;
+			if (!(plain ? event_claim_plain(ev, want, &gs) : event_claim_cas(ev, want, &gs))) {
+				event_refused("doca_event_free_bulk", h, ev, gs);
+				refused++;
+				continue;
+			}
+			/* route_event's direct way for the route's first event */
 			run = ev->run;
 			event_release_slot(ev, 0, false, true);
 			chain.last = ev; /* pool_chain_add on the empty chain */
 			pool_chain_link_more(&chain, ev);
 			continue;
 		}
-		owner_only = false;
-		chain.n += i - base - refused;
-		route.released = run;
+		/* The general entry, inside a read-side section from before a
+		 * second look (doca_event_free's event_free_enter says why: a
+		 * stale slot's PE word may name a PE being destroyed); kept to
+		 * the burst's end. */
+		if (!route.sectioned) {
+			doca_rcu_read_lock();
+			route.sectioned = true;
+		}
+		EXPLORE_POINT(ATOMIC);
+		gs = atomic_load_explicit(&ev->gs, memory_order_acquire);
+		if (gs != want) {
+			event_refused("doca_event_free_bulk", h, ev, gs);
+			refused++;
+			continue;
+		}
+		route_begin(&route, pe);
+		if (!route.direct && runner_owner_way)
+			runner_claims_share(&pe->runner); /* the outside claimer's protocol */
+		if (!event_claim_cas(ev, want, &gs)) {
+			event_refused("doca_event_free_bulk", h, ev, gs);
+			refused++;
+			continue;
+		}
+		route.released = NULL;
 		route.chain = chain;
-		route_event_slow(&route, ev, ev_held_to_returning(ev_handle_held_gs(h, ev)));
+		route_event_slow(&route, ev, ev_held_to_returning(want));
 		run = route.direct ? route.released : NULL;
 		chain = route.chain; /* counted whole by the route */
 		base = i + 1u;
-		refused = 0;
 	}
 done:
 	chain.n += n - base - refused;
-	if (owner_only) {
-		route_end_owner(&route, run, chain, t);
-		return;
-	}
-	route.released = run;
-	route.chain = chain;
-	route_end(&route);
+	burst_route_end(&route, run, chain, owner_only, t);
 	if (route.sectioned)
 		doca_rcu_read_unlock();
 }
@@ -756,8 +853,10 @@ void doca_event_free_bulk(struct doca_event **evs, uint32_t n)
 {
 	if (evs == NULL || n == 0)
 		return; /* nothing to free (event_free_burst wants n >= 1) */
-	/* Claimed outside a read-side section, as doca_event_free's; a route
-	 * takes one when it needs it (route_begin). */
+	/* Each PE's events claimed inside that PE's route (event.c top, "The
+	 * owner's plain claim"): the owner's route by runner_unpark takes no
+	 * read-side section, every other one takes it before its look
+	 * (event_free_burst) and keeps it to the burst's end. */
 	if (hb_watching())
 		event_free_burst(evs, n, true);
 	else
