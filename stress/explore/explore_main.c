@@ -62,6 +62,10 @@ const struct scenario explore_scenarios[] = {
 	  scenario_event_double_free },
 	{ "event_wrap_free", "the PE's thread and another free one event at the generation's wrap; its next handle and credits checked",
 	  scenario_event_wrap_free },
+	{ "owner_claim_revoke", "the PE's parked owner frees an event while another thread revokes the guard, parks it and frees the same event",
+	  scenario_owner_claim_revoke },
+	{ "owner_claim_revoke_bulk", "owner_claim_revoke, the owner freeing by doca_event_free_bulk",
+	  scenario_owner_claim_revoke_bulk },
 	{ "runner_handoff", "two threads take turns running one PE: its guard parked, revoked, parked again",
 	  scenario_runner_handoff },
 	{ "runner_revoke", "the guard alone: its owner parks it and enters it again while another thread revokes and takes it",
@@ -492,6 +496,9 @@ static const char *const revertible[] = {
 	"worker_self_by_id", /* worker_is_self compares the thread id the starter's pthread_create stores */
 	"event_claim_load_store", /* doca_event_free claims the event with a load and a store, not a CAS */
 	"event_claim_no_carry", /* a claim's next generation drops the carry from the gs's low 6 bits to its top 16 */
+	"owner_claim_before_entry", /* the owner's doca_event_free claims (plainly) before it enters its parked guard */
+	"holder_ignores_claims", /* the parked owner claims plainly even once a claimer outside the guard set the PE's claim flag */
+	"foreign_claim_no_wait", /* a claimer outside the guard sets the PE's claim flag but runs no fence and waits for no owner section */
 	"fork_no_atfork",                /* nothing is done at fork */
 	"engine_signal_no_wake", /* a post that queued its qp on a sw engine thread never wakes it */
 	"push_wake_skipped",             /* a mailbox push never wakes (nor feeds for) an armed PE */

@@ -25,6 +25,20 @@
  * (event_claim_no_carry) the owner's win stores generation 2^22 - 64:
  * the next handle is one the slot handed out 63 uses ago (invariant:
  * wrap).
+ *
+ * owner_claim_revoke (owner_claim_revoke_bulk: the owner frees with
+ * doca_event_free_bulk): the PE's parked owner frees an event (its plain
+ * claim, engine/event.c "The owner's plain claim") while another thread
+ * progresses the PE, which revokes the parked guard if the owner is
+ * outside it, parks it for itself, and frees the same event (the
+ * application's double free) by the owner way too. Exactly one free
+ * wins: the owner claims only inside its entered section, which the
+ * revoker finds and waits for (busy), or after which its entry fails and
+ * it claims by CAS after the outside protocol. With the claim made
+ * before the entry (owner_claim_before_entry, the claim16 sketch's
+ * order) the owner plain-loads HELD, the other thread revokes, parks and
+ * frees plainly, and the owner's store wins too: the credit comes back
+ * twice (abort "returned twice", or invariant: credits).
  */
 #include "scenario.h"
 
@@ -143,4 +157,45 @@ void scenario_event_wrap_free(void)
 			    handle_gen(next));
 	doca_event_free(next);
 	credits_exact_then_close(3, 3);
+}
+
+static struct doca_event *revoke_ev;
+
+/* Takes the PE from its parked owner (a progress revokes the guard when
+ * the owner is outside it), so its free below is the new parked owner's. */
+static void *revoker_freer(void *unused)
+{
+	(void)unused;
+	explore_name("revoker");
+	(void)doca_pe_progress(w.pe);
+	doca_event_free(revoke_ev);
+	return NULL;
+}
+
+static void owner_claim_revoke(bool bulk)
+{
+	pthread_t b;
+
+	world_open(&w, "sw0", MAX_TASKS, NULL);
+	EXPECT_OK(world_submit(&w, 0));
+	revoke_ev = take_event(); /* this thread parks the guard: its free is the owner's */
+	if (pthread_create(&b, NULL, revoker_freer, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	if (bulk)
+		doca_event_free_bulk(&revoke_ev, 1);
+	else
+		doca_event_free(revoke_ev);
+	pthread_join(b, NULL);
+	(void)doca_pe_progress(w.pe); /* a free through the mailbox comes back */
+	credits_exact_then_close(1, 1);
+}
+
+void scenario_owner_claim_revoke(void)
+{
+	owner_claim_revoke(false);
+}
+
+void scenario_owner_claim_revoke_bulk(void)
+{
+	owner_claim_revoke(true);
 }
