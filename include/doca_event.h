@@ -115,9 +115,16 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev);
  *        Of two threads freeing the same event at once, exactly one frees it.
  * @param ev The event, or NULL.
  *
- * Thread safety: any thread; wait-free: the claim is one CAS, then on the
- *         PE's thread plain stores, elsewhere one CAS on the PE's runner
- *         guard when nobody holds it, else one mailbox push.
+ * Thread safety: any thread; wait-free but for one exception: on the PE's
+ *         thread the claim is a plain load and store, then plain stores;
+ *         elsewhere the claim is one CAS, then one CAS on the PE's runner
+ *         guard when nobody holds it, else one mailbox push. The exception:
+ *         the first frees of a PE's events made while another thread holds
+ *         its guard (once in the PE's life, or by each of several such
+ *         threads at once) run a membarrier system call and wait for the
+ *         PE's thread to finish a free or submit in progress (a bounded
+ *         moment, plus however long that thread is preempted in it); after
+ *         them the PE's thread claims by CAS too.
  */
 void doca_event_free(struct doca_event *ev);
 
