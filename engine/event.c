@@ -1099,8 +1099,9 @@ void doca_event_free(struct doca_event *h)
 	 * claim"): plain while the PE's claim flag, loaded after the entry's
 	 * light half, is 0; a CAS once a claimer outside the guard set it. */
 	uint64_t want = ev_handle_held_gs(h, ev), gs;
-	bool won = runner_claims_plain(&pe->runner) ? event_claim_plain(ev, want, &gs)
-						     : event_claim_cas(ev, want, &gs);
+	/* the plain claim expected: laid out on the straight line */
+	bool won = __builtin_expect(runner_claims_plain(&pe->runner), 1) ? event_claim_plain(ev, want, &gs)
+									 : event_claim_cas(ev, want, &gs);
 
 	if (__builtin_expect(!won, 0)) {
 		event_free_owner_refused(h, ev, gs, pe, cur, t);
