@@ -202,7 +202,7 @@ static inline __attribute__((always_inline)) bool ev_pins_guarded(const struct d
  * runs run_credits_returned once after its burst of releases. @p next: the
  * slot's next generation, FREE (ev_gs_next_free of its gs now); @p
  * watched: hb_watching() as the caller found it, or true (each annotation
- * then tests it itself); @p claimed: event_claim stored the next
+ * then tests it itself); @p claimed: the claim stored the next
  * generation already (@p next unused, 0), so no store. */
 static inline __attribute__((always_inline)) void event_release_slot(struct doca_event *ev, uint64_t next,
 								  bool watched, bool claimed)
@@ -217,7 +217,7 @@ static inline __attribute__((always_inline)) void event_release_slot(struct doca
 		buf_unpin_watched(ev->dst, false, watched);
 	}
 	/* the next generation: every handle of this use is stale from now on
-	 * (a claim's CAS stored it already: event_claim) */
+	 * (a claim stored it already: event_claim_cas, event_claim_plain) */
 	if (!claimed)
 		atomic_store_explicit(&ev->gs, next, memory_order_relaxed);
 	TSAN_RELEASE(ev);
@@ -429,12 +429,12 @@ static inline __attribute__((always_inline)) bool event_claim_cas(struct doca_ev
 	return won;
 }
 
-/* Take the event from the application: the one winner of HELD → FREE of
- * the next generation for the handle's generation, or NULL (refused,
- * logged, nothing changed; for a NULL @p h, nothing logged). @p ret: the
- * RETURNING gs of h's generation, set when the claim won.
+/* The claim (event_claim_look, then event_claim_cas or, by the owner,
+ * event_claim_plain) takes the event from the application: the one
+ * winner of HELD → FREE of the next generation for the handle's
+ * generation; a loser is refused (logged, nothing changed).
  *
- * The CAS stores the next generation's FREE gs at once, not RETURNING
+ * The claim stores the next generation's FREE gs at once, not RETURNING
  * (the release stored the next generation after the unpins until
  * 2026-12-06): the winner owns the slot from its CAS on either way, and
  * no other thread can tell FREE of a generation no handle names from
@@ -450,26 +450,6 @@ static inline __attribute__((always_inline)) bool event_claim_cas(struct doca_ev
  * and the turn that takes it back stores the next FREE gs again. A
  * released slot's gs store is then left out (event_release_slot's
  * claimed). */
-static inline __attribute__((always_inline)) struct doca_event *
-event_claim(const char *who, const struct doca_event *h, uint64_t key, uint64_t *ret)
-{
-	uint64_t want, gs;
-	struct doca_event *ev = event_claim_look(h, key, &want);
-
-	if (ev == NULL) {
-		event_refused(who, h, NULL, 0);
-		return NULL;
-	}
-	if (!event_claim_cas(ev, want, &gs)) {
-		event_refused(who, h, ev, gs);
-		return NULL;
-	}
-	/* from gs, which a won CAS left want: gcc then keeps no copy of want
-	 * across the lock cmpxchg (whose eax it cannot know is unchanged) */
-	*ret = ev_held_to_returning(gs);
-	return ev;
-}
-
 /* Where claimed events go: straight to their pool when the freeing thread
  * runs (or can take without waiting) their PE, else through their run's
  * mailbox. One route serves a run of events of one PE. */
