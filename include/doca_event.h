@@ -115,16 +115,20 @@ struct doca_ctx *doca_event_get_ctx(const struct doca_event *ev);
  *        Of two threads freeing the same event at once, exactly one frees it.
  * @param ev The event, or NULL.
  *
- * Thread safety: any thread; wait-free but for one exception: on the PE's
- *         thread the claim is a plain load and store, then plain stores;
- *         elsewhere the claim is one CAS, then one CAS on the PE's runner
- *         guard when nobody holds it, else one mailbox push. The exception:
- *         the first frees of a PE's events made while another thread holds
- *         its guard (once in the PE's life, or by each of several such
- *         threads at once) run a membarrier system call and wait for the
- *         PE's thread to finish a free or submit in progress (a bounded
- *         moment, plus however long that thread is preempted in it); after
- *         them the PE's thread claims by CAS too.
+ * Thread safety: any thread; wait-free but for one exception. On the
+ *         thread running the PE, outside an event callback, the claim is a
+ *         plain load and store, then plain stores — until the exception
+ *         below has happened once in the PE's life; from then on, and in an
+ *         event callback, the claim is one CAS. On any other thread the
+ *         claim is one CAS, then one CAS on the PE's runner guard when
+ *         nobody holds it, else one mailbox push. The exception: the first
+ *         free of one of a PE's events by another thread while a thread
+ *         runs the PE (or the first by each of several threads that do so
+ *         at the same moment) runs a membarrier system call, then waits
+ *         until it sees the PE's thread outside any free or submit. That
+ *         wait is bounded by the PE's thread's own loop: it can span several
+ *         back-to-back frees and submits of that thread, plus however long
+ *         the thread is preempted in one of them.
  */
 void doca_event_free(struct doca_event *ev);
 
