@@ -654,6 +654,46 @@ static inline __attribute__((always_inline)) bool burst_take(const struct doca_e
 	return true;
 }
 
+/* The burst's fast way from *@p pp (event_free_burst), two events a
+ * round written by hand: the bound tested once a round and the pointer
+ * moved once, and the round's first event linked to the chain's first
+ * slot, the second to the first event. True at @p end, every event
+ * taken; false at an event it does not take (*@p pp then points at it,
+ * *@p left says why). Compiled once for each value of @p plain (its
+ * test out of the loop, and the plain claim on the straight line). */
+static inline __attribute__((always_inline)) bool burst_rounds(struct doca_event *const **pp,
+							       struct doca_event *const *end, uint64_t key,
+							       const struct doca_pe *pe, const struct ctx_run *run,
+							       struct pool_chain *chain, bool watched, bool plain,
+							       enum burst_left *left)
+{
+	struct doca_event *const *p = *pp, *const *last = end - 1; /* last: where a round may no longer start */
+	bool all = false;
+
+	for (;;) {
+		if (p >= last) {
+			if (p == end) {
+				all = true;
+				break;
+			}
+			if (!burst_take(p[0], key, pe, run, chain, watched, plain, left))
+				break;
+			p++;
+			all = true;
+			break;
+		}
+		if (!burst_take(p[0], key, pe, run, chain, watched, plain, left))
+			break;
+		if (!burst_take(p[1], key, pe, run, chain, watched, plain, left)) {
+			p++;
+			break;
+		}
+		p += 2;
+	}
+	*pp = p;
+	return all;
+}
+
 /* The end of the burst's route (@p run, @p chain: the fast way's; @p
  * owner_only: begun by route_begin_owner and used by nothing else), before
  * a route to another PE or at the burst's end. */
@@ -705,72 +745,73 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 	 * end, and at the end): one add a slot less. */
 	uint32_t base = 0, refused = 0;
 
-	/* last: where a round of two may no longer start */
-	struct doca_event *const *p = evs, *const *end = evs + n, *const *last = end - 1;
+	struct doca_event *const *p = evs, *const *end = evs + n;
 
 	while (p < end) {
-		enum burst_left left;
+		/* route.pe in a register for the fast way (route is in memory) */
+		const struct doca_pe *route_pe = route.pe;
+		const struct doca_event *h;
+		struct doca_event *ev;
+		uint32_t i;
 
-		/* The fast way, two events a round written by hand: the
-		 * bound tested once a round and the pointer moved once, and
-		 * the round's first event linked to the chain's first slot,
-		 * the second to the first event. It leaves at the end, or at
-		 * an event it does not take, *p (left says why). An event of
-		 * `run` is released into the chain as route_event would (the
-		 * claim won h's generation and stored the next; run is not
-		 * NULL only once the chain holds a slot). Before the first
-		 * route, route.pe is NULL: every event leaves as another
-		 * PE's. */
-		for (;;) {
-			if (p >= last) {
-				if (p == end)
-					goto done;
-				if (!burst_take(p[0], key, route.pe, run, &chain, watched, plain, &left))
-					break;
-				p++;
+		if (__builtin_expect(route_pe == NULL, 0)) {
+			/* No route (the burst's first event, or one after a
+			 * route's first was refused): nothing to end, so this
+			 * event's look alone, then a route to its PE below. */
+			uint64_t want;
+
+			i = (uint32_t)(p - evs);
+			p++;
+			h = evs[i];
+			ev = event_claim_look(h, key, &want);
+			if (ev == NULL) {
+				event_refused("doca_event_free_bulk", h, NULL, 0);
+				refused++;
+				continue;
+			}
+		} else {
+			enum burst_left left;
+
+			/* The fast way (burst_rounds). An event of `run` is
+			 * released into the chain as route_event would (the
+			 * claim won h's generation and stored the next; run is
+			 * not NULL only once the chain holds a slot). */
+			if (plain ? burst_rounds(&p, end, key, route_pe, run, &chain, watched, true, &left)
+				  : burst_rounds(&p, end, key, route_pe, run, &chain, watched, false, &left))
 				goto done;
+			i = (uint32_t)(p - evs);
+			p++;
+			if (left == BURST_REFUSED) {
+				refused++;
+				continue;
 			}
-			if (!burst_take(p[0], key, route.pe, run, &chain, watched, plain, &left))
-				break;
-			if (!burst_take(p[1], key, route.pe, run, &chain, watched, plain, &left)) {
-				p++;
-				break;
+			h = evs[i];
+			ev = handle_addr(h);
+			if (left == BURST_CLAIMED) {
+				/* evs[i]'s claim won (another run of the route's
+				 * PE): h names its slot's generation */
+				owner_only = false;
+				chain.n += i - base - refused;
+				route.released = run;
+				route.chain = chain;
+				route_event_slow(&route, ev, ev_held_to_returning(ev_handle_held_gs(h, ev)));
+				run = route.direct ? route.released : NULL;
+				chain = route.chain; /* counted whole by the route */
+				base = i + 1u;
+				refused = 0;
+				continue;
 			}
-			p += 2;
-		}
-		uint32_t i = (uint32_t)(p - evs);
-
-		p++;
-		if (left == BURST_REFUSED) {
-			refused++;
-			continue;
-		}
-		const struct doca_event *h = evs[i];
-		struct doca_event *ev = handle_addr(h);
-
-		if (left == BURST_CLAIMED) {
-			/* evs[i]'s claim won (another run of the route's PE):
-			 * h names its slot's generation */
-			owner_only = false;
+			/* Another PE's event, unclaimed: end the route first (no
+			 * claim of its event in this PE's section, and no wait
+			 * below inside a brief section), then begin one to its
+			 * PE, then claim. */
 			chain.n += i - base - refused;
-			route.released = run;
-			route.chain = chain;
-			route_event_slow(&route, ev, ev_held_to_returning(ev_handle_held_gs(h, ev)));
-			run = route.direct ? route.released : NULL;
-			chain = route.chain; /* counted whole by the route */
-			base = i + 1u;
-			refused = 0;
-			continue;
+			burst_route_end(&route, run, chain, owner_only, t);
+			run = NULL;
+			chain = (struct pool_chain){ 0 };
+			owner_only = false;
+			plain = false;
 		}
-		/* Another PE's event, unclaimed: end the route first (no claim
-		 * of its event in this PE's section, and no wait below inside
-		 * a brief section), then begin one to its PE, then claim. */
-		chain.n += i - base - refused;
-		burst_route_end(&route, run, chain, owner_only, t);
-		run = NULL;
-		chain = (struct pool_chain){ 0 };
-		owner_only = false;
-		plain = false;
 		base = i; /* evs[i] is linked uncounted, or routed (base moves on) */
 		refused = 0;
 
