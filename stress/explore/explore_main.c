@@ -66,6 +66,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_owner_claim_revoke },
 	{ "owner_claim_revoke_bulk", "owner_claim_revoke, the owner freeing by doca_event_free_bulk",
 	  scenario_owner_claim_revoke_bulk },
+	{ "owner_claim_set", "another thread sets the PE's claim flag by a free, then it and the parked owner free the same event",
+	  scenario_owner_claim_set },
 	{ "runner_handoff", "two threads take turns running one PE: its guard parked, revoked, parked again",
 	  scenario_runner_handoff },
 	{ "runner_revoke", "the guard alone: its owner parks it and enters it again while another thread revokes and takes it",

@@ -39,6 +39,18 @@
  * order) the owner plain-loads HELD, the other thread revokes, parks and
  * frees plainly, and the owner's store wins too: the credit comes back
  * twice (abort "returned twice", or invariant: credits).
+ *
+ * owner_claim_set: the holder's half of the claim flag (actors/runner.h,
+ * runner_claims_plain). Another thread frees one of the parked owner's
+ * events first: its outside protocol turns the PE's claim flag SET. Then
+ * it frees a second event, which the owner frees at the same time (the
+ * application's double free): the owner, its section entered after SET,
+ * must claim by CAS, so exactly one of the two frees wins and the other
+ * is refused (counted stale once), and the credits are exact. With the
+ * owner claiming plainly whatever the flag (holder_ignores_claims) the
+ * outsider's CAS, which waits for nothing once the flag is SET, falls
+ * between the owner's load and its store and both win (invariant: stale,
+ * no free refused).
  */
 #include "scenario.h"
 
@@ -198,4 +210,50 @@ void scenario_owner_claim_revoke(void)
 void scenario_owner_claim_revoke_bulk(void)
 {
 	owner_claim_revoke(true);
+}
+
+static struct doca_event *set_evs[2];
+static atomic_bool set_first_freed;
+
+/* Not the PE's thread: its first free sets the PE's claim flag (SET when
+ * it returns), its second races the owner's free of the same event. */
+static void *set_freer(void *unused)
+{
+	(void)unused;
+	explore_name("freer");
+	doca_event_free(set_evs[0]);
+	atomic_store(&set_first_freed, true);
+	/* the owner, spinning below us, goes first: the double win then
+	 * takes one change point (the owner between its load and its store),
+	 * not two */
+	sched_yield();
+	doca_event_free(set_evs[1]);
+	return NULL;
+}
+
+void scenario_owner_claim_set(void)
+{
+	pthread_t b;
+
+	world_open(&w, "sw0", MAX_TASKS, NULL);
+	EXPECT_OK(world_submit(&w, 0));
+	set_evs[0] = take_event(); /* this thread parks the guard: its free is the owner's */
+	EXPECT_OK(world_submit(&w, 1));
+	set_evs[1] = take_event();
+	uint64_t stale0 = doca_stale_handle_count();
+
+	if (pthread_create(&b, NULL, set_freer, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	/* the race starts with the flag SET: the freer's first free is over */
+	while (!atomic_load(&set_first_freed))
+		sched_yield();
+	doca_event_free(set_evs[1]);
+	pthread_join(b, NULL);
+	uint64_t refused = doca_stale_handle_count() - stale0;
+
+	if (refused != 1)
+		explore_end(VERDICT_INVARIANT, "stale: %llu frees refused, not 1 (one event freed twice)",
+			    (unsigned long long)refused);
+	(void)doca_pe_progress(w.pe); /* the freer's wins come back through the mailbox */
+	credits_exact_then_close(2, 2);
 }
