@@ -39,6 +39,8 @@ void scenario_event_wrap_free(void);
 void scenario_owner_claim_revoke(void);
 void scenario_owner_claim_revoke_bulk(void);
 void scenario_owner_claim_set(void);
+void scenario_two_pe_cross(void);
+void scenario_two_pe_cross_single(void);
 void scenario_fork_in_flight(void);
 void scenario_destroy_refused(void);
 void scenario_event_wake(void);

@@ -51,6 +51,18 @@
  * outsider's CAS, which waits for nothing once the flag is SET, falls
  * between the owner's load and its store and both win (invariant: stale,
  * no free refused).
+ *
+ * two_pe_cross (the claim16 design's two-PE world): two PEs, each parked
+ * by its own thread, one event of each in the application's hands; each
+ * thread frees both, its own first, by one doca_event_free_bulk
+ * (two_pe_cross_single: two doca_event_free calls). Each thread is the
+ * owner of one event's PE and an outside claimer of the other's, whose
+ * protocol waits out the other owner's brief section while that owner
+ * may be waiting out ours: neither waits inside a brief section, so no
+ * deadlock. Exactly one free of each event wins (two refused, counted
+ * stale), and both contexts' credits are exact. With the outside
+ * claimer's fence and wait left out (foreign_claim_no_wait) its CAS
+ * falls between the other owner's plain load and store (a pinned seed).
  */
 #include "scenario.h"
 
@@ -256,4 +268,76 @@ void scenario_owner_claim_set(void)
 			    (unsigned long long)refused);
 	(void)doca_pe_progress(w.pe); /* the freer's wins come back through the mailbox */
 	credits_exact_then_close(2, 2);
+}
+
+static struct world w2;         /* the second PE's world, parked by "owner b" */
+static struct doca_event *cross_ev[2]; /* w's event, w2's */
+static atomic_uint cross_ready; /* threads holding their PE's event */
+static bool cross_single;       /* two_pe_cross_single */
+
+/* Once both events are taken: free cross_ev[@p own], then the other, as
+ * the scenario says. */
+static void cross_free(unsigned own)
+{
+	atomic_fetch_add(&cross_ready, 1);
+	while (atomic_load(&cross_ready) < 2)
+		sched_yield();
+	struct doca_event *evs[2] = { cross_ev[own], cross_ev[1u - own] };
+
+	if (cross_single) {
+		doca_event_free(evs[0]);
+		doca_event_free(evs[1]);
+	} else {
+		doca_event_free_bulk(evs, 2);
+	}
+}
+
+/* w2's thread: its progress revokes the opener's parked guard and parks
+ * it for itself, so its free of w2's event is the owner's. */
+static void *cross_owner_b(void *unused)
+{
+	(void)unused;
+	explore_name("owner b");
+	cross_ev[1] = world_take_event(&w2);
+	cross_free(1);
+	return NULL;
+}
+
+static void two_pe_cross(bool single)
+{
+	pthread_t b;
+
+	cross_single = single;
+	world_open(&w, "sw0", MAX_TASKS, NULL);
+	world_open(&w2, "sw0", MAX_TASKS, NULL);
+	EXPECT_OK(world_submit(&w, 0));
+	EXPECT_OK(world_submit(&w2, 0));
+	uint64_t stale0 = doca_stale_handle_count();
+
+	if (pthread_create(&b, NULL, cross_owner_b, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	cross_ev[0] = world_take_event(&w); /* this thread parks w's guard */
+	cross_free(0);
+	pthread_join(b, NULL);
+	uint64_t refused = doca_stale_handle_count() - stale0;
+
+	if (refused != 2)
+		explore_end(VERDICT_INVARIANT, "stale: %llu frees refused, not 2 (each event freed twice)",
+			    (unsigned long long)refused);
+	/* the other thread's wins come back through each PE's mailbox (w2's
+	 * guard, its owner gone, revoked by our progress) */
+	(void)doca_pe_progress(w.pe);
+	(void)doca_pe_progress(w2.pe);
+	world_end_with_exact_credits(&w, MAX_TASKS);
+	world_end_with_exact_credits(&w2, MAX_TASKS);
+}
+
+void scenario_two_pe_cross(void)
+{
+	two_pe_cross(false);
+}
+
+void scenario_two_pe_cross_single(void)
+{
+	two_pe_cross(true);
 }
