@@ -758,6 +758,8 @@ static inline void runner_claims_share(struct runner *r)
 		if (!setter && f == RUNNER_CLAIMS_SET)
 			return;
 	}
+	if (!setter && DOCA_REVERTED("claims_setting_as_set"))
+		return; /* the rule undone: SETTING found taken for SET, no fence, no wait */
 	if (!DOCA_REVERTED("foreign_claim_no_wait")) {
 		asym_fence_heavy(); /* SETTING is visible before we read the owner's list */
 		runner_quiesce_wait(r);

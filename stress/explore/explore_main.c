@@ -72,6 +72,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_two_pe_cross },
 	{ "two_pe_cross_single", "two_pe_cross, each thread freeing the two events by two doca_event_free calls",
 	  scenario_two_pe_cross_single },
+	{ "owner_claim_two_outside", "the PE's parked owner frees an event while two other threads free one each, one the owner's",
+	  scenario_owner_claim_two_outside },
 	{ "runner_handoff", "two threads take turns running one PE: its guard parked, revoked, parked again",
 	  scenario_runner_handoff },
 	{ "runner_revoke", "the guard alone: its owner parks it and enters it again while another thread revokes and takes it",
@@ -505,6 +507,7 @@ static const char *const revertible[] = {
 	"owner_claim_before_entry", /* the owner's doca_event_free claims (plainly) before it enters its parked guard */
 	"holder_ignores_claims", /* the parked owner claims plainly even once a claimer outside the guard set the PE's claim flag */
 	"foreign_claim_no_wait", /* a claimer outside the guard sets the PE's claim flag but runs no fence and waits for no owner section */
+	"claims_setting_as_set", /* a claimer outside the guard that finds the PE's claim flag SETTING (another stored it) claims at once, as if SET */
 	"fork_no_atfork",                /* nothing is done at fork */
 	"engine_signal_no_wake", /* a post that queued its qp on a sw engine thread never wakes it */
 	"push_wake_skipped",             /* a mailbox push never wakes (nor feeds for) an armed PE */

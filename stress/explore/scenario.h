@@ -41,6 +41,7 @@ void scenario_owner_claim_revoke_bulk(void);
 void scenario_owner_claim_set(void);
 void scenario_two_pe_cross(void);
 void scenario_two_pe_cross_single(void);
+void scenario_owner_claim_two_outside(void);
 void scenario_fork_in_flight(void);
 void scenario_destroy_refused(void);
 void scenario_event_wake(void);

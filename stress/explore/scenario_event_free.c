@@ -63,6 +63,18 @@
  * stale), and both contexts' credits are exact. With the outside
  * claimer's fence and wait left out (foreign_claim_no_wait) its CAS
  * falls between the other owner's plain load and store (a pinned seed).
+ *
+ * owner_claim_two_outside: two claimers outside the guard at once (the
+ * rule for one that finds the claim flag SETTING, actors/runner.h
+ * runner_claims_share). The parked owner frees its second event while
+ * one other thread frees its first and another frees the second too (the
+ * application's double free). The claimer that finds SETTING, stored by
+ * the other, did not wait out the owner's section itself: it must run
+ * its own fence and wait before its CAS. Exactly one free of the second
+ * event wins (one refused, counted stale) and the credits are exact.
+ * With SETTING taken for SET (claims_setting_as_set) the second
+ * claimer's CAS can fall between the owner's plain load and its store,
+ * while the first claimer waits for that section: both win.
  */
 #include "scenario.h"
 
@@ -340,4 +352,60 @@ void scenario_two_pe_cross(void)
 void scenario_two_pe_cross_single(void)
 {
 	two_pe_cross(true);
+}
+
+static struct doca_event *two_evs[2];
+static atomic_bool two_go;      /* the owner is about to free two_evs[1] */
+static atomic_bool two_started; /* the first freer is about to free two_evs[0] */
+
+/* The two freers start in this order once the owner is about to free:
+ * the second claimer then finds SETTING, and the double win takes one
+ * change point (the owner between its plain load and its store). Every
+ * schedule after the flags is still the scheduler's. */
+static void *two_freer_first(void *unused)
+{
+	(void)unused;
+	explore_name("freer 1");
+	while (!atomic_load(&two_go))
+		sched_yield();
+	atomic_store(&two_started, true);
+	doca_event_free(two_evs[0]);
+	return NULL;
+}
+
+static void *two_freer_second(void *unused)
+{
+	(void)unused;
+	explore_name("freer 2");
+	while (!atomic_load(&two_started))
+		sched_yield();
+	doca_event_free(two_evs[1]);
+	return NULL;
+}
+
+void scenario_owner_claim_two_outside(void)
+{
+	pthread_t a, b;
+
+	world_open(&w, "sw0", MAX_TASKS, NULL);
+	EXPECT_OK(world_submit(&w, 0));
+	two_evs[0] = take_event(); /* this thread parks the guard: its free is the owner's */
+	EXPECT_OK(world_submit(&w, 1));
+	two_evs[1] = take_event();
+	uint64_t stale0 = doca_stale_handle_count();
+
+	if (pthread_create(&a, NULL, two_freer_first, NULL) != 0 ||
+	    pthread_create(&b, NULL, two_freer_second, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	atomic_store(&two_go, true);
+	doca_event_free(two_evs[1]);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	uint64_t refused = doca_stale_handle_count() - stale0;
+
+	if (refused != 1)
+		explore_end(VERDICT_INVARIANT, "stale: %llu frees refused, not 1 (one event freed twice)",
+			    (unsigned long long)refused);
+	(void)doca_pe_progress(w.pe); /* the freers' wins come back through the mailbox */
+	credits_exact_then_close(2, 2);
 }
