@@ -123,6 +123,17 @@ static struct doca_event *take_event(void)
 	return ev;
 }
 
+/* The world opened, and two events (tasks 0 and 1) taken on this
+ * thread, which so parks the guard: its frees are the owner's. */
+static void open_with_two_events(struct doca_event *evs[2])
+{
+	world_open(&w, "sw0", MAX_TASKS, NULL);
+	EXPECT_OK(world_submit(&w, 0));
+	evs[0] = take_event();
+	EXPECT_OK(world_submit(&w, 1));
+	evs[1] = take_event();
+}
+
 /* Every event freed (@p events of them so far): the credits exact (a
  * submitter from task @p first on gets max_tasks accepted, then AGAIN),
  * every accepted task's one event, then the world closed. */
@@ -259,11 +270,7 @@ void scenario_owner_claim_set(void)
 {
 	pthread_t b;
 
-	world_open(&w, "sw0", MAX_TASKS, NULL);
-	EXPECT_OK(world_submit(&w, 0));
-	set_evs[0] = take_event(); /* this thread parks the guard: its free is the owner's */
-	EXPECT_OK(world_submit(&w, 1));
-	set_evs[1] = take_event();
+	open_with_two_events(set_evs);
 	uint64_t stale0 = doca_stale_handle_count();
 
 	if (pthread_create(&b, NULL, set_freer, NULL) != 0)
@@ -387,11 +394,7 @@ void scenario_owner_claim_two_outside(void)
 {
 	pthread_t a, b;
 
-	world_open(&w, "sw0", MAX_TASKS, NULL);
-	EXPECT_OK(world_submit(&w, 0));
-	two_evs[0] = take_event(); /* this thread parks the guard: its free is the owner's */
-	EXPECT_OK(world_submit(&w, 1));
-	two_evs[1] = take_event();
+	open_with_two_events(two_evs);
 	uint64_t stale0 = doca_stale_handle_count();
 
 	if (pthread_create(&a, NULL, two_freer_first, NULL) != 0 ||
