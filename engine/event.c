@@ -611,7 +611,7 @@ static inline __attribute__((always_inline)) void route_end_owner(struct free_ro
 enum burst_left {
 	BURST_REFUSED,  /* refused (logged): nothing to route */
 	BURST_CLAIMED,  /* claimed, an event of another run of the route's PE */
-	BURST_OTHER_PE, /* unclaimed: its slot names another PE (or the route has none yet) */
+	BURST_OTHER_PE, /* unclaimed: its slot names another PE */
 };
 
 /* One event of the burst's fast way (event_free_burst): claimed and
@@ -755,15 +755,15 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 		uint32_t i;
 
 		if (__builtin_expect(route_pe == NULL, 0)) {
-			/* No route (the burst's first event, or one after a
-			 * route's first was refused): nothing to end, so this
-			 * event's look alone, then a route to its PE below. */
-			uint64_t want;
-
+			/* No route (the burst's first event, or one after
+			 * refusals before any route began: a failed look, or
+			 * the general entry's second look): nothing to end, so
+			 * this event's look alone, then a route to its PE
+			 * below. */
 			i = (uint32_t)(p - evs);
 			p++;
 			h = evs[i];
-			ev = event_claim_look(h, key, &want);
+			ev = event_slot_keyed(h, key);
 			if (ev == NULL) {
 				event_refused("doca_event_free_bulk", h, NULL, 0);
 				refused++;
@@ -775,9 +775,11 @@ static inline __attribute__((always_inline)) void event_free_burst(struct doca_e
 			/* The fast way (burst_rounds). An event of `run` is
 			 * released into the chain as route_event would (the
 			 * claim won h's generation and stored the next; run is
-			 * not NULL only once the chain holds a slot). */
-			if (plain ? burst_rounds(&p, end, key, route_pe, run, &chain, watched, true, &left)
-				  : burst_rounds(&p, end, key, route_pe, run, &chain, watched, false, &left))
+			 * not NULL only once the chain holds a slot). Plain
+			 * only unwatched (route_begin_owner's route), so the
+			 * watched build has no plain copy. */
+			if ((!watched && plain) ? burst_rounds(&p, end, key, route_pe, run, &chain, watched, true, &left)
+					      : burst_rounds(&p, end, key, route_pe, run, &chain, watched, false, &left))
 				goto done;
 			i = (uint32_t)(p - evs);
 			p++;
