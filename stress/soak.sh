@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# stress/soak.sh BUILD_DIR [--seconds N] [--seed S] — the long soak (./run stress).
-# Runs every stress program of BUILD_DIR for its share of N seconds (default
-# 600 in total), in runs of at most 60 s with successive seeds (S, S+1, ...;
+# stress/soak.sh BUILD_DIR... [--seconds N] [--seed S] — the long soak
+# (./run stress). Runs every stress program of each BUILD_DIR for its share
+# of N seconds (default 600 in total, split evenly over programs and
+# builds), in runs of at most 60 s with successive seeds (S, S+1, ...;
 # default: from the clock), under TSAN_OPTIONS halt_on_error=1 and no
-# suppressions. Prints each run's summary line (and the full output of a
-# failing run, with the command that replays it), then one final line.
-# Exits 0 only if every run passed.
+# suppressions (ASan and UBSan halt on their first report too). Prints
+# each run's summary line (and the full output of a failing run, with the
+# command that replays it), then one final line. Exits 0 only if every
+# run passed.
 set -u
-usage() { echo "usage: $0 BUILD_DIR [--seconds N] [--seed S]" >&2; exit 2; }
-[ $# -ge 1 ] || usage
-build=$1; shift
+usage() { echo "usage: $0 BUILD_DIR... [--seconds N] [--seed S]" >&2; exit 2; }
+builds=()
+while [ $# -gt 0 ] && [[ $1 != --* ]]; do
+	builds+=("$1")
+	shift
+done
+[ ${#builds[@]} -ge 1 ] || usage
 total=600
 seed=$(( $(date +%s) % 1000000 ))
 while [ $# -gt 0 ]; do
@@ -27,37 +33,42 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # each entry: a program and its own arguments
 programs=(stress_submit_stop stress_lifecycle stress_faults stress_shared_shards
 	"stress_mixed --engines 0" "stress_mixed --engines 1" stress_churn)
-for p in "${programs[@]}"; do
-	[ -x "$build/stress/${p%% *}" ] || { echo "soak: $build/stress/${p%% *} not built" >&2; exit 2; }
+for build in "${builds[@]}"; do
+	for p in "${programs[@]}"; do
+		[ -x "$build/stress/${p%% *}" ] || { echo "soak: $build/stress/${p%% *} not built" >&2; exit 2; }
+	done
 done
-share=$(( total / ${#programs[@]} ))
+share=$(( total / (${#programs[@]} * ${#builds[@]}) ))
 [ "$share" -ge 1 ] || share=1
 chunk=60
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-echo "soak: ${#programs[@]} programs × ${share} s, runs of ≤ ${chunk} s, first seed $seed, build $build"
+echo "soak: ${#programs[@]} programs × ${#builds[@]} builds × ${share} s, runs of ≤ ${chunk} s, first seed $seed, builds ${builds[*]}"
 pass=0 fail=0 start=$SECONDS
-for p in "${programs[@]}"; do
-	left=$share
-	while [ "$left" -gt 0 ]; do
-		secs=$(( left < chunk ? left : chunk ))
-		left=$(( left - secs ))
-		t0=$SECONDS
-		read -r -a cmd <<<"$p"
-		"$build/stress/${cmd[0]}" "${cmd[@]:1}" --seconds "$secs" --seed "$seed" >"$log" 2>&1
-		rc=$?
-		line=$(grep -E "^${cmd[0]}: (PASS|FAIL)" "$log" | tail -n 1)
-		if [ "$rc" -eq 0 ] && [ -n "$line" ]; then
-			pass=$((pass + 1))
-			echo "  PASS $p (wall $((SECONDS - t0))s): ${line#*: PASS }"
-		else
-			fail=$((fail + 1))
-			echo "  FAIL $p seed $seed ${secs}s (exit $rc)"
-			sed 's/^/    | /' "$log" | head -n 200
-			echo "    replay: TSAN_OPTIONS='$TSAN_OPTIONS' $build/stress/$p --seconds $secs --seed $seed"
-		fi
-		seed=$((seed + 1))
+for build in "${builds[@]}"; do
+	for p in "${programs[@]}"; do
+		left=$share
+		while [ "$left" -gt 0 ]; do
+			secs=$(( left < chunk ? left : chunk ))
+			left=$(( left - secs ))
+			t0=$SECONDS
+			read -r -a cmd <<<"$p"
+			"$build/stress/${cmd[0]}" "${cmd[@]:1}" --seconds "$secs" --seed "$seed" >"$log" 2>&1
+			rc=$?
+			line=$(grep -E "^${cmd[0]}: (PASS|FAIL)" "$log" | tail -n 1)
+			if [ "$rc" -eq 0 ] && [ -n "$line" ]; then
+				pass=$((pass + 1))
+				echo "  PASS $build $p (wall $((SECONDS - t0))s): ${line#*: PASS }"
+			else
+				fail=$((fail + 1))
+				echo "  FAIL $build $p seed $seed ${secs}s (exit $rc)"
+				sed 's/^/    | /' "$log" | head -n 200
+				echo "    replay: TSAN_OPTIONS='$TSAN_OPTIONS' ASAN_OPTIONS='$ASAN_OPTIONS'" \
+					"UBSAN_OPTIONS='$UBSAN_OPTIONS' $build/stress/$p --seconds $secs --seed $seed"
+			fi
+			seed=$((seed + 1))
+		done
 	done
 done
 echo "soak: $pass passed, $fail failed in $((SECONDS - start)) s"
