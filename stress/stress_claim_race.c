@@ -6,10 +6,10 @@
  * thread outside its guard first frees one of the PE's events: that free's
  * membarrier and wait, and the owner's look at the PE's claim flag after
  * its entry, keep two frees of one event from both winning
- * (engine/event.c, "The owner's plain claim"). The explorer runs one
- * thread at a time in a fixed order and the owner's way is off under a
- * race detector, so a missing fence there shows only on the hardware:
- * here and in tests/engine/handles.c. The flag goes up once in a PE's
+ * (engine/event.c, "The owner's plain claim"). The explorer is
+ * sequentially consistent and the owner's way is off under a race
+ * detector, so a missing fence there shows only on the hardware: here and
+ * in tests/engine/handles.c. The flag goes up once in a PE's
  * life, so every round is a new PE.
  *
  * Each round: a new context (max_tasks N, 2..32) on a new PE run by this
@@ -20,15 +20,17 @@
  * doca_event_free or by one doca_event_free_bulk, drawn per round), both
  * after a short random spin. Checks: exactly one free of each raced event
  * wins (doca_stale_handle_count grows by exactly their number), every
- * credit is back (after one turn the context
- * accepts exactly N new copies and refuses the next with AGAIN), those
- * copies are byte-exact, and everything tears down. A double win returns
- * a slot twice, which the task pool itself aborts on.
+ * credit is back (after one turn the context accepts exactly N new copies
+ * and refuses the next with AGAIN), each copy's event is its own and a
+ * success and the destination holds the source's bytes, and everything
+ * tears down. A double win shows first in the count (one refusal less);
+ * the second return of its slot may then abort in the task pool.
  *
  *   stress_claim_race [--seconds S] [--seed N] [--sabotage lost|dup]
  *
- * --sabotage lost: one event of the round is freed by neither thread;
- * dup: this thread frees one event twice. Either must be reported.
+ * --sabotage lost: one event of the round is freed by neither thread
+ * during the race (this thread frees it after the count); dup: this thread
+ * frees one event twice. Either must be reported.
  */
 #include "stress_common.h"
 
@@ -107,8 +109,8 @@ static void rig_up(struct rig *r, uint32_t n)
 	void *addr = NULL;
 
 	memset(r, 0, sizeof(*r));
-	STRESS_OK(doca_ctx_create(&r->ctx));
-	STRESS_OK(doca_dev_open("sw0", &r->dev));
+	if (!STRESS_OK(doca_ctx_create(&r->ctx)) || !STRESS_OK(doca_dev_open("sw0", &r->dev)))
+		stress_fatal("no context or device for the round");
 	STRESS_OK(doca_ctx_set_dev(r->ctx, r->dev));
 	STRESS_OK(doca_ctx_set_max_tasks(r->ctx, n));
 	STRESS_OK(doca_mem_create(r->ctx, 2 * LEN, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &r->mem));
@@ -116,7 +118,8 @@ static void rig_up(struct rig *r, uint32_t n)
 	r->bytes = addr;
 	STRESS_OK(doca_buf_create(r->mem, 0, LEN, &r->src));
 	STRESS_OK(doca_buf_create(r->mem, LEN, LEN, &r->dst));
-	STRESS_OK(doca_pe_create(&r->pe));
+	if (!STRESS_OK(doca_pe_create(&r->pe)))
+		stress_fatal("no PE for the round");
 	STRESS_OK(doca_pe_connect_ctx(r->pe, r->ctx));
 	STRESS_OK(doca_ctx_start(r->ctx));
 	(void)doca_pe_progress(r->pe); /* this thread runs the PE: its guard parked */
@@ -142,7 +145,7 @@ static void submit_and_take(struct rig *r, uint32_t n, uint64_t tag, struct doca
 					    .user_data.u64 = tag + i };
 
 		if (!STRESS_OK(doca_task_submit(r->ctx, &d)))
-			stress_fatal("copy %u of %u refused: a credit of the last round is missing", i, n);
+			stress_fatal("copy %u of %u refused: a credit is missing", i, n);
 	}
 	uint32_t got = 0;
 
@@ -211,7 +214,12 @@ static unsigned long one_round(struct rng *g, unsigned long round, enum sabotage
 	if (refused != n)
 		stress_violation("round %lu: %llu frees refused, not %u: of two frees of each event exactly one wins",
 				 round, (unsigned long long)refused, n);
-	(void)doca_pe_progress(r.pe); /* the freer's wins come back through the mailbox */
+	if (skip < MAX_N)
+		doca_event_free(evs[skip + prime]); /* the sabotage's event, so the round completes */
+	/* The freer's wins come back through the mailbox: it pushed and
+	 * marked the context ready before its done, and one turn drains the
+	 * mailbox until it is empty. */
+	(void)doca_pe_progress(r.pe);
 	n += prime;
 	stress_pattern(round + 1, r.bytes, LEN);
 	submit_and_take(&r, n, (round << 8) | 0x80, again);
