@@ -55,12 +55,6 @@ static struct round cur;
 static atomic_ulong go, primed, done;
 static atomic_bool quit;
 
-static void spin(unsigned n)
-{
-	for (volatile unsigned i = 0; i < n; i++)
-		;
-}
-
 /* The freer: every round's events from the last, after its spin. */
 static void *freer_main(void *unused)
 {
@@ -78,7 +72,7 @@ static void *freer_main(void *unused)
 		if (cur.primer != NULL)
 			doca_event_free(cur.primer);
 		atomic_store(&primed, seen);
-		spin(cur.spin);
+		stress_spin(cur.spin);
 		if (cur.bulk) {
 			struct doca_event *rev[MAX_N];
 
@@ -93,55 +87,12 @@ static void *freer_main(void *unused)
 	}
 }
 
-/* A context of @p n credits (its own device) on a new PE that this
- * thread runs. */
-struct rig {
-	struct doca_ctx *ctx;
-	struct doca_dev *dev;
-	struct doca_pe *pe;
-	struct doca_mem *mem;
-	struct doca_buf *src, *dst;
-	uint8_t *bytes;
-};
-
-static void rig_up(struct rig *r, uint32_t n)
-{
-	void *addr = NULL;
-
-	memset(r, 0, sizeof(*r));
-	if (!STRESS_OK(doca_ctx_create(&r->ctx)) || !STRESS_OK(doca_dev_open("sw0", &r->dev)))
-		stress_fatal("no context or device for the round");
-	STRESS_OK(doca_ctx_set_dev(r->ctx, r->dev));
-	STRESS_OK(doca_ctx_set_max_tasks(r->ctx, n));
-	STRESS_OK(doca_mem_create(r->ctx, 2 * LEN, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE, &r->mem));
-	STRESS_OK(doca_mem_get_addr(r->mem, &addr));
-	r->bytes = addr;
-	STRESS_OK(doca_buf_create(r->mem, 0, LEN, &r->src));
-	STRESS_OK(doca_buf_create(r->mem, LEN, LEN, &r->dst));
-	if (!STRESS_OK(doca_pe_create(&r->pe)))
-		stress_fatal("no PE for the round");
-	STRESS_OK(doca_pe_connect_ctx(r->pe, r->ctx));
-	STRESS_OK(doca_ctx_start(r->ctx));
-	(void)doca_pe_progress(r->pe); /* this thread runs the PE: its guard parked */
-}
-
-static void rig_down(struct rig *r)
-{
-	STRESS_OK(doca_ctx_stop(r->ctx));
-	STRESS_OK(doca_buf_destroy(r->src));
-	STRESS_OK(doca_buf_destroy(r->dst));
-	STRESS_OK(doca_mem_destroy(r->mem));
-	STRESS_OK(doca_dev_close(r->dev));
-	STRESS_OK(doca_ctx_destroy(r->ctx));
-	STRESS_OK(doca_pe_destroy(r->pe));
-}
-
 /* @p n copies submitted (tags from @p tag) and their n events taken into
  * @p evs, each checked: its tag, success, the destination's bytes. */
-static void submit_and_take(struct rig *r, uint32_t n, uint64_t tag, struct doca_event **evs)
+static void submit_and_take(struct stress_rig *r, uint32_t n, uint64_t tag, struct doca_event **evs)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		struct doca_task_desc d = { .type = DOCA_TASK_COPY, .src = r->src, .dst = r->dst,
+		struct doca_task_desc d = { .type = DOCA_TASK_COPY, .src = r->src[0], .dst = r->dst[0],
 					    .user_data.u64 = tag + i };
 
 		if (!STRESS_OK(doca_task_submit(r->ctx, &d)))
@@ -170,10 +121,10 @@ static void submit_and_take(struct rig *r, uint32_t n, uint64_t tag, struct doca
 static unsigned long one_round(struct rng *g, unsigned long round, enum sabotage sab)
 {
 	uint32_t n = 2 + rng_below(g, MAX_N - 1);
-	struct rig r;
+	struct stress_rig r;
 	struct doca_event *evs[MAX_N], *again[MAX_N];
 
-	rig_up(&r, n);
+	stress_rig_up(&r, n, 1, LEN);
 	stress_pattern(round, r.bytes, LEN);
 	submit_and_take(&r, n, round << 8, evs);
 	/* Half the rounds the freer first frees one event alone, so the race
@@ -198,7 +149,7 @@ static unsigned long one_round(struct rng *g, unsigned long round, enum sabotage
 	atomic_store(&go, round); /* the freer's loads of cur come after it */
 	while (atomic_load(&primed) != round)
 		;
-	spin(my_spin);
+	stress_spin(my_spin);
 	if (bulk) {
 		doca_event_free_bulk(cur.evs, n);
 	} else {
@@ -223,14 +174,14 @@ static unsigned long one_round(struct rng *g, unsigned long round, enum sabotage
 	n += prime;
 	stress_pattern(round + 1, r.bytes, LEN);
 	submit_and_take(&r, n, (round << 8) | 0x80, again);
-	struct doca_task_desc d = { .type = DOCA_TASK_COPY, .src = r.src, .dst = r.dst };
+	struct doca_task_desc d = { .type = DOCA_TASK_COPY, .src = r.src[0], .dst = r.dst[0] };
 	doca_error_t over = doca_task_submit(r.ctx, &d);
 
 	if (over != DOCA_ERROR_AGAIN)
 		stress_violation("round %lu: copy %u of max_tasks %u answered %s, not AGAIN", round, n + 1, n,
 				 doca_error_get_name(over));
 	doca_event_free_bulk(again, n);
-	rig_down(&r);
+	stress_rig_down(&r);
 	return 2ul * n;
 }
 

@@ -1,7 +1,7 @@
 /*
  * stress/stress_common.c — options, seeded randomness, time, the violation
- * log, the watchdog, state reports and task patterns shared by the stress programs
- * (the world is in stress_world.c).
+ * log, the watchdog, state reports, task patterns and the one-context rig
+ * shared by the stress programs (the world is in stress_world.c).
  */
 #include "stress_common.h"
 
@@ -266,4 +266,52 @@ void stress_reports_check(struct stress_reports *r, const char *who)
 	if (st != run || idle != run || stopping != s2i)
 		stress_violation("%s: %lu starts, reports: %lu →RUNNING, %lu →IDLE, %lu →STOPPING, "
 				 "%lu STOPPING→IDLE", who, st, run, idle, stopping, s2i);
+}
+
+void stress_rig_up(struct stress_rig *r, uint32_t max_tasks, unsigned pairs, size_t len)
+{
+	void *addr = NULL;
+
+	memset(r, 0, sizeof(*r));
+	if (pairs == 0 || pairs > STRESS_RIG_PAIRS_MAX)
+		stress_fatal("a rig holds 1..%u buffer pairs, not %u", STRESS_RIG_PAIRS_MAX, pairs);
+	r->len = len;
+	r->pairs = pairs;
+	if (!STRESS_OK(doca_ctx_create(&r->ctx)) || !STRESS_OK(doca_dev_open("sw0", &r->dev)))
+		stress_fatal("no context or device for the round");
+	STRESS_OK(doca_ctx_set_dev(r->ctx, r->dev));
+	STRESS_OK(doca_ctx_set_max_tasks(r->ctx, max_tasks));
+	if (!STRESS_OK(doca_mem_create(r->ctx, 2 * len * pairs, DOCA_ACCESS_FLAG_READ | DOCA_ACCESS_FLAG_WRITE,
+				       &r->mem)) ||
+	    !STRESS_OK(doca_mem_get_addr(r->mem, &addr)))
+		stress_fatal("no memory for the round");
+	r->bytes = addr;
+	for (unsigned i = 0; i < pairs; i++) {
+		STRESS_OK(doca_buf_create(r->mem, 2 * len * i, len, &r->src[i]));
+		STRESS_OK(doca_buf_create(r->mem, 2 * len * i + len, len, &r->dst[i]));
+	}
+	if (!STRESS_OK(doca_pe_create(&r->pe)))
+		stress_fatal("no PE for the round");
+	STRESS_OK(doca_pe_connect_ctx(r->pe, r->ctx));
+	STRESS_OK(doca_ctx_start(r->ctx));
+	(void)doca_pe_progress(r->pe); /* this thread runs the PE: its guard parked */
+}
+
+void stress_rig_down(struct stress_rig *r)
+{
+	STRESS_OK(doca_ctx_stop(r->ctx));
+	for (unsigned i = 0; i < r->pairs; i++) {
+		STRESS_OK(doca_buf_destroy(r->src[i]));
+		STRESS_OK(doca_buf_destroy(r->dst[i]));
+	}
+	STRESS_OK(doca_mem_destroy(r->mem));
+	STRESS_OK(doca_dev_close(r->dev));
+	STRESS_OK(doca_ctx_destroy(r->ctx));
+	STRESS_OK(doca_pe_destroy(r->pe));
+}
+
+void stress_spin(unsigned n)
+{
+	for (volatile unsigned i = 0; i < n; i++)
+		;
 }

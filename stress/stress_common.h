@@ -101,6 +101,45 @@ void stress_pattern(uint64_t tag, uint8_t *out, size_t len);
 /* True if all @p len bytes at @p p are STRESS_POISON. */
 bool stress_all_poison(const uint8_t *p, size_t len);
 
+/* ---- a one-context rig (a new context and PE per round) ---- */
+
+/* Buffer pairs a rig can hold. */
+#define STRESS_RIG_PAIRS_MAX 64u
+
+/* A started context of @p max_tasks credits (its own "sw0" device) on a
+ * new PE that the calling thread runs, and @p pairs source/destination
+ * buffer pairs of len bytes in one memory: pair i's source at
+ * bytes + 2 * len * i, its destination right after it. */
+struct stress_rig {
+	struct doca_ctx *ctx;
+	struct doca_dev *dev;
+	struct doca_pe *pe;
+	struct doca_mem *mem;
+	struct doca_buf *src[STRESS_RIG_PAIRS_MAX], *dst[STRESS_RIG_PAIRS_MAX];
+	uint8_t *bytes;
+	size_t len;
+	unsigned pairs;
+};
+
+/* Build and start it, then one turn on this thread (its guard parked
+ * here); stress_fatal if there is no context, device or PE. */
+void stress_rig_up(struct stress_rig *r, uint32_t max_tasks, unsigned pairs, size_t len);
+/* Stop and destroy everything, each call checked (every event freed first). */
+void stress_rig_down(struct stress_rig *r);
+
+static inline uint8_t *stress_rig_src(const struct stress_rig *r, unsigned pair)
+{
+	return r->bytes + 2 * r->len * pair;
+}
+
+static inline uint8_t *stress_rig_dst(const struct stress_rig *r, unsigned pair)
+{
+	return stress_rig_src(r, pair) + r->len;
+}
+
+/* Busy-wait about @p n loop iterations (a race's random offset). */
+void stress_spin(unsigned n);
+
 /* ---- the world ---- */
 
 enum pe_mode {
