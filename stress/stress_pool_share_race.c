@@ -25,6 +25,11 @@
  * also meets a full pool. Meanwhile the foreign thread, after a short
  * random spin, makes the round's first submits from outside the guard
  * (1..8 copies, each accepted or AGAIN): its first one switches the pool.
+ * In half the rounds it first stalls the owner with a signal (SIGUSR1),
+ * whose handler spins wherever it found the owner (perhaps between a
+ * plain update's load and its store) until that first submit returned or
+ * 200 µs passed: a preemption at a random instruction, which the switch
+ * must wait out (its waits are what the bound ends in the correct code).
  * In a third of the rounds a third thread revokes the owner's parked
  * guard during the race: one doca_pe_try_progress (allowed from any
  * thread, include/doca_pe.h: it takes the PE over while the owner is
@@ -54,21 +59,25 @@
  * - everything tears down (context stop and destroy succeed).
  * The summary counts the rounds, those in which the owner made a pool call
  * (submit or free) while the foreign thread was inside its first submit
- * (overlap: the owner's call counter moved across that submit), and
- * those in which the third thread's progress ran (revoked).
+ * (overlap: the owner's call counter moved across that submit), those in
+ * which the owner's stall spanned that whole submit (stalled), and those
+ * in which the third thread's progress ran (revoked).
  *
  *   stress_pool_share_race [--seconds S] [--seed N] [--sabotage lost|dup]
  *
- * --sabotage lost: in the drain, the owner counts one of its events freed
- * without freeing it (a lost credit; freed after the count so the round
- * completes); dup: the owner takes one event's tally twice and frees it
- * twice (a doubled event and a doubled free). Either must be reported.
+ * --sabotage lost: the owner counts one of its events freed without
+ * freeing it (a lost credit; freed after the count so the round
+ * completes); dup: the owner takes one of its event's tally twice and
+ * frees it twice (a doubled event and a doubled free); each in its first
+ * free of one of its own events in the round. Either must be reported.
  */
 #include "stress_common.h"
 
 #include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_N 32u
 #define LEN 64u
@@ -105,11 +114,17 @@ struct round {
 	bool revoke;      /* the third thread revokes the guard this round */
 	bool final;       /* the foreign thread's command: the after-race count */
 	uint32_t fcount;  /* the foreign thread's submits */
+	/* the foreign thread stalls the owner with a signal wherever it is
+	 * (perhaps inside a plain update) and switches while it waits */
+	bool stall;
 	unsigned fspin, rspin;
 };
 
 static struct round cur;
-static sem_t foreign_go, revoker_go;
+/* the round the foreign thread may start (its race, or with cur.final
+ * its count): it spins on it, as stress_claim_race's freer does */
+static atomic_ulong foreign_go;
+static sem_t revoker_go;
 static atomic_bool quit;
 
 /* Published around the calls, reset by the owner before each round's go.
@@ -128,6 +143,12 @@ static atomic_ulong f_done, f_overlap;
  * and the round whose count it finished. */
 static atomic_uint final_accepted;
 static atomic_ulong final_done;
+/* The stall's: the owner's thread, the round whose signal handler is
+ * running, the round whose first foreign submit returned, and the
+ * rounds the stall spanned that submit. */
+static pthread_t owner_thread;
+static atomic_ulong stall_in, first_done;
+static unsigned long stalled_rounds; /* the foreign thread's */
 /* The revoker's: */
 static atomic_ulong revoke_started, revoke_done, revoke_ran;
 
@@ -175,12 +196,42 @@ static void foreign_final(void)
 	atomic_store(&final_accepted, i);
 }
 
+/* The owner's stall: at whatever instruction the signal found it, until
+ * the first foreign submit returned or STALL_MAX_NS passed (the switch
+ * waits for an owner inside a plain update: the bound ends that wait). */
+#define STALL_MAX_NS 200000u
+
+static void stall_handler(int sig)
+{
+	unsigned long round = cur.round;
+	uint64_t end = stress_now_ns() + STALL_MAX_NS;
+
+	(void)sig;
+	atomic_store(&stall_in, round);
+	while (atomic_load(&first_done) != round && stress_now_ns() < end)
+		;
+	atomic_store(&stall_in, 0);
+}
+
+/* Signal the owner and wait (boundedly) until its handler runs. */
+static void stall_owner(void)
+{
+	uint64_t end = stress_now_ns() + STALL_MAX_NS;
+
+	if (pthread_kill(owner_thread, SIGUSR1) != 0)
+		stress_fatal("pthread_kill");
+	while (atomic_load(&stall_in) != cur.round && stress_now_ns() < end)
+		;
+}
+
 static void foreign_race(void)
 {
 	struct stress_rig *r = cur.rig;
 	uint32_t accepted = 0;
 
 	stress_spin(cur.fspin);
+	if (cur.stall)
+		stall_owner();
 	for (uint32_t i = 0; i < cur.fcount; i++) {
 		uint64_t tag = tag_of(cur.round, SIDE_FOREIGN, i);
 		struct doca_task_desc d = desc_of(r, FOREIGN_PAIR0 + i, tag);
@@ -193,8 +244,12 @@ static void foreign_race(void)
 		atomic_fetch_add(&f_tried, 1);
 		doca_error_t e = doca_task_submit(r->ctx, &d);
 
-		if (i == 0 && atomic_load(&o_calls) != calls_b)
-			atomic_store(&f_overlap, cur.round);
+		if (i == 0) {
+			stalled_rounds += atomic_load(&stall_in) == cur.round;
+			atomic_store(&first_done, cur.round);
+			if (atomic_load(&o_calls) != calls_b)
+				atomic_store(&f_overlap, cur.round);
+		}
 		if (e == DOCA_SUCCESS) {
 			atomic_store(&f_accepted[i], 1);
 			accepted++;
@@ -219,10 +274,16 @@ static void foreign_race(void)
 static void *foreign_main(void *unused)
 {
 	(void)unused;
+	unsigned long seen = 0;
+
 	for (;;) {
-		sem_wait(&foreign_go);
-		if (atomic_load(&quit))
+		unsigned long g;
+
+		while ((g = atomic_load(&foreign_go)) == seen && !atomic_load(&quit))
+			;
+		if (g == seen)
 			return NULL;
+		seen = g;
 		if (cur.final) {
 			foreign_final();
 			atomic_store(&final_done, cur.round);
@@ -389,9 +450,10 @@ static void owner_freed(struct owner *o, const struct held *h)
 	}
 }
 
-/* Free the first @p k held events (the rest move down). @p sabotage:
- * this call may carry the round's sabotage. */
-static void owner_free(struct owner *o, uint32_t k, bool sabotage)
+/* Free the first @p k held events (the rest move down); the first call
+ * with one of the owner's own events among them carries the round's
+ * sabotage. */
+static void owner_free(struct owner *o, uint32_t k)
 {
 	struct doca_event *evs[HELD_MAX];
 	uint32_t victim = HELD_MAX;
@@ -400,7 +462,7 @@ static void owner_free(struct owner *o, uint32_t k, bool sabotage)
 		return;
 	for (uint32_t i = 0; i < k; i++)
 		evs[i] = o->held[i].ev;
-	if (sabotage && o->sab != SABOTAGE_NONE && !o->sabotaged) {
+	if (o->sab != SABOTAGE_NONE && !o->sabotaged) {
 		for (uint32_t i = 0; i < k && victim == HELD_MAX; i++)
 			if (o->held[i].side == SIDE_OWNER)
 				victim = i;
@@ -495,18 +557,19 @@ static void owner_submit(struct owner *o)
 	}
 }
 
-/* One step of the owner's traffic: submit, turn, take, free some. */
-static void owner_step(struct owner *o, bool submit, bool sabotage)
+/* One step of the owner's traffic: submit, turn, take, free some (all
+ * in the @p drain). */
+static void owner_step(struct owner *o, bool drain)
 {
-	if (submit)
+	if (!drain)
 		owner_submit(o);
 	owner_turn(o);
 	owner_get(o);
 	uint32_t k = o->nheld;
 
-	if (!sabotage && rng_pct(o->g, o->keep_pct))
+	if (!drain && rng_pct(o->g, o->keep_pct))
 		k = rng_below(o->g, k + 1);
-	owner_free(o, k, sabotage);
+	owner_free(o, k);
 }
 
 static uint32_t foreign_accepted_total(void)
@@ -526,7 +589,7 @@ static unsigned long final_count(struct owner *o, bool by_foreign)
 
 	if (by_foreign) {
 		cur.final = true;
-		sem_post(&foreign_go);
+		atomic_store(&foreign_go, 2 * cur.round + 1); /* its loads of cur come after it */
 		while (atomic_load(&final_done) != cur.round)
 			;
 		cur.final = false;
@@ -610,6 +673,7 @@ static unsigned long one_round(struct rng *g, unsigned long round, enum sabotage
 			      .n = n,
 			      .revoke = rng_below(g, 3) == 0,
 			      .fcount = 1 + rng_below(g, FOREIGN_MAX),
+			      .stall = rng_pct(g, 50),
 			      .fspin = rng_below(g, SPIN_MAX),
 			      .rspin = rng_below(g, SPIN_MAX) };
 	atomic_store(&o_tried, 0);
@@ -625,14 +689,14 @@ static unsigned long one_round(struct rng *g, unsigned long round, enum sabotage
 	/* a few owner steps first: the stack holds returned slots when the
 	 * foreign thread comes */
 	for (unsigned i = rng_below(g, 4); i > 0; i--)
-		owner_step(&o, true, false);
-	sem_post(&foreign_go); /* the semaphores order cur before the helpers' reads */
+		owner_step(&o, false);
+	atomic_store(&foreign_go, 2 * round); /* the helpers' loads of cur come after it and the post */
 	if (cur.revoke)
 		sem_post(&revoker_go);
 	while (atomic_load(&f_done) != round || (cur.revoke && atomic_load(&revoke_done) != round))
-		owner_step(&o, true, false);
+		owner_step(&o, false);
 	for (unsigned i = 1 + rng_below(g, 8); i > 0; i--)
-		owner_step(&o, true, false);
+		owner_step(&o, false);
 	/* the drain: every event of both sides */
 	uint32_t want_foreign = foreign_accepted_total();
 
@@ -640,7 +704,7 @@ static unsigned long one_round(struct rng *g, unsigned long round, enum sabotage
 		if (tries == 1000000)
 			stress_fatal("round %lu: owner %u out, foreign %u of %u events after a million turns", round,
 				     o.out, o.fgot_total, want_foreign);
-		owner_step(&o, false, true);
+		owner_step(&o, true);
 	}
 	for (unsigned i = 0; i < FOREIGN_MAX; i++)
 		if (o.fgot[i] != atomic_load(&f_accepted[i]))
@@ -659,6 +723,26 @@ static unsigned long one_round(struct rng *g, unsigned long round, enum sabotage
 	return accepted;
 }
 
+/* The library aborts on a broken invariant it sees (a slot returned
+ * twice): say in which round, then abort as it asked. */
+static void abort_handler(int sig)
+{
+	char msg[96] = "FATAL: the library aborted in round ";
+	size_t len = strlen(msg);
+	char digits[24];
+	size_t nd = 0;
+
+	for (unsigned long v = cur.round; nd == 0 || v != 0; v /= 10)
+		digits[nd++] = (char)('0' + v % 10);
+	while (nd > 0)
+		msg[len++] = digits[--nd];
+	msg[len++] = '\n';
+	if (write(2, msg, len) < 0)
+		_exit(1);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 int main(int argc, char **argv)
 {
 	struct stress_opts o;
@@ -671,7 +755,14 @@ int main(int argc, char **argv)
 		stress_fatal("--sabotage data: this program's fault kinds are lost and dup");
 	stress_watchdog(o.seconds);
 	rng_init(&g, o.seed, 0);
-	if (sem_init(&foreign_go, 0, 0) != 0 || sem_init(&revoker_go, 0, 0) != 0 ||
+	owner_thread = pthread_self();
+	struct sigaction sa = { .sa_handler = stall_handler, .sa_flags = SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) != 0)
+		stress_fatal("sigaction");
+	signal(SIGABRT, abort_handler);
+	if (sem_init(&revoker_go, 0, 0) != 0 ||
 	    pthread_create(&foreign, NULL, foreign_main, NULL) != 0 ||
 	    pthread_create(&revoker, NULL, revoker_main, NULL) != 0)
 		stress_fatal("sem_init or pthread_create");
@@ -681,15 +772,14 @@ int main(int argc, char **argv)
 		accepted += one_round(&g, ++round, o.sabotage, &overlaps, &revokes);
 	while (stress_now_ns() < end && stress_violation_count() == 0);
 	atomic_store(&quit, true);
-	sem_post(&foreign_go);
 	sem_post(&revoker_go);
 	pthread_join(foreign, NULL);
 	pthread_join(revoker, NULL);
 	bool pass = stress_violation_count() == 0;
 
 	printf("stress_pool_share_race: %s seed=%llu %.1fs accepted=%lu violations=%lu rounds=%lu overlap=%lu "
-	       "revoked=%lu\n",
+	       "stalled=%lu revoked=%lu\n",
 	       pass ? "PASS" : "FAIL", (unsigned long long)o.seed, o.seconds, accepted, stress_violation_count(), round,
-	       overlaps, revokes);
+	       overlaps, stalled_rounds, revokes);
 	return pass ? 0 : 1;
 }
