@@ -62,10 +62,8 @@ static void *freer_main(void *unused)
 
 	(void)unused;
 	for (;;) {
-		unsigned long g;
+		unsigned long g = stress_await_go(&go, seen, &quit);
 
-		while ((g = atomic_load(&go)) == seen && !atomic_load(&quit))
-			;
 		if (g == seen)
 			return NULL;
 		seen = g;

@@ -315,3 +315,12 @@ void stress_spin(unsigned n)
 	for (volatile unsigned i = 0; i < n; i++)
 		;
 }
+
+unsigned long stress_await_go(atomic_ulong *go, unsigned long seen, atomic_bool *quit)
+{
+	unsigned long g;
+
+	while ((g = atomic_load(go)) == seen && !atomic_load(quit))
+		;
+	return g;
+}

@@ -140,6 +140,10 @@ static inline uint8_t *stress_rig_dst(const struct stress_rig *r, unsigned pair)
 /* Busy-wait about @p n loop iterations (a race's random offset). */
 void stress_spin(unsigned n);
 
+/* A helper thread's wait for its next round: spin until @p go differs
+ * from @p seen and return it, or return @p seen once @p quit is set. */
+unsigned long stress_await_go(atomic_ulong *go, unsigned long seen, atomic_bool *quit);
+
 /* ---- the world ---- */
 
 enum pe_mode {

@@ -273,14 +273,12 @@ static void foreign_race(void)
 
 static void *foreign_main(void *unused)
 {
-	(void)unused;
 	unsigned long seen = 0;
 
+	(void)unused;
 	for (;;) {
-		unsigned long g;
+		unsigned long g = stress_await_go(&foreign_go, seen, &quit);
 
-		while ((g = atomic_load(&foreign_go)) == seen && !atomic_load(&quit))
-			;
 		if (g == seen)
 			return NULL;
 		seen = g;
