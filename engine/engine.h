@@ -712,6 +712,8 @@ static inline struct doca_event *event_handle(const struct doca_event *ev)
  * doca_pe_get_events_ok stops at it as at a failed event and tests no
  * link for the end (engine/pe.c pe_take_ready_watched). */
 extern struct doca_event pe_ready_end;
+/* pe_ready_end's user data and bytes: what no refused handle reads. */
+#define PE_READY_END_MARK UINT64_C(0x5ead0e4d5ead0e4d)
 /* A slot in a run's mailbox that a free on another thread sent back
  * (engine/event.c), not a task: the runner returns its credit. */
 static inline bool event_returning(struct doca_event *ev)

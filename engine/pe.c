@@ -168,7 +168,13 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *ph, struct doca_ctx *h)
 	return err;
 }
 
-struct doca_event pe_ready_end = { .status = DOCA_EVENT_STATUS_FAILURE };
+/* Its other fields hold values no refusal returns (a refused handle reads
+ * 0 user data, 0 bytes, DOCA_ERROR_INVALID_VALUE), so a getter that took
+ * the marker for an event would show it (tests/engine/handles.c). */
+struct doca_event pe_ready_end = { .status = DOCA_EVENT_STATUS_FAILURE,
+				   .error = DOCA_ERROR_UNEXPECTED,
+				   .bytes = PE_READY_END_MARK,
+				   .user_data = { .u64 = PE_READY_END_MARK } };
 
 #ifdef OWNED_RMW_ASM
 /* pe_ready_end's address in memory, for pe_ready_at_end's cmp */
@@ -258,7 +264,7 @@ static inline __attribute__((always_inline)) void pe_hand_out(struct doca_event 
 	*out = (struct doca_event *)ev_queued_handle(ev, gs);
 }
 
-/* pe_hand_out, then the event's link (the next ready one, or NULL). */
+/* pe_hand_out, then the event's link (the next ready one, or pe_ready_end). */
 static inline __attribute__((always_inline)) struct doca_event *pe_hand_out_next(struct doca_event *ev,
 										 struct doca_event **out,
 										 uint64_t m, bool watched)

@@ -819,11 +819,16 @@ Test(handles, the_ready_lists_end_is_no_event_to_any_public_call)
 		struct doca_event *h = handle_pack(&pe_ready_end, gens[g]);
 		uint64_t stale = doca_stale_handle_count();
 
+		/* the refusal's answers, each unlike the marker's own field
+		 * (engine/pe.c): a getter reading the marker fails here */
+		cr_assert_neq(pe_ready_end.user_data.u64, 0);
+		cr_assert_neq(pe_ready_end.bytes, 0);
+		cr_assert_neq(pe_ready_end.error, DOCA_ERROR_INVALID_VALUE);
 		cr_assert_eq(doca_event_get_status(h), DOCA_EVENT_STATUS_FAILURE);
 		cr_assert_eq(doca_event_get_user_data(h).u64, 0);
 		cr_assert_eq(doca_event_get_ctx(h), NULL);
 		cr_assert_eq(doca_event_get_bytes(h), 0);
-		cr_assert_neq(doca_event_get_error(h), DOCA_SUCCESS);
+		cr_assert_eq(doca_event_get_error(h), DOCA_ERROR_INVALID_VALUE);
 		doca_event_free(h);
 		doca_event_free_bulk(&h, 1);
 		cr_assert_eq(doca_stale_handle_count(), stale, "not a stale event: no event at all");
