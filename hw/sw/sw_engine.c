@@ -23,8 +23,11 @@
  * flags, and only then futex-waits on sleeping==1; a kicker publishes its
  * work (the ready-set signal, or a change), full fence, and wakes the
  * futex if sleeping is 1. A signal that found its qp already queued put
- * nothing in the set, but then the qp is in the engine's FIFO (not idle)
- * or its signaller of the moment is still to push and kick.
+ * nothing in the set and wakes nobody, but then the qp is in the engine's
+ * FIFO (not idle), or its signaller of the moment is still to push and
+ * kick, or the engine is visiting it right now (awake: the visit ends by
+ * keeping the qp, or by releasing it and looking at the SQ again after
+ * the release's fence, which finds the post).
  *
  * Waking the PE (hw_qp_attr.wake) after a batch of completions: put the
  * entries, full fence, then call the wake, which looks at the PE's armed
