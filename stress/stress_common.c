@@ -19,18 +19,28 @@
 
 static atomic_ulong violations;
 
-static _Noreturn void usage(const char *prog)
+/* By enum sabotage. */
+static const char *const sabotage_names[] = { "none", "lost", "dup", "data", "order" };
+
+static _Noreturn void usage(const char *prog, unsigned kinds)
 {
-	fprintf(stderr, "usage: %s [--seconds S] [--seed N] [--sabotage lost|dup|data]\n", prog);
+	const char *sep = "";
+
+	fprintf(stderr, "usage: %s [--seconds S] [--seed N] [--sabotage ", prog);
+	for (unsigned i = SABOTAGE_LOST; i <= SABOTAGE_ORDER; i++)
+		if (kinds & STRESS_KIND(i)) {
+			fprintf(stderr, "%s%s", sep, sabotage_names[i]);
+			sep = "|";
+		}
+	fprintf(stderr, "]\n");
 	exit(2);
 }
 
-static enum sabotage parse_sabotage(const char *arg, char **end)
+/* One of @p kinds (or none), *end past it; else *end NULL. */
+static enum sabotage parse_sabotage(const char *arg, unsigned kinds, char **end)
 {
-	static const char *const names[] = { "none", "lost", "dup", "data" };
-
-	for (int i = 0; i < 4; i++)
-		if (strcmp(arg, names[i]) == 0) {
+	for (unsigned i = SABOTAGE_NONE; i <= SABOTAGE_ORDER; i++)
+		if (strcmp(arg, sabotage_names[i]) == 0 && (i == SABOTAGE_NONE || (kinds & STRESS_KIND(i)))) {
 			*end = (char *)arg + strlen(arg);
 			return (enum sabotage)i;
 		}
@@ -45,6 +55,11 @@ static uint64_t seed_from_clock(void)
 
 void stress_parse(int argc, char **argv, struct stress_opts *o)
 {
+	stress_parse_kinds(argc, argv, o, STRESS_KINDS_DEFAULT);
+}
+
+void stress_parse_kinds(int argc, char **argv, struct stress_opts *o, unsigned kinds)
+{
 	/* refused progress calls are logged as warnings: keep only errors */
 	setenv("DOCA_LOG_LEVEL", "error", 0);
 	o->seconds = 5;
@@ -54,18 +69,18 @@ void stress_parse(int argc, char **argv, struct stress_opts *o)
 		char *end = NULL;
 
 		if (i + 1 >= argc)
-			usage(argv[0]);
+			usage(argv[0], kinds);
 		errno = 0;
 		if (strcmp(argv[i], "--seconds") == 0)
 			o->seconds = strtod(argv[++i], &end);
 		else if (strcmp(argv[i], "--seed") == 0)
 			o->seed = strtoull(argv[++i], &end, 0);
 		else if (strcmp(argv[i], "--sabotage") == 0)
-			o->sabotage = parse_sabotage(argv[++i], &end);
+			o->sabotage = parse_sabotage(argv[++i], kinds, &end);
 		else
-			usage(argv[0]);
+			usage(argv[0], kinds);
 		if (errno != 0 || end == NULL || *end != '\0' || o->seconds < 0)
-			usage(argv[0]);
+			usage(argv[0], kinds);
 	}
 	printf("%s: seed %llu, %.1f s\n", argv[0], (unsigned long long)o->seed, o->seconds);
 	printf("replay: %s --seconds %g --seed %llu%s\n", argv[0], o->seconds,

@@ -29,7 +29,12 @@ enum sabotage {
 	SABOTAGE_LOST, /* ignore one event: as if it never came */
 	SABOTAGE_DUP,  /* handle one event twice: as if it came twice */
 	SABOTAGE_DATA, /* flip one destination byte before it is checked */
+	SABOTAGE_ORDER, /* expect a wrong next task once: as if one came out of order */
 };
+
+/* A set of sabotage kinds, for stress_parse_kinds. */
+#define STRESS_KIND(k) (1u << (k))
+#define STRESS_KINDS_DEFAULT (STRESS_KIND(SABOTAGE_LOST) | STRESS_KIND(SABOTAGE_DUP) | STRESS_KIND(SABOTAGE_DATA))
 
 struct stress_opts {
 	double seconds;
@@ -40,6 +45,10 @@ struct stress_opts {
 /* Parse --seconds, --seed and --sabotage lost|dup|data; print the seed and
  * the command to replay. */
 void stress_parse(int argc, char **argv, struct stress_opts *o);
+/* The same with the sabotage kinds the program has (a set of
+ * STRESS_KIND(SABOTAGE_...)): any other is a usage error, so a sabotage
+ * run never passes because the program ignored its kind. */
+void stress_parse_kinds(int argc, char **argv, struct stress_opts *o, unsigned kinds);
 
 struct rng {
 	uint64_t s;
