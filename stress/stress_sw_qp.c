@@ -115,6 +115,18 @@ static const struct config configs[] = {
 };
 #define NCONFIGS (sizeof(configs) / sizeof(configs[0]))
 
+/* @p cfg's open string. */
+static void open_string(const struct config *cfg, char *out, size_t cap)
+{
+	int len = snprintf(out, cap, "engines=%u", cfg->engines);
+
+	if (cfg->ring_max != 0)
+		len += snprintf(out + len, cap - (size_t)len, ",ring_max=%u", cfg->ring_max);
+	if (cfg->fail_every | cfg->partial_every)
+		snprintf(out + len, cap - (size_t)len, ",fail_every=%u,partial_every=%u", cfg->fail_every,
+			 cfg->partial_every);
+}
+
 /* Where post_chain finds a copy's address: at offset 0 of this. */
 struct data_ref {
 	void *addr;
@@ -172,9 +184,11 @@ struct harness {
 	struct qp_run qps[QPS_MAX];
 	bool flushing;
 	uint64_t executed;   /* copies executed: the device's fault counter, our copy */
-	/* the watchdog's: completions taken (any progress), the round, quit */
+	/* the watchdog's: completions taken (any progress), the round and
+	 * its configuration (an index of configs), quit */
 	atomic_ulong progress;
 	atomic_ulong round;
+	atomic_uint config;
 	atomic_bool quit;
 };
 
@@ -471,11 +485,18 @@ static void *watchdog_main(void *arg)
 		}
 		if (now - since < (uint64_t)STALL_S * 1000000000u)
 			continue;
-		stress_violation("round %lu: no completion for %u s: a hang (a lost wake-up of the engine thread, or "
-				 "a completion the device never gives)", atomic_load(&h->round), STALL_S);
-		fflush(stderr);
+		/* printed here, not counted by stress_violation: the main
+		 * thread ends the run at the first count it sees and would cut
+		 * this report short */
+		char params[128];
+		const struct config *cfg = &configs[atomic_load(&h->config)];
+
+		open_string(cfg, params, sizeof(params));
+		fprintf(stderr, "VIOLATION: round %lu (%s, qps=%u): no completion for %u s: a hang (a lost "
+			"wake-up of the engine thread, or a completion the device never gives)\n",
+			atomic_load(&h->round), params, cfg->qps, STALL_S);
 		printf("stress_sw_qp: FAIL seed=%llu %.1fs violations=%lu (watchdog)\n",
-		       (unsigned long long)h->opts.seed, h->opts.seconds, stress_violation_count());
+		       (unsigned long long)h->opts.seed, h->opts.seconds, stress_violation_count() + 1u);
 		fflush(stdout);
 		_exit(1);
 	}
@@ -501,16 +522,6 @@ static void end_if_violated(struct harness *h)
 	_exit(1);
 }
 
-static void open_string(const struct config *cfg, char *out, size_t cap)
-{
-	int len = snprintf(out, cap, "engines=%u", cfg->engines);
-
-	if (cfg->ring_max != 0)
-		len += snprintf(out + len, cap - (size_t)len, ",ring_max=%u", cfg->ring_max);
-	if (cfg->fail_every | cfg->partial_every)
-		snprintf(out + len, cap - (size_t)len, ",fail_every=%u,partial_every=%u", cfg->fail_every,
-			 cfg->partial_every);
-}
 
 /* The flush (see the top): every completion taken, each copy's one. */
 static void flush_and_drain(struct harness *h)
@@ -543,6 +554,7 @@ static void run_round(struct harness *h, const struct config *cfg, double second
 	struct hw_qp_attr attr = { .depth = DEPTH, .wake = no_wake };
 
 	h->sum.rounds++;
+	atomic_store(&h->config, (unsigned)(cfg - configs));
 	atomic_store(&h->round, h->sum.rounds);
 	h->cfg = cfg;
 	open_string(cfg, h->params, sizeof(h->params));
