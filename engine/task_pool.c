@@ -24,7 +24,11 @@
  * - Exactly one taker per credit: each take is one CAS of the whole word,
  *   so takes and returns are totally ordered on it and the count never goes
  *   below 0: a take that finds 0 free returns DOCA_ERROR_AGAIN, exactly
- *   when size tasks are outstanding (exact when no free races it). A
+ *   when size tasks are outstanding (exact when no free races it; a task
+ *   is outstanding until its credit is back, and a free on a thread
+ *   without the PE's guard, the PE's former thread too once another
+ *   thread's doca_pe_progress took the PE over, returns it at the PE's
+ *   next turn: include/doca_event.h). A
  *   submit asks for as many credits as it has tasks ready to use them
  *   (validated and pinned), so a take of many never holds one unused.
  * - ABA: a taker reads the links of the slots it pops (top's pool_next,
