@@ -28,7 +28,8 @@
  *   is outstanding until its credit is back, and a free on a thread
  *   without the PE's guard, the PE's former thread too once another
  *   thread's doca_pe_progress took the PE over, returns it at the PE's
- *   next turn: include/doca_event.h). A
+ *   next turn, or later while another thread is preempted inside its
+ *   marking of the context ready: include/doca_event.h). A
  *   submit asks for as many credits as it has tasks ready to use them
  *   (validated and pinned), so a take of many never holds one unused.
  * - ABA: a taker reads the links of the slots it pops (top's pool_next,

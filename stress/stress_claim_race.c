@@ -190,9 +190,7 @@ int main(int argc, char **argv)
 	pthread_t t;
 	unsigned long accepted = 0, round = 0;
 
-	stress_parse(argc, argv, &o);
-	if (o.sabotage == SABOTAGE_DATA)
-		stress_fatal("--sabotage data: this program's fault kinds are lost and dup");
+	stress_parse_kinds(argc, argv, &o, STRESS_KIND(SABOTAGE_LOST) | STRESS_KIND(SABOTAGE_DUP));
 	stress_watchdog(o.seconds);
 	/* every round refuses N frees, each logged as an error */
 	(void)doca_log_set_level(DOCA_LOG_NONE);

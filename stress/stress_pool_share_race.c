@@ -28,8 +28,9 @@
  * In half the rounds it first stalls the owner with a signal (SIGUSR1),
  * whose handler spins wherever it found the owner (perhaps between a
  * plain update's load and its store) until that first submit returned or
- * 200 µs passed: a preemption at a random instruction, which the switch
- * must wait out (its waits are what the bound ends in the correct code).
+ * 200 µs passed: a preemption at a random instruction (under TSan, at the
+ * next point where TSan delivers signals), which the switch must wait out
+ * (its waits are what the bound ends in the correct code).
  * In a third of the rounds a third thread revokes the owner's parked
  * guard during the race: one doca_pe_try_progress (allowed from any
  * thread, include/doca_pe.h: it takes the PE over while the owner is
@@ -47,9 +48,12 @@
  *   from above by counters each side publishes around its calls (tried
  *   before the call, refused and freed after it), so the bound never
  *   undercounts. Not checked once the third thread may have revoked the
- *   guard, until the owner's next turn: the owner's frees then go through
- *   the mailbox and come back at a turn (include/doca_event.h), a legal
- *   late credit;
+ *   guard, until an owner turn that starts after both the revoke and the
+ *   foreign thread's submits ended: the owner's frees then go through the
+ *   mailbox and come back at a turn, or, while another thread is
+ *   preempted inside its marking of the context ready (a foreign submit),
+ *   at the first turn after that mark completes (include/doca_event.h): a
+ *   legal late credit;
  * - no owner submit is accepted while the owner alone holds N tasks;
  * - no free is refused (doca_stale_handle_count does not move);
  * - after the race, every event freed and one more turn: the context
@@ -166,8 +170,8 @@ static struct doca_task_desc desc_of(struct stress_rig *r, unsigned pair, uint64
 
 /* Could an AGAIN at this moment be a late credit rather than a lost one?
  * Only after the third thread began its revoke, until an owner turn that
- * started after the revoke ended (@p regained_before: seen before the
- * call). */
+ * started after the revoke and the foreign thread's submits ended
+ * (@p regained_before: seen before the call; owner_turn). */
 static bool again_is_exact(bool regained_before)
 {
 	return !cur.revoke || regained_before || atomic_load(&revoke_started) != cur.round;
@@ -399,7 +403,12 @@ static void owner_take(struct owner *o, struct doca_event *ev)
 static bool owner_turn(struct owner *o)
 {
 	uint32_t evs;
-	bool revoking = cur.revoke && atomic_load(&revoke_done) != cur.round;
+	/* a turn regains exactness only once nobody can still be marking the
+	 * context ready: after the revoke and after the foreign thread's
+	 * last submit (a submitter preempted inside its mark holds the
+	 * mailbox's credits back past the turn: include/doca_event.h) */
+	bool revoking = cur.revoke &&
+			(atomic_load(&revoke_done) != cur.round || atomic_load(&f_done) != cur.round);
 	doca_error_t e = doca_pe_try_progress(o->r->pe, &evs);
 
 	/* IN_USE: the third thread is inside its turn */
@@ -748,9 +757,7 @@ int main(int argc, char **argv)
 	pthread_t foreign, revoker;
 	unsigned long accepted = 0, round = 0, overlaps = 0, revokes = 0;
 
-	stress_parse(argc, argv, &o);
-	if (o.sabotage == SABOTAGE_DATA)
-		stress_fatal("--sabotage data: this program's fault kinds are lost and dup");
+	stress_parse_kinds(argc, argv, &o, STRESS_KIND(SABOTAGE_LOST) | STRESS_KIND(SABOTAGE_DUP));
 	stress_watchdog(o.seconds);
 	rng_init(&g, o.seed, 0);
 	owner_thread = pthread_self();

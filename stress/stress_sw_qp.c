@@ -465,25 +465,27 @@ static void take_some(struct harness *h, struct qp_run *q)
 
 /* ---- the watchdog ---- */
 
-/* No completion for STALL_S seconds in a round: a hang, reported; the
- * run ends here (the main thread is stuck in its loop). */
+/* No completion in STALL_S seconds' worth of the watchdog's own 100 ms
+ * ticks in a round: a hang, reported; the run ends here (the main thread
+ * is stuck in its loop). Ticks, not the wall clock: a process or VM
+ * frozen for longer than that must not read as a hang when it resumes,
+ * before the main thread has run again. */
 static void *watchdog_main(void *arg)
 {
 	struct harness *h = arg;
 	unsigned long seen = atomic_load(&h->progress);
-	uint64_t since = stress_now_ns();
+	unsigned idle_ticks = 0;
 
 	while (!atomic_load(&h->quit)) {
 		stress_sleep_us(100000);
 		unsigned long now_progress = atomic_load(&h->progress);
-		uint64_t now = stress_now_ns();
 
 		if (now_progress != seen) {
 			seen = now_progress;
-			since = now;
+			idle_ticks = 0;
 			continue;
 		}
-		if (now - since < (uint64_t)STALL_S * 1000000000u)
+		if (++idle_ticks < STALL_S * 10u)
 			continue;
 		/* printed here, not counted by stress_violation: the main
 		 * thread ends the run at the first count it sees and would cut
@@ -521,7 +523,6 @@ static void end_if_violated(struct harness *h)
 	print_summary(h);
 	_exit(1);
 }
-
 
 /* The flush (see the top): every completion taken, each copy's one. */
 static void flush_and_drain(struct harness *h)
