@@ -17,7 +17,8 @@
  * A run cycles through the device configurations below (each at least
  * once, a round each, at most ROUND_S_MAX seconds a round). A round opens
  * the device with the configuration's open string, makes its queue pairs
- * (depth DEPTH, on one or two engine threads) and then, until its time is
+ * (depth DEPTH, on one or two engine threads, or on none: then a poll
+ * executes the descriptors, and nothing reaps) and then, until its time is
  * up, for each queue pair at random: posts a burst of 1..BURST_MAX copies
  * (as many as fit the depth; lengths 1-64, 100-1023 or 1024-LEN_MAX
  * bytes; by post or by post_chain, the ring doorbelled and kicked), and
@@ -112,6 +113,8 @@ static const struct config configs[] = {
 	{ .engines = 1, .fail_every = 7, .partial_every = 11, .qps = 1 },
 	{ .engines = 1, .fail_every = 5, .partial_every = 3, .qps = 1 },
 	{ .engines = 1, .ring_max = 8, .fail_every = 5, .partial_every = 3, .qps = 1 },
+	{ .engines = 0, .qps = 3 },
+	{ .engines = 0, .ring_max = 8, .fail_every = 5, .partial_every = 3, .qps = 1 },
 };
 #define NCONFIGS (sizeof(configs) / sizeof(configs[0]))
 
@@ -453,11 +456,14 @@ static uint32_t take_by_reap(struct harness *h, struct qp_run *q, uint32_t max)
 	return n;
 }
 
-/* Take 1..TAKE_MAX completions of @p q by poll or by reap. */
+/* Take 1..TAKE_MAX completions of @p q by poll or by reap (reap only on a
+ * qp that has it, hw_qp.reaps_whole: an engine's; an inline qp's poll
+ * executes its descriptors). */
 static void take_some(struct harness *h, struct qp_run *q)
 {
 	uint32_t max = 1u + rng_below(&h->rng, TAKE_MAX);
-	uint32_t n = rng_pct(&h->rng, 50) ? take_by_poll(h, q, max) : take_by_reap(h, q, max);
+	bool by_poll = !q->qp->reaps_whole || rng_pct(&h->rng, 50);
+	uint32_t n = by_poll ? take_by_poll(h, q, max) : take_by_reap(h, q, max);
 
 	if (n != 0)
 		atomic_fetch_add_explicit(&h->progress, 1, memory_order_relaxed);
