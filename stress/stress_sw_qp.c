@@ -24,8 +24,12 @@
  * bytes; by post or by post_chain, the ring doorbelled and kicked), and
  * takes 1..TAKE_MAX completions (by poll or by reap). Now and then it
  * sleeps up to 3 ms, so the engine thread goes to sleep and the next
- * post's kick must wake it. Then the flush: two more bursts, the flush,
- * one more burst after it, and every completion taken.
+ * post's kick must wake it. Then the flush, one queue pair after another:
+ * two more bursts, its flush, one more burst after it, and every
+ * completion taken, while the queue pairs not flushed yet go on with
+ * their posts and takes; then each of those takes all it holds, posts a
+ * burst and takes it too (so a flush that reaches the wrong queue pair
+ * shows there).
  *
  * Checks (each a VIOLATION: line; the run then ends with FAIL), and how
  * each can fail:
@@ -37,8 +41,11 @@
  *   partial_every count the copies executed, device-wide: the
  *   configurations with faults have one queue pair) with its byte count
  *   (len, len / 2 or 0) and error, never fatal; FLUSHED, with
- *   DOCA_ERROR_SHUTDOWN, only after the flush, never before an executed
- *   one, and for every copy posted after it;
+ *   DOCA_ERROR_SHUTDOWN, exactly where the queue pair's own flush could
+ *   reach (the rule at flush_window): never for a copy whose completion
+ *   was taken before that flush, never before an executed one, and for
+ *   every copy posted after it (on an inline queue pair, for every copy
+ *   not taken before it);
  * - the destination holds the source's bytes up to the byte count and
  *   nothing was written past it (the rest of the copy and GUARD bytes
  *   beyond it keep their poison);
@@ -162,7 +169,11 @@ struct qp_run {
 	uint64_t posted;      /* ids below it posted */
 	uint64_t expect;      /* the id the next completion must carry */
 	uint64_t taken;       /* completions counted */
-	uint64_t flush_from;  /* ids from it on were posted after the flush */
+	/* its flush's window (flush_window): ids from flush_covers on may
+	 * be FLUSHED, ids from flush_from on must be; both UINT64_MAX until
+	 * this queue pair's flush */
+	uint64_t flush_covers;
+	uint64_t flush_from;
 	bool flushed_seen;
 };
 
@@ -185,7 +196,6 @@ struct harness {
 	char params[128];
 	struct rng rng;
 	struct qp_run qps[QPS_MAX];
-	bool flushing;
 	uint64_t executed;   /* copies executed: the device's fault counter, our copy */
 	/* the watchdog's: completions taken (any progress), the round and
 	 * its configuration (an index of configs), quit */
@@ -295,10 +305,14 @@ static void check_completion(struct harness *h, struct qp_run *q, const struct h
 	h->sum.completions++;
 	if (c->status == HW_CQE_FLUSHED) {
 		h->sum.flushed++;
-		if (!h->flushing || c->error != DOCA_ERROR_SHUTDOWN)
-			stress_violation("round %lu (%s) qp %u id %llu: FLUSHED with error %d %s the flush",
-					 h->sum.rounds, h->params, q->index, (unsigned long long)r->id, (int)c->error,
-					 h->flushing ? "after" : "before");
+		if (r->id < q->flush_covers)
+			stress_violation("round %lu (%s) qp %u id %llu: FLUSHED, but %s", h->sum.rounds, h->params,
+					 q->index, (unsigned long long)r->id,
+					 q->flush_covers == UINT64_MAX ? "this queue pair was not flushed (yet)"
+								       : "taken before its queue pair's flush");
+		if (c->error != DOCA_ERROR_SHUTDOWN)
+			stress_violation("round %lu (%s) qp %u id %llu: FLUSHED with error %d, not SHUTDOWN",
+					 h->sum.rounds, h->params, q->index, (unsigned long long)r->id, (int)c->error);
 		q->flushed_seen = true;
 		check_data(h, q, r, 0); /* never started: nothing written */
 		return;
@@ -306,7 +320,7 @@ static void check_completion(struct harness *h, struct qp_run *q, const struct h
 	if (q->flushed_seen || r->id >= q->flush_from)
 		stress_violation("round %lu (%s) qp %u id %llu: executed (status %u) %s", h->sum.rounds, h->params,
 				 q->index, (unsigned long long)r->id, c->status,
-				 q->flushed_seen ? "after a FLUSHED one" : "though posted after the flush");
+				 q->flushed_seen ? "after a FLUSHED one" : "though not started before its queue pair's flush");
 	uint32_t status;
 	uint64_t bytes;
 
@@ -530,27 +544,72 @@ static void end_if_violated(struct harness *h)
 	_exit(1);
 }
 
+/*
+ * The window of @p q's flush, set as the flush is called (this thread
+ * posts and takes, so nothing of q moves meanwhile). hw.h: every
+ * descriptor the device has not started completes FLUSHED, started ones
+ * normally, and every later post is flushed. The sw device's flush sets
+ * q's own flag (sw_qp_flush), and its executor reads that flag for each
+ * descriptor as it starts it — an engine thread as it takes it from the
+ * SQ, an inline poll as it executes it (sw_qp_take_due, sw_run_now) — in
+ * SQ order. So, for q's ids (its completions are checked in id order):
+ * - below flush_covers, q->expect at the flush (completions taken before
+ *   it, started before it): never FLUSHED — neither before q's flush nor
+ *   by another queue pair's flush;
+ * - from flush_covers to flush_from: executed (started by an engine
+ *   thread before the flush) up to some id, FLUSHED from there on;
+ * - from flush_from on: FLUSHED. That is q->posted at the flush (posted
+ *   after it) on an engine queue pair; on an inline one nothing starts
+ *   outside this thread's polls, so every copy not taken is unstarted and
+ *   flush_from is flush_covers.
+ */
+static void flush_window(struct harness *h, struct qp_run *q)
+{
+	q->flush_covers = q->expect;
+	q->flush_from = h->cfg->engines == 0 ? q->expect : q->posted;
+}
+
+/* Take every completion of @p q, while the queue pairs from @p busy_from
+ * on keep their traffic. */
+static void drain(struct harness *h, struct qp_run *q, unsigned busy_from)
+{
+	while (q->expect < q->posted) {
+		take_some(h, q);
+		for (unsigned j = busy_from; j < h->cfg->qps; j++) {
+			if (rng_below(&h->rng, 3) == 0)
+				post_burst(h, &h->qps[j]);
+			if (rng_below(&h->rng, 2) == 0)
+				take_some(h, &h->qps[j]);
+		}
+		end_if_violated(h);
+	}
+}
+
 /* The flush (see the top): every completion taken, each copy's one. */
 static void flush_and_drain(struct harness *h)
 {
-	h->flushing = true;
 	for (unsigned i = 0; i < h->cfg->qps; i++) {
 		struct qp_run *q = &h->qps[i];
 
 		post_burst(h, q);
 		post_burst(h, q);
+		flush_window(h, q);
 		hw_sw_ops.flush(q->qp);
-		q->flush_from = q->posted;
 		post_burst(h, q);
 		end_if_violated(h);
-		while (q->expect < q->posted) {
-			take_some(h, q);
-			end_if_violated(h);
-		}
+		drain(h, q, i + 1u);
 		if (q->taken != q->posted)
 			stress_violation("round %lu (%s) qp %u: %llu completions for %llu copies posted", h->sum.rounds,
 					 h->params, q->index, (unsigned long long)q->taken,
 					 (unsigned long long)q->posted);
+		/* the queue pairs not flushed yet: a burst posted after q's
+		 * flush, and taken — none FLUSHED, unless the flush reached
+		 * the wrong queue pair */
+		for (unsigned j = i + 1u; j < h->cfg->qps; j++) {
+			drain(h, &h->qps[j], h->cfg->qps);
+			post_burst(h, &h->qps[j]);
+			drain(h, &h->qps[j], h->cfg->qps);
+		}
 	}
 	end_if_violated(h);
 }
@@ -566,12 +625,12 @@ static void run_round(struct harness *h, const struct config *cfg, double second
 	h->cfg = cfg;
 	open_string(cfg, h->params, sizeof(h->params));
 	rng_init(&h->rng, h->opts.seed, h->sum.rounds);
-	h->flushing = false;
 	h->executed = 0;
 	if (hw_sw_ops.open("sw0", h->params, &dev) != DOCA_SUCCESS)
 		stress_fatal("round %lu: the sw device refused \"%s\"", h->sum.rounds, h->params);
 	for (unsigned i = 0; i < cfg->qps; i++) {
-		h->qps[i] = (struct qp_run){ .index = i, .recs = h->recs[i], .dst = h->dst[i], .flush_from = UINT64_MAX };
+		h->qps[i] = (struct qp_run){ .index = i, .recs = h->recs[i], .dst = h->dst[i],
+					    .flush_covers = UINT64_MAX, .flush_from = UINT64_MAX };
 		if (hw_sw_ops.qp_create(dev, &attr, &h->qps[i].qp) != DOCA_SUCCESS)
 			stress_fatal("round %lu (%s): no queue pair %u", h->sum.rounds, h->params, i);
 	}
