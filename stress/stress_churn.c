@@ -327,9 +327,8 @@ int main(int argc, char **argv)
 	uint64_t start = stress_now_ns();
 	struct rng r;
 
-	stress_parse(argc, argv, &W.opts);
-	if (W.opts.sabotage == SABOTAGE_DATA)
-		stress_fatal("--sabotage data: this program checks no data (use lost or dup)");
+	/* no data kind: this program checks no data */
+	stress_parse_kinds(argc, argv, &W.opts, STRESS_KIND(SABOTAGE_LOST) | STRESS_KIND(SABOTAGE_DUP));
 	W.accepted = calloc(MAX_TAGS, 1);
 	W.events = calloc(MAX_TAGS, 1);
 	if (W.accepted == NULL || W.events == NULL)

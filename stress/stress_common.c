@@ -53,11 +53,6 @@ static uint64_t seed_from_clock(void)
 	return stress_now_ns() ^ ((uint64_t)clock() << 32);
 }
 
-void stress_parse(int argc, char **argv, struct stress_opts *o)
-{
-	stress_parse_kinds(argc, argv, o, STRESS_KINDS_DEFAULT);
-}
-
 void stress_parse_kinds(int argc, char **argv, struct stress_opts *o, unsigned kinds)
 {
 	/* refused progress calls are logged as warnings: keep only errors */

@@ -34,7 +34,6 @@ enum sabotage {
 
 /* A set of sabotage kinds, for stress_parse_kinds. */
 #define STRESS_KIND(k) (1u << (k))
-#define STRESS_KINDS_DEFAULT (STRESS_KIND(SABOTAGE_LOST) | STRESS_KIND(SABOTAGE_DUP) | STRESS_KIND(SABOTAGE_DATA))
 
 struct stress_opts {
 	double seconds;
@@ -42,12 +41,11 @@ struct stress_opts {
 	enum sabotage sabotage;
 };
 
-/* Parse --seconds, --seed and --sabotage lost|dup|data; print the seed and
- * the command to replay. */
-void stress_parse(int argc, char **argv, struct stress_opts *o);
-/* The same with the sabotage kinds the program has (a set of
- * STRESS_KIND(SABOTAGE_...)): any other is a usage error, so a sabotage
- * run never passes because the program ignored its kind. */
+/* Parse --seconds, --seed and --sabotage KIND, KIND one of @p kinds (a
+ * set of STRESS_KIND(SABOTAGE_...)): the kinds the program implements.
+ * Any other option or kind prints the usage and exits 2, so a sabotage
+ * run never passes because the program ignored its kind. Prints the seed
+ * and the command to replay. */
 void stress_parse_kinds(int argc, char **argv, struct stress_opts *o, unsigned kinds);
 
 struct rng {
@@ -189,6 +187,10 @@ struct stress_cfg {
 
 struct stress;
 struct unit;
+
+/* The sabotage kinds the world implements (stress_world.c, sabotage()):
+ * a program built on it passes them to stress_parse_kinds. */
+#define STRESS_WORLD_KINDS (STRESS_KIND(SABOTAGE_LOST) | STRESS_KIND(SABOTAGE_DUP) | STRESS_KIND(SABOTAGE_DATA))
 
 /* Build the world: PEs running, units started, nothing submitted yet. */
 struct stress *stress_create(const struct stress_cfg *cfg, const struct stress_opts *o);

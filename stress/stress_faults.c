@@ -13,7 +13,10 @@
  * gives PARTIAL/TOO_BIG with exactly dst bytes; AGAIN and invalid
  * submissions get no event; counters balance; everything tears down.
  *
- *   stress_faults [--seconds S] [--seed N]
+ *   stress_faults [--seconds S] [--seed N] [--sabotage lost|dup|data]
+ *
+ * --sabotage: the world's harness faults (stress_world.c), each of which
+ * must be reported.
  */
 #include "stress_common.h"
 
@@ -64,6 +67,6 @@ int main(int argc, char **argv)
 {
 	struct stress_opts o;
 
-	stress_parse(argc, argv, &o);
+	stress_parse_kinds(argc, argv, &o, STRESS_WORLD_KINDS);
 	return stress_run(stress_create(&cfg, &o), controller);
 }

@@ -14,7 +14,10 @@
  * destroy of a quiesced object succeeds (no buffer is still "in use" once
  * its ctx is IDLE), worker hand-over keeps every event exactly once.
  *
- *   stress_lifecycle [--seconds S] [--seed N]
+ *   stress_lifecycle [--seconds S] [--seed N] [--sabotage lost|dup|data]
+ *
+ * --sabotage: the world's harness faults (stress_world.c), each of which
+ * must be reported.
  */
 #include "stress_common.h"
 
@@ -64,6 +67,6 @@ int main(int argc, char **argv)
 {
 	struct stress_opts o;
 
-	stress_parse(argc, argv, &o);
+	stress_parse_kinds(argc, argv, &o, STRESS_WORLD_KINDS);
 	return stress_run(stress_create(&cfg, &o), controller);
 }

@@ -917,7 +917,7 @@ static void summary(struct mix *m, double secs, uint64_t stale)
 	       atomic_load(&c->accepted_owner) + atomic_load(&c->accepted_foreign), stress_violation_count());
 }
 
-/* Take --engines N out of argv (stress_parse knows the common options). */
+/* Take --engines N out of argv (stress_parse_kinds knows the common options). */
 static unsigned take_engines(int *argc, char **argv)
 {
 	unsigned engines = 0;
@@ -948,7 +948,8 @@ int main(int argc, char **argv)
 	struct rng r;
 	pthread_t owner;
 
-	stress_parse(argc, argv, &m->o);
+	stress_parse_kinds(argc, argv, &m->o,
+			   STRESS_KIND(SABOTAGE_LOST) | STRESS_KIND(SABOTAGE_DUP) | STRESS_KIND(SABOTAGE_DATA));
 	if (engines != 0)
 		printf("replay adds: --engines %u\n", engines);
 	m->engines = engines;

@@ -12,7 +12,10 @@
  * dst untouched, successful copies are byte-exact, state reports are in
  * order, every stopped context reaches IDLE, everything tears down.
  *
- *   stress_shared_shards [--seconds S] [--seed N]
+ *   stress_shared_shards [--seconds S] [--seed N] [--sabotage lost|dup|data]
+ *
+ * --sabotage: the world's harness faults (stress_world.c), each of which
+ * must be reported.
  */
 #include "stress_common.h"
 
@@ -60,6 +63,6 @@ int main(int argc, char **argv)
 {
 	struct stress_opts o;
 
-	stress_parse(argc, argv, &o);
+	stress_parse_kinds(argc, argv, &o, STRESS_WORLD_KINDS);
 	return stress_run(stress_create(&cfg, &o), controller);
 }

@@ -12,7 +12,10 @@
  * successful copy is byte-exact; state reports are in order and balance;
  * every object is destroyed with DOCA_SUCCESS at the end.
  *
- *   stress_submit_stop [--seconds S] [--seed N]
+ *   stress_submit_stop [--seconds S] [--seed N] [--sabotage lost|dup|data]
+ *
+ * --sabotage: the world's harness faults (stress_world.c), each of which
+ * must be reported.
  */
 #include "stress_common.h"
 
@@ -57,6 +60,6 @@ int main(int argc, char **argv)
 {
 	struct stress_opts o;
 
-	stress_parse(argc, argv, &o);
+	stress_parse_kinds(argc, argv, &o, STRESS_WORLD_KINDS);
 	return stress_run(stress_create(&cfg, &o), controller);
 }
