@@ -6,8 +6,8 @@
 # default: from the clock), under TSAN_OPTIONS halt_on_error=1 and no
 # suppressions (ASan and UBSan halt on their first report too). Prints
 # each run's summary line (and the full output of a failing run, with the
-# command that replays it), then one final line. Exits 0 only if every
-# run passed.
+# command that replays it; a passing run's WARNING: lines too), then one
+# final line. Exits 0 only if every run passed.
 set -u
 usage() { echo "usage: $0 BUILD_DIR... [--seconds N] [--seed S]" >&2; exit 2; }
 builds=()
@@ -61,6 +61,7 @@ for build in "${builds[@]}"; do
 			if [ "$rc" -eq 0 ] && [ -n "$line" ]; then
 				pass=$((pass + 1))
 				echo "  PASS $build $p (wall $((SECONDS - t0))s): ${line#*: PASS }"
+				grep '^WARNING:' "$log" | sed 's/^/    /' # a race that seldom happened
 			else
 				fail=$((fail + 1))
 				echo "  FAIL $build $p seed $seed ${secs}s (exit $rc)"

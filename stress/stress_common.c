@@ -334,3 +334,33 @@ unsigned long stress_await_go(atomic_ulong *go, unsigned long seen, atomic_bool 
 		;
 	return g;
 }
+
+void stress_overlap_enter(struct stress_overlap *o, unsigned long round)
+{
+	/* relaxed: a read-modify-write reads the counter's latest value
+	 * whatever its order, and the harness adds no ordering of its own
+	 * around the library's racing calls (on weakly ordered hardware; an
+	 * x86 locked instruction is a full fence anyway) */
+	if (atomic_fetch_add_explicit(&o->inside, 1, memory_order_relaxed) != 0)
+		atomic_store_explicit(&o->overlapped, round, memory_order_relaxed);
+}
+
+void stress_overlap_exit(struct stress_overlap *o)
+{
+	atomic_fetch_sub_explicit(&o->inside, 1, memory_order_relaxed);
+}
+
+bool stress_overlap_seen(struct stress_overlap *o, unsigned long round)
+{
+	return atomic_load_explicit(&o->overlapped, memory_order_relaxed) == round;
+}
+
+void stress_overlap_report(const char *prog, unsigned long overlapped, unsigned long rounds)
+{
+	if (overlapped * 10u >= rounds)
+		return;
+	printf("WARNING: %s: the racing threads overlapped in %lu of %lu rounds (under 10 %%): this run "
+	       "tested its race little (a loaded machine?); not a failure\n",
+	       prog, overlapped, rounds);
+	fflush(stdout);
+}

@@ -151,6 +151,31 @@ void stress_spin(unsigned n);
  * from @p seen and return it, or return @p seen once @p quit is set. */
 unsigned long stress_await_go(atomic_ulong *go, unsigned long seen, atomic_bool *quit);
 
+/*
+ * Did a round's race happen? Under load the racing threads of a round may
+ * run one after the other, and the round then tests nothing. Each racing
+ * thread marks its window: stress_overlap_enter just before a racing call
+ * (or the first of a sequence), stress_overlap_exit just after it (after
+ * the last). Two windows overlapped — at one moment both threads had
+ * begun their call and neither had returned from it — exactly when the
+ * later of the two enters finds the other thread inside: all enters and
+ * exits are read-modify-writes of one counter, so they have one order
+ * (its modification order) and each reads the value just before it.
+ */
+struct stress_overlap {
+	atomic_uint inside;       /* threads between their enter and their exit */
+	atomic_ulong overlapped;  /* the last round in which an enter found another thread inside */
+};
+
+void stress_overlap_enter(struct stress_overlap *o, unsigned long round);
+void stress_overlap_exit(struct stress_overlap *o);
+/* True if @p round's windows overlapped; ask once every thread of the
+ * round made its exit (and its exit happens before the call). */
+bool stress_overlap_seen(struct stress_overlap *o, unsigned long round);
+/* A "WARNING:" line on stdout (not a failure) when fewer than 10 % of
+ * @p rounds overlapped: the run passed without testing its race much. */
+void stress_overlap_report(const char *prog, unsigned long overlapped, unsigned long rounds);
+
 /* ---- the world ---- */
 
 enum pe_mode {
