@@ -22,9 +22,11 @@
  * round), progresses, takes events (doca_pe_get_event,
  * doca_pe_get_events or both) and frees some of them (doca_event_free,
  * doca_event_free_bulk or both), keeping the others for a while, so it
- * also meets a full pool. Meanwhile the foreign thread, after a short
- * random spin, makes the round's first submits from outside the guard
- * (1..8 copies, each accepted or AGAIN): its first one switches the pool.
+ * also meets a full pool. Meanwhile the foreign thread, once it saw the
+ * owner's traffic running (its step count move within 50 µs of a look:
+ * both threads on a CPU then) and after a short random spin, makes the
+ * round's first submits from outside the guard (1..8 copies, each
+ * accepted or AGAIN, prepared before): its first one switches the pool.
  * In half the rounds it first stalls the owner with a signal (SIGUSR1),
  * whose handler spins wherever it found the owner (perhaps between a
  * plain update's load and its store) until that first submit returned or
@@ -92,7 +94,11 @@
 #define FOREIGN_MAX 8u                           /* foreign submits per round */
 #define FOREIGN_PAIR0 OWNER_PAIRS
 #define PAIRS (OWNER_PAIRS + FOREIGN_MAX)
-#define MAX_SEQ 4096u                            /* owner tasks per round */
+#define SEQ_BITS 16u
+/* owner tasks per round: enough that the owner's traffic, which runs
+ * until the foreign thread's submits are done, does not run out while
+ * that thread waits (LIVE_WAIT_MAX_NS) */
+#define MAX_SEQ (1u << SEQ_BITS)
 #define HELD_MAX (2u * (MAX_N + FOREIGN_MAX) + 8u) /* events taken, not freed */
 #define BURST 4u                                 /* descriptors per batch, events per get */
 #define SPIN_MAX 1500u
@@ -101,7 +107,6 @@ _Static_assert(PAIRS <= STRESS_RIG_PAIRS_MAX, "the rig holds every pair");
 
 /* A task's user data: its round, its side and its sequence in the round. */
 enum side { SIDE_OWNER, SIDE_FOREIGN, SIDE_FINAL };
-#define SEQ_BITS 16u
 #define SIDE_SHIFT SEQ_BITS
 #define ROUND_SHIFT (SEQ_BITS + 2u)
 
@@ -128,6 +133,18 @@ struct round {
 };
 
 static struct round cur;
+/* The owner's steps so far (its store only). The foreign thread starts
+ * its race only once it saw the count move within LIVE_NS: both threads
+ * ran then. Under load a go alone is not enough: the thread that spins
+ * on it is often off the CPU when it comes, and by the time it runs the
+ * owner may be off (it measured 1.4 ms from a go to its sight on a
+ * machine running other builds, a switch's submit 0.2 ms), and its
+ * submit then races nothing. */
+static atomic_ulong owner_steps;
+#define LIVE_NS 50000u
+/* the longest wait for a live owner (on one CPU the two never run at
+ * once): then it races anyway */
+#define LIVE_WAIT_MAX_NS 20000000u
 /* the round the foreign thread may start (its race, or with cur.final
  * its count): it spins on it, as stress_claim_race's freer does */
 static atomic_ulong foreign_go;
@@ -233,19 +250,47 @@ static void stall_owner(void)
 		;
 }
 
+/* Spin until the owner's step count moves within LIVE_NS of a look at
+ * it (or LIVE_WAIT_MAX_NS passed): the owner is running its traffic
+ * now, and so is this thread. */
+static void await_live_owner(void)
+{
+	uint64_t start = stress_now_ns(), t0 = start;
+	unsigned long s0 = atomic_load_explicit(&owner_steps, memory_order_relaxed);
+
+	for (;;) {
+		unsigned long s = atomic_load_explicit(&owner_steps, memory_order_relaxed);
+		uint64_t now = stress_now_ns();
+
+		if (s != s0 && now - t0 <= LIVE_NS)
+			return;
+		if (now - start > LIVE_WAIT_MAX_NS)
+			return;
+		if (s != s0 || now - t0 > LIVE_NS) { /* one of us was away: look again */
+			s0 = s;
+			t0 = now;
+		}
+	}
+}
+
 static void foreign_race(void)
 {
 	struct stress_rig *r = cur.rig;
 	uint32_t accepted = 0;
+	struct doca_task_desc d[FOREIGN_MAX];
 
+	/* everything but the calls before the race */
+	for (uint32_t i = 0; i < cur.fcount; i++) {
+		uint64_t tag = tag_of(cur.round, SIDE_FOREIGN, i);
+
+		fill_source(r, FOREIGN_PAIR0 + i, tag);
+		d[i] = desc_of(r, FOREIGN_PAIR0 + i, tag);
+	}
+	await_live_owner();
 	stress_spin(cur.fspin);
 	if (cur.stall)
 		stall_owner();
 	for (uint32_t i = 0; i < cur.fcount; i++) {
-		uint64_t tag = tag_of(cur.round, SIDE_FOREIGN, i);
-		struct doca_task_desc d = desc_of(r, FOREIGN_PAIR0 + i, tag);
-
-		fill_source(r, FOREIGN_PAIR0 + i, tag);
 		unsigned long refused_b = atomic_load(&o_refused), freed_b = atomic_load(&o_freed),
 			      xfreed_b = atomic_load(&x_freed);
 		bool regained_b = atomic_load(&regained) == cur.round;
@@ -253,7 +298,7 @@ static void foreign_race(void)
 		atomic_fetch_add(&f_tried, 1);
 		if (i == 0)
 			stress_overlap_enter(&switch_race, cur.round);
-		doca_error_t e = doca_task_submit(r->ctx, &d);
+		doca_error_t e = doca_task_submit(r->ctx, &d[i]);
 
 		if (i == 0) {
 			stress_overlap_exit(&switch_race);
@@ -578,6 +623,8 @@ static void owner_submit(struct owner *o)
  * in the @p drain). */
 static void owner_step(struct owner *o, bool drain)
 {
+	atomic_store_explicit(&owner_steps, atomic_load_explicit(&owner_steps, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	if (!drain)
 		owner_submit(o);
 	owner_turn(o);
