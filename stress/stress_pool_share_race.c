@@ -28,11 +28,15 @@
  * round's first submits from outside the guard (1..8 copies, each
  * accepted or AGAIN, prepared before): its first one switches the pool.
  * In half the rounds it first stalls the owner with a signal (SIGUSR1),
- * whose handler spins wherever it found the owner (perhaps between a
- * plain update's load and its store) until that first submit returned or
- * 200 µs passed: a preemption at a random instruction (under TSan, at the
- * next point where TSan delivers signals), which the switch must wait out
- * (its waits are what the bound ends in the correct code).
+ * whose handler spins wherever it found the owner inside one of its pool
+ * calls (perhaps between a plain update's load and its store) until that
+ * first submit returned or 200 µs passed: a preemption at a random
+ * instruction of a submit or a free (under TSan, at the next point where
+ * TSan delivers signals), which the switch must wait out (its waits are
+ * what the bound ends in the correct code). A handler that finds the
+ * owner outside its pool calls returns at once, and the foreign thread
+ * signals again, for up to 200 µs: stalled there, the owner would race
+ * nothing (it did so in nine of ten stalled rounds).
  * In a third of the rounds a third thread revokes the owner's parked
  * guard during the race: one doca_pe_try_progress (allowed from any
  * thread, include/doca_pe.h: it takes the PE over while the owner is
@@ -174,6 +178,11 @@ static atomic_ulong final_done;
  * rounds the stall spanned that submit. */
 static pthread_t owner_thread;
 static atomic_ulong stall_in, first_done;
+/* the handler's runs so far, and the owner's mark of its pool calls
+ * (its submit and free calls: its window of switch_race), which only
+ * the owner's thread writes and reads, its handler included */
+static atomic_ulong stall_signals;
+static volatile sig_atomic_t owner_in_call;
 static unsigned long stalled_rounds; /* the foreign thread's */
 /* The revoker's: */
 static atomic_ulong revoke_started, revoke_done, revoke_ran;
@@ -233,21 +242,32 @@ static void stall_handler(int sig)
 	uint64_t end = stress_now_ns() + STALL_MAX_NS;
 
 	(void)sig;
+	if (!owner_in_call) {
+		atomic_fetch_add(&stall_signals, 1); /* not here: signal again */
+		return;
+	}
 	atomic_store(&stall_in, round);
+	atomic_fetch_add(&stall_signals, 1);
 	while (atomic_load(&first_done) != round && stress_now_ns() < end)
 		;
 	atomic_store(&stall_in, 0);
 }
 
-/* Signal the owner and wait (boundedly) until its handler runs. */
+/* Signal the owner until its handler stalls it inside a pool call, for
+ * at most STALL_MAX_NS, each time waiting until the handler ran. */
 static void stall_owner(void)
 {
 	uint64_t end = stress_now_ns() + STALL_MAX_NS;
 
-	if (pthread_kill(owner_thread, SIGUSR1) != 0)
-		stress_fatal("pthread_kill");
-	while (atomic_load(&stall_in) != cur.round && stress_now_ns() < end)
-		;
+	while (atomic_load(&stall_in) != cur.round && stress_now_ns() < end) {
+		unsigned long ran = atomic_load(&stall_signals);
+
+		if (pthread_kill(owner_thread, SIGUSR1) != 0)
+			stress_fatal("pthread_kill");
+		while (atomic_load(&stall_signals) == ran && atomic_load(&stall_in) != cur.round &&
+		       stress_now_ns() < end)
+			;
+	}
 }
 
 /* Spin until the owner's step count moves within LIVE_NS of a look at
@@ -537,6 +557,7 @@ static void owner_free(struct owner *o, uint32_t k)
 	bool bulk = o->free == MIX_MANY || (o->free == MIX_BOTH && rng_pct(o->g, 50));
 
 	stress_overlap_enter(&switch_race, cur.round);
+	owner_in_call = 1;
 	if (bulk) {
 		doca_event_free_bulk(evs, k);
 	} else {
@@ -545,6 +566,7 @@ static void owner_free(struct owner *o, uint32_t k)
 	}
 	if (victim < HELD_MAX && o->sab == SABOTAGE_DUP)
 		doca_event_free(evs[victim]); /* a second free of it */
+	owner_in_call = 0;
 	stress_overlap_exit(&switch_race);
 	for (uint32_t i = 0; i < k; i++)
 		owner_freed(o, &o->held[i]);
@@ -589,12 +611,14 @@ static void owner_submit(struct owner *o)
 
 	atomic_fetch_add(&o_tried, k);
 	stress_overlap_enter(&switch_race, cur.round);
+	owner_in_call = 1;
 	if (many && !probe) {
 		e = doca_task_submit_batch(o->r->ctx, d, k, &accepted);
 	} else {
 		e = doca_task_submit(o->r->ctx, &d[0]);
 		accepted = e == DOCA_SUCCESS;
 	}
+	owner_in_call = 0;
 	stress_overlap_exit(&switch_race);
 	atomic_fetch_add(&o_refused, k - accepted);
 	for (uint32_t i = 0; i < accepted; i++)
