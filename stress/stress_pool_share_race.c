@@ -138,12 +138,12 @@ struct round {
 
 static struct round cur;
 /* The owner's steps so far (its store only). The foreign thread starts
- * its race only once it saw the count move within LIVE_NS: both threads
- * ran then. Under load a go alone is not enough: the thread that spins
- * on it is often off the CPU when it comes, and by the time it runs the
- * owner may be off (it measured 1.4 ms from a go to its sight on a
- * machine running other builds, a switch's submit 0.2 ms), and its
- * submit then races nothing. */
+ * its race only once it saw the count move within LIVE_NS of a look:
+ * both threads were on a CPU then. A go alone is not enough under load:
+ * the thread spinning on it is often off the CPU when it comes, and by
+ * the time it runs the owner may be off (on a 2-CPU machine running
+ * other builds a go took 1.4 ms on average to be seen, the switching
+ * submit 0.2 ms), and its submit then races nothing. */
 static atomic_ulong owner_steps;
 #define LIVE_NS 50000u
 /* the longest wait for a live owner (on one CPU the two never run at
