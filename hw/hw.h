@@ -183,8 +183,12 @@ enum hw_cqe_status {
 /** One completion. */
 struct hw_cqe {
 	uint64_t cookie;
-	uint64_t bytes;     /* bytes copied; not read for HW_CQE_FLUSHED (the engine
-			     * reports 0 for a flushed task: pe_progress.c event_flush) */
+	uint64_t bytes;     /* bytes copied; not read for HW_CQE_OK, whose bytes are
+			     * its descriptor's len, which the caller holds (a
+			     * backend may report 0: sw's engine mode does, its CQ
+			     * carries no len, hw/sw/sw_cq.h), nor for
+			     * HW_CQE_FLUSHED (the engine reports 0 for a flushed
+			     * task: pe_progress.c event_flush) */
 	uint32_t status;    /* enum hw_cqe_status */
 	doca_error_t error; /* DOCA_SUCCESS for HW_CQE_OK */
 	bool fatal;         /* the queue pair is broken: no later descriptor can succeed */

@@ -2,7 +2,7 @@
  * hw/sw/sw.h — the software DMA engine ("sw0"): private structures.
  *
  * Per queue pair an SQ ring of descriptors (two to a slot for a burst,
- * sw_sq.h) and, with engine threads, a CQ ring of completions (three to a
+ * sw_sq.h) and, with engine threads, a CQ ring of completions (six to a
  * slot, sw_cq.h) — the shape of real hardware. Inline mode executes
  * descriptors inside poll (so inside doca_pe_progress, on the PE's thread);
  * engine mode hands each queue pair to one engine thread that executes its

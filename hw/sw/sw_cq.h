@@ -5,9 +5,17 @@
  * Why packed: with one completion per slot, every task made one CQ line
  * cross from the engine's CPU to the PE's and back, and perf showed both
  * sides stalled on it (offload 64 B: the engine on its store into the slot,
- * the PE on its load of the slot's sequence). A slot of three compact
- * entries (cookie, bytes and one byte for status, fatal and error) makes
- * that a third of a crossing per task.
+ * the PE on its load of the slot's sequence). A slot of six compact
+ * entries makes that a sixth of a crossing per task. An entry is a cookie
+ * and one byte for status, fatal and error (its meta; 0 for a whole
+ * copy's), and no bytes: a whole copy's bytes are its len, which the PE
+ * holds in the task (hw/hw.h, struct hw_cqe), and a flushed one's are not
+ * read. A failed or partial completion, whose bytes are read, takes two
+ * entries: its own, then its bytes in the next entry's cookie word; only
+ * a configured fault makes one, and then the room is asked for two
+ * entries a completion (sw_cq_room), so the pair is never split between
+ * slots. (Three entries of cookie, bytes and meta a slot, before: the
+ * reap of a whole copy never read the bytes.)
  *
  * The producer (the engine thread) gathers completions in a slot of its
  * own (struct sw_cq_slot, a local of its pass) and copies it into the
@@ -19,7 +27,8 @@
  * slower). A completion waits only for small copies: one of
  * SW_CQ_ALONE_FROM bytes or more is published at once, and the gathered
  * entries are published before such a copy starts (sw_cq_before), so at
- * most two copies of fewer bytes come between a completion and the PE.
+ * most SW_CQ_PACK - 1 copies of fewer bytes come between a completion and
+ * the PE.
  * The consumer (the PE's thread) takes a published slot's entries in
  * order, as many as its poll asks for, remembers how many it took in the
  * ring's `csub`, and releases the slot with its last entry.
@@ -27,7 +36,9 @@
  * Why it is correct: the ring's argument, item = slot (sw_ring_claim,
  * sw_ring_publish). The room for the gathered slot is checked before its
  * first entry's descriptor is taken (sw_cq_room: a claim, which stores
- * nothing), and nothing else is published before the gathered slot, so
+ * nothing; a gathered slot without room for the next completion's
+ * entries is published first, by this same rule), and nothing else is
+ * published before the gathered slot, so
  * the flush that publishes it writes that same claimed slot
  * (sw_ring_claimed), with no second look at the room. tail != head still
  * means "an entry the PE has not taken" (sw_ring_unread, the wake's
@@ -37,12 +48,14 @@
 #define DOCA_HW_SW_CQ_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hw/hw.h"
 #include "hw/sw/sw_ring.h"
 
-#define SW_CQ_PACK 3u /* completions per ring slot */
+#define SW_CQ_PACK 6u /* entries per ring slot */
 /* A copy this large costs more than a line crossing saves: its completion,
  * and those before it, are published at once. */
 #define SW_CQ_ALONE_FROM 1024u
@@ -55,21 +68,36 @@
 _Static_assert(HW_CQE_FLUSHED <= SW_CQ_STATUS_MASK, "a status fits 2 bits");
 _Static_assert(DOCA_ERROR_COUNT <= 32, "an error code fits 5 bits");
 
+/* The count first, then the metas, then a byte that stays 0: one 8-byte
+ * load reads them as the slot's meta word (sw_cq_slot_word). */
 struct sw_cq_slot {
-	uint64_t cookie[SW_CQ_PACK];
-	uint64_t bytes[SW_CQ_PACK];
+	uint64_t cookie[SW_CQ_PACK]; /* or, after a bytes-carrying entry, its bytes */
+	uint8_t count;               /* entries gathered (producer) or published (consumer) */
 	uint8_t meta[SW_CQ_PACK];
-	uint8_t count; /* entries gathered (producer) or published (consumer) */
+	uint8_t zero; /* never written: 0 in every gathered slot (zeroed at the start) */
 };
 
 _Static_assert(sizeof(struct sw_cq_slot) <= SW_SLOT_PAYLOAD, "a packed slot fits one ring slot");
+_Static_assert(offsetof(struct sw_cq_slot, meta) == offsetof(struct sw_cq_slot, count) + 1u &&
+		       offsetof(struct sw_cq_slot, zero) == offsetof(struct sw_cq_slot, count) + 1u + SW_CQ_PACK &&
+		       offsetof(struct sw_cq_slot, zero) + 1u - offsetof(struct sw_cq_slot, count) == sizeof(uint64_t),
+	       "the meta word: the count, the metas and the zero byte, 8 bytes in this order");
 
-/* Producer: is there room for one more completion? True while the
- * gathered slot @p g has entries (its room was checked before the first),
- * else if the ring has a free slot (or can grow to one). */
-static inline bool sw_cq_room(struct sw_ring *cq, const struct sw_cq_slot *g)
+/* A completion's meta byte: 0 for a whole copy's (HW_CQE_OK,
+ * DOCA_SUCCESS, not fatal). */
+static inline uint8_t sw_cq_meta_of(const struct hw_cqe *c)
 {
-	return g->count != 0 || sw_ring_claim(cq) != NULL;
+	return (uint8_t)(c->status | (c->fatal ? SW_CQ_FATAL : 0u) | (uint32_t)c->error << SW_CQ_ERROR_SHIFT);
+}
+
+/* Entries a completion of meta @p m takes: 2 if its bytes travel
+ * (HW_CQE_FAILED, HW_CQE_PARTIAL: the caller reads them), else 1 (a
+ * whole copy's bytes are its len, a flushed one's are not read). */
+static inline uint32_t sw_cq_entries_of(uint32_t m)
+{
+	uint32_t st = m & SW_CQ_STATUS_MASK;
+
+	return st == HW_CQE_FAILED || st == HW_CQE_PARTIAL ? 2u : 1u;
 }
 
 /* Producer: publish the gathered completions, if any (the end of a pass),
@@ -84,6 +112,23 @@ static inline void sw_cq_flush(struct sw_ring *cq, struct sw_cq_slot *g)
 	g->count = 0;
 }
 
+/* Producer: is there room for one more completion of up to @p entries
+ * entries (1, or 2 where a fault is configured: sw_cq_entries_of)? True
+ * while the gathered slot @p g has entries (its room was checked before
+ * the first) and room for that many; else its entries, if any, are
+ * published first, and then if the ring has a free slot (or can grow to
+ * one). */
+static inline bool sw_cq_room(struct sw_ring *cq, struct sw_cq_slot *g, uint32_t entries)
+{
+	/* a gathered slot never rests full (sw_cq_gather and sw_cq_add
+	 * publish it), so one entry fits whenever it has any: with @p
+	 * entries a constant 1 this is the count's test alone */
+	if (g->count != 0 && (entries == 1u || g->count + entries <= SW_CQ_PACK))
+		return true;
+	sw_cq_flush(cq, g);
+	return sw_ring_claim(cq) != NULL;
+}
+
 /* Producer: before a copy of @p len bytes starts, publish the gathered
  * completions if it is large (they would wait for it). */
 static inline void sw_cq_before(struct sw_ring *cq, struct sw_cq_slot *g, uint64_t len)
@@ -92,74 +137,97 @@ static inline void sw_cq_before(struct sw_ring *cq, struct sw_cq_slot *g, uint64
 		sw_cq_flush(cq, g);
 }
 
-/* Producer: gather a completion already packed (sw_cq_room said there is
- * room; @p meta 0: a whole copy's, HW_CQE_OK, DOCA_SUCCESS, not fatal);
- * publish the slot once it is full or the copy was large. An engine
- * thread's whole copy comes here straight, with no struct hw_cqe built
- * and packed. */
-static inline void sw_cq_gather(struct sw_ring *cq, struct sw_cq_slot *g, uint64_t cookie, uint64_t bytes,
-				uint8_t meta)
+/* Producer: gather a whole copy's completion (sw_cq_room said there is
+ * room): its cookie, meta 0, nothing of its @p len (its bytes are its
+ * len, which the PE knows); publish the slot once it is full or the copy
+ * was large. An engine thread's whole copy comes here straight, with no
+ * struct hw_cqe built and packed. */
+static inline void sw_cq_gather(struct sw_ring *cq, struct sw_cq_slot *g, uint64_t cookie, uint64_t len)
 {
 	uint8_t i = g->count;
 
 	g->cookie[i] = cookie;
-	g->bytes[i] = bytes;
-	g->meta[i] = meta;
+	g->meta[i] = 0;
 	g->count = (uint8_t)(i + 1u);
-	if (g->count == SW_CQ_PACK || bytes >= SW_CQ_ALONE_FROM)
+	if (g->count == SW_CQ_PACK || len >= SW_CQ_ALONE_FROM)
 		sw_cq_flush(cq, g);
 }
 
-/* Producer: gather a completion (sw_cq_room said there is room); publish
- * the slot once it is full or the copy was large. */
+/* Producer: gather a completion (sw_cq_room said there is room for
+ * sw_cq_entries_of its meta); publish the slot once it is full or the
+ * copy was large. A failed or partial one's bytes go in the entry after
+ * its own (that entry's meta is not written: never read). */
 static inline void sw_cq_add(struct sw_ring *cq, struct sw_cq_slot *g, const struct hw_cqe *c)
 {
-	sw_cq_gather(cq, g, c->cookie, c->bytes,
-		     (uint8_t)(c->status | (c->fatal ? SW_CQ_FATAL : 0u) | (uint32_t)c->error << SW_CQ_ERROR_SHIFT));
+	uint8_t m = sw_cq_meta_of(c), i = g->count;
+
+	if (m == 0) {
+		sw_cq_gather(cq, g, c->cookie, c->bytes);
+		return;
+	}
+	g->cookie[i] = c->cookie;
+	g->meta[i] = m;
+	if (sw_cq_entries_of(m) == 2u) {
+		if (i + 2u > SW_CQ_PACK) {
+			fputs("sw_cq_add: no room for a completion's bytes (the room was asked for one entry)\n",
+			      stderr);
+			abort();
+		}
+		g->cookie[++i] = c->bytes;
+	}
+	g->count = (uint8_t)(i + 1u);
+	if (g->count == SW_CQ_PACK || c->bytes >= SW_CQ_ALONE_FROM)
+		sw_cq_flush(cq, g);
 }
 
-/* Consumer: one entry of a published slot as a completion; a whole
- * copy's (meta 0: HW_CQE_OK, DOCA_SUCCESS, not fatal) without decoding. */
-static inline void sw_cq_entry(const struct sw_cq_slot *s, uint32_t i, struct hw_cqe *o)
+/* Consumer: the completion at entry @p i of a published slot (a whole
+ * copy's, meta 0: HW_CQE_OK, DOCA_SUCCESS, not fatal, without
+ * decoding; its bytes are the caller's len, reported 0 here, hw/hw.h);
+ * returns the entries it took (sw_cq_entries_of). */
+static inline uint32_t sw_cq_entry(const struct sw_cq_slot *s, uint32_t i, struct hw_cqe *o)
 {
 	uint32_t m = s->meta[i];
 
 	o->cookie = s->cookie[i];
-	o->bytes = s->bytes[i];
+	o->bytes = 0;
 	if (__builtin_expect(m == 0, 1)) {
 		o->status = HW_CQE_OK;
 		o->error = DOCA_SUCCESS;
 		o->fatal = false;
-		return;
+		return 1;
 	}
 	o->status = m & SW_CQ_STATUS_MASK;
 	o->error = (doca_error_t)(m >> SW_CQ_ERROR_SHIFT);
 	o->fatal = (m & SW_CQ_FATAL) != 0;
+	if (sw_cq_entries_of(m) == 1u)
+		return 1;
+	o->bytes = s->cookie[i + 1u];
+	return 2;
 }
 
-/* A slot's meta word: its three metas and its count, in their order in
- * memory, as one 4-byte load reads them (either byte order). */
-static inline uint32_t sw_cq_meta_word(uint8_t m0, uint8_t m1, uint8_t m2, uint8_t count)
+/* Consumer: slot @p s's meta word (its count, metas and zero byte as one
+ * 8-byte load reads them, either byte order), with @p i (the entries
+ * taken, less than SW_CQ_PACK) or-ed into its first meta's byte: a slot
+ * partly taken then never looks whole nor short. */
+static inline uint64_t sw_cq_slot_word(const struct sw_cq_slot *s, uint32_t i)
 {
-	const uint8_t bytes[SW_CQ_PACK + 1u] = { m0, m1, m2, count };
-	uint32_t word;
+	/* the first meta's byte: the word's second (a shift: assembled in
+	 * memory, gcc stored and reloaded it each slot) */
+	const unsigned meta0_shift = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 8u : 48u;
+	uint64_t word;
 
-	_Static_assert(SW_CQ_PACK == 3u, "the whole-slot look and its reap (sw_cq_take) name three entries");
-	_Static_assert(offsetof(struct sw_cq_slot, count) == offsetof(struct sw_cq_slot, meta) + SW_CQ_PACK,
-		       "the count follows the metas");
+	memcpy(&word, &s->count, sizeof(word));
+	return word | (uint64_t)i << meta0_shift;
+}
+
+/* The meta word of a slot of @p count entries with every meta 0. */
+static inline uint64_t sw_cq_word_of_count(uint8_t count)
+{
+	uint8_t bytes[sizeof(uint64_t)] = { count };
+	uint64_t word;
+
 	memcpy(&word, bytes, sizeof(word));
 	return word;
-}
-
-/* Consumer: slot @p s's meta word, with @p i (the entries taken, less
- * than SW_CQ_PACK) or-ed into its first meta's byte: a slot partly
- * taken then never looks whole nor short. */
-static inline uint32_t sw_cq_slot_word(const struct sw_cq_slot *s, uint32_t i)
-{
-	uint32_t word;
-
-	memcpy(&word, s->meta, sizeof(word));
-	return word | sw_cq_meta_word((uint8_t)i, 0, 0, 0);
 }
 
 /* Consumer: true if the published slot @p s, of which @p i entries were
@@ -168,7 +236,7 @@ static inline uint32_t sw_cq_slot_word(const struct sw_cq_slot *s, uint32_t i)
  * the meta word. */
 static inline bool sw_cq_slot_whole(const struct sw_cq_slot *s, uint32_t i)
 {
-	return sw_cq_slot_word(s, i) == sw_cq_meta_word(0, 0, 0, SW_CQ_PACK);
+	return sw_cq_slot_word(s, i) == sw_cq_word_of_count(SW_CQ_PACK);
 }
 
 /* Consumer: the count of the published slot @p s, of which @p i entries
@@ -180,15 +248,18 @@ static inline bool sw_cq_slot_whole(const struct sw_cq_slot *s, uint32_t i)
  * so a whole slot that fits never comes here. */
 static inline uint32_t sw_cq_slot_short(const struct sw_cq_slot *s, uint32_t i, uint32_t left)
 {
+	uint64_t word = sw_cq_slot_word(s, i);
 	uint32_t count = s->count;
 
-	if ((sw_cq_slot_word(s, i) & sw_cq_meta_word(0xff, 0xff, 0xff, 0)) != 0 || count - 1u >= left)
+	if ((word & ~sw_cq_word_of_count(0xff)) != 0 || count - 1u >= left)
 		return 0;
 	return count;
 }
 
 /* Consumer: take up to @p max completions, in order: from each published
- * slot as many as are left in it and fit, counted once a slot. Without
+ * slot as many as are left in it and fit (a slot of whole copies counted
+ * once, else entry by entry: a failed or partial completion is two
+ * entries). Without
  * @p reap (poll), each whole into cqes[]; with it (reap), each one's
  * record linked at *link (hw_link_record, @p next: the records' link
  * offset; hw_ops.reap) and only one that is not a whole copy (meta not
@@ -217,9 +288,9 @@ static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring 
 		if (reap && left >= SW_CQ_PACK && sw_cq_slot_whole(s, i)) {
 			/* a reap of a whole slot of whole copies: its records
 			 * linked, no entry's test, i left 0 */
-			at = hw_link_record(at, s->cookie[0], next);
-			at = hw_link_record(at, s->cookie[1], next);
-			at = hw_link_record(at, s->cookie[2], next);
+#pragma GCC unroll 6
+			for (uint32_t k = 0; k < SW_CQ_PACK; k++)
+				at = hw_link_record(at, s->cookie[k], next);
 			left -= SW_CQ_PACK;
 			sw_ring_release_at(cq, pos++);
 			continue;
@@ -235,34 +306,37 @@ static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring 
 
 		if (c != 0) {
 			/* a reap of a short slot of whole copies (a pass's
-			 * last, 1 or 2 entries): the same, no entry's test */
-			at = hw_link_record(at, s->cookie[0], next);
-			if (c > 1)
-				at = hw_link_record(at, s->cookie[1], next);
+			 * last, 1 to SW_CQ_PACK - 1 entries): the same, no
+			 * entry's test */
+			for (uint32_t k = 0; k < c; k++)
+				at = hw_link_record(at, s->cookie[k], next);
 			left -= c;
 			sw_ring_release_at(cq, pos++);
 			continue;
 		}
-		uint32_t take = s->count - i;
-		bool more = take > left; /* max reached inside the slot */
+		/* the general way: entry by entry from i, a failed or partial
+		 * completion two entries (its bytes in the second), until the
+		 * slot ends or max is reached inside it */
+		uint32_t count = s->count;
 
-		if (more)
-			take = left;
-		/* not unrolled: gcc's three copies of it took the registers
-		 * that the whole-slot way then spilled (the link offset, the
-		 * tail's address), 2 loads a slot */
+		/* not unrolled: gcc's copies of it took the registers that the
+		 * whole-slot way then spilled (the link offset, the tail's
+		 * address), 2 loads a slot */
 #pragma GCC unroll 1
-		for (uint32_t k = i + take; i != k; i++, left--) {
+		while (i != count && left != 0) {
+			left--;
 			if (!reap) {
-				sw_cq_entry(s, i, &cqes[max - left]);
+				i += sw_cq_entry(s, i, &cqes[max - left - 1u]);
 				continue;
 			}
 			at = hw_link_record(at, s->cookie[i], next);
 			if (__builtin_expect(s->meta[i] != 0, 0))
-				sw_cq_entry(s, i, &cqes[odd++]);
+				i += sw_cq_entry(s, i, &cqes[odd++]);
+			else
+				i++;
 		}
-		if (more)
-			break;
+		if (i != count)
+			break; /* max reached inside the slot */
 		i = 0;
 		sw_ring_release_at(cq, pos++);
 	}

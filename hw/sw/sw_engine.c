@@ -213,8 +213,10 @@ static bool cq_unread(const void *cq)
 /* With a delay: a descriptor is taken into held before it is due
  * (sw_qp_take_due), each looked at three times (qp_has_work,
  * sw_qp_next_len, the take's copy). Up to ENGINE_BATCH of them executed,
- * their completions gathered in @p g; *full when the CQ had no room. */
-static uint32_t engine_serve_delayed(struct sw_qp *qp, struct sw_cq_slot *g, uint64_t *now, bool *full)
+ * their completions gathered in @p g (room asked for @p entries CQ
+ * entries each, sw_cq_room); *full when the CQ had no room. */
+static uint32_t engine_serve_delayed(struct sw_qp *qp, struct sw_cq_slot *g, uint32_t entries, uint64_t *now,
+				     bool *full)
 {
 	struct sw_desc d;
 	struct hw_cqe c;
@@ -223,7 +225,7 @@ static uint32_t engine_serve_delayed(struct sw_qp *qp, struct sw_cq_slot *g, uin
 
 	while (n < ENGINE_BATCH && qp_has_work(qp)) {
 		sw_cq_before(&qp->cq, g, sw_qp_next_len(qp));
-		if (!sw_cq_room(&qp->cq, g)) {
+		if (!sw_cq_room(&qp->cq, g, entries)) {
 			*full = true;
 			break;
 		}
@@ -263,11 +265,14 @@ static inline __attribute__((always_inline)) void engine_execute_entry(struct sw
 	memmove(x.dst, x.src, x.len);
 	if (watched)
 		hb_release((const void *)(uintptr_t)x.cookie); /* then whoever gets the event */
-	sw_cq_gather(&qp->cq, g, x.cookie, x.len, 0);
+	sw_cq_gather(&qp->cq, g, x.cookie, x.len);
 }
 
 /* Without a delay: execute up to ENGINE_BATCH descriptors of the SQ,
  * their completions gathered in @p g; *full when the CQ had no room.
+ * @p faults and @p watched are the caller's constants (one instance
+ * each): with a fault configured, the CQ's room is asked for two entries
+ * a completion (a failed or partial one's bytes, hw/sw/sw_cq.h).
  *
  * One peek a slot, not one a descriptor: the slot's sequence loaded once
  * (acquire), then each of its entries (two of a packed pair, from csub
@@ -307,7 +312,7 @@ static inline __attribute__((always_inline)) uint32_t engine_serve_now(struct sw
 			 * The completions packed so far go out before a large
 			 * copy starts. */
 			sw_cq_before(&qp->cq, g, x.len);
-			if (!sw_cq_room(&qp->cq, g)) {
+			if (!sw_cq_room(&qp->cq, g, faults ? 2u : 1u)) {
 				sq->csub = i;
 				*full = true;
 				return n;
@@ -340,12 +345,16 @@ static uint32_t engine_serve_qp(struct sw_qp *qp, uint64_t *now, bool *waiting)
 	bool faults = (p->fail_every | p->partial_every) != 0, full = false;
 	uint32_t n;
 
+	/* a completion's CQ entries: a fault's failed or partial copy
+	 * carries its bytes (sw_cq.h) */
 	if (p->delay_us != 0)
-		n = engine_serve_delayed(qp, &gathered, now, &full);
+		n = engine_serve_delayed(qp, &gathered, 1u + faults, now, &full);
+	else if (faults) /* its own instance: the room for two entries a completion */
+		n = engine_serve_now(qp, &gathered, &full, true, hb_watching());
 	else if (hb_watching())
-		n = engine_serve_now(qp, &gathered, &full, faults, true);
+		n = engine_serve_now(qp, &gathered, &full, false, true);
 	else
-		n = engine_serve_now(qp, &gathered, &full, faults, false);
+		n = engine_serve_now(qp, &gathered, &full, false, false);
 	/* Room for each completion was checked before its descriptor was
 	 * taken: credits bound what is outstanding, so the CQ is full only
 	 * when it cannot grow (out of memory, or ring_max). Then the PE must

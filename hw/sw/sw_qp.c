@@ -6,7 +6,7 @@
  * running the owning PE to the executor (that same thread inline, the qp's
  * engine thread otherwise); the CQ (engine mode) carries completions from
  * the engine thread back to the PE's thread, both packed (sw_sq.h: two
- * descriptors of a burst to a slot; sw_cq.h: three completions). The
+ * descriptors of a burst to a slot; sw_cq.h: six completions). The
  * producer writes the SQ's descriptors in place; the executor copies each
  * out as it takes it. Inline with no delay
  * and no ring_max, the engine hands a turn's tasks to sw_qp_execute

@@ -165,6 +165,63 @@ Test(faults, fail_every_4_in_one_batch_fails_4_8_12_one_engine)
 	batch_in_order("sw0:engines=1,fail_every=4");
 }
 
+/* A burst of small copies on one engine thread, with failures and
+ * partial copies among them: its completions are packed into the CQ's
+ * slots (hw/sw/sw_cq.h), where a failed or partial one carries its bytes
+ * in a second entry, so some of those pairs fall where a slot has one
+ * entry left. Descriptor k (from 1): k % 5 == 0 fails (bytes 0),
+ * else k % 3 == 0 copies its first half, else all 64 bytes; every event
+ * in order, with exact status, error and bytes, and no byte written past
+ * them. */
+#define PACKED_BURST 64u
+
+Test(faults, a_burst_of_small_copies_packed_by_an_engine_keeps_each_partial_and_failed_bytes_exact)
+{
+	struct api_fixture f;
+	struct doca_buf *src[PACKED_BURST], *dst[PACKED_BURST];
+	struct doca_task_desc descs[PACKED_BURST];
+	uint32_t accepted = 0;
+
+	fixture_init_started(&f, "sw0:engines=1,fail_every=5,partial_every=3", 64u * PACKED_BURST, PACKED_BURST);
+	f.seed = 77;
+	fill_pattern(f.src_bytes, f.len, f.seed);
+	memset(f.dst_bytes, GUARD_BYTE, f.len);
+	for (uint32_t i = 0; i < PACKED_BURST; i++) {
+		assert_ok(doca_buf_create(f.src_mem, 64u * i, 64, &src[i]));
+		assert_ok(doca_buf_create(f.dst_mem, 64u * i, 64, &dst[i]));
+		descs[i] = (struct doca_task_desc){
+			.type = DOCA_TASK_COPY, .src = src[i], .dst = dst[i], .user_data = { .u64 = i + 1u },
+		};
+	}
+	assert_ok(doca_task_submit_batch(f.ctx, descs, PACKED_BURST, &accepted));
+	cr_assert_eq(accepted, PACKED_BURST);
+	for (uint32_t k = 1; k <= PACKED_BURST; k++) {
+		struct doca_event *ev = wait_event(f.pe);
+		enum doca_event_status st = doca_event_get_status(ev);
+		size_t want = k % 5 == 0 ? 0 : k % 3 == 0 ? 32 : 64;
+		const uint8_t *out = f.dst_bytes + 64u * (k - 1u), *in = f.src_bytes + 64u * (k - 1u);
+
+		cr_assert_eq(doca_event_get_user_data(ev).u64, (uint64_t)k, "in order: task %llu at %u",
+			     (unsigned long long)doca_event_get_user_data(ev).u64, k);
+		cr_assert_eq(st, k % 5 == 0 ? DOCA_EVENT_STATUS_FAILURE
+				 : k % 3 == 0 ? DOCA_EVENT_STATUS_PARTIAL
+					      : DOCA_EVENT_STATUS_SUCCESS,
+			     "descriptor %u: status %d", k, st);
+		assert_doca(doca_event_get_error(ev), want == 64 ? DOCA_SUCCESS : DOCA_ERROR_IO_FAILED);
+		cr_assert_eq(doca_event_get_bytes(ev), want, "descriptor %u: %zu bytes, expected %zu", k,
+			     doca_event_get_bytes(ev), want);
+		cr_assert_eq(memcmp(out, in, want), 0, "descriptor %u: its bytes copied", k);
+		cr_assert_eq(bytes_mismatch(out + want, 64u - want, GUARD_BYTE), 64u - want,
+			     "descriptor %u: nothing written past its bytes", k);
+		doca_event_free(ev);
+	}
+	for (uint32_t i = 0; i < PACKED_BURST; i++) {
+		assert_ok(doca_buf_destroy(src[i]));
+		assert_ok(doca_buf_destroy(dst[i]));
+	}
+	fixture_fini(&f);
+}
+
 /* Two engines may reorder, but the count of injected faults is exact. */
 Test(faults, fail_every_3_on_two_engines_fails_exactly_one_third)
 {
@@ -459,10 +516,10 @@ static void count_ring_full(enum doca_log_level level, const char *message, void
 }
 
 /* More than a device of ring_max=16 holds with nobody progressing: 16 in
- * its SQ and up to 48 completions in its CQ, three to a slot
+ * its SQ and up to 96 completions in its CQ, six to a slot
  * (hw/sw/sw_cq.h). RING_TASKS (40) fitted there when the engine thread
  * kept up and packed them, and then no post was refused. */
-#define RING_FULL_TASKS 80u
+#define RING_FULL_TASKS 160u
 
 /* Submit RING_FULL_TASKS tasks without progressing (from the PE's thread,
  * so they go straight to the device, or to an inline device at the next

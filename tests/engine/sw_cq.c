@@ -1,16 +1,26 @@
 /* tests/engine/sw_cq.c — the engine mode's packed completion queue
- * (hw/sw/sw_cq.h): three completions a slot, published when full or at the
- * end of a pass, taken in order whatever the consumer asks for. */
+ * (hw/sw/sw_cq.h): SW_CQ_PACK entries a slot, published when full or at
+ * the end of a pass, taken in order whatever the consumer asks for; a
+ * whole copy's entry carries no bytes, a failed or partial one's carries
+ * them in a second entry. */
 #include <criterion/criterion.h>
 
+#include <signal.h>
 #include <string.h>
 
 #include "hw/sw/sw_cq.h"
 
 static struct hw_cqe cqe_of(uint64_t i)
 {
-	/* small copies (under SW_CQ_ALONE_FROM): packed three to a slot */
+	/* small copies (under SW_CQ_ALONE_FROM): packed SW_CQ_PACK to a slot */
 	return (struct hw_cqe){ .cookie = 0x1000u + i, .bytes = 1u + i % 1000u, .status = HW_CQE_OK };
+}
+
+/* The room for @p c: its own entries (the engine asks for 2 each while a
+ * fault is configured). */
+static bool room_for(struct sw_ring *cq, struct sw_cq_slot *g, const struct hw_cqe *c)
+{
+	return sw_cq_room(cq, g, sw_cq_entries_of(sw_cq_meta_of(c)));
 }
 
 /* The producer adds completion i (room first, as the engine does). */
@@ -18,7 +28,7 @@ static void add(struct sw_ring *cq, struct sw_cq_slot *g, uint64_t i)
 {
 	struct hw_cqe c = cqe_of(i);
 
-	cr_assert(sw_cq_room(cq, g), "room for completion %llu", (unsigned long long)i);
+	cr_assert(room_for(cq, g, &c), "room for completion %llu", (unsigned long long)i);
 	sw_cq_add(cq, g, &c);
 }
 
@@ -28,32 +38,34 @@ static void expect_cqe(const struct hw_cqe *got, uint64_t i)
 
 	cr_assert_eq(got->cookie, want.cookie, "completion %llu: cookie %#llx", (unsigned long long)i,
 		     (unsigned long long)got->cookie);
-	cr_assert_eq(got->bytes, want.bytes);
+	/* a whole copy's bytes are its len, the caller's: not carried (hw/hw.h) */
+	cr_assert_eq(got->bytes, 0u);
 	cr_assert_eq(got->status, (uint32_t)HW_CQE_OK);
 	cr_assert_eq(got->error, DOCA_SUCCESS);
 	cr_assert_not(got->fatal);
 }
 
-Test(sw_cq, a_slot_is_published_only_when_it_holds_three)
+Test(sw_cq, a_slot_is_published_only_when_it_holds_six)
 {
 	struct sw_ring cq;
 	struct sw_cq_slot g = { .count = 0 };
-	struct hw_cqe out[4];
+	struct hw_cqe out[SW_CQ_PACK + 1u];
 
+	cr_assert_eq(SW_CQ_PACK, 6u);
 	cr_assert(sw_ring_init(&cq, 64));
 	struct sw_slot before = cq.pslots[0]; /* the slot the PE polls next */
 
-	add(&cq, &g, 0);
-	add(&cq, &g, 1);
-	cr_assert_eq(sw_cq_poll(&cq, out, 4), 0u, "two entries wait, gathered");
+	for (uint64_t i = 0; i < SW_CQ_PACK - 1u; i++)
+		add(&cq, &g, i);
+	cr_assert_eq(sw_cq_poll(&cq, out, SW_CQ_PACK + 1u), 0u, "five entries wait, gathered");
 	cr_assert_eq(cq.head, 0u, "nothing published");
 	cr_assert_eq(memcmp(&before, &cq.pslots[0], sizeof(before)), 0,
 		     "the ring's slot is not written before it is published");
-	add(&cq, &g, 2);
+	add(&cq, &g, SW_CQ_PACK - 1u);
 	cr_assert_eq(g.count, 0, "a full slot is published, and gathering starts again");
-	cr_assert_eq(cq.head, 1u, "one slot for three completions");
-	cr_assert_eq(sw_cq_poll(&cq, out, 4), 3u);
-	for (uint64_t i = 0; i < 3; i++)
+	cr_assert_eq(cq.head, 1u, "one slot for six completions");
+	cr_assert_eq(sw_cq_poll(&cq, out, SW_CQ_PACK + 1u), SW_CQ_PACK);
+	for (uint64_t i = 0; i < SW_CQ_PACK; i++)
 		expect_cqe(&out[i], i);
 	cr_assert_not(sw_ring_unread(&cq), "the slot was released with its last entry");
 	sw_ring_fini(&cq);
@@ -66,7 +78,7 @@ Test(sw_cq, the_end_of_a_pass_publishes_a_partial_slot_and_never_an_empty_one)
 	struct hw_cqe out[4];
 
 	cr_assert(sw_ring_init(&cq, 64));
-	cr_assert(sw_cq_room(&cq, &g));
+	cr_assert(sw_cq_room(&cq, &g, 1));
 	sw_cq_flush(&cq, &g); /* a pass that found no due descriptor */
 	cr_assert_eq(g.count, 0);
 	cr_assert_eq(cq.head, 0u, "an empty slot is not published");
@@ -90,11 +102,11 @@ Test(sw_cq, a_large_copy_publishes_its_slot_and_the_entries_before_it_at_once)
 
 	cr_assert(sw_ring_init(&cq, 64));
 	add(&cq, &g, 0);
-	cr_assert(sw_cq_room(&cq, &g));
+	cr_assert(sw_cq_room(&cq, &g, 1));
 	sw_cq_add(&cq, &g, &big);
-	cr_assert_eq(g.count, 0, "a large copy's completion does not wait for a third");
+	cr_assert_eq(g.count, 0, "a large copy's completion does not wait for more");
 	cr_assert_eq(cq.head, 1u);
-	cr_assert(sw_cq_room(&cq, &g));
+	cr_assert(sw_cq_room(&cq, &g, 1));
 	sw_cq_add(&cq, &g, &below);
 	cr_assert_eq(g.count, 1, "one byte less is packed");
 	cr_assert_eq(cq.head, 1u);
@@ -102,7 +114,7 @@ Test(sw_cq, a_large_copy_publishes_its_slot_and_the_entries_before_it_at_once)
 	cr_assert_eq(sw_cq_poll(&cq, out, 4), 3u);
 	expect_cqe(&out[0], 0);
 	cr_assert_eq(out[1].cookie, big.cookie);
-	cr_assert_eq(out[1].bytes, (uint64_t)SW_CQ_ALONE_FROM);
+	cr_assert_eq(out[1].status, (uint32_t)HW_CQE_OK);
 	cr_assert_eq(out[2].cookie, below.cookie);
 	sw_ring_fini(&cq);
 }
@@ -132,24 +144,25 @@ Test(sw_cq, a_poll_may_stop_inside_a_slot_and_the_next_goes_on_from_there)
 {
 	struct sw_ring cq;
 	struct sw_cq_slot g = { .count = 0 };
-	struct hw_cqe out[3];
+	struct hw_cqe out[SW_CQ_PACK];
 
 	cr_assert(sw_ring_init(&cq, 64));
-	for (uint64_t i = 0; i < 6; i++)
+	for (uint64_t i = 0; i < 2u * SW_CQ_PACK; i++)
 		add(&cq, &g, i);
 	cr_assert_eq(sw_cq_poll(&cq, out, 2), 2u);
 	expect_cqe(&out[0], 0);
 	expect_cqe(&out[1], 1);
-	cr_assert(sw_ring_unread(&cq), "the first slot still holds an entry");
+	cr_assert(sw_ring_unread(&cq), "the first slot still holds entries");
 	cr_assert_eq(atomic_load(&cq.tail), 0u, "and is not released");
-	cr_assert_eq(sw_cq_poll(&cq, out, 3), 3u, "the rest of slot 0, then two of slot 1");
-	for (uint64_t i = 0; i < 3; i++)
+	cr_assert_eq(sw_cq_poll(&cq, out, SW_CQ_PACK), SW_CQ_PACK, "the rest of slot 0, then two of slot 1");
+	for (uint64_t i = 0; i < SW_CQ_PACK; i++)
 		expect_cqe(&out[i], 2 + i);
 	cr_assert_eq(atomic_load(&cq.tail), 1u);
-	cr_assert_eq(sw_cq_poll(&cq, out, 3), 1u);
-	expect_cqe(&out[0], 5);
+	cr_assert_eq(sw_cq_poll(&cq, out, SW_CQ_PACK), SW_CQ_PACK - 2u);
+	for (uint64_t i = 0; i < SW_CQ_PACK - 2u; i++)
+		expect_cqe(&out[i], SW_CQ_PACK + 2u + i);
 	cr_assert_not(sw_ring_unread(&cq));
-	cr_assert_eq(sw_cq_poll(&cq, out, 3), 0u);
+	cr_assert_eq(sw_cq_poll(&cq, out, SW_CQ_PACK), 0u);
 	sw_ring_fini(&cq);
 }
 
@@ -166,12 +179,17 @@ Test(sw_cq, every_status_error_and_fatal_flag_comes_back_as_put)
 			for (int fatal = 0; fatal < 2; fatal++) {
 				in = (struct hw_cqe){ .cookie = UINT64_MAX - n, .bytes = (uint64_t)1 << 40 | n,
 						      .status = st, .error = (doca_error_t)err, .fatal = fatal };
-				cr_assert(sw_cq_room(&cq, &g));
+				cr_assert(sw_cq_room(&cq, &g, 2));
 				sw_cq_add(&cq, &g, &in);
 				sw_cq_flush(&cq, &g);
 				cr_assert_eq(sw_cq_poll(&cq, &out, 1), 1u);
 				cr_assert_eq(out.cookie, in.cookie);
-				cr_assert_eq(out.bytes, in.bytes, "bytes beyond 4 GiB survive");
+				/* carried where the caller reads them (hw/hw.h): a
+				 * failure's and a partial copy's */
+				if (st == HW_CQE_FAILED || st == HW_CQE_PARTIAL)
+					cr_assert_eq(out.bytes, in.bytes, "bytes beyond 4 GiB survive");
+				else
+					cr_assert_eq(out.bytes, 0u, "a whole or flushed copy's bytes are not carried");
 				cr_assert_eq(out.status, st);
 				cr_assert_eq(out.error, (doca_error_t)err, "status %u error %u fatal %d: got %d", st,
 					     err, fatal, out.error);
@@ -186,25 +204,25 @@ Test(sw_cq, a_ring_full_at_its_largest_has_no_room_until_the_consumer_takes_a_sl
 {
 	struct sw_ring cq;
 	struct sw_cq_slot g = { .count = 0 };
-	struct hw_cqe out[3];
+	struct hw_cqe out[SW_CQ_PACK];
 	struct hw_cqe c = cqe_of(99);
 
 	cr_assert(sw_ring_init(&cq, 2));
-	for (uint64_t i = 0; i < 6; i++)
+	for (uint64_t i = 0; i < 2u * SW_CQ_PACK; i++)
 		add(&cq, &g, i);
-	cr_assert_not(sw_cq_room(&cq, &g), "2 slots of 3: full at 6");
+	cr_assert_not(sw_cq_room(&cq, &g, 1), "2 slots of 6: full at 12");
 	cr_assert_eq(g.count, 0);
-	cr_assert_eq(sw_cq_poll(&cq, out, 2), 2u);
-	cr_assert_not(sw_cq_room(&cq, &g), "a slot partly taken is still the consumer's");
+	cr_assert_eq(sw_cq_poll(&cq, out, SW_CQ_PACK - 1u), SW_CQ_PACK - 1u);
+	cr_assert_not(sw_cq_room(&cq, &g, 1), "a slot partly taken is still the consumer's");
 	cr_assert_eq(sw_cq_poll(&cq, out, 1), 1u);
-	expect_cqe(&out[0], 2);
-	cr_assert(sw_cq_room(&cq, &g), "released: room again");
+	expect_cqe(&out[0], SW_CQ_PACK - 1u);
+	cr_assert(sw_cq_room(&cq, &g, 1), "released: room again");
 	sw_cq_add(&cq, &g, &c);
 	sw_cq_flush(&cq, &g);
-	cr_assert_eq(sw_cq_poll(&cq, out, 3), 3u);
-	expect_cqe(&out[0], 3);
-	expect_cqe(&out[2], 5);
-	cr_assert_eq(sw_cq_poll(&cq, out, 3), 1u);
+	cr_assert_eq(sw_cq_poll(&cq, out, SW_CQ_PACK), SW_CQ_PACK);
+	expect_cqe(&out[0], SW_CQ_PACK);
+	expect_cqe(&out[SW_CQ_PACK - 1u], 2u * SW_CQ_PACK - 1u);
+	cr_assert_eq(sw_cq_poll(&cq, out, SW_CQ_PACK), 1u);
 	expect_cqe(&out[0], 99);
 	sw_ring_fini(&cq);
 }
@@ -222,7 +240,7 @@ Test(sw_cq, across_growth_every_completion_comes_out_once_in_order)
 		for (uint32_t k = 0; k < pass[round % 5]; k++)
 			add(&cq, &g, put++);
 		sw_cq_flush(&cq, &g);
-		if (round % 4 != 3) /* the consumer looks every fourth pass: the ring grows */
+		if (round % 8 != 7) /* the consumer looks every eighth pass: the ring grows */
 			continue;
 		uint32_t n;
 
@@ -304,16 +322,17 @@ Test(sw_cq, a_reap_links_every_record_and_gives_only_the_odd_completions_whole)
 	for (uint32_t i = 0; i < 7; i++) {
 		recs[i] = (struct rec){ .id = i, .next = POISON };
 		in[i].cookie = cookie_of(&recs[i]);
-		cr_assert(sw_cq_room(&cq, &g));
+		cr_assert(room_for(&cq, &g, &in[i]));
 		sw_cq_add(&cq, &g, &in[i]);
 	}
-	sw_cq_flush(&cq, &g); /* slots of 3, 3 and 1 */
+	sw_cq_flush(&cq, &g); /* slots of 4 completions (6 entries: two with bytes) and 3 */
 	cr_assert_eq(reap_at(&cq, &at, 2, odd, &nodd), 2u, "max reached inside the first slot");
 	expect_linked(&head, recs, 0, 1, at);
 	cr_assert_eq(nodd, 1u, "the failure, whole");
 	cr_assert_eq(odd[0].cookie, cookie_of(&recs[1]));
 	cr_assert_eq(odd[0].status, (uint32_t)HW_CQE_FAILED);
 	cr_assert_eq(odd[0].error, DOCA_ERROR_IO_FAILED);
+	cr_assert_eq(odd[0].bytes, 0u);
 	cr_assert_not(odd[0].fatal);
 	cr_assert_eq(reap_at(&cq, &at, 7, odd, &nodd), 5u, "the rest, from inside the slot on");
 	expect_linked(&head, recs, 0, 6, at);
@@ -327,7 +346,7 @@ Test(sw_cq, a_reap_links_every_record_and_gives_only_the_odd_completions_whole)
 	cr_assert_eq(odd[1].error, DOCA_ERROR_SHUTDOWN);
 	cr_assert_eq(odd[2].cookie, cookie_of(&recs[6]));
 	cr_assert_eq(odd[2].status, (uint32_t)HW_CQE_OK);
-	cr_assert_eq(odd[2].bytes, 8u);
+	cr_assert_eq(odd[2].bytes, 0u, "a whole copy's bytes are the caller's len: not carried");
 	cr_assert(odd[2].fatal);
 	for (uint32_t i = 0; i < 7; i++)
 		cr_assert_eq(recs[i].id, i, "record %u: only its link written", i);
@@ -360,8 +379,8 @@ Test(sw_cq, a_reap_of_whole_slots_links_their_records_in_order)
 
 		recs[i] = (struct rec){ .id = i, .next = POISON };
 		c.cookie = cookie_of(&recs[i]);
-		cr_assert(sw_cq_room(&cq, &g));
-		sw_cq_add(&cq, &g, &c); /* four full slots, each published */
+		cr_assert(room_for(&cq, &g, &c));
+		sw_cq_add(&cq, &g, &c); /* two full slots, each published */
 	}
 	cr_assert_eq(reap_at(&cq, &at, 1, odd, &nodd), 1u);
 	expect_linked(&head, recs, 0, 0, at);
@@ -410,7 +429,7 @@ static void reap_world_add(struct reap_world *w, uint32_t i, bool failed)
 		c.status = HW_CQE_FAILED;
 		c.error = DOCA_ERROR_IO_FAILED;
 	}
-	cr_assert(sw_cq_room(&w->cq, &w->g), "room for record %u", i);
+	cr_assert(room_for(&w->cq, &w->g, &c), "room for record %u", i);
 	sw_cq_add(&w->cq, &w->g, &c);
 }
 
@@ -451,33 +470,118 @@ Test(sw_cq, a_reap_follows_a_link_written_over_a_whole_slot)
 	sw_ring_fini(&w.cq);
 }
 
-/* A reap of short slots of whole copies (a pass's last, 1 or 2
- * entries; their way without an entry's test), one that does not fit
- * max taken in part the general way, and a short slot whose gathered
- * metas past its count hold an odd one from earlier in the pass: only
- * its own entry is taken, whole, and nothing is odd but that earlier
- * one. Every record once, in order. */
+/* A reap of short slots of whole copies (a pass's last, 1 to
+ * SW_CQ_PACK - 1 entries; their way without an entry's test), one that
+ * does not fit max taken in part the general way, and a short slot whose
+ * gathered metas past its count hold an odd one from earlier in the
+ * pass: only its own entry is taken, whole, and nothing is odd but that
+ * earlier one. Every record once, in order. */
 Test(sw_cq, a_reap_of_short_slots_links_their_records_and_looks_at_no_meta_past_the_count)
 {
 	static struct reap_world w;
-	const uint32_t slot_of[9] = { 2, 2, 1, 2, 2, 3, 3, 3, 1 }; /* flushed after each count */
+	/* completions a slot, flushed after each count; record 10, the third
+	 * of the fourth slot, fails: with its bytes that slot is full (6) */
+	const uint32_t slot_of[14] = { 2, 2, 1, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 1 };
 
 	reap_world_open(&w, 64);
-	for (uint32_t i = 0, in_slot = 0; i < 9; i++) {
-		/* record 7, the third of a full slot, fails: its meta stays in the gathered slot */
-		reap_world_add(&w, i, i == 7);
+	for (uint32_t i = 0, in_slot = 0; i < 14; i++) {
+		reap_world_add(&w, i, i == 10);
 		if (++in_slot == slot_of[i]) {
 			sw_cq_flush(&w.cq, &w.g);
 			in_slot = 0;
 		}
 	}
+	cr_assert_eq(w.cq.head, 5u, "slots of 2, 1, 5, 5 (6 entries) and 1");
 	cr_assert_eq(w.g.meta[2], (uint8_t)HW_CQE_FAILED | (uint8_t)(DOCA_ERROR_IO_FAILED << SW_CQ_ERROR_SHIFT),
 		     "the last slot's gathered metas keep the odd one past its count");
-	reap_world_expect(&w, 1, 1, 0, 0);    /* a slot of 2 does not fit 1: taken in part */
-	reap_world_expect(&w, 4, 4, 4, 0);    /* its rest, a slot of 1, a slot of 2 */
-	reap_world_expect(&w, 9, 4, 8, 1);    /* a slot of 3 with an odd one, then one of 1 */
-	cr_assert_eq(w.odd[0].cookie, cookie_of(&w.recs[7]), "only the failure is odd");
+	reap_world_expect(&w, 1, 1, 0, 0);   /* a slot of 2 does not fit 1: taken in part */
+	reap_world_expect(&w, 7, 7, 7, 0);   /* its rest, a slot of 1, a slot of 5 */
+	reap_world_expect(&w, 14, 6, 13, 1); /* a slot of 5 with an odd one, then one of 1 */
+	cr_assert_eq(w.odd[0].cookie, cookie_of(&w.recs[10]), "only the failure is odd");
 	cr_assert_eq(w.odd[0].status, (uint32_t)HW_CQE_FAILED);
 	cr_assert_not(sw_ring_unread(&w.cq));
 	sw_ring_fini(&w.cq);
+}
+
+/* A partial copy's completion with SW_CQ_PACK - 1 entries gathered:
+ * asked for two entries, the room publishes the gathered slot first, so
+ * the completion and its bytes go into the next slot together; the poll
+ * and the reap give the bytes exact and take the pair as one
+ * completion, in order. */
+Test(sw_cq, a_failed_or_partial_completion_and_its_bytes_never_split_across_slots)
+{
+	static struct reap_world w;
+	struct hw_cqe part = { .bytes = 5, .status = HW_CQE_PARTIAL, .error = DOCA_ERROR_IO_FAILED };
+	struct hw_cqe out[SW_CQ_PACK + 2u];
+	uint32_t i;
+
+	for (int way = 0; way < 2; way++) { /* the poll's, the reap's */
+		reap_world_open(&w, 64);
+		for (i = 0; i < SW_CQ_PACK - 1u; i++)
+			reap_world_add(&w, i, false);
+		cr_assert_eq(w.cq.head, 0u);
+		w.recs[i] = (struct rec){ .id = i, .next = POISON };
+		part.cookie = cookie_of(&w.recs[i]);
+		cr_assert(sw_cq_room(&w.cq, &w.g, 2), "room for the pair");
+		cr_assert_eq(w.cq.head, 1u, "the five gathered went out first");
+		sw_cq_add(&w.cq, &w.g, &part);
+		cr_assert_eq(w.g.count, 2, "the completion and its bytes, in a slot of their own");
+		reap_world_add(&w, ++i, false);
+		sw_cq_flush(&w.cq, &w.g);
+		if (way == 0) {
+			cr_assert_eq(sw_cq_poll(&w.cq, out, SW_CQ_PACK + 2u), SW_CQ_PACK + 1u, "one each");
+			cr_assert_eq(out[SW_CQ_PACK - 1u].cookie, part.cookie);
+			cr_assert_eq(out[SW_CQ_PACK - 1u].status, (uint32_t)HW_CQE_PARTIAL);
+			cr_assert_eq(out[SW_CQ_PACK - 1u].error, DOCA_ERROR_IO_FAILED);
+			cr_assert_eq(out[SW_CQ_PACK - 1u].bytes, part.bytes, "the bytes exact");
+			cr_assert_eq(out[SW_CQ_PACK].cookie, cookie_of(&w.recs[SW_CQ_PACK]));
+			cr_assert_eq(out[SW_CQ_PACK].status, (uint32_t)HW_CQE_OK);
+		} else {
+			reap_world_expect(&w, SW_CQ_PACK + 2u, SW_CQ_PACK + 1u, SW_CQ_PACK, 1);
+			cr_assert_eq(w.odd[0].cookie, part.cookie);
+			cr_assert_eq(w.odd[0].status, (uint32_t)HW_CQE_PARTIAL);
+			cr_assert_eq(w.odd[0].bytes, part.bytes, "the bytes exact");
+		}
+		cr_assert_not(sw_ring_unread(&w.cq));
+		sw_ring_fini(&w.cq);
+	}
+}
+
+/* A reap that stops between a failed completion and the next one, and
+ * one whose max ends at the pair: the pair is taken whole, never its
+ * first entry alone (csub never rests on a bytes entry). */
+Test(sw_cq, a_reap_that_stops_at_a_pair_takes_it_whole_and_goes_on_after_its_bytes)
+{
+	static struct reap_world w;
+
+	reap_world_open(&w, 64);
+	reap_world_add(&w, 0, false);
+	reap_world_add(&w, 1, true);
+	reap_world_add(&w, 2, false);
+	reap_world_add(&w, 3, true);
+	sw_cq_flush(&w.cq, &w.g); /* one slot of 6 entries, published when full */
+	cr_assert_eq(w.cq.head, 1u);
+	reap_world_expect(&w, 2, 2, 1, 1);
+	cr_assert_eq(w.cq.csub, 3u, "past the failure's bytes");
+	reap_world_expect(&w, 1, 1, 2, 0);
+	reap_world_expect(&w, 1, 1, 3, 1);
+	cr_assert_eq(w.odd[0].cookie, cookie_of(&w.recs[3]));
+	cr_assert_eq(w.odd[0].bytes, cqe_of(3).bytes, "a failure's bytes as put");
+	cr_assert_not(sw_ring_unread(&w.cq));
+	sw_ring_fini(&w.cq);
+}
+
+/* A producer that asked room for one entry and then adds a completion
+ * that needs two where one is left: a broken caller, stopped. */
+Test(sw_cq, a_pair_without_its_room_aborts, .signal = SIGABRT)
+{
+	struct sw_ring cq;
+	struct sw_cq_slot g = { .count = 0 };
+	struct hw_cqe fail = { .status = HW_CQE_FAILED, .error = DOCA_ERROR_IO_FAILED };
+
+	cr_assert(sw_ring_init(&cq, 64));
+	for (uint64_t i = 0; i < SW_CQ_PACK - 1u; i++)
+		add(&cq, &g, i);
+	cr_assert(sw_cq_room(&cq, &g, 1));
+	sw_cq_add(&cq, &g, &fail);
 }

@@ -271,7 +271,8 @@ static void expect_copied(const struct hw_cqe *c, uint32_t i)
 
 	cr_assert_eq(c->cookie, d.cookie, "descriptor %u's completion, in order", i);
 	cr_assert_eq(c->status, (uint32_t)HW_CQE_OK, "descriptor %u copied", i);
-	cr_assert_eq(c->bytes, d.len);
+	/* (no look at c->bytes: a whole copy's are its len, which the caller
+	 * holds, and an engine's CQ does not carry them, hw/hw.h) */
 	cr_assert_eq(memcmp(dst_mem[i], src_mem[i], d.len), 0);
 }
 
@@ -418,7 +419,7 @@ Test(sw_sq, a_pass_that_stops_inside_a_pair_goes_on_from_its_second_entry_on_an_
 		expect_copied(&c[i], i);
 	/* poll_all waited 10 ms after the last completion: every pass is over */
 	cr_assert_eq(atomic_load(&seen.calls), 2u, "two busy passes, each with its wake");
-	cr_assert_eq(atomic_load(&seen.first_cq_head), 11u, "the first pass's 32: 10 CQ slots of 3 and one of 2");
+	cr_assert_eq(atomic_load(&seen.first_cq_head), 6u, "the first pass's 32: 5 CQ slots of 6 and one of 2");
 	cr_assert_eq(atomic_load(&seen.cq_head), atomic_load(&sqp->cq.tail),
 		     "the second pass's 31 were all out at its wake");
 	cr_assert_not(sw_ring_unread(&sqp->sq), "every descriptor taken");
