@@ -406,6 +406,9 @@ struct ctx_credits {
  * start, published with RCU, retired at IDLE and freed after a grace period,
  * so a submitter or a PE turn that began in an earlier run only ever sees
  * that run's object, never one being rebuilt. */
+#define RING_SP 16u /* SP rings per run: thread slots 0-15 (engine/ring.h) */
+struct task_ring;
+
 struct ctx_run {
 	struct rcu_head rcu;
 	uint64_t start;          /* which start of its context made it (ctx->starts) */
@@ -444,6 +447,16 @@ struct ctx_run {
 	 * (run_defer). Posted before anything newer (run_post_backlog).
 	 * Runner's. */
 	struct doca_event *backlog_head, *backlog_tail;
+	/* The foreign submitters' rings (engine/ring.c): sp[i] written only by
+	 * the exclusive holder of thread slot i, mp by every other foreign
+	 * submitter; each made by its first producer outside any read-side
+	 * section, published once (release CAS from NULL) and freed by
+	 * run_free. sp_mask: bit i once sp[i] is published. A read-mostly
+	 * line of its own (the PE's feed loads it, producers load their
+	 * ring's pointer). */
+	_Alignas(64) _Atomic(struct task_ring *) sp[RING_SP];
+	_Atomic(struct task_ring *) mp;
+	_Atomic uint32_t sp_mask;
 };
 
 /* Append ev to a singly linked event list (through ev->next). */

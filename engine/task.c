@@ -104,6 +104,7 @@
  */
 #include "engine/buf_pin.h"
 #include "engine/engine.h"
+#include "engine/ring.h"
 #include "engine/task_pool.h"
 
 #define TASK_FLAGS_KNOWN ((uint32_t)DOCA_TASK_FLAG_ALLOW_PARTIAL)
@@ -710,22 +711,18 @@ task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct 
 	return got;
 }
 
-/* Post directly from this thread (@p self: runner_self())? Its own PE's
- * thread, or the PE asleep in event mode (not a worker's: its turns never
- * wait for a submitter). */
+/* Post directly from this thread (@p self: runner_self())? Only its own
+ * PE's thread: a foreign thread's task always travels in a ring
+ * (engine/ring.c), also while the PE sleeps armed (its wake check then
+ * feeds the rings itself, pe_wake_after_push). */
 static inline __attribute__((always_inline)) bool task_may_post_direct(struct doca_pe *pe, const void *self)
 {
 	EXPLORE_POINT(ATOMIC);
 #ifdef OWNED_RMW_ASM
-	if (task_word_is(&pe->home, (uintptr_t)self))
-		return true;
+	return task_word_is(&pe->home, (uintptr_t)self);
 #else
-	if (atomic_load_explicit(&pe->home, memory_order_relaxed) == self)
-		return true;
+	return atomic_load_explicit(&pe->home, memory_order_relaxed) == self;
 #endif
-	EXPLORE_POINT(ATOMIC);
-	return atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED &&
-	       !atomic_load_explicit(&pe->has_worker, memory_order_relaxed);
 }
 
 /* For a chunk about to be prepared: take the PE's guard briefly, to post
@@ -862,23 +859,99 @@ task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event *
 	task_post_leave(pe, run, posted, wake, unparked, sectioned);
 }
 
-/* Hand n (>= 1) filled events to the mailbox (the PE's next turn posts
- * them); the last one's push announces them all. */
-static inline __attribute__((always_inline)) void task_push(struct ctx_run *run, struct doca_event **evs,
-								uint32_t n)
+/* Where a chunk that is not posted under the guard goes (engine/ring.h):
+ * its thread's SP ring or the run's MP ring, chosen before its pins and
+ * credits; or the ring to make first. */
+struct task_way {
+	struct task_ring *ring; /* the chunk's ring */
+	struct task_ring *sp;   /* the thread's SP ring (ring itself, or diverted from it to MP), or NULL */
+	uint32_t make;          /* a ring to make first (ring_publish's which), or TASK_MAKE_NONE */
+};
+
+#define TASK_MAKE_NONE UINT32_MAX
+
+/* Choose @p w's ring for up to @p n tasks of a foreign chunk: the SP ring
+ * of the thread's slot when it holds it exclusively (I1), is not diverted
+ * to MP (or MP has drained its last MP position since: I7) and has room
+ * for n (then for the fewer that get a credit too: only we write it);
+ * else the MP ring. False, w->make set, if that ring is not made yet. */
+static inline bool task_ring_choose(struct ctx_run *run, uint32_t n, struct task_way *w)
 {
-	for (uint32_t i = 0; i + 1u < n; i++)
-		mailbox_push_mpsc(&run->mbox, &evs[i]->mbox_node);
-	mailbox_push_announce_mpsc(&run->mbox, &evs[n - 1u]->mbox_node);
+	unsigned slot = thread_slot_get();
+	struct task_ring *sp = NULL;
+
+	if (slot < RING_SP && thread_slot_exclusive) {
+		EXPLORE_POINT(ATOMIC);
+		sp = atomic_load_explicit(&run->sp[slot], memory_order_acquire); /* acquire: the zeroed ring */
+		if (sp == NULL) {
+			w->make = slot;
+			return false;
+		}
+	}
+	w->sp = sp;
+	EXPLORE_POINT(ATOMIC);
+	struct task_ring *mp = atomic_load_explicit(&run->mp, memory_order_acquire); /* as sp's */
+	/* (the explorer's revert: a diverted producer goes back to SP as
+	 * soon as its SP ring has room, D7's order defect) */
+	bool sticky = !DOCA_REVERTED("ring_no_mp_stickiness");
+
+	if (sp != NULL && (!sp->on_mp || !sticky || ring_mp_passed(mp, sp)) && ring_sp_room(sp, n)) {
+		sp->on_mp = false;
+		w->ring = sp;
+		return true;
+	}
+	if (mp == NULL) {
+		w->make = RING_SP;
+		return false;
+	}
+	w->ring = mp;
+	return true;
 }
 
-/* The state check of a chunk, after its first task's handles: RUNNING,
- * the run read once (it cannot be retired while we are in the section)
- * and, when @p start is not 0, the run that start made, and the guard
- * taken (or not) for the chunk. */
+/* Write the @p got tasks that took a credit (tp[i], descs[i], the slot
+ * evs[i] each popped) into @p w's ring, then announce them: the PE's next
+ * feed fills and posts the slots (engine/ring.c). */
+static inline __attribute__((always_inline)) void task_ring_write(struct ctx_run *run, const struct task_way *w,
+								  const struct task_pinned *tp,
+								  const struct doca_task_desc *descs,
+								  struct doca_event **evs, uint32_t got)
+{
+	struct task_ring *r = w->ring;
+	bool watched = hb_watching();
+	uint64_t x;
+
+	if (r == w->sp) {
+		/* the reservation, before the entries (relaxed: our own word) */
+		x = atomic_load_explicit(&r->prod, memory_order_relaxed);
+		atomic_store_explicit(&r->prod, x + got, memory_order_relaxed);
+	} else {
+		EXPLORE_POINT(ATOMIC);
+		/* relaxed: the claim needs only the RMW's atomicity; the credit
+		 * taken before it orders the drain of position - cap (I3) */
+		x = atomic_fetch_add_explicit(&r->prod, got, memory_order_relaxed);
+		if (w->sp != NULL) { /* diverted: on MP until those are taken (I7) */
+			w->sp->on_mp = true;
+			w->sp->mp_until = x + got - 1u;
+		}
+	}
+	for (uint32_t i = 0; i < got; i++) {
+		TSAN_ACQUIRE(evs[i]); /* the slot's last free happens before its reuse */
+		if (watched)
+			hb_acquire(evs[i]);
+		ring_put(r, x + i, tp[i].src, tp[i].dst, tp[i].len, tp[i].status == DOCA_EVENT_STATUS_PARTIAL,
+			 descs[i].user_data.u64, evs[i], watched);
+	}
+	mailbox_announce(&run->mbox);
+}
+
+/* The state check of a chunk of up to @p n tasks, after its first task's
+ * handles: RUNNING, the run read once (it cannot be retired while we are
+ * in the section) and, when @p start is not 0, the run that start made,
+ * and the guard taken (or not) for the chunk; not taken, the ring chosen
+ * (@p w: its make set if a ring must be made first). */
 static inline __attribute__((always_inline)) doca_error_t
-task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, bool *guarded,
-		 const void **unparked)
+task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, uint32_t n, bool *guarded,
+		 const void **unparked, struct task_way *w)
 {
 	if (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
 		return DOCA_ERROR_BAD_STATE;
@@ -890,21 +963,25 @@ task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, boo
 		TSAN_ACQUIRE(*run);
 	}
 	*guarded = task_guard_take(ctx, *run, unparked);
+	if (!*guarded)
+		(void)task_ring_choose(*run, n, w);
 	return DOCA_SUCCESS;
 }
 
 /* Hand a chunk over: posted under the guard (which it lets go of, n = 0
- * too), or pushed. True if pushed (the PE may need a wake-up to move them). */
+ * too), or written into @p w's ring. True if written (the PE may need a
+ * wake-up to take them). */
 static inline __attribute__((always_inline)) bool
 task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs, uint32_t n, bool guarded,
-	       const void *unparked)
+	       const void *unparked, const struct task_way *w, const struct task_pinned *tp,
+	       const struct doca_task_desc *descs)
 {
 	if (guarded) {
 		task_post_guarded(ctx, run, evs, n, unparked, true);
 		return false;
 	}
 	if (n != 0)
-		task_push(run, evs, n);
+		task_ring_write(run, w, tp, descs, evs, n);
 	return n != 0;
 }
 
@@ -913,10 +990,11 @@ task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **ev
  * rest: the contract's order, the chunk's tasks seeing the state as its
  * first did. Then one take of credits for every task that passed, so no
  * credit is held unused. Returns the tasks accepted; *err says why the
- * next one was refused (DOCA_SUCCESS: none was). */
+ * next one was refused (DOCA_SUCCESS: none was). With w->make set on
+ * return nothing was done: the ring must be made first. */
 static inline __attribute__((always_inline)) uint32_t
 task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struct doca_task_desc *descs,
-	   uint32_t n, uint64_t buf_fold, bool *queued, doca_error_t *err)
+	   uint32_t n, uint64_t buf_fold, bool *queued, doca_error_t *err, struct task_way *w)
 {
 	struct task_pinned tp[SUBMIT_CHUNK];
 	struct doca_event *evs[SUBMIT_CHUNK + 1u]; /* + 1: the fill's link past the last */
@@ -932,8 +1010,8 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 	else if (dst == NULL)
 		*err = HANDLE_REFUSAL(descs[0].dst, MAGIC_BUF);
 	else
-		*err = task_chunk_enter(ctx, run, start, &guarded, &unparked);
-	if (*err != DOCA_SUCCESS)
+		*err = task_chunk_enter(ctx, run, start, n, &guarded, &unparked, w);
+	if (*err != DOCA_SUCCESS || w->make != TASK_MAKE_NONE)
 		return 0;
 	*err = task_pin(ctx, *run, &descs[0], src, dst, guarded, true, false, &tp[0]);
 	uint32_t got;
@@ -942,7 +1020,8 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 	/* the others, one loop per case, each compiled for its constants
 	 * (the flag never changes once a thread of the library runs); under
 	 * the guard each event is linked to the next as it is filled, as
-	 * run_defer wants them (the last one to evs[got], NULL) */
+	 * run_defer wants them (the last one to evs[got], NULL); a foreign
+	 * chunk's slots are filled by the PE, from the ring's entries */
 	if (*err != DOCA_SUCCESS)
 		k = 0;
 	if (*err == DOCA_SUCCESS && guarded && !watched && asym_fence_kernel) {
@@ -956,35 +1035,33 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 			k = task_pin_more(ctx, *run, descs, n, buf_fold, false, false, tp, err);
 		got = task_take_credits(*run, tp, k, guarded, false, evs, &why);
 		evs[got] = NULL;
-		if (watched)
+		if (guarded) /* (watched) */
 			for (uint32_t i = 0; i < got; i++) {
-				task_fill(evs[i], &tp[i], descs[i].user_data, guarded, true);
+				task_fill(evs[i], &tp[i], descs[i].user_data, true, true);
 				evs[i]->next = evs[i + 1u];
 			}
-		else
-			for (uint32_t i = 0; i < got; i++)
-				task_fill(evs[i], &tp[i], descs[i].user_data, false, false);
 	}
 	if (got < k)
 		*err = why;
-	*queued |= task_hand_over(ctx, *run, evs, got, guarded, unparked);
+	*queued |= task_hand_over(ctx, *run, evs, got, guarded, unparked, w, tp, descs);
 	return got;
 }
 
-/* One task's pin, credit and fill, its state checked: the tasks that
- * got a credit in evs[0] (0 or 1; *err says why not). @p kernel: as
- * task_pin's. */
+/* One task's pin and credit (and fill, under the guard), its state
+ * checked: the tasks that got a credit in evs[0] (0 or 1; *err says why
+ * not), pinned in *tp. @p kernel: as task_pin's. */
 static inline __attribute__((always_inline)) uint32_t
 task_one_take(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *desc, struct doca_buf *src,
-	      struct doca_buf *dst, bool guarded, bool kernel, struct doca_event **evs, doca_error_t *err)
+	      struct doca_buf *dst, bool guarded, bool kernel, struct doca_event **evs, struct task_pinned *tp,
+	      doca_error_t *err)
 {
-	struct task_pinned tp;
 	uint32_t got = 0;
 
-	*err = task_pin(ctx, run, desc, src, dst, guarded, true, kernel, &tp);
+	*err = task_pin(ctx, run, desc, src, dst, guarded, true, kernel, tp);
 	/* (task_take_credits sets *err only when it takes none) */
-	if (*err == DOCA_SUCCESS && (got = task_take_credits(run, &tp, 1, guarded, kernel, evs, err)) == 1)
-		task_fill(evs[0], &tp, desc->user_data, guarded, hb_watching());
+	if (*err == DOCA_SUCCESS && (got = task_take_credits(run, tp, 1, guarded, kernel, evs, err)) == 1 &&
+	    guarded)
+		task_fill(evs[0], tp, desc->user_data, true, hb_watching());
 	return got;
 }
 
@@ -993,10 +1070,11 @@ task_one_take(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_
  * the same order, so the same answers. */
 static inline __attribute__((always_inline)) uint32_t
 task_one(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struct doca_task_desc *desc,
-	 uint64_t buf_fold, bool *queued, doca_error_t *err)
+	 uint64_t buf_fold, bool *queued, doca_error_t *err, struct task_way *w)
 {
 	struct doca_buf *src = task_buf_of(desc->src, buf_fold), *dst = task_buf_of(desc->dst, buf_fold);
 	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
+	struct task_pinned tp;
 	bool guarded = false;
 	const void *unparked = NULL;
 
@@ -1005,13 +1083,50 @@ task_one(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struc
 	else if (dst == NULL)
 		*err = HANDLE_REFUSAL(desc->dst, MAGIC_BUF);
 	else
-		*err = task_chunk_enter(ctx, run, start, &guarded, &unparked);
-	if (*err != DOCA_SUCCESS)
+		*err = task_chunk_enter(ctx, run, start, 1, &guarded, &unparked, w);
+	if (*err != DOCA_SUCCESS || w->make != TASK_MAKE_NONE)
 		return 0;
-	uint32_t got = task_one_take(ctx, *run, desc, src, dst, guarded, false, evs, err);
+	uint32_t got = task_one_take(ctx, *run, desc, src, dst, guarded, false, evs, &tp, err);
 
-	*queued |= task_hand_over(ctx, *run, evs, got, guarded, unparked);
+	*queued |= task_hand_over(ctx, *run, evs, got, guarded, unparked, w, &tp, desc);
 	return got;
+}
+
+/* A chunk found the ring of @p w->make not made (task_ring_choose): wake
+ * for what the call wrote so far (@p queued), leave the read-side section,
+ * make the ring, enter again and publish it into the context's run found
+ * then (ring_publish; a run made meanwhile may want another size: then
+ * the next chunk asks again). *ctx is looked up anew from @p h and *run
+ * set NULL (the chunk reads it again, its state first). NO_MEMORY if the
+ * allocation failed (nothing accepted by this chunk), a handle refusal
+ * if the context went. Called and returns inside the section. */
+static __attribute__((noinline)) doca_error_t task_ring_make(struct doca_ctx *h, struct doca_ctx **ctx,
+							      struct ctx_run **run, struct task_way *w, bool *queued)
+{
+	uint32_t which = w->make, cap = ring_cap((*run)->pool.size, which < RING_SP);
+
+	if (*queued)
+		pe_wake_after_push(*ctx, *run);
+	*queued = false;
+	*run = NULL;
+	w->make = TASK_MAKE_NONE;
+	doca_rcu_read_unlock();
+	struct task_ring *r = ring_alloc(cap); /* outside the section (I8) */
+
+	doca_rcu_read_lock();
+	if (r == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	*ctx = ctx_of(h);
+	if (*ctx == NULL) {
+		doca_free(r);
+		return HANDLE_REFUSAL(h, MAGIC_CTX);
+	}
+	EXPLORE_POINT(ATOMIC);
+	struct ctx_run *now = rcu_dereference((*ctx)->run);
+
+	if (now == NULL || !ring_publish(now, which, r))
+		doca_free(r); /* never published: nobody saw it */
+	return DOCA_SUCCESS;
 }
 
 static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_ctx *ctx,
@@ -1045,12 +1160,13 @@ static __attribute__((noinline)) doca_error_t task_owner_rest(struct ctx_run *ru
 							       const void *cur)
 {
 	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
+	struct task_pinned tp;
 	doca_error_t err;
 
 	evs[0] = NULL; /* for gcc, which cannot tell it is read only when taken */
 	runner_unparked_first_count(runner_parked_thread(cur)); /* (task_one_owner's entry) */
-	task_post_guarded(run->ctx, run, evs, task_one_take(run->ctx, run, desc, src, dst, true, true, evs, &err),
-			  cur, false);
+	task_post_guarded(run->ctx, run, evs,
+			  task_one_take(run->ctx, run, desc, src, dst, true, true, evs, &tp, &err), cur, false);
 	return err;
 }
 
@@ -1369,8 +1485,15 @@ task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32
 		err = HANDLE_REFUSAL(h, MAGIC_CTX);
 	while (err == DOCA_SUCCESS && i < n) {
 		uint32_t m = n - i < SUBMIT_CHUNK ? n - i : SUBMIT_CHUNK;
+		struct task_way w = { .make = TASK_MAKE_NONE };
 
-		i += task_chunk(ctx, &run, start, &descs[i], m, buf_fold, &queued, &err);
+		i += task_chunk(ctx, &run, start, &descs[i], m, buf_fold, &queued, &err, &w);
+		if (w.make != TASK_MAKE_NONE) {
+			/* the rest of a burst that accepted tasks stays in their run */
+			if (i != 0)
+				start = run->start;
+			err = task_ring_make(h, &ctx, &run, &w, &queued);
+		}
 	}
 	if (queued)
 		pe_wake_after_push(ctx, run);
@@ -1405,8 +1528,11 @@ static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_
 
 	if (ctx == NULL)
 		err = HANDLE_REFUSAL(h, MAGIC_CTX);
-	else
-		(void)task_one(ctx, &run, start, desc, buf_fold, &queued, &err);
+	for (struct task_way w = { .make = TASK_MAKE_NONE }; err == DOCA_SUCCESS;) {
+		if (task_one(ctx, &run, start, desc, buf_fold, &queued, &err, &w) != 0 || w.make == TASK_MAKE_NONE ||
+		    (err = task_ring_make(h, &ctx, &run, &w, &queued)) != DOCA_SUCCESS)
+			break;
+	}
 	if (queued)
 		pe_wake_after_push(ctx, run);
 	doca_rcu_read_unlock();
