@@ -2,29 +2,34 @@
  * engine/task.c — doca_task_submit(_batch): the one entry point from any
  * thread.
  *
- * Lock-free and allocation-free: validate, then inside an RCU read-side
- * section (the PE owner's single submit: its brief guard, below) check
- * RUNNING, pin the buffers, take a credit (a free event slot) and hand
- * the slot over in chunks:
+ * Lock-free: validate, then inside an RCU read-side section (the PE
+ * owner's single submit: its brief guard, below) check RUNNING, pin the
+ * buffers, take a credit (a free event slot) and hand the tasks over in
+ * chunks:
  *
- * - from any thread, through the caller's mailbox shard: the event is its
- *   own list node, so the push cannot fail or allocate (credits alone bound
- *   what is queued) and never waits for another submitter; the PE's next
- *   turn posts it;
+ * - from any thread, through a ring (engine/ring.c, ring21 step 1): each
+ *   task an entry of its thread's SP ring (the exclusive holder of a
+ *   thread slot below RING_SP) or of the run's MP ring, carrying the slot
+ *   its credit popped, which the PE fills; the write cannot fail (credits
+ *   bound what a ring holds) and never waits for another submitter; then
+ *   the announce (mailbox_announce of the caller's shard) and the wake
+ *   check, and the PE's next feed posts them. A thread's first submit
+ *   into a run makes its ring: the only allocation of the way, made
+ *   outside the read-side section (task_ring_make);
  * - from the PE's own thread (the one that ran its last turn), straight to
  *   the queue pair, as that turn would, when the PE is not running a turn,
- *   the context still runs and nothing waits in the mailbox (so a task of
- *   ours queued there earlier still reaches the device first). This saves
- *   the mailbox round trip for the common "submit and progress on one
+ *   the context still runs and nothing waits in the mailbox or the rings
+ *   (mailbox_idle: so a task of ours queued there earlier still reaches
+ *   the device first, engine/ring.c I7). This saves
+ *   the ring round trip for the common "submit and progress on one
  *   thread" shape; the runner guard, taken briefly for the chunk
  *   (actors/runner.h), keeps it exclusive with turns without ever making
  *   another thread's call on the PE a refusal. That thread keeps the guard
  *   parked between its calls, so taking it is no atomic read-modify-write,
  *   and under it the buffers are pinned the same way (engine/buf.c): the
- *   owner fast path;
- * - from any thread while the PE sleeps armed in event mode (and no worker
- *   runs it), the same way: the PE would only wake to move the tasks out
- *   of the mailbox, so the completion's wake-up is the only one.
+ *   owner fast path. Another thread never posts directly, also while the
+ *   PE sleeps armed: its wake check then feeds the rings under the brief
+ *   guard itself (pe_wake_after_push).
  *
  * For an inline device (only a turn runs it) a chunk of fewer than
  * TASK_DEFER_BELOW tasks is not posted but left in the run's backlog,
@@ -94,7 +99,9 @@
  * The explorer's owner_submit_destroy undoes each half
  * (DOCA_EXPLORE_REVERT=buf_destroy_no_quiesce, owner_submit_no_recheck).
  *
- * A burst shares one read-side section, one announce and one wake check.
+ * A burst shares one read-side section (left only to make a ring, after
+ * the wake check for what it wrote so far), one announce per chunk and
+ * one wake check.
  * The wake check runs after every burst that pushed, not only after a
  * push into an empty shard: a shard that held an item when we pushed may
  * have been drained, and its PE armed, before our push became visible. A
