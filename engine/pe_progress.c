@@ -111,14 +111,17 @@ uint32_t run_feed(struct ctx_run *run, uint32_t max)
 
 	while (clear && posted < max) {
 		uint32_t limit = max - posted < POST_BATCH ? max - posted : POST_BATCH;
-		/* the flags first, then the rings (engine/ring.c, I6) */
-		uint32_t flags = DOCA_REVERTED("ring_look_before_flags") ? 0 : mailbox_take_flags(&run->mbox);
-		bool left = false;
+		/* the flags first, then the rings (engine/ring.c, I6); no flag,
+		 * nothing announced or left: an entry written since is its
+		 * producer's to announce */
+		bool late = DOCA_REVERTED("ring_look_before_flags"), left = false;
+		uint32_t flags = late ? 0 : mailbox_take_flags(&run->mbox);
+
+		if (!late && flags == 0)
+			break;
 		uint32_t n = ring_feed(run, evs, limit, &left);
 
-		if (DOCA_REVERTED("ring_look_before_flags"))
-			flags = mailbox_take_flags(&run->mbox);
-		if (flags == 0 && n == 0)
+		if (late && (flags = mailbox_take_flags(&run->mbox)) == 0 && n == 0)
 			break;
 		uint32_t frees = run_take_frees(run, flags, POST_BATCH, left, &released);
 
@@ -155,15 +158,15 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 		t->done[t->ndone++] = ev;
 	}
 	for (uint32_t flushed = 0; flushed < TURN_POSTS;) {
-		uint32_t limit = TURN_EVENTS - t->ndone, flags = DOCA_REVERTED("ring_flush_skips_rings") ? 0
-							       : mailbox_take_flags(&run->mbox);
+		uint32_t limit = TURN_EVENTS - t->ndone, flags = mailbox_take_flags(&run->mbox);
 		bool left = false;
+
+		if (flags == 0)
+			break;
+		/* (the explorer's revert: the rings' tasks never flushed) */
 		uint32_t n = DOCA_REVERTED("ring_flush_skips_rings")
 				     ? 0
 				     : ring_feed(run, &t->done[t->ndone], limit < POST_BATCH ? limit : POST_BATCH, &left);
-
-		if (DOCA_REVERTED("ring_flush_skips_rings"))
-			flags = mailbox_take_flags(&run->mbox);
 		uint32_t frees = run_take_frees(run, flags, POST_BATCH, left, &released);
 
 		for (uint32_t i = 0; i < n; i++)

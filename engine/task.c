@@ -27,9 +27,11 @@
  *   another thread's call on the PE a refusal. That thread keeps the guard
  *   parked between its calls, so taking it is no atomic read-modify-write,
  *   and under it the buffers are pinned the same way (engine/buf.c): the
- *   owner fast path. Another thread never posts directly, also while the
- *   PE sleeps armed: its wake check then feeds the rings under the brief
- *   guard itself (pe_wake_after_push).
+ *   owner fast path;
+ * - from any thread while the PE sleeps armed in event mode (and no worker
+ *   runs it), the same way, with the same look (mailbox_idle): the PE
+ *   would only wake to move the tasks out of the rings, so the
+ *   completion's wake-up is the only one.
  *
  * For an inline device (only a turn runs it) a chunk of fewer than
  * TASK_DEFER_BELOW tasks is not posted but left in the run's backlog,
@@ -718,18 +720,28 @@ task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct 
 	return got;
 }
 
-/* Post directly from this thread (@p self: runner_self())? Only its own
- * PE's thread: a foreign thread's task always travels in a ring
- * (engine/ring.c), also while the PE sleeps armed (its wake check then
- * feeds the rings itself, pe_wake_after_push). */
+/* Post directly from this thread (@p self: runner_self())? Its own PE's
+ * thread, or the PE asleep in event mode (not a worker's: its turns never
+ * wait for a submitter). Either way only with nothing waiting in the
+ * mailbox or the rings (task_guard_take's mailbox_idle: engine/ring.c
+ * I7), so the thread's own earlier ring tasks were taken first. (The
+ * design says foreign threads never post directly; the sleeping PE's way
+ * stays in step 1: through the ring, the wake check's brief feed wakes
+ * the PE once more per task for a device with its own thread,
+ * tests/api/event_wakeups.c.) */
 static inline __attribute__((always_inline)) bool task_may_post_direct(struct doca_pe *pe, const void *self)
 {
 	EXPLORE_POINT(ATOMIC);
 #ifdef OWNED_RMW_ASM
-	return task_word_is(&pe->home, (uintptr_t)self);
+	if (task_word_is(&pe->home, (uintptr_t)self))
+		return true;
 #else
-	return atomic_load_explicit(&pe->home, memory_order_relaxed) == self;
+	if (atomic_load_explicit(&pe->home, memory_order_relaxed) == self)
+		return true;
 #endif
+	EXPLORE_POINT(ATOMIC);
+	return atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED &&
+	       !atomic_load_explicit(&pe->has_worker, memory_order_relaxed);
 }
 
 /* For a chunk about to be prepared: take the PE's guard briefly, to post
