@@ -145,6 +145,10 @@ const struct scenario explore_scenarios[] = {
 	{ "cb_destroy_stop", "buffers destroyed in their callback, the ctx stopped and the memory destroyed on another thread", scenario_cb_destroy_stop },
 	{ "submit_order", "two submitters' tasks complete in the order each submitted them (event mode, engine thread)",
 	  scenario_submit_order },
+	{ "ring_wrap", "a foreign submitter's SP ring of capacity 2 goes round four times while a stop races",
+	  scenario_ring_wrap },
+	{ "ring_sp_mp_sp", "a foreign submitter's SP ring of capacity 1 sends it to MP and back: its tasks in order",
+	  scenario_ring_sp_mp_sp },
 	{ "owner_free_stop", "the PE's parked owner frees its last event (no read-side section) while another thread stops the ctx",
 	  scenario_owner_free_stop },
 	{ "owner_free_bulk_stop", "owner_free_stop, the event freed by doca_event_free_bulk (its route takes no read-side section)",
@@ -552,6 +556,11 @@ static const char *const revertible[] = {
 	"engine_wake_before_publish", /* an engine thread calls the wake before publishing its pass's last, partly filled CQ slot */
 	"unpark_ignores_mark", /* a parked owner's entry takes its word marked by a revoker as its own (runner.h) */
 	"owner_way_looks_before_push", /* the owner ways look at the owner word before their push, not after (runner.h) */
+	"ring_ready_before_fields", /* a ring entry's head is stored READY before its fields (engine/ring.h) */
+	"ring_mp_before_sp", /* the ring feed takes the MP ring before the SP rings (rule 1.6.6 undone) */
+	"ring_no_mp_stickiness", /* a producer diverted to MP goes back to SP while MP holds its tasks (D7) */
+	"ring_flush_skips_rings", /* a stop's flush takes the mailbox's frees but not the rings' tasks */
+	"ring_look_before_flags", /* the feed looks at the rings before it takes the mailbox's flags */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an
