@@ -893,8 +893,8 @@ struct task_way {
  * of the thread's slot when it holds it exclusively (I1), is not diverted
  * to MP (or MP has drained its last MP position since: I7) and has room
  * for n (then for the fewer that get a credit too: only we write it);
- * else the MP ring. False, w->make set, if that ring is not made yet. */
-static inline bool task_ring_choose(struct ctx_run *run, uint32_t n, struct task_way *w)
+ * else the MP ring; w->make set instead if that ring is not made yet. */
+static inline void task_ring_choose(struct ctx_run *run, uint32_t n, struct task_way *w)
 {
 	unsigned slot = thread_slot_get();
 	struct task_ring *sp = NULL;
@@ -904,7 +904,7 @@ static inline bool task_ring_choose(struct ctx_run *run, uint32_t n, struct task
 		sp = atomic_load_explicit(&run->sp[slot], memory_order_acquire); /* acquire: the zeroed ring */
 		if (sp == NULL) {
 			w->make = slot;
-			return false;
+			return;
 		}
 	}
 	w->sp = sp;
@@ -917,14 +917,11 @@ static inline bool task_ring_choose(struct ctx_run *run, uint32_t n, struct task
 	if (sp != NULL && (!sp->on_mp || !sticky || ring_mp_passed(mp, sp)) && ring_sp_room(sp, n)) {
 		sp->on_mp = false;
 		w->ring = sp;
-		return true;
+		return;
 	}
-	if (mp == NULL) {
+	if (mp == NULL)
 		w->make = RING_SP;
-		return false;
-	}
 	w->ring = mp;
-	return true;
 }
 
 /* Write the @p got tasks that took a credit (tp[i], descs[i], the slot
@@ -983,7 +980,7 @@ task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, uin
 	}
 	*guarded = task_guard_take(ctx, *run, unparked);
 	if (!*guarded)
-		(void)task_ring_choose(*run, n, w);
+		task_ring_choose(*run, n, w);
 	return DOCA_SUCCESS;
 }
 
