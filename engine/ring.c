@@ -87,7 +87,8 @@
  *    section, and freed by run_free, after the run's grace period. Every
  *    access is inside a section or the guard's brief one.
  *
- * Memory per run: 184 bytes of pointers on a line of their own; a producer
+ * Memory per run: 17 pointers and a mask (140 bytes, on lines of their
+ * own); a producer
  * 40 B x pow2 >= min(max_tasks, 1024), the MP ring 40 B x pow2 >=
  * max_tasks, each made on the first submit that needs it.
  *
