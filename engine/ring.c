@@ -97,8 +97,6 @@
  * the DEAD look after the entry: step 3), the credit split, the watch
  * bits and the maker's heavy fence (steps 2-4).
  */
-#include <stdlib.h>
-
 #include "engine/ring.h"
 
 uint32_t ring_sp_cap_max = RING_SP_CAP_MAX;
