@@ -900,11 +900,27 @@ static inline __attribute__((always_inline)) void pe_wake_after_push(struct doca
 	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED)
 		pe_wake_after_push_armed(ctx, run, pushed);
 }
+/* A foreign submitter's ring that must be made before its task can go:
+ * which (ring_publish's: an SP ring's index, or RING_SP for the MP ring;
+ * TASK_MAKE_NONE for none) and its capacity (engine/ring.h). */
+#define TASK_MAKE_NONE UINT32_MAX
+struct task_ring_need {
+	uint32_t which, cap;
+};
+
 /* doca_task_submit (desc not NULL) accepted only into the run that start
  * number @p start of the context made (its ctx_run.start), BAD_STATE in
  * any other: a doca_task_submit_wait sleeper never lands in a run started
- * after the one it waited in (engine/task.c). */
-doca_error_t task_submit_in_run(struct doca_ctx *ctx, const struct doca_task_desc *desc, uint64_t start);
+ * after the one it waited in (engine/task.c). Called inside the caller's
+ * read-side section, so it never allocates: AGAIN with need->which set
+ * when the caller's ring must be made first (task_ring_make_held, after
+ * the caller left its section), need->which TASK_MAKE_NONE otherwise. */
+doca_error_t task_submit_in_run(struct doca_ctx *ctx, const struct doca_task_desc *desc, uint64_t start,
+				struct task_ring_need *need);
+/* Make the ring @p need names and publish it into @p ctx's run, if that
+ * is still the run of start @p start (BAD_STATE otherwise; NO_MEMORY).
+ * Outside any read-side section (it allocates), @p ctx held (ctx_ref_get). */
+doca_error_t task_ring_make_held(struct doca_ctx *ctx, uint64_t start, const struct task_ring_need *need);
 /* The start number of the context's current run, 0 if it has none
  * (inside a read-side section). */
 static inline uint64_t ctx_run_start(const struct doca_ctx *ctx)

@@ -83,7 +83,9 @@
  *    directly.
  * I8 Lifetimes: a ring is allocated outside any read-side section
  *    (engine/task.c leaves it, allocates, enters again and looks at the
- *    run anew), published by a release CAS into a run it found in its
+ *    run anew; submit_wait's retry, nested in a section of its own, is
+ *    told the ring to make and makes it after leaving that section:
+ *    task_ring_make_held), published by a release CAS into a run it found in its
  *    section, and freed by run_free, after the run's grace period. Every
  *    access is inside a section or the guard's brief one.
  *
@@ -110,8 +112,12 @@ uint32_t ring_cap(uint32_t size, bool sp)
 	return cap;
 }
 
+void (*ring_alloc_probe)(void);
+
 struct task_ring *ring_alloc(uint32_t cap)
 {
+	if (ring_alloc_probe != NULL)
+		ring_alloc_probe();
 	struct task_ring *r = doca_zalloc(sizeof(*r) + (size_t)cap * sizeof(struct ring_entry));
 
 	if (r != NULL)

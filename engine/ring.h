@@ -71,6 +71,11 @@ uint32_t ring_cap(uint32_t size, bool sp);
  * allocator: never inside a read-side section (design 1.5 step 1). */
 struct task_ring *ring_alloc(uint32_t cap);
 
+/* The tests' probe (tests/engine/ring.c): when set, ring_alloc calls it
+ * first, on the allocating thread (it looks at the thread's read-side
+ * nesting, or stops and destroys the context under the submit). */
+extern void (*ring_alloc_probe)(void);
+
 /* Publish @p r as run's SP ring @p which (< RING_SP) or, with which ==
  * RING_SP, its MP ring, if that place is still empty and r's capacity is
  * the one the run wants (ring_cap); false otherwise (the caller frees r:

@@ -887,8 +887,6 @@ struct task_way {
 	uint32_t make;          /* a ring to make first (ring_publish's which), or TASK_MAKE_NONE */
 };
 
-#define TASK_MAKE_NONE UINT32_MAX
-
 /* Choose @p w's ring for up to @p n tasks of a foreign chunk: the SP ring
  * of the thread's slot when it holds it exclusively (I1), is not diverted
  * to MP (or MP has drained its last MP position since: I7) and has room
@@ -1108,14 +1106,27 @@ task_one(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struc
 	return got;
 }
 
+/* Publish @p r, made outside the section for ring @p which, into @p ctx's
+ * run found now (ring_publish; a run made meanwhile may want another size:
+ * then the next chunk asks again), or free it. Inside a read-side section. */
+static void task_ring_publish(struct doca_ctx *ctx, uint32_t which, struct task_ring *r)
+{
+	EXPLORE_POINT(ATOMIC);
+	struct ctx_run *now = rcu_dereference(ctx->run);
+
+	if (now == NULL || !ring_publish(now, which, r))
+		doca_free(r); /* never published: nobody saw it */
+}
+
 /* A chunk found the ring of @p w->make not made (task_ring_choose): wake
  * for what the call wrote so far (@p queued), leave the read-side section,
- * make the ring, enter again and publish it into the context's run found
- * then (ring_publish; a run made meanwhile may want another size: then
- * the next chunk asks again). *ctx is looked up anew from @p h and *run
- * set NULL (the chunk reads it again, its state first). NO_MEMORY if the
- * allocation failed (nothing accepted by this chunk), a handle refusal
- * if the context went. Called and returns inside the section. */
+ * make the ring, enter again and publish it (task_ring_publish). *ctx is
+ * looked up anew from @p h and *run set NULL (the chunk reads it again,
+ * its state first). NO_MEMORY if the allocation failed (nothing accepted
+ * by this chunk); BAD_STATE if the context was destroyed meanwhile: the
+ * handle was current when the call found it, so this is a context that
+ * left RUNNING under the call (as submit_wait answers), never a stale
+ * handle of the caller's. Called and returns inside the section. */
 static __attribute__((noinline)) doca_error_t task_ring_make(struct doca_ctx *h, struct doca_ctx **ctx,
 							      struct ctx_run **run, struct task_way *w, bool *queued)
 {
@@ -1135,18 +1146,33 @@ static __attribute__((noinline)) doca_error_t task_ring_make(struct doca_ctx *h,
 	*ctx = ctx_of(h);
 	if (*ctx == NULL) {
 		doca_free(r);
-		return HANDLE_REFUSAL(h, MAGIC_CTX);
+		return DOCA_ERROR_BAD_STATE;
 	}
-	EXPLORE_POINT(ATOMIC);
-	struct ctx_run *now = rcu_dereference((*ctx)->run);
-
-	if (now == NULL || !ring_publish(now, which, r))
-		doca_free(r); /* never published: nobody saw it */
+	task_ring_publish(*ctx, which, r);
 	return DOCA_SUCCESS;
 }
 
+doca_error_t task_ring_make_held(struct doca_ctx *ctx, uint64_t start, const struct task_ring_need *need)
+{
+	struct task_ring *r = ring_alloc(need->cap); /* outside any section (I8) */
+	doca_error_t err = DOCA_SUCCESS;
+
+	if (r == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	doca_rcu_read_lock();
+	if (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING || ctx_run_start(ctx) != start) {
+		doca_free(r);
+		err = DOCA_ERROR_BAD_STATE;
+	} else {
+		task_ring_publish(ctx, need->which, r);
+	}
+	doca_rcu_read_unlock();
+	return err;
+}
+
 static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_ctx *ctx,
-								    const struct doca_task_desc *desc, uint64_t start);
+								    const struct doca_task_desc *desc, uint64_t start,
+								    struct task_ring_need *need);
 
 /*
  * The owner's single submit is task_one_owner, a lean function: every way
@@ -1164,7 +1190,7 @@ static __attribute__((noinline)) doca_error_t task_owner_leave(struct doca_ctx *
 								struct doca_pe *pe, const void *cur)
 {
 	runner_exit_unparked_first(&pe->runner, cur, runner_parked_thread(cur));
-	return task_submit_sectioned(h, desc, 0);
+	return task_submit_sectioned(h, desc, 0, NULL);
 }
 
 /* The owner's way from its checks passed (nothing done under the guard
@@ -1384,12 +1410,12 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * the checks under the guard (state, PE, handle) are the ones that
 	 * count; a stale or stopped context fails them and leaves. */
 	if (ctx == NULL || !task_word_is(ctx, head_key(MAGIC_CTX)))
-		return task_submit_sectioned(h, desc, 0);
+		return task_submit_sectioned(h, desc, 0, NULL);
 	EXPLORE_POINT(ATOMIC); /* (where the state was loaded: the same schedules) */
 	struct doca_pe *pe = ctx_pe(ctx);
 
 	if (pe == NULL)
-		return task_submit_sectioned(h, desc, 0);
+		return task_submit_sectioned(h, desc, 0, NULL);
 	EXPLORE_POINT(GUARD);
 	/* entered uncounted (runner_owner_enter): the common way calls
 	 * nothing; task_owner_leave and task_owner_dead call nothing before
@@ -1398,7 +1424,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	const void *cur;
 
 	if (!runner_owner_enter(&pe->runner, t, true, true, &cur))
-		return task_submit_sectioned(h, desc, 0);
+		return task_submit_sectioned(h, desc, 0, NULL);
 	/* Inside our brief section: the checks again, state first (its
 	 * acquire comes after the start's connect), then the handle (current
 	 * now, so current at both loads before it). Not the PE: a context
@@ -1528,9 +1554,14 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_d
  * way but the owner's, out of line, so the owner's way is the one
  * compiled into the callers. task_submit_burst's steps for one task
  * (task_one, no chunk loops; @p start 0: a call for any run, without the
- * run check), with no count to report and no array to check. */
+ * run check), with no count to report and no array to check. @p need
+ * not NULL: the caller holds a read-side section of its own around the
+ * call (task_submit_in_run), so a ring is not made here (leaving our
+ * section would not leave the caller's: I8) but named in *need, with
+ * AGAIN. */
 static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_ctx *h,
-								    const struct doca_task_desc *desc, uint64_t start)
+								    const struct doca_task_desc *desc, uint64_t start,
+								    struct task_ring_need *need)
 {
 	doca_error_t err = DOCA_SUCCESS;
 	struct ctx_run *run = NULL;
@@ -1545,8 +1576,15 @@ static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_
 	if (ctx == NULL)
 		err = HANDLE_REFUSAL(h, MAGIC_CTX);
 	for (struct task_way w = { .make = TASK_MAKE_NONE }; err == DOCA_SUCCESS;) {
-		if (task_one(ctx, &run, start, desc, buf_fold, &queued, &err, &w) != 0 || w.make == TASK_MAKE_NONE ||
-		    (err = task_ring_make(h, &ctx, &run, &w, &queued)) != DOCA_SUCCESS)
+		if (task_one(ctx, &run, start, desc, buf_fold, &queued, &err, &w) != 0 || w.make == TASK_MAKE_NONE)
+			break;
+		if (need != NULL) { /* (nothing written: queued is false) */
+			need->which = w.make;
+			need->cap = ring_cap(run->pool.size, w.make < RING_SP);
+			err = DOCA_ERROR_AGAIN;
+			break;
+		}
+		if ((err = task_ring_make(h, &ctx, &run, &w, &queued)) != DOCA_SUCCESS)
 			break;
 	}
 	if (queued)
@@ -1566,7 +1604,9 @@ doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc 
 /* (doca_task_submit_wait's, always the sectioned way: a waiter's submit
  * is not the owner's loop, and the owner's way compiled once keeps the
  * submit's helpers inlined) */
-doca_error_t task_submit_in_run(struct doca_ctx *ctx, const struct doca_task_desc *desc, uint64_t start)
+doca_error_t task_submit_in_run(struct doca_ctx *ctx, const struct doca_task_desc *desc, uint64_t start,
+				struct task_ring_need *need)
 {
-	return task_submit_sectioned(ctx, desc, start);
+	need->which = TASK_MAKE_NONE;
+	return task_submit_sectioned(ctx, desc, start, need);
 }

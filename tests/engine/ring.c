@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "actors/thread_slot.h"
 #include "engine/engine.h"
@@ -332,4 +333,112 @@ Test(ring, a_partial_burst_writes_its_accepted_prefix_and_leaves_the_rest_empty)
 	reap_in_order(&f, 0, 6);
 	cr_assert_eq(atomic_load(&r->cons), 6u);
 	fixture_fini(&f);
+}
+
+/* ring_alloc's probe for the test below: was a read-side section held? */
+static atomic_uint allocs_in_a_section, allocs;
+
+static void probe_section(void)
+{
+	atomic_fetch_add(&allocs, 1);
+	if (rcu_read_ongoing())
+		atomic_fetch_add(&allocs_in_a_section, 1);
+}
+
+struct wait_arg {
+	struct api_fixture *f;
+	doca_error_t err;
+};
+
+static void *wait_main(void *arg)
+{
+	struct wait_arg *a = arg;
+	struct doca_task_desc d = { .type = DOCA_TASK_COPY, .src = a->f->src, .dst = a->f->dst, .user_data.u64 = 7 };
+
+	a->err = doca_task_submit_wait(a->f->ctx, &d, 5000);
+	return NULL;
+}
+
+/* A foreign thread's first submit is doca_task_submit_wait while the PE
+ * sleeps armed: its first try goes under the guard (the sleeping PE's
+ * direct post: no ring) and finds the pool empty; it retries inside
+ * submit_wait's own read-side section once the PE is no longer armed,
+ * and its ring must be made then: outside that section (the review of
+ * step 1, F1: it was made inside it). */
+Test(ring, a_submit_wait_makes_its_ring_outside_every_read_side_section)
+{
+	struct api_fixture f;
+	pthread_t t;
+
+	fixture_init_started(&f, "sw0", LEN, 1);
+	cr_assert_eq(submit_copy(f.ctx, f.src, f.dst, 1, 0), DOCA_SUCCESS);
+	struct doca_event *held = wait_event(f.pe); /* the one credit, held by the application */
+
+	cr_assert_eq(doca_pe_request_notification(f.pe), DOCA_SUCCESS);
+	ring_alloc_probe = probe_section;
+	struct wait_arg a = { &f, DOCA_ERROR_UNKNOWN };
+
+	cr_assert_eq(pthread_create(&t, NULL, wait_main, &a), 0);
+	usleep(200000); /* it tried under the guard (armed PE), got AGAIN, sleeps */
+	cr_assert_eq(doca_pe_clear_notification(f.pe), DOCA_SUCCESS);
+	(void)doca_pe_progress(f.pe);
+	doca_event_free(held); /* its credit back: it retries, the PE not armed */
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	ring_alloc_probe = NULL;
+	cr_assert_eq(a.err, DOCA_SUCCESS, "%s", doca_error_get_name(a.err));
+	expect_success_event(f.pe, 7, f.len);
+	cr_assert_eq(atomic_load(&allocs), 1u, "the waiter made its ring");
+	cr_assert_eq(atomic_load(&allocs_in_a_section), 0u, "the ring was allocated inside a read-side section");
+	fixture_fini(&f);
+}
+
+/* ring_alloc's probe for the test below: the context stopped and
+ * destroyed (with its buffers, memories and device) while the foreign
+ * submit makes its ring, outside its section. */
+static struct api_fixture *doomed;
+
+static void probe_destroy(void)
+{
+	struct api_fixture *f = doomed;
+
+	stop_and_drain(f->ctx, f->pe);
+	cr_assert_eq(doca_buf_destroy(f->src), DOCA_SUCCESS);
+	cr_assert_eq(doca_buf_destroy(f->dst), DOCA_SUCCESS);
+	cr_assert_eq(doca_mem_destroy(f->src_mem), DOCA_SUCCESS);
+	cr_assert_eq(doca_mem_destroy(f->dst_mem), DOCA_SUCCESS);
+	cr_assert_eq(doca_dev_close(f->dev), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_destroy(f->ctx), DOCA_SUCCESS);
+}
+
+static void *submit_main(void *arg)
+{
+	struct wait_arg *a = arg;
+
+	a->err = submit_copy(a->f->ctx, a->f->src, a->f->dst, 1, 0);
+	return NULL;
+}
+
+/* A submit whose context handle was current when the call began gets
+ * BAD_STATE, not a stale handle's refusal, when the context is stopped
+ * and destroyed while it makes its ring outside its section (the one
+ * section it had before step 1 made this BAD_STATE; submit_wait answers
+ * the same). */
+Test(ring, a_context_destroyed_while_the_submit_makes_its_ring_is_bad_state_not_a_stale_handle)
+{
+	struct api_fixture f;
+	pthread_t t;
+
+	fixture_init_started(&f, "sw0", LEN, 4);
+	(void)doca_pe_progress(f.pe); /* this thread is the PE's: the submitter is foreign */
+	doomed = &f;
+	ring_alloc_probe = probe_destroy;
+	uint64_t stale = doca_stale_handle_count();
+	struct wait_arg a = { &f, DOCA_ERROR_UNKNOWN };
+
+	cr_assert_eq(pthread_create(&t, NULL, submit_main, &a), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	ring_alloc_probe = NULL;
+	cr_assert_eq(a.err, DOCA_ERROR_BAD_STATE, "%s", doca_error_get_name(a.err));
+	cr_assert_eq(doca_stale_handle_count(), stale, "counted as a stale handle");
+	cr_assert_eq(doca_pe_destroy(f.pe), DOCA_SUCCESS);
 }
