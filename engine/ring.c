@@ -38,7 +38,12 @@
  * I3 No overwrite. SP: position p + cap is written only once the
  *    producer's acquire of cons found cons > p (ring_sp_room), and the
  *    PE stores cons (release) only after its reads of the entries
- *    below it. MP: a position is claimed only with a credit taken, and a
+ *    below it; or, in a roomy ring (cap >= the run's credits), with no
+ *    look: an undrained entry holds its task's credit, so when the
+ *    producer writes p + cap with a credit just taken, at most
+ *    size - 1 <= cap - 1 other credits are out and p (taken before the
+ *    cap - 1 positions after it) was drained; its drain happens before
+ *    that write through the credit chain of the MP case below. MP: a position is claimed only with a credit taken, and a
  *    credit comes back only after its task's slot was delivered, so
  *    after its entry was drained: claimed-and-undrained <= outstanding
  *    <= size <= cap, and the claimer of p + cap took a credit whose
@@ -132,6 +137,7 @@ bool ring_publish(struct ctx_run *run, uint32_t which, struct task_ring *r)
 
 	if ((uint64_t)r->mask + 1u != ring_cap(run->pool.size, which < RING_SP))
 		return false; /* made for another run of the context */
+	r->roomy = which < RING_SP && r->mask >= run->pool.size - 1u; /* nobody sees r yet */
 	EXPLORE_POINT(ATOMIC);
 	/* release: the zeroed ring before a reader's acquire of the pointer */
 	if (!atomic_compare_exchange_strong_explicit(place, &none, r, memory_order_release, memory_order_relaxed))

@@ -53,6 +53,7 @@ struct task_ring {
 	uint64_t mp_until; /* its last MP position while on_mp */
 	uint32_t mask;     /* cap - 1 */
 	bool on_mp;        /* diverted to the MP ring until its cons passes mp_until */
+	bool roomy;        /* SP, cap >= the run's credits: never full (I3), set before its publish */
 	/* consumer line: only guard holders store it (release) */
 	_Alignas(64) _Atomic uint64_t cons;
 	_Alignas(64) struct ring_entry e[];
@@ -133,14 +134,16 @@ static inline __attribute__((always_inline)) void ring_put(struct task_ring *r, 
 		atomic_store_explicit(&e->head, h, memory_order_release);
 }
 
-/* Room in SP ring @p r for @p k more positions? Looks at cons only when
- * the producer's last view says full (once a lap while the PE keeps up).
- * The SP producer only. */
+/* Room in SP ring @p r for @p k more positions (k: the tasks of a chunk,
+ * before their credits)? A roomy ring always has room for the tasks
+ * that will get a credit (I3), so a burst longer than it stays on SP;
+ * otherwise looks at cons only when the producer's last view says full
+ * (once a lap while the PE keeps up). The SP producer only. */
 static inline bool ring_sp_room(struct task_ring *r, uint32_t k)
 {
 	uint64_t p = atomic_load_explicit(&r->prod, memory_order_relaxed); /* our own */
 
-	if (p + k - r->cons_seen <= (uint64_t)r->mask + 1u)
+	if (r->roomy || p + k - r->cons_seen <= (uint64_t)r->mask + 1u)
 		return true;
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: the PE's reads of the entries it drained come before our

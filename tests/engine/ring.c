@@ -192,9 +192,9 @@ static void foreign_submits(struct foreign *s)
 	for (uint32_t i = 0; i < s->n && s->err == DOCA_SUCCESS; i++)
 		s->err = submit_copy(s->f->ctx, s->f->src, s->f->dst, s->first + i, 0);
 	if (s->burst != 0) {
-		struct doca_task_desc d[8];
+		struct doca_task_desc d[16];
 
-		cr_assert_leq(s->burst, 8u);
+		cr_assert_leq(s->burst, 16u);
 		for (uint32_t i = 0; i < s->burst; i++)
 			d[i] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = s->f->src, .dst = s->f->dst,
 							.user_data.u64 = s->first + s->n + i };
@@ -441,4 +441,31 @@ Test(ring, a_context_destroyed_while_the_submit_makes_its_ring_is_bad_state_not_
 	cr_assert_eq(a.err, DOCA_ERROR_BAD_STATE, "%s", doca_error_get_name(a.err));
 	cr_assert_eq(doca_stale_handle_count(), stale, "counted as a stale handle");
 	cr_assert_eq(doca_pe_destroy(f.pe), DOCA_SUCCESS);
+}
+
+/* A burst longer than its thread's SP ring stays on SP when the ring is
+ * roomy (cap >= max_tasks: credits alone keep it from filling): max_tasks
+ * 6, SP cap 8, a burst of 9 (the review of step 1, F5: it went to MP,
+ * sticky, because the room was checked for the whole chunk). */
+Test(ring, a_burst_longer_than_a_roomy_sp_ring_stays_on_sp)
+{
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0", LEN, 6); /* SP cap 8 */
+	(void)doca_pe_progress(f.pe);
+	struct foreign s = { .f = &f, .first = 0, .n = 0, .burst = 9 };
+
+	run_foreign(&s);
+	cr_assert_eq(s.burst_err, DOCA_ERROR_AGAIN, "%s", doca_error_get_name(s.burst_err));
+	cr_assert_eq(s.accepted, 6u);
+	struct ctx_run *run = run_of(&f);
+	struct task_ring *sp = atomic_load(&run->sp[s.slot]);
+
+	cr_assert_not_null(sp);
+	cr_assert(sp->roomy);
+	cr_assert_eq(atomic_load(&sp->prod), 6u, "the six with a credit in SP");
+	cr_assert_null(atomic_load(&run->mp), "no MP ring needed");
+	cr_assert_not(sp->on_mp);
+	reap_in_order(&f, 0, 6);
+	fixture_fini(&f);
 }
