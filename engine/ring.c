@@ -38,18 +38,25 @@
  * I3 No overwrite. SP: position p + cap is written only once the
  *    producer's acquire of cons found cons > p (ring_sp_room), and the
  *    PE stores cons (release) only after its reads of the entries
- *    below it; or, in a roomy ring (cap >= the run's credits), with no
- *    look: an undrained entry holds its task's credit, so when the
- *    producer writes p + cap with a credit just taken, at most
- *    size - 1 <= cap - 1 other credits are out and p (taken before the
- *    cap - 1 positions after it) was drained; its drain happens before
- *    that write through the credit chain of the MP case below. MP: a position is claimed only with a credit taken, and a
- *    credit comes back only after its task's slot was delivered, so
- *    after its entry was drained: claimed-and-undrained <= outstanding
- *    <= size <= cap, and the claimer of p + cap took a credit whose
- *    pool read follows (every take and return is an RMW or a release
- *    store of the pool's head word) a return that followed the PE's
- *    drain of p.
+ *    below it; or, in a roomy ring (cap >= size, the run's credits),
+ *    with no look, by the credit argument below. MP: a position is
+ *    claimed only with a credit taken, and a credit comes back only
+ *    after its task's slot was delivered, so after its entry was
+ *    drained. The credit argument: let X write position p + cap with
+ *    the credit it took just before. The cap positions p .. p + cap - 1
+ *    were claimed before X's claim (SP: by X or, through the slot's
+ *    release and acquire, its slot's earlier holder; MP: the claims are
+ *    acq_rel RMWs on prod, one chain), each after its own credit take,
+ *    so those cap takes and X's happen before X's write, and in the
+ *    pool's order (every take and return is an RMW or a release store
+ *    of its head word) the last of them, T, found at most size - 1
+ *    other credits out: one of those cap credits, of position q >= p,
+ *    was back, by a return R. p was drained no later than q (a ring is
+ *    drained in position order, under the guard), q's drain happens
+ *    before R, R before T (T reads the head word R wrote, or a later
+ *    RMW of it), and T before X's write (program order; for MP, T's
+ *    claim then X's claim in the chain). So the PE's reads of p happen
+ *    before X's rewrite of its entry.
  * I5 Every READY entry becomes exactly one slot: only guard holders read
  *    entries and advance cons, one at a time (the guard), and an entry is
  *    taken only at cons, with cons's lap.

@@ -940,9 +940,9 @@ static inline __attribute__((always_inline)) void task_ring_write(struct ctx_run
 		atomic_store_explicit(&r->prod, x + got, memory_order_relaxed);
 	} else {
 		EXPLORE_POINT(ATOMIC);
-		/* relaxed: the claim needs only the RMW's atomicity; the credit
-		 * taken before it orders the drain of position - cap (I3) */
-		x = atomic_fetch_add_explicit(&r->prod, got, memory_order_relaxed);
+		/* acq_rel: the claims form the chain through which the drain
+		 * of position - cap reaches our rewrite of its entry (I3) */
+		x = atomic_fetch_add_explicit(&r->prod, got, memory_order_acq_rel);
 		if (w->sp != NULL) { /* diverted: on MP until those are taken (I7) */
 			w->sp->on_mp = true;
 			w->sp->mp_until = x + got - 1u;
