@@ -457,6 +457,7 @@ struct ctx_run {
 	_Alignas(64) _Atomic(struct task_ring *) sp[RING_SP];
 	_Atomic(struct task_ring *) mp;
 	_Atomic uint32_t sp_mask;
+	uint32_t sp_first; /* the SP ring the feed looks at first (ring.c), < RING_SP; guard holders' */
 };
 
 /* Append ev to a singly linked event list (through ev->next). */

@@ -225,19 +225,26 @@ static uint32_t ring_take_sp(struct task_ring *r, struct doca_event **evs, uint3
 	return n;
 }
 
-/* ring_take_sp for every published SP ring; returns the slots taken, *more
- * as there. */
+/* ring_take_sp for every published SP ring, from ring sp_first on
+ * (rotated a call, so a ring that fills every batch delays another's
+ * entry by at most RING_SP calls); returns the slots taken, *more as
+ * there. */
 static uint32_t ring_take_sp_all(struct ctx_run *run, struct doca_event **evs, uint32_t max, bool watched,
 				 bool *more)
 {
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: a bit set means its ring's pointer is published */
 	uint32_t mask = atomic_load_explicit(&run->sp_mask, memory_order_acquire), n = 0;
+	uint32_t first = run->sp_first, from = mask & (~0u << first);
 
-	for (; mask != 0; mask &= mask - 1u) {
+	run->sp_first = (first + 1u) % RING_SP;
+	/* the rings first .. 15, then 0 .. first - 1 */
+	for (mask ^= from; from != 0 || mask != 0;) {
+		uint32_t *bits = from != 0 ? &from : &mask;
 		struct task_ring *r =
-			atomic_load_explicit(&run->sp[__builtin_ctz(mask)], memory_order_acquire); /* the zeroed ring */
+			atomic_load_explicit(&run->sp[__builtin_ctz(*bits)], memory_order_acquire); /* the zeroed ring */
 
+		*bits &= *bits - 1u;
 		n += ring_take_sp(r, evs + n, max - n, watched, more);
 	}
 	return n;

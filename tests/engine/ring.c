@@ -110,6 +110,35 @@ Test(ring, the_lap_bit_tells_a_fresh_entry_from_the_last_laps_over_three_laps)
 	fake_run_free(run);
 }
 
+/* Feeding SP rings starts at a ring one further a call: a ring that
+ * fills every batch (here ring 0, written again after every feed, a
+ * batch of 1) does not hold another's entry back for more than RING_SP
+ * feeds (without the rotation: for ever). */
+Test(ring, the_feed_rotates_its_first_sp_ring)
+{
+	struct ctx_run *run = fake_run(8);
+	struct task_ring *a = fake_ring(run, 0), *b = fake_ring(run, 9);
+	struct doca_event *out[1];
+	bool left = false, seen_b = false;
+	uint64_t pa = 0;
+
+	atomic_store(&evs_store[0].gs, 0);
+	ring_put(a, pa++, SRC, DST, LEN, false, 0, &evs_store[0], false);
+	atomic_store(&evs_store[8].gs, 0);
+	ring_put(b, 0, SRC, DST, LEN, false, 100, &evs_store[8], false);
+	for (uint32_t feed = 0; feed < RING_SP && !seen_b; feed++) {
+		cr_assert_eq(ring_feed(run, out, 1, &left), 1u);
+		cr_assert(left, "an entry left: flags kept");
+		seen_b = out[0]->user_data.u64 == 100u;
+		if (!seen_b) { /* ring 0 has its next entry already */
+			atomic_store(&out[0]->gs, 0);
+			ring_put(a, pa++, SRC, DST, LEN, false, 0, out[0], false);
+		}
+	}
+	cr_assert(seen_b, "ring 9's entry waited more than %u feeds behind ring 0's", RING_SP);
+	fake_run_free(run);
+}
+
 Test(ring, a_gap_stops_the_drain_and_an_mp_gap_keeps_the_flags)
 {
 	struct ctx_run *run = fake_run(4);
