@@ -30,6 +30,14 @@
 #define TURN_CTXS 64u       /* contexts per turn */
 #define TURN_POSTS 256u     /* descriptors posted per context per turn */
 #define POST_BATCH 64u      /* descriptors per hw post call */
+#ifdef DOCA_EXPLORE
+/* the feed's batch: a scenario lowers it (stress/explore/scenario_ring.c,
+ * ring_batch) so that a few tasks outlast one batch */
+uint32_t explore_feed_batch = POST_BATCH;
+#define FEED_BATCH (explore_feed_batch < POST_BATCH ? explore_feed_batch : POST_BATCH)
+#else
+#define FEED_BATCH POST_BATCH
+#endif
 #define DRAIN_PER_SHARD 32u /* items per mailbox shard per drain */
 
 struct turn_rec {
@@ -110,7 +118,7 @@ uint32_t run_feed(struct ctx_run *run, uint32_t max)
 	bool clear = run_post_backlog(run, &posted, max);
 
 	while (clear && posted < max) {
-		uint32_t limit = max - posted < POST_BATCH ? max - posted : POST_BATCH;
+		uint32_t limit = max - posted < FEED_BATCH ? max - posted : FEED_BATCH;
 		/* the flags first, then the rings (engine/ring.c, I6); no flag,
 		 * nothing announced or left: an entry written since is its
 		 * producer's to announce */

@@ -125,6 +125,7 @@ uint32_t ring_cap(uint32_t size, bool sp)
 }
 
 void (*ring_alloc_probe)(void);
+void (*ring_feed_probe)(struct ctx_run *run);
 
 struct task_ring *ring_alloc(uint32_t cap)
 {
@@ -211,7 +212,9 @@ static uint32_t ring_take_sp(struct task_ring *r, struct doca_event **evs, uint3
 
 	for (; ring_ready_at(r, c + n, h = ring_head(r, c + n)); n++) {
 		if (n == max) {
-			*more = true;
+			/* (the explorer's revert: the entry left unsaid, so the
+			 * feed drops the flags that would bring it) */
+			*more = !DOCA_REVERTED("ring_limit_drops_flags");
 			break;
 		}
 		evs[n] = ring_fill(&r->e[(c + n) & r->mask], h, watched);
@@ -265,6 +268,8 @@ uint32_t ring_feed(struct ctx_run *run, struct doca_event **evs, uint32_t max, b
 	uint32_t j = 0;
 
 	if (mp != NULL && !more) {
+		if (ring_feed_probe != NULL)
+			ring_feed_probe(run);
 		/* The MP items READY from cons (their heads acquired: every
 		 * entry their producers wrote before them is visible to the
 		 * looks below), at most the room left. */
@@ -275,7 +280,7 @@ uint32_t ring_feed(struct ctx_run *run, struct doca_event **evs, uint32_t max, b
 		 * acquires; the MP items only if that look found them drained
 		 * (a READY entry left behind the room may be its thread's
 		 * earlier task). */
-		if (j != 0 && !mp_first)
+		if (j != 0 && !mp_first && !DOCA_REVERTED("ring_mp_no_second_look"))
 			n += ring_take_sp_all(run, evs + n, max - j - n, watched, &more);
 		if (more)
 			j = 0;

@@ -97,6 +97,17 @@ void ring_free_all(struct ctx_run *run);
  * (mailbox_keep_flags). Returns the slots filled. */
 uint32_t ring_feed(struct ctx_run *run, struct doca_event **evs, uint32_t max, bool *left);
 
+#ifdef DOCA_EXPLORE
+/* run_feed's batch (engine/pe_progress.c, POST_BATCH at most): explorer
+ * scenarios lower it */
+extern uint32_t explore_feed_batch;
+#endif
+
+/* The tests' probe (tests/engine/ring.c): when set, ring_feed calls it
+ * after its first look at the SP rings and before it looks at the MP
+ * ring (it writes entries there, as a producer running then would). */
+extern void (*ring_feed_probe)(struct ctx_run *run);
+
 /* True if one of run's rings holds an entry not drained: a READY head at
  * an SP ring's cons, or an MP position claimed and not drained. Runner
  * guard held. */

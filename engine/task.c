@@ -759,7 +759,7 @@ static inline __attribute__((always_inline)) bool task_guard_take(struct doca_ct
 	/* Holding the guard we are the mailbox's consumer and the qp's
 	 * producer, and the flags below are ours to read. */
 	if (ctx_state(ctx) == DOCA_CTX_STATE_RUNNING && !run->fatal && !run->flush_sent &&
-	    mailbox_idle(&run->mbox))
+	    (mailbox_idle(&run->mbox) || DOCA_REVERTED("direct_post_ignores_rings")))
 		return true;
 	runner_exit_from(runner, *unparked);
 	return false;

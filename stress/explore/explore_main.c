@@ -149,6 +149,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_ring_wrap },
 	{ "ring_sp_mp_sp", "a foreign submitter's SP ring of capacity 1 sends it to MP and back: its tasks in order",
 	  scenario_ring_sp_mp_sp },
+	{ "ring_batch", "a foreign submitter's SP ring holds more than the feed's batch (lowered to 2): every task taken",
+	  scenario_ring_batch },
 	{ "owner_free_stop", "the PE's parked owner frees its last event (no read-side section) while another thread stops the ctx",
 	  scenario_owner_free_stop },
 	{ "owner_free_bulk_stop", "owner_free_stop, the event freed by doca_event_free_bulk (its route takes no read-side section)",
@@ -561,6 +563,9 @@ static const char *const revertible[] = {
 	"ring_no_mp_stickiness", /* a producer diverted to MP goes back to SP while MP holds its tasks (D7) */
 	"ring_flush_skips_rings", /* a stop's flush takes the mailbox's frees but not the rings' tasks */
 	"ring_look_before_flags", /* the feed looks at the rings before it takes the mailbox's flags */
+	"ring_limit_drops_flags", /* a feed that stops at its batch with an SP entry READY does not keep the flags */
+	"ring_mp_no_second_look", /* the feed takes MP items without its second look at the SP rings (rule 1.6.6) */
+	"direct_post_ignores_rings", /* a direct post under the guard does not look for tasks waiting in the rings */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an

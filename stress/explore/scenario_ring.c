@@ -19,7 +19,15 @@
  *   (the PE takes the MP ring first: a later MP task before an earlier
  *   SP one), ring_no_mp_stickiness (back to SP while MP still holds its
  *   tasks: D7), ring_look_before_flags (the rings looked at before the
- *   flags are taken: an announce lost, deadlock).
+ *   flags are taken: an announce lost, deadlock), ring_mp_no_second_look
+ *   (MP items taken with no look at the SP rings after their acquire: an
+ *   SP entry written between the feed's first look and that acquire
+ *   follows the later MP task; depth 5, a pinned seed).
+ * - ring_batch: max_tasks 4 (a roomy SP ring of 4) and the feed's batch
+ *   lowered to 2 (explore_feed_batch), so the ring holds more than one
+ *   feed takes. Its revert: ring_limit_drops_flags (the feed that stops
+ *   at its batch drops the flags: the entries left wait for an announce
+ *   that never comes: livelock).
  */
 #include "scenario.h"
 
@@ -105,5 +113,11 @@ void scenario_ring_wrap(void)
 void scenario_ring_sp_mp_sp(void)
 {
 	ring_sp_cap_max = 1; /* (a schedule is a process of its own) */
+	ring_run(4, false);
+}
+
+void scenario_ring_batch(void)
+{
+	explore_feed_batch = 2; /* (a schedule is a process of its own) */
 	ring_run(4, false);
 }

@@ -202,6 +202,49 @@ Test(ring, mp_items_wait_for_every_ready_sp_entry_and_a_limit_keeps_the_flags)
 	fake_run_free(run);
 }
 
+/* ring_feed's probe for the test below: a producer runs between the
+ * feed's first look at the SP rings and its look at the MP ring, writing
+ * its task 0 into its SP ring, then (its SP ring full, say) its task 1
+ * into the MP ring. */
+static struct task_ring *probe_sp, *probe_mp;
+
+static void write_sp_then_mp(struct ctx_run *run)
+{
+	(void)run;
+	ring_feed_probe = NULL; /* once */
+	atomic_store(&evs_store[0].gs, 0);
+	atomic_store(&evs_store[1].gs, 0);
+	atomic_store(&probe_sp->prod, 1);
+	ring_put(probe_sp, 0, SRC, DST, LEN, false, 0, &evs_store[0], false);
+	atomic_store(&probe_mp->prod, 1);
+	ring_put(probe_mp, 0, SRC, DST, LEN, false, 1, &evs_store[1], false);
+}
+
+/* Rule 1.6.6's second look: the MP item is taken only after a look at
+ * the SP rings made after its acquire, which finds the same thread's
+ * earlier SP entry written after the feed's first look (the review of
+ * step 1, F3: the test above writes its SP entries before the feed). */
+Test(ring, an_sp_entry_written_between_the_feeds_looks_goes_before_the_later_mp_item)
+{
+	struct ctx_run *run = fake_run(8);
+	struct doca_event *out[16];
+	bool left = true;
+
+	probe_sp = fake_ring(run, 5);
+	probe_mp = fake_ring(run, RING_SP);
+	ring_feed_probe = write_sp_then_mp;
+	uint32_t n = ring_feed(run, out, 16, &left);
+
+	ring_feed_probe = NULL;
+	cr_assert_eq(n, 2u, "the feed took %u", n);
+	cr_assert_not(left);
+	cr_assert_eq(out[0]->user_data.u64, 0u, "the SP task first");
+	cr_assert_eq(out[1]->user_data.u64, 1u);
+	cr_assert_eq(atomic_load(&probe_sp->cons), 1u);
+	cr_assert_eq(atomic_load(&probe_mp->cons), 1u);
+	fake_run_free(run);
+}
+
 /* The submit path: a started context on sw0 (inline: only the PE's turns
  * run its tasks), this thread its PE's; tasks from another thread. */
 struct foreign {
@@ -496,5 +539,44 @@ Test(ring, a_burst_longer_than_a_roomy_sp_ring_stays_on_sp)
 	cr_assert_null(atomic_load(&run->mp), "no MP ring needed");
 	cr_assert_not(sp->on_mp);
 	reap_in_order(&f, 0, 6);
+	fixture_fini(&f);
+}
+
+struct burst_arg {
+	struct api_fixture *f;
+	const struct doca_task_desc *d;
+	uint32_t n, accepted;
+	doca_error_t err;
+};
+
+static void *burst_main(void *arg)
+{
+	struct burst_arg *b = arg;
+
+	b->err = doca_task_submit_batch(b->f->ctx, b->d, b->n, &b->accepted);
+	return NULL;
+}
+
+/* One foreign burst of 100 into its SP ring (cap 128): the PE's feed
+ * takes a batch (64) a call, so the entries left after the first wait
+ * for the flags it kept (ring_take_sp's *more; the review of step 1,
+ * F2: nothing tested it). */
+Test(ring, a_burst_beyond_one_feed_batch_is_all_taken)
+{
+	struct api_fixture f;
+	struct doca_task_desc d[100];
+	pthread_t t;
+
+	fixture_init_started(&f, "sw0", LEN, 128);
+	(void)doca_pe_progress(f.pe);
+	for (uint32_t i = 0; i < 100; i++)
+		d[i] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = f.src, .dst = f.dst, .user_data.u64 = i };
+	struct burst_arg b = { &f, d, 100, 0, DOCA_ERROR_UNKNOWN };
+
+	cr_assert_eq(pthread_create(&t, NULL, burst_main, &b), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(b.err, DOCA_SUCCESS, "%s", doca_error_get_name(b.err));
+	cr_assert_eq(b.accepted, 100u);
+	reap_in_order(&f, 0, 100);
 	fixture_fini(&f);
 }
