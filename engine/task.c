@@ -1114,6 +1114,8 @@ static void task_ring_publish(struct doca_ctx *ctx, uint32_t which, struct task_
 	EXPLORE_POINT(ATOMIC);
 	struct ctx_run *now = rcu_dereference(ctx->run);
 
+	if (now != NULL)
+		TSAN_ACQUIRE(now); /* (rcu_dereference's consume, as task_chunk_enter's) */
 	if (now == NULL || !ring_publish(now, which, r))
 		doca_free(r); /* never published: nobody saw it */
 }
