@@ -151,6 +151,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_ring_sp_mp_sp },
 	{ "ring_batch", "a foreign submitter's SP ring holds more than the feed's batch (lowered to 2): every task taken",
 	  scenario_ring_batch },
+	{ "ring_mp_two", "two foreign submitters on the MP ring (no exclusive slot): each one's tasks in order",
+	  scenario_ring_mp_two },
 	{ "owner_free_stop", "the PE's parked owner frees its last event (no read-side section) while another thread stops the ctx",
 	  scenario_owner_free_stop },
 	{ "owner_free_bulk_stop", "owner_free_stop, the event freed by doca_event_free_bulk (its route takes no read-side section)",

@@ -28,6 +28,16 @@
  *   feed takes. Its revert: ring_limit_drops_flags (the feed that stops
  *   at its batch drops the flags: the entries left wait for an announce
  *   that never comes: livelock).
+ * - ring_mp_two: max_tasks 4, two foreign submitters (tasks 0-3 and 4-7)
+ *   that both give up their slot's exclusivity (the test hook: a thread
+ *   with no exclusive slot uses the MP ring), so their claims interleave
+ *   and one may be preempted between its claim and its READY while the
+ *   other's later position is READY: the gap. Each one's tasks complete
+ *   in its order, and every one completes. No revert: the feed's flag
+ *   keep at a gap is not what brings the positions behind it here (the
+ *   gap's own producer announces after its READY, and that feed takes
+ *   them); the keep serves the owner clause of I7 (engine/ring.c), which
+ *   needs the PE's own thread as a third submitter.
  */
 #include "scenario.h"
 
@@ -35,28 +45,36 @@
 
 static struct world w;
 static atomic_uint submitter_done;
+static bool submitters_on_mp; /* ring_mp_two: each submitter leaves its slot's exclusivity */
 
+/* Submit tasks first .. first + n - 1 in order, each retried on AGAIN
+ * (@p arg: first * WORLD_TASKS + n; n 0: all WORLD_TASKS). */
 static void *submitter(void *arg)
 {
 	doca_error_t err = DOCA_SUCCESS;
+	unsigned first = (unsigned)(uintptr_t)arg / WORLD_TASKS, n = (unsigned)(uintptr_t)arg % WORLD_TASKS;
 
-	(void)arg;
 	explore_name("submitter");
-	for (unsigned i = 0; i < WORLD_TASKS && err != DOCA_ERROR_BAD_STATE; i++) {
+	if (submitters_on_mp) {
+		(void)thread_slot_get();
+		thread_slot_exclusive = false; /* the test hook: the MP ring for this thread */
+	}
+	for (unsigned i = first; i < first + (n != 0 ? n : WORLD_TASKS) && err != DOCA_ERROR_BAD_STATE; i++) {
 		while ((err = world_submit(&w, i)) == DOCA_ERROR_AGAIN)
 			sched_yield();
 		EXPECT_IN(err, 2, DOCA_SUCCESS, DOCA_ERROR_BAD_STATE);
 	}
-	atomic_store(&submitter_done, 1);
+	atomic_fetch_add(&submitter_done, 1);
 	return NULL;
 }
 
-/* The application's loop until the submitter is done and, when @p stopped,
- * the ctx IDLE, else every accepted task has its event: each event checked
- * (world_event) and in the submitter's order, then freed. */
-static void poll_in_order(bool stopped)
+/* The application's loop until the @p nsub submitters are done and, when
+ * @p stopped, the ctx IDLE, else every accepted task has its event: each
+ * event checked (world_event) and in its submitter's order (submitter
+ * tag * nsub / WORLD_TASKS), then freed. */
+static void poll_in_order(bool stopped, unsigned nsub)
 {
-	int last = -1;
+	int last[2] = { -1, -1 };
 
 	for (;;) {
 		struct doca_event *ev;
@@ -64,14 +82,15 @@ static void poll_in_order(bool stopped)
 
 		while ((ev = doca_pe_get_event(w.pe)) != NULL) {
 			int tag = (int)doca_event_get_user_data(ev).u64;
+			int *l = &last[(unsigned)tag * nsub / WORLD_TASKS];
 
 			world_event(&w, ev);
-			if (tag <= last)
-				explore_end(VERDICT_INVARIANT, "order: task %d completed after task %d", tag, last);
-			last = tag;
+			if (tag <= *l)
+				explore_end(VERDICT_INVARIANT, "order: task %d completed after task %d", tag, *l);
+			*l = tag;
 			doca_event_free(ev);
 		}
-		if (atomic_load(&submitter_done) &&
+		if (atomic_load(&submitter_done) == nsub &&
 		    (stopped ? world_state(&w) == DOCA_CTX_STATE_IDLE
 			     : atomic_load(&w.events_total) == atomic_load(&w.accepted_total)))
 			return;
@@ -80,21 +99,26 @@ static void poll_in_order(bool stopped)
 	}
 }
 
-/* One foreign submitter against the polling loop, a stopper racing when
- * @p stop; the world opened with @p max_tasks on the inline sw0. */
-static void ring_run(uint32_t max_tasks, bool stop)
+/* @p nsub (1 or 2) foreign submitters, WORLD_TASKS / nsub tasks each,
+ * against the polling loop, a stopper racing when @p stop; the world
+ * opened with @p max_tasks on the inline sw0. */
+static void ring_run(uint32_t max_tasks, bool stop, unsigned nsub)
 {
-	pthread_t sub, stopper;
+	pthread_t sub[2], stopper;
+	unsigned each = WORLD_TASKS / nsub;
 
 	atomic_store(&submitter_done, 0);
 	world_open(&w, "sw0", max_tasks, NULL);
-	(void)doca_pe_progress(w.pe); /* this thread is the PE's: the submitter is foreign */
-	if (pthread_create(&sub, NULL, submitter, NULL) != 0)
-		explore_end(VERDICT_HARNESS, "pthread_create");
+	(void)doca_pe_progress(w.pe); /* this thread is the PE's: the submitters are foreign */
+	for (unsigned i = 0; i < nsub; i++)
+		if (pthread_create(&sub[i], NULL, submitter,
+				   (void *)(uintptr_t)(i * each * WORLD_TASKS + each % WORLD_TASKS)) != 0)
+			explore_end(VERDICT_HARNESS, "pthread_create");
 	if (stop)
 		world_stop_start(&w, &stopper);
-	poll_in_order(stop);
-	pthread_join(sub, NULL);
+	poll_in_order(stop, nsub);
+	for (unsigned i = 0; i < nsub; i++)
+		pthread_join(sub[i], NULL);
 	if (stop) {
 		world_stop_join(&w, stopper);
 	} else {
@@ -107,17 +131,23 @@ static void ring_run(uint32_t max_tasks, bool stop)
 
 void scenario_ring_wrap(void)
 {
-	ring_run(2, true);
+	ring_run(2, true, 1);
 }
 
 void scenario_ring_sp_mp_sp(void)
 {
 	ring_sp_cap_max = 1; /* (a schedule is a process of its own) */
-	ring_run(4, false);
+	ring_run(4, false, 1);
 }
 
 void scenario_ring_batch(void)
 {
 	explore_feed_batch = 2; /* (a schedule is a process of its own) */
-	ring_run(4, false);
+	ring_run(4, false, 1);
+}
+
+void scenario_ring_mp_two(void)
+{
+	submitters_on_mp = true; /* (a schedule is a process of its own) */
+	ring_run(4, false, 2);
 }
