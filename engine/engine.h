@@ -345,6 +345,15 @@ struct task_pool {
 	 * counts its slots without a test for the stack's end
 	 * (engine/task_pool.c, "The stack's depth") */
 	uint32_t fresh_from;
+	/* ring21 step 2 (WIP, engine/task_pool.h "The split credits"): the
+	 * credits as two counters that only grow, free = size - (taken -
+	 * returned). taken: every taker's (a CAS, acq_rel); chunks_made: the
+	 * chunks 0 .. chunks_made - 1 exist (a CAS after the chunk's
+	 * publish), read-mostly beside it. returned: the guard holder's
+	 * alone (a release store), on a line of its own. */
+	_Alignas(64) _Atomic uint64_t taken;
+	_Atomic uint32_t chunks_made;
+	_Alignas(64) _Atomic uint64_t returned;
 };
 
 /* The pool of a new run, with its first chunk. DOCA_ERROR_NO_MEMORY. */

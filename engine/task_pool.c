@@ -346,6 +346,9 @@ doca_error_t task_pool_init(struct task_pool *p, struct ctx_run *run, uint32_t s
 	atomic_init(&p->busy, 0);
 	atomic_init(&p->top_ev, NULL);
 	p->fresh_from = 0;
+	atomic_init(&p->taken, 0);
+	atomic_init(&p->returned, 0);
+	atomic_init(&p->chunks_made, 1);
 	if (p->chunks == NULL || !task_pool_publish_chunk(p, 0))
 		return DOCA_ERROR_NO_MEMORY;
 	return DOCA_SUCCESS;

@@ -597,4 +597,126 @@ static inline void task_pool_put(struct task_pool *p, struct pool_chain *c)
 	*c = (struct pool_chain){ 0 };
 }
 
+/*
+ * The split credits (ring21 step 2, bench/ring21-design.md 1.3 and the
+ * review's D4, D5; WIP: not yet the pool's credits, nothing in the
+ * library calls these yet). free = size - (taken - returned): taken
+ * grows by every take (a CAS, acq_rel), returned by every return (the
+ * guard holder's alone: a release store), and returned <= taken at every
+ * instant (each return follows its take). A taker keeps a cached view of
+ * returned (ret_seen: the SP producer's own; the MP producer's a
+ * thread's), reloaded only when that view says the pool is short: a
+ * spinning submitter writes no shared line.
+ *
+ * The look (design 1.5 step 2) is exact: AGAIN only with a returned
+ * loaded after the taken it compares: taken at r's load >= t, so
+ * outstanding >= t - r >= size then. Every compare is signed (D5): a
+ * cached r ahead of a stale t would wrap an unsigned t - r to a huge
+ * value and answer AGAIN with nothing outstanding; (int64_t)(r - t) > 0
+ * means t is stale, and t is reloaded (at that reload taken >= the
+ * returned r was read from).
+ *
+ * Chunks before credits (D4): a take of m with expected t has
+ * o = t + m - min(r, t), an upper bound on the outstanding credits after
+ * it succeeds (returned at the take >= r). Every chunk below
+ * min(o, size) must exist before the CAS, not only the one o falls in:
+ * chunks_made = c means 0 .. c - 1 exist, and a taker makes c, then
+ * moves chunks_made c -> c + 1 (release CAS; a loser reloads c), until
+ * c * POOL_CHUNK >= min(o, size). So NO_MEMORY is answered before any
+ * credit is taken, and the guard holder that needs a fresh slot (only
+ * with its stack empty, at index slots in use < outstanding <= the
+ * largest o of a take that succeeded) finds its chunk made.
+ */
+
+/* The credits a take of up to @p k may get now: k, fewer (the free
+ * ones), or 0 (AGAIN, exact). *t: the taken value the take must CAS from
+ * (loaded here); *ret_seen: the caller's cached returned (reloaded here
+ * when it says short). */
+static inline uint32_t credit_split_look(struct task_pool *p, uint32_t k, uint64_t *t, uint64_t *ret_seen)
+{
+	uint64_t r = *ret_seen;
+	bool r_after_t = false;
+
+	EXPLORE_POINT(ATOMIC);
+	*t = atomic_load_explicit(&p->taken, memory_order_relaxed); /* the CAS checks it */
+	for (;;) {
+		if ((int64_t)(r - *t) > 0) { /* t older than r (D5): reload t */
+			EXPLORE_POINT(ATOMIC);
+			*t = atomic_load_explicit(&p->taken, memory_order_relaxed);
+			r_after_t = false;
+			continue;
+		}
+		uint64_t out = *t - r;
+		uint32_t free = out >= p->size ? 0 : p->size - (uint32_t)out;
+
+		if (free >= k)
+			return k;
+		if (r_after_t)
+			return free; /* exact: r read after t */
+		EXPLORE_POINT(ATOMIC);
+		/* acquire: the slots those returns freed (the guard holder's
+		 * pushes) before our take's use of their credits */
+		r = atomic_load_explicit(&p->returned, memory_order_acquire);
+		*ret_seen = r;
+		r_after_t = true;
+	}
+}
+
+/* Make every chunk below min(o, size) (o: credit_split_look's bound for
+ * a take of @p m from @p t with returned view @p r). False: out of
+ * memory (nothing taken). */
+static inline bool credit_split_chunks(struct task_pool *p, uint64_t t, uint32_t m, uint64_t r)
+{
+	uint64_t o = t + m - (r < t ? r : t);
+	uint64_t need = o < p->size ? o : p->size;
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: the chunks below it, published before its CAS */
+	uint32_t c = atomic_load_explicit(&p->chunks_made, memory_order_acquire);
+
+	while ((uint64_t)c * POOL_CHUNK < need) {
+		if (!task_pool_publish_chunk(p, c))
+			return false;
+		EXPLORE_POINT(ATOMIC);
+		/* release: chunk c (and those below) before a reader of c + 1;
+		 * a failure loads the count another taker moved (acquire: its
+		 * chunks) into c */
+		if (atomic_compare_exchange_strong_explicit(&p->chunks_made, &c, c + 1u, memory_order_release,
+							    memory_order_acquire))
+			c++;
+	}
+	return true;
+}
+
+/* Take up to @p k credits (*ret_seen: the caller's cached returned):
+ * the credits taken (0: AGAIN, exact), or UINT32_MAX for NO_MEMORY
+ * (nothing taken). */
+static inline uint32_t credit_split_take(struct task_pool *p, uint32_t k, uint64_t *ret_seen)
+{
+	for (;;) {
+		uint64_t t;
+		uint32_t m = credit_split_look(p, k, &t, ret_seen);
+
+		if (m == 0)
+			return 0;
+		if (!credit_split_chunks(p, t, m, *ret_seen))
+			return UINT32_MAX;
+		EXPLORE_POINT(ATOMIC);
+		/* acq_rel: takes and returns form one order (the exact AGAIN);
+		 * the acquire sees what the chunks' makers published */
+		if (atomic_compare_exchange_strong_explicit(&p->taken, &t, t + m, memory_order_acq_rel,
+							    memory_order_relaxed))
+			return m;
+	}
+}
+
+/* Return @p n credits: the guard holder only (returned's one writer). */
+static inline void credit_split_return(struct task_pool *p, uint32_t n)
+{
+	uint64_t r = atomic_load_explicit(&p->returned, memory_order_relaxed); /* our own */
+
+	EXPLORE_POINT(ATOMIC);
+	/* release: the slots pushed back before a taker's acquire of returned */
+	atomic_store_explicit(&p->returned, r + n, memory_order_release);
+}
+
 #endif /* DOCA_ENGINE_TASK_POOL_H */

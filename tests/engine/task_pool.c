@@ -335,3 +335,70 @@ Test(task_pool, a_burst_longer_than_the_owners_stack_takes_the_stack_then_fresh_
 	cr_assert_eq(atomic_load(&p->mode), POOL_OWNER, "the owner's plain way all along");
 	fixture_fini(&f);
 }
+
+/* ring21 step 2 (WIP): the split credits (engine/task_pool.h), on the
+ * pool of a started context nothing submits to (its own credits are the
+ * head word's still: the counters here are only these calls'). */
+static struct task_pool *split_pool(struct api_fixture *f, uint32_t max_tasks)
+{
+	fixture_init_started(f, "sw0", 64, max_tasks);
+	return &handle_deref(f->ctx)->run->pool;
+}
+
+Test(task_pool, split_credits_answer_again_exactly_at_max_tasks_and_after_one_return)
+{
+	struct api_fixture f;
+	struct task_pool *p = split_pool(&f, 100);
+	uint64_t seen = 0;
+
+	cr_assert_eq(credit_split_take(p, 60, &seen), 60u);
+	cr_assert_eq(credit_split_take(p, 60, &seen), 40u, "the free ones of a burst");
+	cr_assert_eq(credit_split_take(p, 1, &seen), 0u, "AGAIN with 100 of 100 out");
+	credit_split_return(p, 1);
+	cr_assert_eq(seen, 0u, "the cached view is stale");
+	cr_assert_eq(credit_split_take(p, 1, &seen), 1u, "one back: the look reloads returned");
+	cr_assert_eq(seen, 1u);
+	cr_assert_eq(credit_split_take(p, 1, &seen), 0u);
+	fixture_fini(&f);
+}
+
+/* D4: every chunk below the take's bound exists before its credits are
+ * taken (31, 32, 33 credits out; then a jump over two chunks). */
+Test(task_pool, split_credits_make_every_chunk_below_the_takes_bound_first)
+{
+	struct api_fixture f;
+	struct task_pool *p = split_pool(&f, 100);
+	uint64_t seen = 0;
+
+	cr_assert_eq(atomic_load(&p->chunks_made), 1u);
+	cr_assert_eq(credit_split_take(p, 31, &seen), 31u);
+	cr_assert_eq(atomic_load(&p->chunks_made), 1u, "31 out: chunk 0");
+	cr_assert_eq(credit_split_take(p, 1, &seen), 1u);
+	cr_assert_eq(atomic_load(&p->chunks_made), 1u, "32 out: chunk 0");
+	cr_assert_eq(credit_split_take(p, 1, &seen), 1u);
+	cr_assert_eq(atomic_load(&p->chunks_made), 2u, "33 out: chunk 1");
+	cr_assert_not_null(atomic_load(&p->chunks[1]));
+	cr_assert_eq(credit_split_take(p, 64, &seen), 64u, "97 out");
+	cr_assert_eq(atomic_load(&p->chunks_made), 4u, "chunks 2 and 3, not only the last");
+	for (uint32_t c = 0; c < 4; c++)
+		cr_assert_not_null(atomic_load(&p->chunks[c]), "chunk %u", c);
+	fixture_fini(&f);
+}
+
+/* D4's two takers: one with a stale view of returned over-counts its
+ * bound (more chunks, never fewer), and still gets every free credit. */
+Test(task_pool, split_credits_a_stale_view_of_returned_makes_more_chunks_never_fewer)
+{
+	struct api_fixture f;
+	struct task_pool *p = split_pool(&f, 40);
+	uint64_t a = 0, b = 0;
+
+	cr_assert_eq(credit_split_take(p, 30, &a), 30u);
+	credit_split_return(p, 30); /* b never saw these */
+	cr_assert_eq(credit_split_take(p, 10, &b), 10u, "b: 40 taken, 30 back as far as it knows 0");
+	cr_assert_eq(b, 0u, "enough free in b's view: returned not reloaded");
+	cr_assert_eq(atomic_load(&p->chunks_made), 2u, "b's stale bound (40) made chunk 1");
+	cr_assert_eq(credit_split_take(p, 40, &b), 30u, "the 30 back, once b reloads returned");
+	cr_assert_eq(b, 30u);
+	fixture_fini(&f);
+}
