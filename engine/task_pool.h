@@ -640,7 +640,8 @@ static inline uint32_t credit_split_look(struct task_pool *p, uint32_t k, uint64
 	EXPLORE_POINT(ATOMIC);
 	*t = atomic_load_explicit(&p->taken, memory_order_relaxed); /* the CAS checks it */
 	for (;;) {
-		if ((int64_t)(r - *t) > 0) { /* t older than r (D5): reload t */
+		/* (the explorer's revert: no such look, D5's wrap) */
+		if ((int64_t)(r - *t) > 0 && !DOCA_REVERTED("again_unsigned")) { /* t older than r (D5): reload t */
 			EXPLORE_POINT(ATOMIC);
 			*t = atomic_load_explicit(&p->taken, memory_order_relaxed);
 			r_after_t = false;

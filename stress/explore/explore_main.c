@@ -153,6 +153,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_ring_batch },
 	{ "ring_mp_two", "two foreign submitters on the MP ring (no exclusive slot): each one's tasks in order",
 	  scenario_ring_mp_two },
+	{ "pool_reload_stale_t", "ring21 step 2 (WIP): two takers of the split credits, 1 of 2 out at most: never AGAIN",
+	  scenario_pool_reload_stale_t },
 	{ "owner_free_stop", "the PE's parked owner frees its last event (no read-side section) while another thread stops the ctx",
 	  scenario_owner_free_stop },
 	{ "owner_free_bulk_stop", "owner_free_stop, the event freed by doca_event_free_bulk (its route takes no read-side section)",
@@ -568,6 +570,7 @@ static const char *const revertible[] = {
 	"ring_limit_drops_flags", /* a feed that stops at its batch with an SP entry READY does not keep the flags */
 	"ring_mp_no_second_look", /* the feed takes MP items without its second look at the SP rings (rule 1.6.6) */
 	"direct_post_ignores_rings", /* a direct post under the guard does not look for tasks waiting in the rings */
+	"again_unsigned", /* the split credits' look compares taken and a returned read after it unsigned (D5) */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an

@@ -1,0 +1,82 @@
+/*
+ * stress/explore/scenario_pool_split.c — ring21 step 2's split credits
+ * (engine/task_pool.h "The split credits", WIP: called here directly,
+ * not yet by the library): pool_reload_stale_t.
+ *
+ * A pool of 2 credits; two takers, each taking one credit at a time with
+ * its own cached view of returned, handing it to a returner (the guard
+ * holder's role: returned's one writer) and waiting until it is back
+ * before its next take. So while a taker is inside its take, it holds no
+ * credit and the other at most one: 1 of 2 out at most, and every take
+ * must succeed. The schedules that matter: a taker loads taken, the other
+ * takes and the returner returns before the first reloads returned, so
+ * the returned it reads is ahead of its taken (D5). With
+ * DOCA_EXPLORE_REVERT=again_unsigned (the look's compare unsigned) that
+ * wraps to "everything out": AGAIN with at most 1 of 2 out (invariant).
+ */
+#include "scenario.h"
+
+#include <sched.h>
+
+#include "engine/task_pool.h"
+
+#define TAKES 3u
+
+static struct world w;
+static struct task_pool *pool;
+static atomic_uint handed[2]; /* a taker's credit waiting for the returner */
+static atomic_uint takers_done;
+
+static void *taker(void *arg)
+{
+	unsigned me = (unsigned)(uintptr_t)arg;
+	uint64_t seen = 0;
+
+	explore_name(me == 0 ? "taker0" : "taker1");
+	for (unsigned i = 0; i < TAKES; i++) {
+		uint32_t m = credit_split_take(pool, 1, &seen);
+
+		if (m != 1)
+			explore_end(VERDICT_INVARIANT, "credits: taker %u's take %u got %u with at most 1 of 2 out", me, i,
+				    m);
+		atomic_store(&handed[me], 1);
+		while (atomic_load(&handed[me]) != 0)
+			sched_yield();
+	}
+	atomic_fetch_add(&takers_done, 1);
+	return NULL;
+}
+
+void scenario_pool_reload_stale_t(void)
+{
+	pthread_t t[2];
+
+	world_open(&w, "sw0", 2, NULL);
+	pool = &handle_deref(w.ctx)->run->pool; /* started, and nothing submits: its split counters are ours */
+	for (unsigned i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, taker, (void *)(uintptr_t)i) != 0)
+			explore_end(VERDICT_HARNESS, "pthread_create");
+	while (atomic_load(&takers_done) != 2) { /* the returner */
+		bool some = false;
+
+		for (unsigned i = 0; i < 2; i++)
+			if (atomic_load(&handed[i]) != 0) {
+				credit_split_return(pool, 1);
+				atomic_store(&handed[i], 0);
+				some = true;
+			}
+		if (!some)
+			sched_yield();
+	}
+	for (unsigned i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	if (atomic_load(&pool->taken) != atomic_load(&pool->returned) ||
+	    atomic_load(&pool->taken) != 2u * TAKES)
+		explore_end(VERDICT_INVARIANT, "credits: %llu taken, %llu returned",
+			    (unsigned long long)atomic_load(&pool->taken),
+			    (unsigned long long)atomic_load(&pool->returned));
+	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+	world_progress_until_idle(&w);
+	world_close(&w);
+	world_finish(&w);
+}
