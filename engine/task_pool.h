@@ -674,6 +674,9 @@ static inline bool credit_split_chunks(struct task_pool *p, uint64_t t, uint32_t
 	/* acquire: the chunks below it, published before its CAS */
 	uint32_t c = atomic_load_explicit(&p->chunks_made, memory_order_acquire);
 
+	if (DOCA_REVERTED("chunk_only_last")) /* (the explorer's revert: v1's look, D4) */
+		return need == 0 || pool_chunk_of(p, (uint32_t)((need - 1u) / POOL_CHUNK)) != NULL ||
+		       task_pool_publish_chunk(p, (uint32_t)((need - 1u) / POOL_CHUNK));
 	while ((uint64_t)c * POOL_CHUNK < need) {
 		if (!task_pool_publish_chunk(p, c))
 			return false;

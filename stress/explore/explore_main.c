@@ -155,6 +155,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_ring_mp_two },
 	{ "pool_reload_stale_t", "ring21 step 2 (WIP): two takers of the split credits, 1 of 2 out at most: never AGAIN",
 	  scenario_pool_reload_stale_t },
+	{ "pool_chunk_prefix", "ring21 step 2 (WIP): a split take with a stale returned makes every chunk below its bound",
+	  scenario_pool_chunk_prefix },
 	{ "owner_free_stop", "the PE's parked owner frees its last event (no read-side section) while another thread stops the ctx",
 	  scenario_owner_free_stop },
 	{ "owner_free_bulk_stop", "owner_free_stop, the event freed by doca_event_free_bulk (its route takes no read-side section)",
@@ -571,6 +573,7 @@ static const char *const revertible[] = {
 	"ring_mp_no_second_look", /* the feed takes MP items without its second look at the SP rings (rule 1.6.6) */
 	"direct_post_ignores_rings", /* a direct post under the guard does not look for tasks waiting in the rings */
 	"again_unsigned", /* the split credits' look compares taken and a returned read after it unsigned (D5) */
+	"chunk_only_last", /* a split take makes only the chunk its bound falls in, not every one below it (D4) */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an

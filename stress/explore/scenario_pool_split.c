@@ -13,6 +13,16 @@
  * the returned it reads is ahead of its taken (D5). With
  * DOCA_EXPLORE_REVERT=again_unsigned (the look's compare unsigned) that
  * wraps to "everything out": AGAIN with at most 1 of 2 out (invariant).
+ *
+ * pool_chunk_prefix (D4): a pool of 96 credits (three chunks), 30 taken
+ * and returned first; taker A, its view of returned fresh, takes 32 (the
+ * first chunk covers them); taker B, its view stale (0: it never saw the
+ * 30 back), takes 8, its bound 70 although at most 40 are out. Every
+ * chunk below the credits out must exist after each take (a guard
+ * holder's fresh slot is at most that index). With
+ * DOCA_EXPLORE_REVERT=chunk_only_last (v1's look: only the chunk the
+ * bound falls in) B makes chunk 2 alone and chunk 1 is missing under 40
+ * credits out (invariant).
  */
 #include "scenario.h"
 
@@ -75,6 +85,53 @@ void scenario_pool_reload_stale_t(void)
 		explore_end(VERDICT_INVARIANT, "credits: %llu taken, %llu returned",
 			    (unsigned long long)atomic_load(&pool->taken),
 			    (unsigned long long)atomic_load(&pool->returned));
+	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+	world_progress_until_idle(&w);
+	world_close(&w);
+	world_finish(&w);
+}
+
+/* Every chunk below the credits out exists (taken, then returned, loaded
+ * after: a take's chunks are made before its CAS). */
+static void chunks_cover_outstanding(const char *who)
+{
+	uint64_t t = atomic_load(&pool->taken), r = atomic_load(&pool->returned);
+
+	for (uint32_t c = 0; (uint64_t)c * POOL_CHUNK < t - r; c++)
+		if (atomic_load(&pool->chunks[c]) == NULL)
+			explore_end(VERDICT_INVARIANT, "chunks: %s: chunk %u missing with %llu credits out", who, c,
+				    (unsigned long long)(t - r));
+}
+
+static void *prefix_taker(void *arg)
+{
+	bool stale = arg != NULL;
+	uint64_t seen = stale ? 0 : atomic_load(&pool->returned);
+	uint32_t k = stale ? 8 : 32;
+
+	explore_name(stale ? "stale" : "fresh");
+	if (credit_split_take(pool, k, &seen) != k)
+		explore_end(VERDICT_INVARIANT, "credits: %u refused with at most 40 of 96 out", k);
+	chunks_cover_outstanding(stale ? "the stale taker" : "the fresh taker");
+	return NULL;
+}
+
+void scenario_pool_chunk_prefix(void)
+{
+	pthread_t a, b;
+	uint64_t seen = 0;
+
+	world_open(&w, "sw0", 96, NULL);
+	pool = &handle_deref(w.ctx)->run->pool; /* started, and nothing submits: its split counters are ours */
+	if (credit_split_take(pool, 30, &seen) != 30)
+		explore_end(VERDICT_HARNESS, "the first 30");
+	credit_split_return(pool, 30);
+	if (pthread_create(&a, NULL, prefix_taker, NULL) != 0 ||
+	    pthread_create(&b, NULL, prefix_taker, (void *)1) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	chunks_cover_outstanding("the end");
 	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
 	world_progress_until_idle(&w);
 	world_close(&w);
