@@ -6,6 +6,8 @@
 #include "engine/engine.h"
 #include "engine/task_pool.h"
 
+#include <pthread.h>
+
 static uint32_t chunks_made(const struct task_pool *p)
 {
 	uint32_t n = 0;
@@ -400,5 +402,72 @@ Test(task_pool, split_credits_a_stale_view_of_returned_makes_more_chunks_never_f
 	cr_assert_eq(atomic_load(&p->chunks_made), 2u, "b's stale bound (40) made chunk 1");
 	cr_assert_eq(credit_split_take(p, 40, &b), 30u, "the 30 back, once b reloads returned");
 	cr_assert_eq(b, 30u);
+	fixture_fini(&f);
+}
+
+/* ring21 step 2's exact AGAIN across both paths, checked before the split
+ * makes them two ways to the credits: k tasks from the PE's thread (the
+ * owner's way) and max - k from another thread (a ring's), for every k;
+ * then the next submit on either path is AGAIN, and after one free on the
+ * PE's thread another thread's submit gets its credit before any turn. */
+struct foreign_fill {
+	struct api_fixture *f;
+	uint64_t first;
+	uint32_t n;           /* submits that must succeed */
+	doca_error_t err;     /* the first of them that did not */
+	doca_error_t next;    /* the submit after them */
+};
+
+static void *foreign_fill_main(void *arg)
+{
+	struct foreign_fill *s = arg;
+
+	s->err = DOCA_SUCCESS;
+	for (uint32_t i = 0; i < s->n && s->err == DOCA_SUCCESS; i++)
+		s->err = submit_copy(s->f->ctx, s->f->src, s->f->dst, s->first + i, 0);
+	s->next = submit_copy(s->f->ctx, s->f->src, s->f->dst, s->first + s->n, 0);
+	return NULL;
+}
+
+static void foreign_fill(struct foreign_fill *s)
+{
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, foreign_fill_main, s), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	assert_ok(s->err);
+}
+
+Test(task_pool, again_is_exact_with_k_owner_and_max_minus_k_foreign_tasks_for_every_k)
+{
+	enum { MAX = POOL_CHUNK + 3 }; /* over a chunk's end */
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0", 64, MAX);
+	struct task_pool *p = &handle_deref(f.ctx)->run->pool;
+
+	(void)doca_pe_progress(f.pe); /* this thread is the PE's */
+	for (uint32_t k = 0; k <= MAX; k++) {
+		struct foreign_fill a = { .f = &f, .first = 1000, .n = MAX - k };
+
+		for (uint32_t i = 0; i < k; i++)
+			assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+		foreign_fill(&a);
+		cr_assert_eq(a.next, DOCA_ERROR_AGAIN, "k %u: the foreign submit after max_tasks: %s", k,
+			     doca_error_get_name(a.next));
+		cr_assert_eq(submit_copy(f.ctx, f.src, f.dst, k, 0), DOCA_ERROR_AGAIN,
+			     "k %u: the owner's submit after max_tasks", k);
+		cr_assert_eq(task_pool_free(p), 0, "k %u: the refusals took nothing", k);
+		doca_event_free(wait_event(f.pe)); /* one credit back, on the PE's thread */
+		struct foreign_fill b = { .f = &f, .first = 2000, .n = 1 };
+
+		foreign_fill(&b); /* no turn since the free */
+		cr_assert_eq(b.next, DOCA_ERROR_AGAIN, "k %u: the foreign submit after the one freed: %s", k,
+			     doca_error_get_name(b.next));
+		cr_assert_eq(submit_copy(f.ctx, f.src, f.dst, k, 0), DOCA_ERROR_AGAIN,
+			     "k %u: the owner's submit after the one freed", k);
+		reap(f.pe, MAX);
+		cr_assert_eq(task_pool_free(p), MAX, "k %u: every credit back", k);
+	}
 	fixture_fini(&f);
 }
