@@ -345,9 +345,10 @@ struct task_pool {
 	 * counts its slots without a test for the stack's end
 	 * (engine/task_pool.c, "The stack's depth") */
 	uint32_t fresh_from;
-	/* ring21 step 2 (WIP, engine/task_pool.h "The split credits"): the
+	/* ring21 step 2 (engine/task_pool.h "The split credits"): the
 	 * credits as two counters that only grow, free = size - (taken -
-	 * returned). taken: every taker's (a CAS, acq_rel); chunks_made: the
+	 * returned). taken: every taker's (a CAS, acq_rel, once shared; a
+	 * guard holder's plain store before, as head's); chunks_made: the
 	 * chunks 0 .. chunks_made - 1 exist (a CAS after the chunk's
 	 * publish), read-mostly beside it. returned: the guard holder's
 	 * alone (a release store), on a line of its own. */

@@ -378,9 +378,7 @@ static inline __attribute__((always_inline)) doca_error_t task_pins_back(struct 
  * pins pays no call (the same point and acquire load). */
 static inline __attribute__((always_inline)) bool task_pool_none_free(const struct task_pool *p)
 {
-	EXPLORE_POINT(ATOMIC);
-	/* acquire: as task_pool_free's (a credit seen back, the PE's slot done) */
-	return head_free(atomic_load_explicit(&p->head, memory_order_acquire)) == 0;
+	return task_pool_out(p) == p->size;
 }
 
 /* Validate and pin one task (under the guard when @p guarded); @p first:
@@ -657,9 +655,13 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 	bool plain = pool_plain_begin_as(p, kernel);
 	uint64_t h = pool_head_look(p);
 
-	if (!plain || !pool_one_poppable(p, h))
+	uint64_t t;
+	uint32_t credits;
+
+	/* no credit free: the rest's take answers AGAIN (its look again) */
+	if (!plain || !pool_one_poppable(p, h) || (credits = credit_guarded_free(p, n, &t)) == 0)
 		return task_pin_take_fill_rest(ctx, run, descs, n, buf_fold, kernel, tp, evs, 0, plain, h, err, why, k);
-	struct pool_pop pp = pool_pop_start(p, h, n);
+	struct pool_pop pp = pool_pop_start(p, h, credits);
 	struct doca_event *ev = pool_pop_step(&pp);
 
 	evs[0] = ev; /* the first one popped, linked to the next (task_pool.c, "The link word") */
@@ -670,9 +672,10 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 		ev = task_pop_fill_loop_kernel_andn(ctx, descs + 1, buf_fold, &pp, ev, err);
 	else
 		ev = task_pop_fill_loop_kernel(ctx, descs + 1, buf_fold, &pp, ev, err);
-	pool_pop_end(p, &pp, true);
 	uint32_t got = pool_pop_taken(&pp);
 
+	credit_plain_take(p, t, got); /* the credits of the tasks filled, inside the update */
+	pool_pop_end(p, &pp, true);
 	evs[got - 1u] = ev; /* the last */
 	if (*err == DOCA_SUCCESS && got < n) /* the stack or the credits ran out, or a task left */
 		return task_pin_take_fill_rest(ctx, run, descs, n, buf_fold, kernel, tp, evs, got, false, 0, err, why,
@@ -1468,6 +1471,11 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	EXPLORE_POINT(ATOMIC);
 	if (!pool_plain_begin_unparked(&run->pool))
 		return task_owner_take_shared(run, desc, src, dst, len, cur);
+	uint64_t taken;
+
+	/* no credit free: task_owner_take's look answers AGAIN */
+	if (credit_guarded_free(&run->pool, 1, &taken) == 0)
+		return task_owner_take_plain(run, desc, src, dst, len, cur);
 #ifdef OWNED_RMW_ASM
 	struct doca_event *ev = pool_pop_one_owner(&run->pool);
 
@@ -1480,6 +1488,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 		return task_owner_take_plain(run, desc, src, dst, len, cur);
 	struct doca_event *ev = pool_pop_one_plain(&run->pool, ph, false);
 #endif
+	credit_plain_take(&run->pool, taken, 1); /* inside the brief section: its exit publishes it */
 	/* len is the source's (task_check_fast), a field fixed from its
 	 * create on: loaded again here, not kept across the pins and the pop
 	 * (kept, gcc saved one register more) */

@@ -8,7 +8,10 @@
  * first time a credit needs one of their slots, so an idle context costs
  * one chunk (4 KiB), and one that keeps n tasks outstanding about n slots.
  *
- * The free credits are one 64-bit word, `head`: the top of a stack of
+ * The free slots are one 64-bit word, `head` (the credits are taken and
+ * returned since ring21 step 2: "Credits before slots" below; what this
+ * paragraph and the next say of head's credits holds of its slots, the
+ * exact AGAIN of the credits): the top of a stack of
  * returned slots (a slot index + 1, 0 for none; linked through each
  * event's pool_next once the pool is shared, by address before: "The
  * index links" below), the number of free credits, and a tag. Submitters
@@ -46,6 +49,32 @@
  *   a take of fresh slots stays inside one chunk.
  *   The return's CAS is a release and a take's an acquire, so a taker sees
  *   the slot as the PE left it.
+ *
+ * Credits before slots (ring21 step 2, first part). The credits are
+ * now taken and returned (engine/task_pool.h, "The split credits"):
+ * free = size - (taken - returned); head's count counts the slots alone
+ * (on the stack or never used), and its AGAIN is the credits'. Every
+ * take takes its credits first (a guard holder: credit_take_guarded,
+ * plain under the same plain update as head's, or a CAS; a taker
+ * without the guard: credit_split_take, after the switch to shared),
+ * then one slot of head for each; every return puts its slots on head,
+ * then stores returned (release). Why a credit taken always finds its
+ * slot on head: let a taker hold a credit it took from t (its CAS, or
+ * its plain store) and load head H (acquire). Every pop in H happens
+ * before that load (head's CAS are a release sequence once shared; the
+ * plain updates before are guard holders', ordered by the guard and the
+ * switch), and so does its taker's credit, taken first: with T the
+ * last taken value whose take happens before the load, H holds at most
+ * T - 1 pops (our own credit has none yet). The taker of T took it
+ * against a returned r it loaded by acquire (or its own, a guard
+ * holder's), with T - r <= size, and the returns counted in r put their
+ * slots on head before their store: they are in H. So H has at most
+ * (T - 1) - (T - size) = size - 1 slots out: one is there.
+ * pool_slots_short aborts if not. Chunks: a guard holder's take makes
+ * the chunk of a fresh slot as before, and on NO_MEMORY gives back the
+ * credits it has no slot for (returned is the guard holder's to store);
+ * a take without the guard made every chunk below its bound first
+ * (credit_split_chunks), so a fresh slot's chunk exists for it.
  *
  * Without a read-modify-write while only guard holders use the pool (the
  * owner fast path, issue 12). Until a submitter without the PE's runner
@@ -502,9 +531,13 @@ uint32_t task_pool_take_unshared(struct task_pool *p, struct doca_event **evs, u
 
 uint32_t task_pool_free(const struct task_pool *p)
 {
-	EXPLORE_POINT(ATOMIC);
-	/* acquire: a caller that sees a credit back sees the PE done with its slot. */
-	return head_free(atomic_load_explicit(&p->head, memory_order_acquire));
+	return p->size - task_pool_out(p);
+}
+
+void pool_slots_short(void)
+{
+	doca_log(DOCA_LOG_ERROR, "task pool: a credit taken found no slot");
+	abort();
 }
 
 void pool_double_return(void)
@@ -546,7 +579,9 @@ void pool_put_shared(struct task_pool *p, const struct pool_chain *c)
 		EXPLORE_POINT(QUEUE);
 		/* release: our last touch of the slots happens before their next takers'. */
 		if (atomic_compare_exchange_weak_explicit(&p->head, &h, head_put(h, c->n, c->first->pool_link),
-							  memory_order_release, memory_order_relaxed))
+							  memory_order_release, memory_order_relaxed)) {
+			credit_split_return(p, c->n); /* after the slots: a taker's credit finds its slot */
 			return;
+		}
 	}
 }

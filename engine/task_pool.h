@@ -170,6 +170,150 @@ static inline struct doca_event *pool_slot_of(const struct task_pool *p, uint32_
 	return &pool_chunk_of(p, index / POOL_CHUNK)[index % POOL_CHUNK];
 }
 
+/*
+ * The split credits (ring21 step 2, bench/ring21-design.md 1.3 and the
+ * review's D4, D5): the pool's credits (task_pool.c, "Credits before
+ * slots"; head's count is its slots'). free = size - (taken - returned): taken
+ * grows by every take (a CAS, acq_rel), returned by every return (the
+ * guard holder's alone: a release store), and returned <= taken at every
+ * instant (each return follows its take). A taker keeps a cached view of
+ * returned (ret_seen: the SP producer's own; the MP producer's a
+ * thread's), reloaded only when that view says the pool is short: a
+ * spinning submitter writes no shared line.
+ *
+ * The look (design 1.5 step 2) is exact: AGAIN only with a returned
+ * loaded after the taken it compares: taken at r's load >= t, so
+ * outstanding >= t - r >= size then. Every compare is signed (D5): a
+ * cached r ahead of a stale t would wrap an unsigned t - r to a huge
+ * value and answer AGAIN with nothing outstanding; (int64_t)(r - t) > 0
+ * means t is stale, and t is reloaded (at that reload taken >= the
+ * returned r was read from).
+ *
+ * Chunks before credits (D4): a take of m with expected t has
+ * o = t + m - min(r, t), an upper bound on the outstanding credits after
+ * it succeeds (returned at the take >= r). Every chunk below
+ * min(o, size) must exist before the CAS, not only the one o falls in:
+ * chunks_made = c means 0 .. c - 1 exist, and a taker makes c, then
+ * moves chunks_made c -> c + 1 (release CAS; a loser reloads c), until
+ * c * POOL_CHUNK >= min(o, size). So NO_MEMORY is answered before any
+ * credit is taken, and the guard holder that needs a fresh slot (only
+ * with its stack empty, at index slots in use < outstanding <= the
+ * largest o of a take that succeeded) finds its chunk made.
+ */
+
+/* The credits a take of up to @p k may get now: k, fewer (the free
+ * ones), or 0 (AGAIN, exact). *t: the taken value the take must CAS from
+ * (loaded here); *ret_seen: the caller's cached returned (reloaded here
+ * when it says short). */
+static inline uint32_t credit_split_look(struct task_pool *p, uint32_t k, uint64_t *t, uint64_t *ret_seen)
+{
+	uint64_t r = *ret_seen;
+	bool r_after_t = false;
+
+	EXPLORE_POINT(ATOMIC);
+	*t = atomic_load_explicit(&p->taken, memory_order_relaxed); /* the CAS checks it */
+	for (;;) {
+		/* (the explorer's revert: no such look, D5's wrap) */
+		if ((int64_t)(r - *t) > 0 && !DOCA_REVERTED("again_unsigned")) { /* t older than r (D5): reload t */
+			EXPLORE_POINT(ATOMIC);
+			*t = atomic_load_explicit(&p->taken, memory_order_relaxed);
+			r_after_t = false;
+			continue;
+		}
+		uint64_t out = *t - r;
+		uint32_t free = out >= p->size ? 0 : p->size - (uint32_t)out;
+
+		if (free >= k)
+			return k;
+		if (r_after_t)
+			return free; /* exact: r read after t */
+		EXPLORE_POINT(ATOMIC);
+		/* acquire: the slots those returns freed (the guard holder's
+		 * pushes) before our take's use of their credits */
+		r = atomic_load_explicit(&p->returned, memory_order_acquire);
+		*ret_seen = r;
+		r_after_t = true;
+	}
+}
+
+/* Make every chunk below min(o, size) (o: credit_split_look's bound for
+ * a take of @p m from @p t with returned view @p r). False: out of
+ * memory (nothing taken). */
+static inline bool credit_split_chunks(struct task_pool *p, uint64_t t, uint32_t m, uint64_t r)
+{
+	uint64_t o = t + m - (r < t ? r : t);
+	uint64_t need = o < p->size ? o : p->size;
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: the chunks below it, published before its CAS */
+	uint32_t c = atomic_load_explicit(&p->chunks_made, memory_order_acquire);
+
+	if (DOCA_REVERTED("chunk_only_last")) /* (the explorer's revert: v1's look, D4) */
+		return need == 0 || pool_chunk_of(p, (uint32_t)((need - 1u) / POOL_CHUNK)) != NULL ||
+		       task_pool_publish_chunk(p, (uint32_t)((need - 1u) / POOL_CHUNK));
+	while ((uint64_t)c * POOL_CHUNK < need) {
+		/* a guard holder's fresh take makes its chunk without moving
+		 * chunks_made (pool_take_loop): one made is only counted, not
+		 * made again (a copy, then given back); acquire: its slots, as
+		 * pool_chunk_of's */
+		if (atomic_load_explicit(&p->chunks[c], memory_order_acquire) == NULL && !task_pool_publish_chunk(p, c))
+			return false;
+		EXPLORE_POINT(ATOMIC);
+		/* release: chunk c (and those below) before a reader of c + 1;
+		 * a failure loads the count another taker moved (acquire: its
+		 * chunks) into c */
+		if (atomic_compare_exchange_strong_explicit(&p->chunks_made, &c, c + 1u, memory_order_release,
+							    memory_order_acquire))
+			c++;
+	}
+	return true;
+}
+
+/* Take up to @p k credits (*ret_seen: the caller's cached returned):
+ * the credits taken (0: AGAIN, exact), or UINT32_MAX for NO_MEMORY
+ * (nothing taken). */
+static inline uint32_t credit_split_take(struct task_pool *p, uint32_t k, uint64_t *ret_seen)
+{
+	for (;;) {
+		uint64_t t;
+		uint32_t m = credit_split_look(p, k, &t, ret_seen);
+
+		if (m == 0)
+			return 0;
+		if (!credit_split_chunks(p, t, m, *ret_seen))
+			return UINT32_MAX;
+		EXPLORE_POINT(ATOMIC);
+		/* acq_rel: takes and returns form one order (the exact AGAIN);
+		 * the acquire sees what the chunks' makers published */
+		if (atomic_compare_exchange_strong_explicit(&p->taken, &t, t + m, memory_order_acq_rel,
+							    memory_order_relaxed))
+			return m;
+	}
+}
+
+/* Return @p n credits: the guard holder only (returned's one writer). */
+static inline void credit_split_return(struct task_pool *p, uint32_t n)
+{
+	uint64_t r = atomic_load_explicit(&p->returned, memory_order_relaxed); /* our own */
+
+	EXPLORE_POINT(ATOMIC);
+	/* release: the slots pushed back before a taker's acquire of returned */
+	atomic_store_explicit(&p->returned, r + n, memory_order_release);
+}
+
+/* The credits out, taken - returned, at most size: returned first
+ * (acquire: a caller that sees a credit back sees the PE done with its
+ * slot), so taken, loaded after it, is at least it (each return follows
+ * its take, which happens before it); takes after that load may push
+ * the difference past size, which counts as all out. */
+static inline uint32_t task_pool_out(const struct task_pool *p)
+{
+	EXPLORE_POINT(ATOMIC);
+	uint64_t r = atomic_load_explicit(&p->returned, memory_order_acquire);
+	uint64_t out = atomic_load_explicit(&p->taken, memory_order_relaxed) - r;
+
+	return out < p->size ? (uint32_t)out : p->size;
+}
+
 /* Can a plain take pop the owner's stack (pool_take's first look, once
  * pool_plain_begin* found the pool the owner's, @p h its pool_head_look)?
  * Then pool_pop_one_plain or pool_pop_start takes it. While the pool is
@@ -362,43 +506,127 @@ static inline __attribute__((always_inline)) void pool_pop_end(struct task_pool 
 		pool_plain_end(p);
 }
 
+/* A guard holder's look at the credits: min(@p k, free), *@p t the taken
+ * it counted from. Exact: returned is its own (only guard holders store
+ * it, and it holds the guard), and taken, loaded after it, is at least
+ * it. Inside a plain update while the pool is the owner's
+ * (pool_plain_begin*) no other thread takes (a taker without the guard
+ * first turns the pool shared: task_pool.c), so t stays taken until
+ * credit_plain_take stores it. */
+static inline __attribute__((always_inline)) uint32_t credit_guarded_free(const struct task_pool *p, uint32_t k,
+									  uint64_t *t)
+{
+	uint64_t r = atomic_load_explicit(&p->returned, memory_order_relaxed); /* our own (the guard) */
+
+	*t = atomic_load_explicit(&p->taken, memory_order_relaxed); /* the CAS checks it, or ours (plain) */
+	uint64_t out = *t - r;
+	uint32_t free = out >= p->size ? 0 : p->size - (uint32_t)out;
+
+	return k < free ? k : free;
+}
+
+/* The plain take of @p n credits from credit_guarded_free's @p t: a
+ * store, which the update's end publishes as it does head's (the
+ * switcher's busy wait, or its wait for the parked owner's brief
+ * section: task_pool.c). */
+static inline __attribute__((always_inline)) void credit_plain_take(struct task_pool *p, uint64_t t, uint32_t n)
+{
+	atomic_store_explicit(&p->taken, t + n, memory_order_relaxed);
+}
+
+/* A guard holder's take of up to @p k credits: k, fewer (the free ones)
+ * or 0 (AGAIN, exact: credit_guarded_free). @p plain: inside a plain
+ * update while the pool is the owner's; otherwise the CAS. */
+static inline __attribute__((always_inline)) uint32_t credit_take_guarded(struct task_pool *p, uint32_t k, bool plain)
+{
+	uint64_t t;
+	uint32_t m = credit_guarded_free(p, k, &t);
+
+	if (plain) {
+		if (m != 0)
+			credit_plain_take(p, t, m);
+		return m;
+	}
+	for (;;) {
+		if (m == 0)
+			return 0;
+		EXPLORE_POINT(ATOMIC);
+		/* acq_rel: as credit_split_take's (takes and returns in one order) */
+		if (atomic_compare_exchange_strong_explicit(&p->taken, &t, t + m, memory_order_acq_rel,
+							    memory_order_relaxed))
+			return m;
+		m = credit_guarded_free(p, k, &t);
+	}
+}
+
+/* A taker's slot look found none on head while it holds a credit for it:
+ * the credits and the slots disagree (task_pool.c, "Credits before
+ * slots"). Logs and aborts. */
+__attribute__((cold, noreturn)) void pool_slots_short(void);
+
 /* pool_take after its first look: @p plain, pool_plain_begin_as's
  * answer, and @p h, the head pool_head_look loaded. @p busy: the plain
  * update stores busy (pool_plain_begin_as, pool_plain_end); false for the
  * parked owner inside a brief section it entered by runner_unpark, whose
- * entry is the flag (pool_plain_begin_unparked; task_pool.c). */
+ * entry is the flag (pool_plain_begin_unparked; task_pool.c). The
+ * credits first (taken, returned: credit_take_guarded under the guard,
+ * credit_split_take without it), then a slot from head for each (ring21
+ * step 2: head counts the slots only; every credit held finds its slot,
+ * task_pool.c "Credits before slots"), so the take gets every credit it
+ * took a slot for, in one or more steps on head. */
 static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task_pool *p, struct doca_event **evs,
 								     uint32_t want, bool guarded, bool kernel,
 								     doca_error_t *why, bool plain, uint64_t h,
 								     bool busy)
 {
+	uint32_t got = 0;
+
+	if (guarded) {
+		want = credit_take_guarded(p, want, plain);
+	} else {
+		uint64_t seen = 0; /* no cached view yet: the look loads returned when short */
+
+		want = credit_split_take(p, want, &seen);
+		if (want == UINT32_MAX) {
+			*why = DOCA_ERROR_NO_MEMORY;
+			return 0;
+		}
+	}
+	if (want == 0) {
+		if (plain && busy)
+			pool_plain_end(p);
+		*why = DOCA_ERROR_AGAIN;
+		return 0;
+	}
+	/* head after our credits (task_pool.c, "Credits before slots": a
+	 * word loaded before them may show every slot out); a plain update's
+	 * h is its own, no other thread changes head meanwhile */
+	if (!plain)
+		h = pool_head_look(p);
 	for (;;) {
 		/* head's top is stale while the pool is the owner's: a plain
 		 * update decides by top_ev (pool_one_poppable) */
 		uint32_t top = plain ? 0u : head_top(h), free = head_free(h), fresh = p->size - free, next = top, n = 0;
-		uint32_t most = want < free ? want : free;
+		uint32_t most = want - got < free ? want - got : free;
+		bool popped = false; /* the owner's stack, its update ended */
 
-		if (free == 0) {
-			if (plain && busy)
-				pool_plain_end(p);
-			*why = DOCA_ERROR_AGAIN;
-			return 0;
-		}
+		if (free == 0)
+			pool_slots_short();
 		if (plain && pool_one_poppable(p, h)) {
-			struct pool_pop pp = pool_pop_start(p, h, want);
+			struct pool_pop pp = pool_pop_start(p, h, want - got);
 
 			do
-				evs[n++] = pool_pop_step(&pp);
+				evs[got + n++] = pool_pop_step(&pp);
 			while (pool_pop_more(&pp));
 			pool_pop_end(p, &pp, busy);
-			return n;
+			popped = true;
 		} else if (top != 0) {
 			/* pop from the stack (shared: its index links written,
 			 * pool_settle); relaxed: a stale link fails the CAS below
 			 * (the tag moved) */
 			while (n < most && next != 0) {
-				evs[n] = pool_slot_of(p, next - 1u);
-				next = atomic_load_explicit(&evs[n++]->pool_next, memory_order_relaxed);
+				evs[got + n] = pool_slot_of(p, next - 1u);
+				next = atomic_load_explicit(&evs[got + n++]->pool_next, memory_order_relaxed);
 			}
 		} else if (pool_chunk_of(p, fresh / POOL_CHUNK) == NULL) {
 			/* the allocator may wait: not inside an update (a brief
@@ -406,8 +634,14 @@ static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task
 			if (plain && busy)
 				pool_plain_end(p);
 			if (!task_pool_publish_chunk(p, fresh / POOL_CHUNK)) {
+				/* the credits back: ours to return only under the
+				 * guard; a take without it made every chunk below
+				 * its bound before its credits (credit_split_chunks) */
+				if (!guarded)
+					pool_slots_short();
+				credit_split_return(p, want - got);
 				*why = DOCA_ERROR_NO_MEMORY;
-				return 0;
+				return got;
 			}
 			plain = guarded && (busy ? pool_plain_begin_as(p, kernel) : pool_plain_begin_unparked(p));
 			if (guarded && !plain)
@@ -420,20 +654,29 @@ static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task
 
 			n = most < room ? most : room;
 		}
-		EXPLORE_POINT(QUEUE);
-		if (plain) {
-			p->fresh_from = fresh + n; /* fresh slots (a plain take's only way here) */
-			/* release: as task_pool_put's, for readers of the count */
-			atomic_store_explicit(&p->head, head_next(h, free - n, next), memory_order_release);
-			if (busy)
-				pool_plain_end(p);
-		} else if (!atomic_compare_exchange_weak_explicit(&p->head, &h, head_next(h, free - n, next),
-								  memory_order_acquire, memory_order_acquire)) {
-			continue; /* acquire on success: as the load above, for the slots we take */
+		if (!popped) {
+			EXPLORE_POINT(QUEUE);
+			if (plain) {
+				p->fresh_from = fresh + n; /* fresh slots (a plain take's only way here) */
+				/* release: as task_pool_put's, for readers of the count */
+				atomic_store_explicit(&p->head, head_next(h, free - n, next), memory_order_release);
+				if (busy)
+					pool_plain_end(p);
+			} else if (!atomic_compare_exchange_weak_explicit(&p->head, &h, head_next(h, free - n, next),
+									  memory_order_acquire, memory_order_acquire)) {
+				continue; /* acquire on success: as the load above, for the slots we take */
+			}
+			for (uint32_t i = 0; top == 0 && i < n; i++)
+				evs[got + i] = pool_slot_of(p, fresh + i);
 		}
-		for (uint32_t i = 0; top == 0 && i < n; i++)
-			evs[i] = pool_slot_of(p, fresh + i);
-		return n;
+		got += n;
+		if (got == want)
+			return got;
+		/* the end of the stack or of a chunk: the next step on head */
+		plain = guarded && (busy ? pool_plain_begin_as(p, kernel) : pool_plain_begin_unparked(p));
+		if (guarded && !plain)
+			pool_settle(p);
+		h = atomic_load_explicit(&p->head, memory_order_acquire); /* as pool_head_look's */
 	}
 }
 
@@ -447,6 +690,14 @@ static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool
 	uint64_t h = pool_head_look(p);
 
 	if (__builtin_constant_p(want) && want == 1u && plain && pool_one_poppable(p, h)) {
+		uint64_t t;
+
+		if (credit_guarded_free(p, 1, &t) == 0) {
+			pool_plain_end(p);
+			*why = DOCA_ERROR_AGAIN;
+			return 0;
+		}
+		credit_plain_take(p, t, 1);
 		evs[0] = pool_pop_one_plain(p, h, true);
 		return 1;
 	}
@@ -513,6 +764,7 @@ static inline __attribute__((always_inline)) void pool_put_plain(struct task_poo
 	 * owner's head"; free + n <= size < 2^21: no carry out of its field);
 	 * for a constant n of 1 one add of a 32-bit constant. */
 	atomic_store_explicit(&p->head, h + (uint64_t)n * POOL_FREE_ONE, memory_order_release);
+	credit_split_return(p, n); /* after the slots: a taker's credit finds its slot */
 	if (busy)
 		pool_plain_end(p);
 }
@@ -570,6 +822,7 @@ static inline __attribute__((always_inline)) bool pool_put_one_owner(struct task
 	/* release: our last touch of the slot happens before its next
 	 * taker's (as pool_put_plain's); free + 1 <= size: no carry */
 	atomic_store_explicit(&p->head, h + POOL_FREE_ONE, memory_order_release);
+	credit_split_return(p, 1); /* after the slot: a taker's credit finds its slot */
 	return true;
 }
 
@@ -595,132 +848,6 @@ static inline void task_pool_put(struct task_pool *p, struct pool_chain *c)
 	else
 		pool_put_shared(p, c);
 	*c = (struct pool_chain){ 0 };
-}
-
-/*
- * The split credits (ring21 step 2, bench/ring21-design.md 1.3 and the
- * review's D4, D5; WIP: not yet the pool's credits, nothing in the
- * library calls these yet). free = size - (taken - returned): taken
- * grows by every take (a CAS, acq_rel), returned by every return (the
- * guard holder's alone: a release store), and returned <= taken at every
- * instant (each return follows its take). A taker keeps a cached view of
- * returned (ret_seen: the SP producer's own; the MP producer's a
- * thread's), reloaded only when that view says the pool is short: a
- * spinning submitter writes no shared line.
- *
- * The look (design 1.5 step 2) is exact: AGAIN only with a returned
- * loaded after the taken it compares: taken at r's load >= t, so
- * outstanding >= t - r >= size then. Every compare is signed (D5): a
- * cached r ahead of a stale t would wrap an unsigned t - r to a huge
- * value and answer AGAIN with nothing outstanding; (int64_t)(r - t) > 0
- * means t is stale, and t is reloaded (at that reload taken >= the
- * returned r was read from).
- *
- * Chunks before credits (D4): a take of m with expected t has
- * o = t + m - min(r, t), an upper bound on the outstanding credits after
- * it succeeds (returned at the take >= r). Every chunk below
- * min(o, size) must exist before the CAS, not only the one o falls in:
- * chunks_made = c means 0 .. c - 1 exist, and a taker makes c, then
- * moves chunks_made c -> c + 1 (release CAS; a loser reloads c), until
- * c * POOL_CHUNK >= min(o, size). So NO_MEMORY is answered before any
- * credit is taken, and the guard holder that needs a fresh slot (only
- * with its stack empty, at index slots in use < outstanding <= the
- * largest o of a take that succeeded) finds its chunk made.
- */
-
-/* The credits a take of up to @p k may get now: k, fewer (the free
- * ones), or 0 (AGAIN, exact). *t: the taken value the take must CAS from
- * (loaded here); *ret_seen: the caller's cached returned (reloaded here
- * when it says short). */
-static inline uint32_t credit_split_look(struct task_pool *p, uint32_t k, uint64_t *t, uint64_t *ret_seen)
-{
-	uint64_t r = *ret_seen;
-	bool r_after_t = false;
-
-	EXPLORE_POINT(ATOMIC);
-	*t = atomic_load_explicit(&p->taken, memory_order_relaxed); /* the CAS checks it */
-	for (;;) {
-		/* (the explorer's revert: no such look, D5's wrap) */
-		if ((int64_t)(r - *t) > 0 && !DOCA_REVERTED("again_unsigned")) { /* t older than r (D5): reload t */
-			EXPLORE_POINT(ATOMIC);
-			*t = atomic_load_explicit(&p->taken, memory_order_relaxed);
-			r_after_t = false;
-			continue;
-		}
-		uint64_t out = *t - r;
-		uint32_t free = out >= p->size ? 0 : p->size - (uint32_t)out;
-
-		if (free >= k)
-			return k;
-		if (r_after_t)
-			return free; /* exact: r read after t */
-		EXPLORE_POINT(ATOMIC);
-		/* acquire: the slots those returns freed (the guard holder's
-		 * pushes) before our take's use of their credits */
-		r = atomic_load_explicit(&p->returned, memory_order_acquire);
-		*ret_seen = r;
-		r_after_t = true;
-	}
-}
-
-/* Make every chunk below min(o, size) (o: credit_split_look's bound for
- * a take of @p m from @p t with returned view @p r). False: out of
- * memory (nothing taken). */
-static inline bool credit_split_chunks(struct task_pool *p, uint64_t t, uint32_t m, uint64_t r)
-{
-	uint64_t o = t + m - (r < t ? r : t);
-	uint64_t need = o < p->size ? o : p->size;
-	EXPLORE_POINT(ATOMIC);
-	/* acquire: the chunks below it, published before its CAS */
-	uint32_t c = atomic_load_explicit(&p->chunks_made, memory_order_acquire);
-
-	if (DOCA_REVERTED("chunk_only_last")) /* (the explorer's revert: v1's look, D4) */
-		return need == 0 || pool_chunk_of(p, (uint32_t)((need - 1u) / POOL_CHUNK)) != NULL ||
-		       task_pool_publish_chunk(p, (uint32_t)((need - 1u) / POOL_CHUNK));
-	while ((uint64_t)c * POOL_CHUNK < need) {
-		if (!task_pool_publish_chunk(p, c))
-			return false;
-		EXPLORE_POINT(ATOMIC);
-		/* release: chunk c (and those below) before a reader of c + 1;
-		 * a failure loads the count another taker moved (acquire: its
-		 * chunks) into c */
-		if (atomic_compare_exchange_strong_explicit(&p->chunks_made, &c, c + 1u, memory_order_release,
-							    memory_order_acquire))
-			c++;
-	}
-	return true;
-}
-
-/* Take up to @p k credits (*ret_seen: the caller's cached returned):
- * the credits taken (0: AGAIN, exact), or UINT32_MAX for NO_MEMORY
- * (nothing taken). */
-static inline uint32_t credit_split_take(struct task_pool *p, uint32_t k, uint64_t *ret_seen)
-{
-	for (;;) {
-		uint64_t t;
-		uint32_t m = credit_split_look(p, k, &t, ret_seen);
-
-		if (m == 0)
-			return 0;
-		if (!credit_split_chunks(p, t, m, *ret_seen))
-			return UINT32_MAX;
-		EXPLORE_POINT(ATOMIC);
-		/* acq_rel: takes and returns form one order (the exact AGAIN);
-		 * the acquire sees what the chunks' makers published */
-		if (atomic_compare_exchange_strong_explicit(&p->taken, &t, t + m, memory_order_acq_rel,
-							    memory_order_relaxed))
-			return m;
-	}
-}
-
-/* Return @p n credits: the guard holder only (returned's one writer). */
-static inline void credit_split_return(struct task_pool *p, uint32_t n)
-{
-	uint64_t r = atomic_load_explicit(&p->returned, memory_order_relaxed); /* our own */
-
-	EXPLORE_POINT(ATOMIC);
-	/* release: the slots pushed back before a taker's acquire of returned */
-	atomic_store_explicit(&p->returned, r + n, memory_order_release);
 }
 
 #endif /* DOCA_ENGINE_TASK_POOL_H */

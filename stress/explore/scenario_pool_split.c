@@ -62,7 +62,7 @@ void scenario_pool_reload_stale_t(void)
 	pthread_t t[2];
 
 	world_open(&w, "sw0", 2, NULL);
-	pool = &handle_deref(w.ctx)->run->pool; /* started, and nothing submits: its split counters are ours */
+	pool = &handle_deref(w.ctx)->run->pool; /* started, and nothing submits: its credits are ours */
 	for (unsigned i = 0; i < 2; i++)
 		if (pthread_create(&t[i], NULL, taker, (void *)(uintptr_t)i) != 0)
 			explore_end(VERDICT_HARNESS, "pthread_create");
@@ -122,7 +122,7 @@ void scenario_pool_chunk_prefix(void)
 	uint64_t seen = 0;
 
 	world_open(&w, "sw0", 96, NULL);
-	pool = &handle_deref(w.ctx)->run->pool; /* started, and nothing submits: its split counters are ours */
+	pool = &handle_deref(w.ctx)->run->pool; /* started, and nothing submits: its credits are ours */
 	if (credit_split_take(pool, 30, &seen) != 30)
 		explore_end(VERDICT_HARNESS, "the first 30");
 	credit_split_return(pool, 30);
@@ -132,6 +132,9 @@ void scenario_pool_chunk_prefix(void)
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
 	chunks_cover_outstanding("the end");
+	/* the takers' 40 back (taken and returned are the pool's credits:
+	 * the stop waits for every one) */
+	credit_split_return(pool, task_pool_out(pool));
 	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
 	world_progress_until_idle(&w);
 	world_close(&w);

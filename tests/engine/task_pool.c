@@ -338,13 +338,23 @@ Test(task_pool, a_burst_longer_than_the_owners_stack_takes_the_stack_then_fresh_
 	fixture_fini(&f);
 }
 
-/* ring21 step 2 (WIP): the split credits (engine/task_pool.h), on the
- * pool of a started context nothing submits to (its own credits are the
- * head word's still: the counters here are only these calls'). */
+/* ring21 step 2: the split credits (engine/task_pool.h), on the pool of
+ * a started context nothing submits to; the credits these calls take are
+ * the pool's (taken and returned are its credits), so split_fini gives
+ * back what they left out before the stop, which waits for every credit
+ * (this thread, the only one using the pool, in the guard holder's role
+ * of returned's writer). */
 static struct task_pool *split_pool(struct api_fixture *f, uint32_t max_tasks)
 {
 	fixture_init_started(f, "sw0", 64, max_tasks);
 	return &handle_deref(f->ctx)->run->pool;
+}
+
+static void split_fini(struct api_fixture *f, struct task_pool *p)
+{
+	credit_split_return(p, task_pool_out(p));
+	cr_assert_eq(task_pool_free(p), p->size);
+	fixture_fini(f);
 }
 
 Test(task_pool, split_credits_answer_again_exactly_at_max_tasks_and_after_one_return)
@@ -361,7 +371,7 @@ Test(task_pool, split_credits_answer_again_exactly_at_max_tasks_and_after_one_re
 	cr_assert_eq(credit_split_take(p, 1, &seen), 1u, "one back: the look reloads returned");
 	cr_assert_eq(seen, 1u);
 	cr_assert_eq(credit_split_take(p, 1, &seen), 0u);
-	fixture_fini(&f);
+	split_fini(&f, p);
 }
 
 /* D4: every chunk below the take's bound exists before its credits are
@@ -384,7 +394,7 @@ Test(task_pool, split_credits_make_every_chunk_below_the_takes_bound_first)
 	cr_assert_eq(atomic_load(&p->chunks_made), 4u, "chunks 2 and 3, not only the last");
 	for (uint32_t c = 0; c < 4; c++)
 		cr_assert_not_null(atomic_load(&p->chunks[c]), "chunk %u", c);
-	fixture_fini(&f);
+	split_fini(&f, p);
 }
 
 /* D4's two takers: one with a stale view of returned over-counts its
@@ -402,7 +412,7 @@ Test(task_pool, split_credits_a_stale_view_of_returned_makes_more_chunks_never_f
 	cr_assert_eq(atomic_load(&p->chunks_made), 2u, "b's stale bound (40) made chunk 1");
 	cr_assert_eq(credit_split_take(p, 40, &b), 30u, "the 30 back, once b reloads returned");
 	cr_assert_eq(b, 30u);
-	fixture_fini(&f);
+	split_fini(&f, p);
 }
 
 /* ring21 step 2's exact AGAIN across both paths, checked before the split
