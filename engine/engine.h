@@ -331,7 +331,7 @@ struct task_pool {
 	 * POOL_SIZE_HIGH_SWITCHED once the switch to shared began: the owner's
 	 * single free's look (engine/task_pool.c) */
 	_Atomic uint64_t size_high;
-	/* own line: submitters take, the PE's thread returns */
+	/* own line: the slots, popped and pushed by guard holders alone */
 	_Alignas(64) _Atomic uint64_t head; /* tag | free credits | top of the returned stack */
 	_Atomic uint32_t mode; /* POOL_OWNER until a taker without the guard appears */
 	_Atomic uint32_t busy; /* a guard holder is in a plain update of head */

@@ -1,15 +1,16 @@
 /*
- * engine/ring.c — the foreign submitter's descriptor rings, step 1 of
- * bench/ring21-design.md: every foreign task travels as an entry of a
- * ring; its event slot still comes from the task pool (the producer's
- * credit take pops it, as before), its buffers are still pinned by the
+ * engine/ring.c — the foreign submitter's descriptor rings, steps 1 and
+ * 2 of bench/ring21-design.md: every foreign task travels as an entry of
+ * a ring; the producer takes its credit alone (task_pool_take_credits:
+ * the split credits), and the PE's feed pops its event slot (slots are
+ * the guard holder's, engine/task_pool.c); its buffers are still pinned by the
  * producer before the entry is written, and the producer still announces
  * (mailbox_announce of its shard) and runs the wake check
  * (pe_wake_after_push) after every submit. Only the guard holder fills
  * and posts the slots, from the entries.
  *
  * The producer (engine/task.c), inside its read-side section, after its
- * checks, its pins and its credit (the popped slot): chooses its ring
+ * checks, its pins and its credit: chooses its ring
  * (its SP ring, or the MP ring: 1.9), writes each entry's fields
  * (relaxed), then its head src | READY | lap (release); then the
  * announce's fences and the wake check. SP: prod is stored before the
@@ -19,7 +20,9 @@
  * The consumer (any guard holder: ring_feed from run_feed, the stop's
  * flush in run_drain, the armed brief feed, the arming walks), after
  * mailbox_take_flags: for each SP ring in sp_mask, from cons while the
- * head is READY with cons's lap: fill the entry's slot; then store cons
+ * head is READY with cons's lap: pop a slot and fill it from the entry
+ * (task_pool_slots: each entry holds a credit, so a slot is there);
+ * then store cons
  * (release). Then the MP ring, by rule 1.6.6 (below). Entries are never
  * cleared: a position's lap tells a fresh head from the last lap's.
  *
@@ -47,15 +50,16 @@
  *    were claimed before X's claim (SP: by X or, through the slot's
  *    release and acquire, its slot's earlier holder; MP: the claims are
  *    acq_rel RMWs on prod, one chain), each after its own credit take,
- *    so those cap takes and X's happen before X's write, and in the
- *    pool's order (every take and return is an RMW or a release store
- *    of its head word) the last of them, T, found at most size - 1
- *    other credits out: one of those cap credits, of position q >= p,
- *    was back, by a return R. p was drained no later than q (a ring is
- *    drained in position order, under the guard), q's drain happens
- *    before R, R before T (T reads the head word R wrote, or a later
- *    RMW of it), and T before X's write (program order; for MP, T's
- *    claim then X's claim in the chain). So the PE's reads of p happen
+ *    so those cap takes and X's happen before X's write, and the last of
+ *    them, T (taken is one order: RMWs, or a guard holder's plain store
+ *    while the pool is the owner's), took with a look at a returned r
+ *    (returned's one writer, the guard holder; T's acquire of it, or
+ *    its own) that left at most size - 1 other credits out: one of those
+ *    cap credits, of position q >= p, was back in r, by a return R. p
+ *    was drained no later than q (a ring is drained in position order,
+ *    under the guard), q's drain happens before R, R (its release store
+ *    of returned) before T's look, and T before X's write (program
+ *    order; for MP, T's claim then X's claim in the chain). So the PE's reads of p happen
  *    before X's rewrite of its entry.
  * I5 Every READY entry becomes exactly one slot: only guard holders read
  *    entries and advance cons, one at a time (the guard), and an entry is
@@ -103,7 +107,7 @@
  *
  * Memory per run: 17 pointers and a mask (140 bytes, on lines of their
  * own); a producer
- * 40 B x pow2 >= min(max_tasks, 1024), the MP ring 40 B x pow2 >=
+ * 32 B x pow2 >= min(max_tasks, 1024), the MP ring 32 B x pow2 >=
  * max_tasks, each made on the first submit that needs it.
  *
  * Not in step 1: the PENDING state and the producer's DEAD look (the pins
@@ -112,6 +116,7 @@
  * bits and the maker's heavy fence (steps 2-4).
  */
 #include "engine/ring.h"
+#include "engine/task_pool.h"
 
 uint32_t ring_sp_cap_max = RING_SP_CAP_MAX;
 
@@ -177,16 +182,19 @@ static inline uintptr_t ring_head(const struct task_ring *r, uint64_t pos)
 	return atomic_load_explicit(&r->e[pos & r->mask].head, memory_order_acquire);
 }
 
-/* The slot of the READY entry of head @p h at @p e, filled as the
- * producer's task_fill filled it before step 1 (shared pins: the producer
- * pinned the buffers before writing the entry). */
-static struct doca_event *ring_fill(struct ring_entry *e, uintptr_t h, bool watched)
+/* Fill slot @p ev (the feed's, task_pool_slots) from the READY entry of
+ * head @p h at @p e, as the producer's task_fill filled it before step 1
+ * (shared pins: the producer pinned the buffers before writing the
+ * entry). */
+static void ring_fill(struct doca_event *ev, struct ring_entry *e, uintptr_t h, bool watched)
 {
-	struct doca_event *ev = atomic_load_explicit(&e->ev, memory_order_relaxed);
 	bool partial = (h & RING_PARTIAL) != 0;
 
-	if (watched)
-		hb_acquire(e); /* the producer's hb_release before READY */
+	TSAN_ACQUIRE(ev);
+	if (watched) {
+		hb_acquire(ev); /* the slot's last free happens before its reuse */
+		hb_acquire(e);  /* the producer's hb_release before READY */
+	}
 	ev_set_queued_from_free(ev); /* a taken slot is FREE */
 	ev->pins = EV_PINS_SHARED;
 	ev->error = partial ? DOCA_ERROR_TOO_BIG : DOCA_SUCCESS;
@@ -197,28 +205,46 @@ static struct doca_event *ring_fill(struct ring_entry *e, uintptr_t h, bool watc
 	ev->user_data.u64 = atomic_load_explicit(&e->user_data, memory_order_relaxed);
 	if (watched)
 		hb_release(ev); /* the fill happens before the device's accesses */
-	return ev;
+}
+
+/* Slots for the @p n READY entries of @p r from position @p c on (their
+ * heads acquired), filled into evs. Each holds its credit and no slot
+ * (task_pool_take_credits), so the pool has one for each
+ * (task_pool_slots). */
+static void ring_fill_n(struct ctx_run *run, struct task_ring *r, uint64_t c, struct doca_event **evs, uint32_t n,
+			bool watched)
+{
+	if (n == 0)
+		return;
+	task_pool_slots(&run->pool, evs, n);
+	for (uint32_t i = 0; i < n; i++) {
+		struct ring_entry *e = &r->e[(c + i) & r->mask];
+
+		/* (relaxed: our acquire saw it READY, and only our cons store
+		 * lets its producer write it again) */
+		ring_fill(evs[i], e, atomic_load_explicit(&e->head, memory_order_relaxed), watched);
+	}
 }
 
 /* Take SP ring @p r's READY entries from cons, at most @p max, into evs.
  * *more: a READY entry is left (the limit was reached before a head that
  * is not READY). */
-static uint32_t ring_take_sp(struct task_ring *r, struct doca_event **evs, uint32_t max, bool watched, bool *more)
+static uint32_t ring_take_sp(struct ctx_run *run, struct task_ring *r, struct doca_event **evs, uint32_t max,
+			     bool watched, bool *more)
 {
 	/* relaxed: only guard holders store it, and the guard orders them */
 	uint64_t c = atomic_load_explicit(&r->cons, memory_order_relaxed);
 	uint32_t n = 0;
-	uintptr_t h;
 
-	for (; ring_ready_at(r, c + n, h = ring_head(r, c + n)); n++) {
+	for (; ring_ready_at(r, c + n, ring_head(r, c + n)); n++) {
 		if (n == max) {
 			/* (the explorer's revert: the entry left unsaid, so the
 			 * feed drops the flags that would bring it) */
 			*more = !DOCA_REVERTED("ring_limit_drops_flags");
 			break;
 		}
-		evs[n] = ring_fill(&r->e[(c + n) & r->mask], h, watched);
 	}
+	ring_fill_n(run, r, c, evs, n, watched);
 	if (n != 0) {
 		hb_release(&r->cons);
 		/* release: our reads of the entries before the producer's
@@ -248,7 +274,7 @@ static uint32_t ring_take_sp_all(struct ctx_run *run, struct doca_event **evs, u
 			atomic_load_explicit(&run->sp[__builtin_ctz(*bits)], memory_order_acquire); /* the zeroed ring */
 
 		*bits &= *bits - 1u;
-		n += ring_take_sp(r, evs + n, max - n, watched, more);
+		n += ring_take_sp(run, r, evs + n, max - n, watched, more);
 	}
 	return n;
 }
@@ -284,13 +310,8 @@ uint32_t ring_feed(struct ctx_run *run, struct doca_event **evs, uint32_t max, b
 			n += ring_take_sp_all(run, evs + n, max - j - n, watched, &more);
 		if (more)
 			j = 0;
-		for (uint32_t i = 0; i < j; i++) {
-			struct ring_entry *e = &mp->e[(c + i) & mp->mask];
-
-			/* (relaxed: the acquire above saw it READY, and only our
-			 * cons store lets its producer write it again) */
-			evs[n++] = ring_fill(e, atomic_load_explicit(&e->head, memory_order_relaxed), watched);
-		}
+		ring_fill_n(run, mp, c, evs + n, j, watched);
+		n += j;
 		if (j != 0) {
 			hb_release(&mp->cons);
 			/* release: as the SP rings' (I3); and a diverted producer's

@@ -29,27 +29,28 @@ _Static_assert(RING_SP <= MAILBOX_SHARDS, "SP ring i announces mailbox shard i")
 #define RING_BITS ((uintptr_t)63)
 #define RING_SP_CAP_MAX 1024u /* an SP ring's capacity: pow2 >= min(max_tasks, this) */
 
-/* One task. The design's entry is 32 bytes; step 1 adds the event slot
- * the producer took with its credit (today's pool pop), which the PE
- * fills: 40 bytes. Step 2 gives slots to the guard holder alone and the
- * word goes. Every field an atomic: only the producer writes an entry,
- * the PE reads it after the head's acquire. */
+/* One task, 32 bytes: no event slot (slots are the guard holder's: the
+ * PE's feed pops one per entry and fills it from the entry). Every field
+ * an atomic: only the producer writes an entry, the PE reads it after
+ * the head's acquire. */
 struct ring_entry {
 	_Atomic uintptr_t head;
 	_Atomic(struct doca_buf *) dst;
 	_Atomic uint64_t len;
 	_Atomic uint64_t user_data;
-	_Atomic(struct doca_event *) ev;
 };
+
+_Static_assert(sizeof(struct ring_entry) == 32, "two entries a line");
 
 struct task_ring {
 	/* producer line. prod: SP, the end of the positions written (the
 	 * producer's store, relaxed); MP, the end of the positions claimed
-	 * (fetch_add). cons_seen, mp_until, on_mp: the SP producer's own
-	 * (passed on with its slot: slot_release's release, slot_claim's
-	 * acquire). */
+	 * (fetch_add). cons_seen, ret_seen, mp_until, on_mp: the SP
+	 * producer's own (passed on with its slot: slot_release's release,
+	 * slot_claim's acquire). */
 	_Alignas(64) _Atomic uint64_t prod;
 	uint64_t cons_seen;
+	uint64_t ret_seen; /* the pool's returned as its last look saw it (task_pool_take_credits) */
 	uint64_t mp_until; /* its last MP position while on_mp */
 	uint32_t mask;     /* cap - 1 */
 	bool on_mp;        /* diverted to the MP ring until its cons passes mp_until */
@@ -124,7 +125,7 @@ static inline uintptr_t ring_lap(const struct task_ring *r, uint64_t pos)
  * a short destination (engine/task.c task_pin). @p watched: hb_watching(). */
 static inline __attribute__((always_inline)) void ring_put(struct task_ring *r, uint64_t pos, struct doca_buf *src,
 							   struct doca_buf *dst, uint64_t len, bool partial,
-							   uint64_t user_data, struct doca_event *ev, bool watched)
+							   uint64_t user_data, bool watched)
 {
 	struct ring_entry *e = &r->e[pos & r->mask];
 	uintptr_t h = (uintptr_t)src | RING_READY | ring_lap(r, pos) | (partial ? RING_PARTIAL : 0);
@@ -137,11 +138,10 @@ static inline __attribute__((always_inline)) void ring_put(struct task_ring *r, 
 	atomic_store_explicit(&e->dst, dst, memory_order_relaxed);
 	atomic_store_explicit(&e->len, len, memory_order_relaxed);
 	atomic_store_explicit(&e->user_data, user_data, memory_order_relaxed);
-	atomic_store_explicit(&e->ev, ev, memory_order_relaxed);
 	if (watched)
 		hb_release(e); /* before the head's store (D9) */
 	EXPLORE_POINT(ATOMIC);
-	if (!early) /* release: the fields and the popped slot before the PE's acquire of READY */
+	if (!early) /* release: the fields before the PE's acquire of READY */
 		atomic_store_explicit(&e->head, h, memory_order_release);
 }
 

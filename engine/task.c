@@ -470,14 +470,19 @@ task_pin_more(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_
 /* Take a credit for each of the k pinned tasks, in as few atomic steps as
  * the pool allows; the tasks left without one are unpinned. Returns how
  * many got one (*why says why the others did not: AGAIN, or NO_MEMORY for
- * a chunk of slots). @p kernel: as task_pin's. */
+ * a chunk of slots). Under the guard each comes with its slot (evs);
+ * without it (a ring's tasks) only the credits are taken, against the
+ * cached returned @p ret_seen (task_pool_take_credits), and the PE's
+ * feed pops the slots. @p kernel: as task_pin's. */
 static inline __attribute__((always_inline)) uint32_t task_take_credits(struct ctx_run *run, const struct task_pinned *tp,
 					 uint32_t k, bool guarded, bool kernel, struct doca_event **evs,
-					 doca_error_t *why)
+					 uint64_t *ret_seen, doca_error_t *why)
 {
 	uint32_t got = 0, m;
 
-	while (got < k && (m = task_pool_take_as(&run->pool, &evs[got], k - got, guarded, kernel, why)) != 0)
+	if (!guarded)
+		got = k == 0 ? 0 : task_pool_take_credits(&run->pool, k, ret_seen, why);
+	while (guarded && got < k && (m = task_pool_take_as(&run->pool, &evs[got], k - got, kernel, why)) != 0)
 		got += m;
 	for (uint32_t i = got; i < k; i++) {
 		buf_unpin(tp[i].dst, guarded);
@@ -705,9 +710,9 @@ task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct 
 						 tp + filled - 1u, err);
 	} else {
 		*k = task_pin_more(ctx, run, descs, n, buf_fold, true, kernel, tp, err);
-		got = pool_take_loop(p, evs, *k, true, kernel, why, plain, h, true);
+		got = pool_take_loop(p, evs, *k, kernel, why, plain, h, true);
 	}
-	while (got != 0 && got < *k && (m = task_pool_take_as(p, &evs[got], *k - got, true, kernel, why)) != 0)
+	while (got != 0 && got < *k && (m = task_pool_take_as(p, &evs[got], *k - got, kernel, why)) != 0)
 		got += m;
 	for (uint32_t i = got; i < *k; i++) {
 		buf_unpin(tp[i].dst, true);
@@ -888,6 +893,7 @@ struct task_way {
 	struct task_ring *ring; /* the chunk's ring */
 	struct task_ring *sp;   /* the thread's SP ring (ring itself, or diverted from it to MP), or NULL */
 	uint32_t make;          /* a ring to make first (ring_publish's which), or TASK_MAKE_NONE */
+	uint64_t ret_none;      /* task_ret_seen's view without an SP ring */
 };
 
 /* Choose @p w's ring for up to @p n tasks of a foreign chunk: the SP ring
@@ -925,13 +931,22 @@ static inline void task_ring_choose(struct ctx_run *run, uint32_t n, struct task
 	w->ring = mp;
 }
 
-/* Write the @p got tasks that took a credit (tp[i], descs[i], the slot
- * evs[i] each popped) into @p w's ring, then announce them: the PE's next
- * feed fills and posts the slots (engine/ring.c). */
+/* The cached returned a chunk written into @p w's ring takes its credits
+ * against (task_pool_take_credits): its thread's SP ring's, the
+ * producer's own (also while diverted to MP), or, with none, a view of
+ * nothing returned (the look then loads returned once it says short). */
+static inline uint64_t *task_ret_seen(struct task_way *w)
+{
+	w->ret_none = 0;
+	return w->sp != NULL ? &w->sp->ret_seen : &w->ret_none;
+}
+
+/* Write the @p got tasks that took a credit (tp[i], descs[i]) into @p
+ * w's ring, then announce them: the PE's next feed pops their slots,
+ * fills and posts them (engine/ring.c). */
 static inline __attribute__((always_inline)) void task_ring_write(struct ctx_run *run, const struct task_way *w,
 								  const struct task_pinned *tp,
-								  const struct doca_task_desc *descs,
-								  struct doca_event **evs, uint32_t got)
+								  const struct doca_task_desc *descs, uint32_t got)
 {
 	struct task_ring *r = w->ring;
 	bool watched = hb_watching();
@@ -951,13 +966,9 @@ static inline __attribute__((always_inline)) void task_ring_write(struct ctx_run
 			w->sp->mp_until = x + got - 1u;
 		}
 	}
-	for (uint32_t i = 0; i < got; i++) {
-		TSAN_ACQUIRE(evs[i]); /* the slot's last free happens before its reuse */
-		if (watched)
-			hb_acquire(evs[i]);
+	for (uint32_t i = 0; i < got; i++)
 		ring_put(r, x + i, tp[i].src, tp[i].dst, tp[i].len, tp[i].status == DOCA_EVENT_STATUS_PARTIAL,
-			 descs[i].user_data.u64, evs[i], watched);
-	}
+			 descs[i].user_data.u64, watched);
 	mailbox_announce(&run->mbox);
 }
 
@@ -998,7 +1009,7 @@ task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **ev
 		return false;
 	}
 	if (n != 0)
-		task_ring_write(run, w, tp, descs, evs, n);
+		task_ring_write(run, w, tp, descs, n);
 	return n != 0;
 }
 
@@ -1050,7 +1061,7 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 			k = task_pin_more(ctx, *run, descs, n, buf_fold, true, false, tp, err);
 		else if (*err == DOCA_SUCCESS)
 			k = task_pin_more(ctx, *run, descs, n, buf_fold, false, false, tp, err);
-		got = task_take_credits(*run, tp, k, guarded, false, evs, &why);
+		got = task_take_credits(*run, tp, k, guarded, false, evs, task_ret_seen(w), &why);
 		evs[got] = NULL;
 		if (guarded) /* (watched) */
 			for (uint32_t i = 0; i < got; i++) {
@@ -1070,13 +1081,13 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 static inline __attribute__((always_inline)) uint32_t
 task_one_take(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *desc, struct doca_buf *src,
 	      struct doca_buf *dst, bool guarded, bool kernel, struct doca_event **evs, struct task_pinned *tp,
-	      doca_error_t *err)
+	      uint64_t *ret_seen, doca_error_t *err)
 {
 	uint32_t got = 0;
 
 	*err = task_pin(ctx, run, desc, src, dst, guarded, true, kernel, tp);
 	/* (task_take_credits sets *err only when it takes none) */
-	if (*err == DOCA_SUCCESS && (got = task_take_credits(run, tp, 1, guarded, kernel, evs, err)) == 1 &&
+	if (*err == DOCA_SUCCESS && (got = task_take_credits(run, tp, 1, guarded, kernel, evs, ret_seen, err)) == 1 &&
 	    guarded)
 		task_fill(evs[0], tp, desc->user_data, true, hb_watching());
 	return got;
@@ -1103,7 +1114,7 @@ task_one(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struc
 		*err = task_chunk_enter(ctx, run, start, 1, &guarded, &unparked, w);
 	if (*err != DOCA_SUCCESS || w->make != TASK_MAKE_NONE)
 		return 0;
-	uint32_t got = task_one_take(ctx, *run, desc, src, dst, guarded, false, evs, &tp, err);
+	uint32_t got = task_one_take(ctx, *run, desc, src, dst, guarded, false, evs, &tp, task_ret_seen(w), err);
 
 	*queued |= task_hand_over(ctx, *run, evs, got, guarded, unparked, w, &tp, desc);
 	return got;
@@ -1213,7 +1224,7 @@ static __attribute__((noinline)) doca_error_t task_owner_rest(struct ctx_run *ru
 	evs[0] = NULL; /* for gcc, which cannot tell it is read only when taken */
 	runner_unparked_first_count(runner_parked_thread(cur)); /* (task_one_owner's entry) */
 	task_post_guarded(run->ctx, run, evs,
-			  task_one_take(run->ctx, run, desc, src, dst, true, true, evs, &tp, &err), cur, false);
+			  task_one_take(run->ctx, run, desc, src, dst, true, true, evs, &tp, NULL, &err), cur, false);
 	return err;
 }
 
@@ -1234,7 +1245,7 @@ task_owner_take(struct ctx_run *run, const struct doca_task_desc *desc, struct d
 	evs[0] = NULL; /* for gcc, which cannot tell it is read only when taken */
 	runner_unparked_first_count(runner_parked_thread(cur)); /* (task_one_owner's entry) */
 	uint64_t h = plain ? atomic_load_explicit(&run->pool.head, memory_order_acquire) : pool_head_look(&run->pool);
-	uint32_t got = pool_take_loop(&run->pool, evs, 1, true, true, &err, plain, h, false);
+	uint32_t got = pool_take_loop(&run->pool, evs, 1, true, &err, plain, h, false);
 
 	if (got == 0) { /* task_take_credits's, for one task */
 		buf_unpin(dst, true);

@@ -14,9 +14,10 @@
  * exact AGAIN of the credits): the top of a stack of
  * returned slots (a slot index + 1, 0 for none; linked through each
  * event's pool_next once the pool is shared, by address before: "The
- * index links" below), the number of free credits, and a tag. Submitters
- * (any thread) take with a CAS; only the holder of the PE's runner guard
- * returns (one producer). One CAS takes or returns many: a submit takes
+ * index links" below), the number of free credits, and a tag. Only
+ * holders of the PE's runner guard pop and push slots since ring21 step
+ * 2 ("Slots: the guard holder's" below), with a CAS once the pool is
+ * shared (the ABA argument below is then about one thread at a time). One CAS takes or returns many: a submit takes
  * a chunk's credits at once, a burst of frees returns its run's slots as
  * one chain. Free credits = slots on the stack + slots never
  * used yet; those are the indexes from size - free on, taken in order only
@@ -50,31 +51,38 @@
  *   The return's CAS is a release and a take's an acquire, so a taker sees
  *   the slot as the PE left it.
  *
- * Credits before slots (ring21 step 2, first part). The credits are
- * now taken and returned (engine/task_pool.h, "The split credits"):
- * free = size - (taken - returned); head's count counts the slots alone
- * (on the stack or never used), and its AGAIN is the credits'. Every
- * take takes its credits first (a guard holder: credit_take_guarded,
- * plain under the same plain update as head's, or a CAS; a taker
- * without the guard: credit_split_take, after the switch to shared),
- * then one slot of head for each; every return puts its slots on head,
- * then stores returned (release). Why a credit taken always finds its
- * slot on head: let a taker hold a credit it took from t (its CAS, or
- * its plain store) and load head H (acquire). Every pop in H happens
- * before that load (head's CAS are a release sequence once shared; the
- * plain updates before are guard holders', ordered by the guard and the
- * switch), and so does its taker's credit, taken first: with T the
- * last taken value whose take happens before the load, H holds at most
- * T - 1 pops (our own credit has none yet). The taker of T took it
- * against a returned r it loaded by acquire (or its own, a guard
- * holder's), with T - r <= size, and the returns counted in r put their
- * slots on head before their store: they are in H. So H has at most
- * (T - 1) - (T - size) = size - 1 slots out: one is there.
- * pool_slots_short aborts if not. Chunks: a guard holder's take makes
- * the chunk of a fresh slot as before, and on NO_MEMORY gives back the
- * credits it has no slot for (returned is the guard holder's to store);
- * a take without the guard made every chunk below its bound first
- * (credit_split_chunks), so a fresh slot's chunk exists for it.
+ * Credits before slots (ring21 step 2). The credits are taken and
+ * returned (engine/task_pool.h, "The split credits"): free = size -
+ * (taken - returned); head's count counts the slots alone (on the stack
+ * or never used), and its AGAIN is the credits'.
+ *
+ * Slots: the guard holder's. A taker without the PE's runner guard (a
+ * foreign submit: task_pool_take_credits, after the switch to shared or
+ * with the guard taken briefly) takes credits and no slot; its task
+ * travels in a ring (engine/ring.c), and the guard holder's feed pops
+ * one slot per entry it takes (task_pool_slots). A guard holder's own
+ * take (credit_take_covered, plain under the same plain update as
+ * head's, or a CAS) pops its slots after its credits. Every return puts
+ * its slots on head, then stores returned (release). So only guard
+ * holders touch head, one at a time (the guard): its CAS ways once
+ * shared meet no other thread (item 3 of step 2 deletes them).
+ *
+ * Why a popper always finds its slots (design 1.4, invariant S): a slot
+ * is popped only for a credit held without one (the popper's own take,
+ * or a ring entry's), and a credit is returned only after its slot went
+ * back to head (the push, then the returned store; a ring entry's credit
+ * holds no slot until the feed pops it, and is returned only through
+ * that slot's free). So at every guard holder's step, slots out <=
+ * credits held with a slot = outstanding - credits held without one <=
+ * size - c, with c the credits the popper pops for: c slots are on the
+ * stack or fresh. pool_slots_short aborts if not.
+ *
+ * Chunks before credits (D4): every take makes every chunk below the
+ * credits out after it before it takes (credit_split_chunks; a guard
+ * holder's credit_take_covered with its exact count, outside its plain
+ * update), so a fresh slot the feed pops (index fresh_from = slots in
+ * use < outstanding) lies in a chunk made: NO_MEMORY is answered before
+ * a task is accepted, never by the feed.
  *
  * Without a read-modify-write while only guard holders use the pool (the
  * owner fast path, issue 12). Until a submitter without the PE's runner
@@ -412,7 +420,7 @@ void task_pool_fini(struct task_pool *p)
 /* Turn the pool shared; returns once no plain update is under way (the
  * Dekker pair and the parked owner's brief sections, top). Called only
  * by a taker that found the PE's guard held by another thread
- * (task_pool_take_unshared): never inside a brief hold of it. */
+ * (task_pool_take_credits): never inside a brief hold of it. */
 static void task_pool_share(struct task_pool *p)
 {
 	struct runner *guard = &p->run->pe->runner;
@@ -510,22 +518,42 @@ void pool_settle(struct task_pool *p)
 	}
 }
 
-uint32_t task_pool_take_unshared(struct task_pool *p, struct doca_event **evs, uint32_t want, doca_error_t *why)
+uint32_t task_pool_take_credits(struct task_pool *p, uint32_t want, uint64_t *ret_seen, doca_error_t *why)
 {
 	struct runner *guard = &p->run->pe->runner;
-	/* Nobody runs the PE (no turn ran yet, or its runner let go): take
-	 * the guard for the moment of the take, so a submit before the first
-	 * turn leaves the pool the owner's. NESTED: ours already. */
-	enum runner_entry e = runner_enter_brief(guard);
 	uint32_t n;
 
-	if (e == RUNNER_BUSY) {
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: pairs with pool_settle's release of SHARED (the last plain
+	 * update of taken before it) */
+	if (atomic_load_explicit(&p->mode, memory_order_acquire) != POOL_SHARED) {
+		/* Nobody runs the PE (no turn ran yet, or its runner let go):
+		 * take the guard for the moment of the take, so a submit
+		 * before the first turn leaves the pool the owner's. NESTED:
+		 * ours already. */
+		enum runner_entry e = runner_enter_brief(guard);
+
+		if (e != RUNNER_BUSY) {
+			bool plain = pool_plain_begin(p);
+
+			n = credit_take_covered(p, want, &plain, true, false, why);
+			if (plain)
+				pool_plain_end(p);
+			if (n != 0 && n < want)
+				*why = DOCA_ERROR_AGAIN; /* the free ones taken, exactly */
+			if (e == RUNNER_ENTERED)
+				runner_exit(guard);
+			return n;
+		}
 		task_pool_share(p);
-		return pool_take(p, evs, want, false, false, why);
 	}
-	n = pool_take(p, evs, want, true, false, why);
-	if (e == RUNNER_ENTERED)
-		runner_exit(guard);
+	n = credit_split_take(p, want, ret_seen);
+	if (n == UINT32_MAX) {
+		*why = DOCA_ERROR_NO_MEMORY;
+		return 0;
+	}
+	if (n < want)
+		*why = DOCA_ERROR_AGAIN;
 	return n;
 }
 

@@ -177,9 +177,11 @@ static inline struct doca_event *pool_slot_of(const struct task_pool *p, uint32_
  * grows by every take (a CAS, acq_rel), returned by every return (the
  * guard holder's alone: a release store), and returned <= taken at every
  * instant (each return follows its take). A taker keeps a cached view of
- * returned (ret_seen: the SP producer's own; the MP producer's a
- * thread's), reloaded only when that view says the pool is short: a
- * spinning submitter writes no shared line.
+ * returned (ret_seen: an SP producer's own, on its ring's producer
+ * line, also while it is diverted to MP; a thread with no SP ring starts
+ * from 0 each submit: engine/task.c task_ret_seen), reloaded only when
+ * that view says the pool is short: a spinning submitter writes no
+ * shared line.
  *
  * The look (design 1.5 step 2) is exact: AGAIN only with a returned
  * loaded after the taken it compares: taken at r's load >= t, so
@@ -225,7 +227,9 @@ static inline uint32_t credit_split_look(struct task_pool *p, uint32_t k, uint64
 
 		if (free >= k)
 			return k;
-		if (r_after_t)
+		/* (the explorer's revert: AGAIN from the cached view, no
+		 * reload: AGAIN while credits are back) */
+		if (r_after_t || DOCA_REVERTED("again_on_cached_returned"))
 			return free; /* exact: r read after t */
 		EXPLORE_POINT(ATOMIC);
 		/* acquire: the slots those returns freed (the guard holder's
@@ -251,9 +255,9 @@ static inline bool credit_split_chunks(struct task_pool *p, uint64_t t, uint32_t
 		return need == 0 || pool_chunk_of(p, (uint32_t)((need - 1u) / POOL_CHUNK)) != NULL ||
 		       task_pool_publish_chunk(p, (uint32_t)((need - 1u) / POOL_CHUNK));
 	while ((uint64_t)c * POOL_CHUNK < need) {
-		/* a guard holder's fresh take makes its chunk without moving
-		 * chunks_made (pool_take_loop): one made is only counted, not
-		 * made again (a copy, then given back); acquire: its slots, as
+		/* another taker may have published chunk c and not yet
+		 * moved chunks_made: one made is only counted, not made again
+		 * (a copy, then given back); acquire: its slots, as
 		 * pool_chunk_of's */
 		if (atomic_load_explicit(&p->chunks[c], memory_order_acquire) == NULL && !task_pool_publish_chunk(p, c))
 			return false;
@@ -506,56 +510,103 @@ static inline __attribute__((always_inline)) void pool_pop_end(struct task_pool 
 		pool_plain_end(p);
 }
 
-/* A guard holder's look at the credits: min(@p k, free), *@p t the taken
- * it counted from. Exact: returned is its own (only guard holders store
- * it, and it holds the guard), and taken, loaded after it, is at least
- * it. Inside a plain update while the pool is the owner's
- * (pool_plain_begin*) no other thread takes (a taker without the guard
- * first turns the pool shared: task_pool.c), so t stays taken until
- * credit_plain_take stores it. */
-static inline __attribute__((always_inline)) uint32_t credit_guarded_free(const struct task_pool *p, uint32_t k,
-									  uint64_t *t)
+/* Do the chunks cover @p o credits out (every chunk below min(o, size)
+ * made and counted in chunks_made: "Chunks before credits" above)? */
+static inline __attribute__((always_inline)) bool credit_chunks_cover(const struct task_pool *p, uint64_t o)
 {
-	uint64_t r = atomic_load_explicit(&p->returned, memory_order_relaxed); /* our own (the guard) */
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: the chunks below it, as credit_split_chunks's */
+	uint32_t c = atomic_load_explicit(&p->chunks_made, memory_order_acquire);
 
-	*t = atomic_load_explicit(&p->taken, memory_order_relaxed); /* the CAS checks it, or ours (plain) */
-	uint64_t out = *t - r;
+	return (uint64_t)c * POOL_CHUNK >= o;
+}
+
+/* A guard holder's look at the credits: min(@p k, free), *@p t the taken
+ * it counted from, *@p r the returned. Exact: returned is its own (only
+ * guard holders store it, and it holds the guard), and taken, loaded
+ * after it, is at least it. Inside a plain update while the pool is the
+ * owner's (pool_plain_begin*) no other thread takes (a taker without
+ * the guard first turns the pool shared: task_pool.c), so t stays taken
+ * until credit_plain_take stores it. */
+static inline __attribute__((always_inline)) uint32_t credit_guarded_look(const struct task_pool *p, uint32_t k,
+									  uint64_t *t, uint64_t *r)
+{
+	*r = atomic_load_explicit(&p->returned, memory_order_relaxed); /* our own (the guard) */
+	*t = atomic_load_explicit(&p->taken, memory_order_relaxed);   /* the CAS checks it, or ours (plain) */
+	uint64_t out = *t - *r;
 	uint32_t free = out >= p->size ? 0 : p->size - (uint32_t)out;
 
 	return k < free ? k : free;
 }
 
+/* credit_guarded_look for the owner's fast ways (pool_take's single take,
+ * engine/task.c's burst fill and task_one_owner): 0 also when the chunks
+ * do not cover the credits out after the take (the feed may need a
+ * fresh slot of any of them, task_pool.c "Slots: the guard holder's"):
+ * then the caller's slow way (pool_take_loop, credit_take_covered) makes
+ * them, outside its update, or answers AGAIN. */
+static inline __attribute__((always_inline)) uint32_t credit_guarded_free(const struct task_pool *p, uint32_t k,
+									  uint64_t *t)
+{
+	uint64_t r;
+	uint32_t m = credit_guarded_look(p, k, t, &r);
+
+	return m != 0 && credit_chunks_cover(p, *t + m - r) ? m : 0;
+}
+
 /* The plain take of @p n credits from credit_guarded_free's @p t: a
- * store, which the update's end publishes as it does head's (the
- * switcher's busy wait, or its wait for the parked owner's brief
- * section: task_pool.c). */
+ * store, which the update's end publishes (the switcher's busy wait, or
+ * its wait for the parked owner's brief section: task_pool.c). */
 static inline __attribute__((always_inline)) void credit_plain_take(struct task_pool *p, uint64_t t, uint32_t n)
 {
 	atomic_store_explicit(&p->taken, t + n, memory_order_relaxed);
 }
 
-/* A guard holder's take of up to @p k credits: k, fewer (the free ones)
- * or 0 (AGAIN, exact: credit_guarded_free). @p plain: inside a plain
- * update while the pool is the owner's; otherwise the CAS. */
-static inline __attribute__((always_inline)) uint32_t credit_take_guarded(struct task_pool *p, uint32_t k, bool plain)
+/* A guard holder's take of up to @p k credits: k, fewer (the free ones),
+ * or 0 with *@p why: DOCA_ERROR_AGAIN (exact: credit_guarded_look) or
+ * DOCA_ERROR_NO_MEMORY (a chunk could not be made; nothing taken). Every
+ * chunk below the credits out after it is made first (D4's rule for a
+ * guard holder: the feed pops fresh slots for ring tasks' credits).
+ * *@p plain: inside a plain update while the pool is the owner's (@p
+ * busy: begun by pool_plain_begin_as, else by pool_plain_begin_unparked),
+ * otherwise the CAS; the update is ended around the allocation and begun
+ * again, *plain its new answer (false after a NO_MEMORY: ended). */
+static inline __attribute__((always_inline)) uint32_t credit_take_covered(struct task_pool *p, uint32_t k,
+									  bool *plain, bool busy, bool kernel,
+									  doca_error_t *why)
 {
-	uint64_t t;
-	uint32_t m = credit_guarded_free(p, k, &t);
-
-	if (plain) {
-		if (m != 0)
-			credit_plain_take(p, t, m);
-		return m;
-	}
 	for (;;) {
-		if (m == 0)
+		uint64_t t, r;
+		uint32_t m = credit_guarded_look(p, k, &t, &r);
+
+		if (m == 0) {
+			*why = DOCA_ERROR_AGAIN;
 			return 0;
+		}
+		if (!credit_chunks_cover(p, t + m - r)) {
+			/* the allocator may wait: not inside an update (a brief
+			 * section entered by runner_unpark is waited out whole) */
+			if (*plain && busy)
+				pool_plain_end(p);
+			if (!credit_split_chunks(p, t, m, r)) {
+				*plain = false;
+				*why = DOCA_ERROR_NO_MEMORY;
+				return 0;
+			}
+			*plain = busy ? pool_plain_begin_as(p, kernel) : pool_plain_begin_unparked(p);
+			if (!*plain)
+				pool_settle(p); /* before the CAS (pool_plain_begin_unparked) */
+			continue;
+		}
+		if (*plain) {
+			credit_plain_take(p, t, m);
+			return m;
+		}
 		EXPLORE_POINT(ATOMIC);
 		/* acq_rel: as credit_split_take's (takes and returns in one order) */
 		if (atomic_compare_exchange_strong_explicit(&p->taken, &t, t + m, memory_order_acq_rel,
 							    memory_order_relaxed))
 			return m;
-		m = credit_guarded_free(p, k, &t);
 	}
 }
 
@@ -564,45 +615,20 @@ static inline __attribute__((always_inline)) uint32_t credit_take_guarded(struct
  * slots"). Logs and aborts. */
 __attribute__((cold, noreturn)) void pool_slots_short(void);
 
-/* pool_take after its first look: @p plain, pool_plain_begin_as's
- * answer, and @p h, the head pool_head_look loaded. @p busy: the plain
- * update stores busy (pool_plain_begin_as, pool_plain_end); false for the
- * parked owner inside a brief section it entered by runner_unpark, whose
- * entry is the flag (pool_plain_begin_unparked; task_pool.c). The
- * credits first (taken, returned: credit_take_guarded under the guard,
- * credit_split_take without it), then a slot from head for each (ring21
- * step 2: head counts the slots only; every credit held finds its slot,
- * task_pool.c "Credits before slots"), so the take gets every credit it
- * took a slot for, in one or more steps on head. */
-static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task_pool *p, struct doca_event **evs,
-								     uint32_t want, bool guarded, bool kernel,
-								     doca_error_t *why, bool plain, uint64_t h,
-								     bool busy)
+/* A guard holder's @p want slots from head, into evs: the caller holds a
+ * credit for each that has no slot yet (its own take's, or ring tasks'
+ * it feeds), so every one is there (task_pool.c, "Credits before
+ * slots"; pool_slots_short aborts if not), on the stack or fresh in a
+ * chunk the credits' takers made (credit_split_chunks,
+ * credit_take_covered). @p plain, @p h, @p busy, @p kernel: as
+ * pool_take_loop's; one or more steps on head, each a plain update
+ * while the pool is the owner's (ended here), a CAS once shared. */
+static inline __attribute__((always_inline)) void pool_slots_loop(struct task_pool *p, struct doca_event **evs,
+								  uint32_t want, bool kernel, bool plain, uint64_t h,
+								  bool busy)
 {
 	uint32_t got = 0;
 
-	if (guarded) {
-		want = credit_take_guarded(p, want, plain);
-	} else {
-		uint64_t seen = 0; /* no cached view yet: the look loads returned when short */
-
-		want = credit_split_take(p, want, &seen);
-		if (want == UINT32_MAX) {
-			*why = DOCA_ERROR_NO_MEMORY;
-			return 0;
-		}
-	}
-	if (want == 0) {
-		if (plain && busy)
-			pool_plain_end(p);
-		*why = DOCA_ERROR_AGAIN;
-		return 0;
-	}
-	/* head after our credits (task_pool.c, "Credits before slots": a
-	 * word loaded before them may show every slot out); a plain update's
-	 * h is its own, no other thread changes head meanwhile */
-	if (!plain)
-		h = pool_head_look(p);
 	for (;;) {
 		/* head's top is stale while the pool is the owner's: a plain
 		 * update decides by top_ev (pool_one_poppable) */
@@ -629,25 +655,7 @@ static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task
 				next = atomic_load_explicit(&evs[got + n++]->pool_next, memory_order_relaxed);
 			}
 		} else if (pool_chunk_of(p, fresh / POOL_CHUNK) == NULL) {
-			/* the allocator may wait: not inside an update (a brief
-			 * section entered by runner_unpark is waited out whole) */
-			if (plain && busy)
-				pool_plain_end(p);
-			if (!task_pool_publish_chunk(p, fresh / POOL_CHUNK)) {
-				/* the credits back: ours to return only under the
-				 * guard; a take without it made every chunk below
-				 * its bound before its credits (credit_split_chunks) */
-				if (!guarded)
-					pool_slots_short();
-				credit_split_return(p, want - got);
-				*why = DOCA_ERROR_NO_MEMORY;
-				return got;
-			}
-			plain = guarded && (busy ? pool_plain_begin_as(p, kernel) : pool_plain_begin_unparked(p));
-			if (guarded && !plain)
-				pool_settle(p); /* before the CAS way (pool_plain_begin_unparked) */
-			h = atomic_load_explicit(&p->head, memory_order_acquire); /* as pool_head_look's */
-			continue;
+			pool_slots_short(); /* its credits' takers made it first */
 		} else {
 			/* fresh slots, in order, up to the end of their chunk */
 			uint32_t room = POOL_CHUNK - fresh % POOL_CHUNK;
@@ -671,67 +679,104 @@ static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task
 		}
 		got += n;
 		if (got == want)
-			return got;
+			return;
 		/* the end of the stack or of a chunk: the next step on head */
-		plain = guarded && (busy ? pool_plain_begin_as(p, kernel) : pool_plain_begin_unparked(p));
-		if (guarded && !plain)
+		plain = busy ? pool_plain_begin_as(p, kernel) : pool_plain_begin_unparked(p);
+		if (!plain)
 			pool_settle(p);
 		h = atomic_load_explicit(&p->head, memory_order_acquire); /* as pool_head_look's */
 	}
 }
 
-/* task_pool_take's body (@p guarded: the caller holds the PE's runner
- * guard, or the pool is shared; @p kernel: as pool_plain_begin_as's). */
-static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool *p, struct doca_event **evs,
-								uint32_t want, bool guarded, bool kernel,
-								doca_error_t *why)
+/* pool_take after its first look (a guard holder's): @p plain,
+ * pool_plain_begin_as's answer, and @p h, the head pool_head_look
+ * loaded. @p busy: the plain update stores busy (pool_plain_begin_as,
+ * pool_plain_end); false for the parked owner inside a brief section it
+ * entered by runner_unpark, whose entry is the flag
+ * (pool_plain_begin_unparked; task_pool.c). The credits first
+ * (credit_take_covered: taken, returned, and the chunks they need),
+ * then a slot from head for each (pool_slots_loop). Only guard holders
+ * update head (ring21 step 2: a taker without the guard takes credits
+ * alone, task_pool_take_credits), and we hold it across the credits'
+ * allocation too, so a plain update's h is still head's then. */
+static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task_pool *p, struct doca_event **evs,
+								     uint32_t want, bool kernel, doca_error_t *why,
+								     bool plain, uint64_t h, bool busy)
 {
-	bool plain = guarded && pool_plain_begin_as(p, kernel);
+	want = credit_take_covered(p, want, &plain, busy, kernel, why);
+	if (want == 0) {
+		if (plain && busy)
+			pool_plain_end(p);
+		return 0;
+	}
+	if (!plain)
+		h = pool_head_look(p); /* after our credits (task_pool.c, "Credits before slots") */
+	pool_slots_loop(p, evs, want, kernel, plain, h, busy);
+	return want;
+}
+
+/* task_pool_take_as's body. */
+static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool *p, struct doca_event **evs,
+								uint32_t want, bool kernel, doca_error_t *why)
+{
+	bool plain = pool_plain_begin_as(p, kernel);
 	uint64_t h = pool_head_look(p);
 
 	if (__builtin_constant_p(want) && want == 1u && plain && pool_one_poppable(p, h)) {
 		uint64_t t;
 
-		if (credit_guarded_free(p, 1, &t) == 0) {
-			pool_plain_end(p);
-			*why = DOCA_ERROR_AGAIN;
-			return 0;
+		if (credit_guarded_free(p, 1, &t) != 0) { /* else pool_take_loop's look */
+			credit_plain_take(p, t, 1);
+			evs[0] = pool_pop_one_plain(p, h, true);
+			return 1;
 		}
-		credit_plain_take(p, t, 1);
-		evs[0] = pool_pop_one_plain(p, h, true);
-		return 1;
 	}
-	return pool_take_loop(p, evs, want, guarded, kernel, why, plain, h, true);
+	return pool_take_loop(p, evs, want, kernel, why, plain, h, true);
 }
 
-/* A take without the guard while the pool is not shared yet (task_pool.c). */
-uint32_t task_pool_take_unshared(struct task_pool *p, struct doca_event **evs, uint32_t want, doca_error_t *why);
-
-/* Take between 1 and @p want (>= 1) credits and their slots (into evs) in one
- * atomic step; 0 with *why: DOCA_ERROR_AGAIN (every credit is out) or
+/* Take between 1 and @p want (>= 1) credits and their slots (into evs);
+ * 0 with *why: DOCA_ERROR_AGAIN (every credit is out) or
  * DOCA_ERROR_NO_MEMORY (a chunk could not be made). Fewer than asked when
  * fewer are free, or at the end of the returned stack or of a chunk: the
- * caller asks again. Any thread (@p guarded: it holds the PE's runner
- * guard); lock-free but for a chunk's first use and the first take without
- * the guard while another thread holds it (engine/task_pool.c).
- * always_inline: gcc would otherwise call it once per submit. */
+ * caller asks again. The holder of the PE's runner guard only (a thread
+ * without it takes credits alone: task_pool_take_credits); @p kernel: as
+ * pool_plain_begin_as's. always_inline: gcc would otherwise call it once
+ * per submit. */
 static inline __attribute__((always_inline)) uint32_t task_pool_take_as(struct task_pool *p, struct doca_event **evs,
-									uint32_t want, bool guarded, bool kernel,
+									uint32_t want, bool kernel,
 									doca_error_t *why)
 {
 	EXPLORE_POINT(ATOMIC);
-	/* acquire: pairs with task_pool_share's release (the last plain update) */
-	if (!guarded && atomic_load_explicit(&p->mode, memory_order_acquire) != POOL_SHARED)
-		return task_pool_take_unshared(p, evs, want, why);
-	return pool_take(p, evs, want, guarded, kernel, why);
+	return pool_take(p, evs, want, kernel, why);
 }
 
 /* task_pool_take_as for a caller that has not tested asym_fence_kernel. */
 static inline __attribute__((always_inline)) uint32_t task_pool_take(struct task_pool *p, struct doca_event **evs,
-								     uint32_t want, bool guarded, doca_error_t *why)
+								     uint32_t want, doca_error_t *why)
 {
-	return task_pool_take_as(p, evs, want, guarded, false, why);
+	return task_pool_take_as(p, evs, want, false, why);
 }
+
+/* The feed's slots (engine/ring.c): @p n (>= 1) into evs, for ring tasks
+ * that hold their credits (task_pool_take_credits) and no slot. The
+ * runner guard's holder only. */
+static inline void task_pool_slots(struct task_pool *p, struct doca_event **evs, uint32_t n)
+{
+	bool plain = pool_plain_begin(p);
+
+	pool_slots_loop(p, evs, n, false, plain, pool_head_look(p), true);
+}
+
+/* A taker without the PE's runner guard (a foreign submit, engine/task.c):
+ * up to @p want credits and no slot (the PE's feed pops one per ring
+ * entry, task_pool_slots): their count, or 0 with *@p why
+ * (DOCA_ERROR_AGAIN: exact; DOCA_ERROR_NO_MEMORY: a chunk could not be
+ * made, nothing taken); fewer than asked only when fewer are free (*why
+ * then says AGAIN for the rest). *@p ret_seen: the caller's cached
+ * returned (credit_split_look). While the pool is the owner's: with
+ * the guard taken briefly if nobody holds it (the pool stays the
+ * owner's), else after turning it shared (task_pool.c). */
+uint32_t task_pool_take_credits(struct task_pool *p, uint32_t want, uint64_t *ret_seen, doca_error_t *why);
 
 /* task_pool_put's way while the pool is the owner's, after pool_plain_begin
  * returned true: the chain first..last (n slots, linked to each other as

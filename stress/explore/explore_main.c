@@ -157,6 +157,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_pool_reload_stale_t },
 	{ "pool_chunk_prefix", "ring21 step 2 (WIP): a split take with a stale returned makes every chunk below its bound",
 	  scenario_pool_chunk_prefix },
+	{ "pool_split_again", "a foreign submitter fills a pool of 2, the PE frees one: its next submit is accepted",
+	  scenario_pool_split_again },
 	{ "owner_free_stop", "the PE's parked owner frees its last event (no read-side section) while another thread stops the ctx",
 	  scenario_owner_free_stop },
 	{ "owner_free_bulk_stop", "owner_free_stop, the event freed by doca_event_free_bulk (its route takes no read-side section)",
@@ -574,6 +576,7 @@ static const char *const revertible[] = {
 	"direct_post_ignores_rings", /* a direct post under the guard does not look for tasks waiting in the rings */
 	"again_unsigned", /* the split credits' look compares taken and a returned read after it unsigned (D5) */
 	"chunk_only_last", /* a split take makes only the chunk its bound falls in, not every one below it (D4) */
+	"again_on_cached_returned", /* the split credits' look answers AGAIN from its cached returned, no reload */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an

@@ -96,6 +96,7 @@ void scenario_ring_batch(void);
 void scenario_ring_mp_two(void);
 void scenario_pool_reload_stale_t(void);
 void scenario_pool_chunk_prefix(void);
+void scenario_pool_split_again(void);
 void scenario_owner_free_stop(void);
 void scenario_owner_free_bulk_stop(void);
 void scenario_owner_free_close(void);

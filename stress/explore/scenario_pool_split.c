@@ -1,7 +1,8 @@
 /*
  * stress/explore/scenario_pool_split.c — ring21 step 2's split credits
- * (engine/task_pool.h "The split credits", WIP: called here directly,
- * not yet by the library): pool_reload_stale_t.
+ * (engine/task_pool.h "The split credits"): pool_reload_stale_t and
+ * pool_chunk_prefix call them directly; pool_split_again through the
+ * library's submit and free.
  *
  * A pool of 2 credits; two takers, each taking one credit at a time with
  * its own cached view of returned, handing it to a returner (the guard
@@ -23,6 +24,16 @@
  * DOCA_EXPLORE_REVERT=chunk_only_last (v1's look: only the chunk the
  * bound falls in) B makes chunk 2 alone and chunk 1 is missing under 40
  * credits out (invariant).
+ *
+ * pool_split_again (design 1.3, 1.5 step 2; the library's own ways): a
+ * pool of 2; a foreign submitter (its SP ring's cached returned) fills
+ * it with tasks 0 and 1, its view of returned 0, then waits until the
+ * application's loop on the PE's thread has freed one event (its credit
+ * back before doca_event_free returns), then submits task 2, which must
+ * be accepted (1 of 2 out: its look reloads returned once the cached
+ * view says full). With DOCA_EXPLORE_REVERT=again_on_cached_returned
+ * (AGAIN from the cached view) it is AGAIN while 1 of 2 is out
+ * (invariant).
  */
 #include "scenario.h"
 
@@ -135,6 +146,52 @@ void scenario_pool_chunk_prefix(void)
 	/* the takers' 40 back (taken and returned are the pool's credits:
 	 * the stop waits for every one) */
 	credit_split_return(pool, task_pool_out(pool));
+	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+	world_progress_until_idle(&w);
+	world_close(&w);
+	world_finish(&w);
+}
+
+static atomic_uint freed_one, again_done;
+
+static void *again_submitter(void *arg)
+{
+	(void)arg;
+	explore_name("submitter");
+	for (unsigned i = 0; i < 2; i++)
+		EXPECT_OK(world_submit(&w, i));
+	while (atomic_load(&freed_one) == 0)
+		sched_yield();
+	doca_error_t err = world_submit(&w, 2);
+
+	if (err != DOCA_SUCCESS)
+		explore_end(VERDICT_INVARIANT, "credits: task 2 refused (%s) while 1 of 2 is out", doca_error_get_name(err));
+	atomic_store(&again_done, 1);
+	return NULL;
+}
+
+void scenario_pool_split_again(void)
+{
+	pthread_t t;
+
+	world_open(&w, "sw0", 2, NULL);
+	(void)doca_pe_progress(w.pe); /* this thread is the PE's: the submitter is foreign */
+	if (pthread_create(&t, NULL, again_submitter, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	/* the application's loop: every event checked and freed at once */
+	while (atomic_load(&again_done) == 0 || atomic_load(&w.events_total) != atomic_load(&w.accepted_total)) {
+		struct doca_event *ev;
+		uint32_t n = doca_pe_progress(w.pe);
+
+		while ((ev = doca_pe_get_event(w.pe)) != NULL) {
+			world_event(&w, ev);
+			doca_event_free(ev);
+			atomic_store(&freed_one, 1);
+		}
+		if (n == 0)
+			sched_yield();
+	}
+	pthread_join(t, NULL);
 	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
 	world_progress_until_idle(&w);
 	world_close(&w);

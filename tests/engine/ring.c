@@ -16,24 +16,35 @@
 #include "actors/thread_slot.h"
 #include "engine/engine.h"
 #include "engine/ring.h"
+#include "engine/task_pool.h"
 #include "tests/api/common.h"
 
 #define LEN 64u
 
-/* A run with only what the feed reads: its pool's size and its rings. */
+/* A run with only what the feed reads: its pool (the slots the feed
+ * pops; a context with nothing but its epoch for the slots' making) and
+ * its rings. The run the tasks below take their credits from. */
+static struct ctx_run *the_run;
+
 static struct ctx_run *fake_run(uint32_t size)
 {
 	struct ctx_run *run = doca_zalloc(sizeof(*run));
 
 	cr_assert_not_null(run);
-	run->pool.size = size;
+	run->ctx = doca_zalloc(sizeof(*run->ctx));
+	cr_assert_not_null(run->ctx);
+	cr_assert_eq(task_pool_init(&run->pool, run, size), DOCA_SUCCESS);
+	the_run = run;
 	return run;
 }
 
 static void fake_run_free(struct ctx_run *run)
 {
 	ring_free_all(run);
+	task_pool_fini(&run->pool);
+	doca_free(run->ctx);
 	doca_free(run);
+	the_run = NULL;
 }
 
 /* Make and publish run's ring @p which (ring_publish's). */
@@ -46,20 +57,39 @@ static struct task_ring *fake_ring(struct ctx_run *run, uint32_t which)
 	return r;
 }
 
-/* Event slots and source buffers that only their addresses matter for. */
-static struct doca_event evs_store[16];
+/* Source buffers that only their addresses matter for. */
 static _Alignas(64) char bufs_store[2][64];
 #define SRC ((struct doca_buf *)bufs_store[0])
 #define DST ((struct doca_buf *)bufs_store[1])
 
-/* Write position @p pos of @p r as task @p pos (its user data), slot
- * evs_store[pos % 16] made FREE again. */
+/* Write position @p pos of @p r as task @p user_data, with its credit
+ * (a producer's: the feed pops its slot). */
+static void put_task(struct task_ring *r, uint64_t pos, uint64_t user_data)
+{
+	uint64_t seen = 0;
+
+	cr_assert_eq(credit_split_take(&the_run->pool, 1, &seen), 1u, "a credit for task %llu",
+		     (unsigned long long)user_data);
+	ring_put(r, pos, SRC, DST, LEN, false, user_data, false);
+}
+
+/* put_task of task @p pos. */
 static void put(struct task_ring *r, uint64_t pos)
 {
-	struct doca_event *ev = &evs_store[pos % 16u];
+	put_task(r, pos, pos);
+}
 
-	atomic_store(&ev->gs, 0);
-	ring_put(r, pos, SRC, DST, LEN, false, pos, ev, false);
+/* The fed slots out[0 .. n - 1] back to the pool, FREE again, with their
+ * credits (as the PE's frees). */
+static void give_back(struct doca_event **out, uint32_t n)
+{
+	struct pool_chain c = { 0 };
+
+	for (uint32_t i = 0; i < n; i++) {
+		atomic_store(&out[i]->gs, 0);
+		pool_chain_add(&c, out[i]);
+	}
+	task_pool_put(&the_run->pool, &c);
 }
 
 /* Feed run; assert it took exactly the tasks first .. first + n - 1, in
@@ -81,6 +111,7 @@ static void feed_expect(struct ctx_run *run, uint64_t first, uint32_t n, bool le
 		cr_assert_eq(out[i]->error, DOCA_SUCCESS);
 		cr_assert_eq(out[i]->pins, EV_PINS_SHARED);
 	}
+	give_back(out, n);
 }
 
 Test(ring, the_lap_bit_tells_a_fresh_entry_from_the_last_laps_over_three_laps)
@@ -122,18 +153,15 @@ Test(ring, the_feed_rotates_its_first_sp_ring)
 	bool left = false, seen_b = false;
 	uint64_t pa = 0;
 
-	atomic_store(&evs_store[0].gs, 0);
-	ring_put(a, pa++, SRC, DST, LEN, false, 0, &evs_store[0], false);
-	atomic_store(&evs_store[8].gs, 0);
-	ring_put(b, 0, SRC, DST, LEN, false, 100, &evs_store[8], false);
+	put_task(a, pa++, 0);
+	put_task(b, 0, 100);
 	for (uint32_t feed = 0; feed < RING_SP && !seen_b; feed++) {
 		cr_assert_eq(ring_feed(run, out, 1, &left), 1u);
 		cr_assert(left, "an entry left: flags kept");
 		seen_b = out[0]->user_data.u64 == 100u;
-		if (!seen_b) { /* ring 0 has its next entry already */
-			atomic_store(&out[0]->gs, 0);
-			ring_put(a, pa++, SRC, DST, LEN, false, 0, out[0], false);
-		}
+		give_back(out, 1);
+		if (!seen_b) /* ring 0 has its next entry already */
+			put_task(a, pa++, 0);
 	}
 	cr_assert(seen_b, "ring 9's entry waited more than %u feeds behind ring 0's", RING_SP);
 	fake_run_free(run);
@@ -212,12 +240,10 @@ static void write_sp_then_mp(struct ctx_run *run)
 {
 	(void)run;
 	ring_feed_probe = NULL; /* once */
-	atomic_store(&evs_store[0].gs, 0);
-	atomic_store(&evs_store[1].gs, 0);
 	atomic_store(&probe_sp->prod, 1);
-	ring_put(probe_sp, 0, SRC, DST, LEN, false, 0, &evs_store[0], false);
+	put_task(probe_sp, 0, 0);
 	atomic_store(&probe_mp->prod, 1);
-	ring_put(probe_mp, 0, SRC, DST, LEN, false, 1, &evs_store[1], false);
+	put_task(probe_mp, 0, 1);
 }
 
 /* Rule 1.6.6's second look: the MP item is taken only after a look at

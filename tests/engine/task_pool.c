@@ -3,6 +3,7 @@
  * (engine/task_pool.c). */
 #include "../api/common.h"
 
+#include "actors/runner.h"
 #include "engine/engine.h"
 #include "engine/task_pool.h"
 
@@ -114,7 +115,16 @@ static uint32_t take_checked(struct task_pool *p, struct stack_model *m, struct 
 
 	while (got < want) {
 		doca_error_t why = DOCA_SUCCESS;
-		uint32_t n = task_pool_take(p, &out[got], want - got, false, &why);
+		/* nobody runs the PE: the guard for the take (a taker of
+		 * slots holds it), as a submit before the first turn takes it */
+		struct runner *guard = &p->run->pe->runner;
+		enum runner_entry e = runner_enter_brief(guard);
+
+		cr_assert_neq(e, RUNNER_BUSY);
+		uint32_t n = task_pool_take(p, &out[got], want - got, &why);
+
+		if (e == RUNNER_ENTERED)
+			runner_exit(guard);
 
 		if (n == 0) {
 			cr_assert_eq(why, DOCA_ERROR_AGAIN);
@@ -313,8 +323,12 @@ Test(task_pool, a_burst_longer_than_the_owners_stack_takes_the_stack_then_fresh_
 	cr_assert_eq(p->fresh_from, 0);
 	for (uint32_t i = 0; i < FIRST; i++)
 		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
-	cr_assert_eq(p->fresh_from, FIRST);
+	/* no turn yet: ring tasks, each holding its credit and no slot (the
+	 * PE's feed pops them, ring21 step 2) */
+	cr_assert_eq(p->fresh_from, 0);
+	cr_assert_eq(task_pool_free(p), p->size - FIRST);
 	reap_each_once(f.pe, FIRST); /* FIRST slots on the stack, this thread the PE's */
+	cr_assert_eq(p->fresh_from, FIRST);
 	const uint32_t rounds[] = { SECOND, THIRD };
 
 	for (uint32_t r = 0; r < 2; r++) {
