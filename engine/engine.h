@@ -278,9 +278,9 @@ struct doca_event {
 	/* one word, two names: next, the link of the PE's ready list, of
 	 * its run's backlog and of a submit's chunk (its slots in the order
 	 * they go to the device), while the slot is taken; pool_next_ev, the
-	 * free stack's address link (the slot under this one while the pool
-	 * is the owner's) and a returned chain's link, while it is free. So
-	 * the slots a burst pops off the owner's stack come linked in their
+	 * free stack's link (the slot under this one) and a returned chain's
+	 * link, while it is free. So the slots a burst pops off the stack
+	 * come linked in their
 	 * pop order, the chunk's order (engine/task_pool.c, "The link
 	 * word") */
 	union {
@@ -288,12 +288,6 @@ struct doca_event {
 		_Atomic(struct doca_event *) pool_next_ev;
 	};
 	struct mailbox_node mbox_node; /* its link while in the run's mailbox */
-	/* its slot number in the run's pool + 1: how head and the links name
-	 * it (engine/task_pool.c), so a return reads it as it stores it */
-	uint32_t pool_link;
-	/* the free stack's index link, written once the pool is shared
-	 * (engine/task_pool.c, "The index links") */
-	_Atomic uint32_t pool_next;
 	/* ev_claim_bias of the slot's address, stored by every chunk_make
 	 * (engine/task_pool.c; the same value each life of the cell): a free
 	 * makes its handle's HELD gs from it (engine/event.c) */
@@ -327,32 +321,27 @@ struct task_pool {
 	uint32_t size;           /* credits: the context's max_tasks */
 	uint32_t nchunks;
 	_Atomic(struct doca_event *) *chunks; /* nchunks, NULL until first needed */
-	/* size where head_free_high has the free count (engine/task_pool.h),
-	 * POOL_SIZE_HIGH_SWITCHED once the switch to shared began: the owner's
-	 * single free's look (engine/task_pool.c) */
-	_Atomic uint64_t size_high;
-	/* own line: the slots, popped and pushed by guard holders alone */
-	_Alignas(64) _Atomic uint64_t head; /* tag | free credits | top of the returned stack */
-	_Atomic uint32_t mode; /* POOL_OWNER until a taker without the guard appears */
-	_Atomic uint32_t busy; /* a guard holder is in a plain update of head */
-	/* the returned stack's top slot while mode is POOL_OWNER, when
-	 * head's top is stale (read and written by guard holders only,
-	 * engine/task_pool.c) */
-	_Atomic(struct doca_event *) top_ev;
-	/* the first slot index no take has reached yet while the pool is the
-	 * owner's (fresh takes move it; guard holders only, as top_ev): the
-	 * stack then holds free - (size - fresh_from) slots, so a burst's pop
-	 * counts its slots without a test for the stack's end
-	 * (engine/task_pool.c, "The stack's depth") */
+	/* the slots (engine/task_pool.c, "Slots: the guard holder's"): read
+	 * and written by the runner guard's holder alone. top_ev: the
+	 * returned stack's top slot (NULL: empty), linked through
+	 * pool_next_ev; stacked: its depth; fresh_from: the first slot index
+	 * no take has reached yet (fresh slots are taken in index order,
+	 * only with the stack empty) */
+	_Alignas(64) _Atomic(struct doca_event *) top_ev;
+	uint32_t stacked;
 	uint32_t fresh_from;
 	/* ring21 step 2 (engine/task_pool.h "The split credits"): the
 	 * credits as two counters that only grow, free = size - (taken -
-	 * returned). taken: every taker's (a CAS, acq_rel, once shared; a
-	 * guard holder's plain store before, as head's); chunks_made: the
-	 * chunks 0 .. chunks_made - 1 exist (a CAS after the chunk's
-	 * publish), read-mostly beside it. returned: the guard holder's
-	 * alone (a release store), on a line of its own. */
+	 * returned). The takers' line: taken, every taker's (a CAS, acq_rel,
+	 * once shared; a guard holder's plain store while the pool is the
+	 * owner's); mode, POOL_OWNER until a taker without the guard
+	 * appears; busy, a guard holder is in a plain take (engine/task_pool.c);
+	 * chunks_made: the chunks 0 .. chunks_made - 1 exist (a CAS after the
+	 * chunk's publish), read-mostly. returned: the guard holder's alone (a
+	 * release store), on a line of its own. */
 	_Alignas(64) _Atomic uint64_t taken;
+	_Atomic uint32_t mode;
+	_Atomic uint32_t busy;
 	_Atomic uint32_t chunks_made;
 	_Alignas(64) _Atomic uint64_t returned;
 };
@@ -364,7 +353,7 @@ void task_pool_fini(struct task_pool *p);
 /* Taking and returning credits: task_pool_take and task_pool_put, inline
  * in engine/task_pool.h. */
 /* Returned slots of one run, linked through pool_next_ev, put back at
- * once (the put writes their index links if the pool is shared). */
+ * once. */
 struct pool_chain {
 	struct doca_event *first; /* the chain's top (NULL: empty) */
 	struct doca_event *last;
@@ -375,7 +364,7 @@ struct pool_chain {
  * once at its end: engine/event.c). */
 static inline void pool_chain_link_more(struct pool_chain *c, struct doca_event *ev)
 {
-	/* relaxed: task_pool_put's release publishes the link */
+	/* relaxed: the chain reaches task_pool_put through the guard or the mailbox, which publish it */
 	atomic_store_explicit(&ev->pool_next_ev, c->first, memory_order_relaxed);
 	c->first = ev;
 }

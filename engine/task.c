@@ -527,7 +527,7 @@ static inline __attribute__((always_inline)) void task_fill(struct doca_event *e
 static __attribute__((noinline)) uint32_t
 task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs, uint32_t n,
 			uint64_t buf_fold, bool kernel, struct task_pinned *tp, struct doca_event **evs, uint32_t filled,
-			bool plain, uint64_t h, doca_error_t *err, doca_error_t *why, uint32_t *k);
+			bool plain, doca_error_t *err, doca_error_t *why, uint32_t *k);
 
 /* task_pin_take_fill_guarded's one loop, out of line: inline, gcc kept
  * the context and the pop's bound and count on the stack and copied the
@@ -658,15 +658,13 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 	/* task_pool_take_as's guarded first take (its point, then pool_take's look) */
 	EXPLORE_POINT(ATOMIC);
 	bool plain = pool_plain_begin_as(p, kernel);
-	uint64_t h = pool_head_look(p);
-
 	uint64_t t;
 	uint32_t credits;
 
 	/* no credit free: the rest's take answers AGAIN (its look again) */
-	if (!plain || !pool_one_poppable(p, h) || (credits = credit_guarded_free(p, n, &t)) == 0)
-		return task_pin_take_fill_rest(ctx, run, descs, n, buf_fold, kernel, tp, evs, 0, plain, h, err, why, k);
-	struct pool_pop pp = pool_pop_start(p, h, credits);
+	if (!plain || !pool_one_poppable(p) || (credits = credit_guarded_free(p, n, &t)) == 0)
+		return task_pin_take_fill_rest(ctx, run, descs, n, buf_fold, kernel, tp, evs, 0, plain, err, why, k);
+	struct pool_pop pp = pool_pop_start(p, credits);
 	struct doca_event *ev = pool_pop_step(&pp);
 
 	evs[0] = ev; /* the first one popped, linked to the next (task_pool.c, "The link word") */
@@ -680,11 +678,11 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 	uint32_t got = pool_pop_taken(&pp);
 
 	credit_plain_take(p, t, got); /* the credits of the tasks filled, inside the update */
-	pool_pop_end(p, &pp, true);
+	pool_pop_end(p, &pp);
+	pool_plain_end(p);
 	evs[got - 1u] = ev; /* the last */
 	if (*err == DOCA_SUCCESS && got < n) /* the stack or the credits ran out, or a task left */
-		return task_pin_take_fill_rest(ctx, run, descs, n, buf_fold, kernel, tp, evs, got, false, 0, err, why,
-					       k);
+		return task_pin_take_fill_rest(ctx, run, descs, n, buf_fold, kernel, tp, evs, got, false, err, why, k);
 	ev->next = NULL;
 	evs[got] = NULL;
 	*k = got;
@@ -694,13 +692,13 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 /* task_pin_take_fill_guarded's rest, out of line (its fast loop then
  * keeps its values in registers): @p filled tasks pinned, popped, filled
  * and linked (evs[0] the first, evs[filled - 1] the last), or none (then
- * @p plain and @p h are its first take's look); the tasks from filled on
+ * @p plain is its first take's look); the tasks from filled on
  * pinned as task_pin_more pins them, taken as task_take_credits takes
  * them, unpinned if they got none, filled and linked. */
 static __attribute__((noinline)) uint32_t
 task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs, uint32_t n,
 			uint64_t buf_fold, bool kernel, struct task_pinned *tp, struct doca_event **evs, uint32_t filled,
-			bool plain, uint64_t h, doca_error_t *err, doca_error_t *why, uint32_t *k)
+			bool plain, doca_error_t *err, doca_error_t *why, uint32_t *k)
 {
 	struct task_pool *p = &run->pool;
 	uint32_t got = filled, m;
@@ -710,7 +708,7 @@ task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct 
 						 tp + filled - 1u, err);
 	} else {
 		*k = task_pin_more(ctx, run, descs, n, buf_fold, true, kernel, tp, err);
-		got = pool_take_loop(p, evs, *k, kernel, why, plain, h, true);
+		got = pool_take_loop(p, evs, *k, kernel, why, plain, true);
 	}
 	while (got != 0 && got < *k && (m = task_pool_take_as(p, &evs[got], *k - got, kernel, why)) != 0)
 		got += m;
@@ -1230,9 +1228,7 @@ static __attribute__((noinline)) doca_error_t task_owner_rest(struct ctx_run *ru
 
 /* The owner's way whose pins stood, from its take of a credit on: the
  * pool's first look made, @p plain its answer (when true, the plain
- * update is begun, busy-less, and head is the one pool_head_look loaded:
- * while it is begun only we, the guard's holder, update head, so loading
- * it again finds the same word; when false, pool_head_look comes next).
+ * update is begun, busy-less).
  * An inline device, no race detector (task_one_owner tested both). */
 static inline __attribute__((always_inline)) doca_error_t
 task_owner_take(struct ctx_run *run, const struct doca_task_desc *desc, struct doca_buf *src, struct doca_buf *dst,
@@ -1244,8 +1240,7 @@ task_owner_take(struct ctx_run *run, const struct doca_task_desc *desc, struct d
 
 	evs[0] = NULL; /* for gcc, which cannot tell it is read only when taken */
 	runner_unparked_first_count(runner_parked_thread(cur)); /* (task_one_owner's entry) */
-	uint64_t h = plain ? atomic_load_explicit(&run->pool.head, memory_order_acquire) : pool_head_look(&run->pool);
-	uint32_t got = pool_take_loop(&run->pool, evs, 1, true, &err, plain, h, false);
+	uint32_t got = pool_take_loop(&run->pool, evs, 1, true, &err, plain, false);
 
 	if (got == 0) { /* task_take_credits's, for one task */
 		buf_unpin(dst, true);
@@ -1270,7 +1265,7 @@ static __attribute__((noinline)) doca_error_t task_owner_take_shared(struct ctx_
 								      struct doca_buf *src, struct doca_buf *dst,
 								      uint64_t len, const void *cur)
 {
-	pool_settle(&run->pool); /* the index links before the CAS way (engine/task_pool.c) */
+	pool_settle(&run->pool); /* POOL_SHARED before the CAS way (engine/task_pool.c) */
 	return task_owner_take(run, desc, src, dst, len, cur, false);
 }
 
@@ -1487,18 +1482,9 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	/* no credit free: task_owner_take's look answers AGAIN */
 	if (credit_guarded_free(&run->pool, 1, &taken) == 0)
 		return task_owner_take_plain(run, desc, src, dst, len, cur);
-#ifdef OWNED_RMW_ASM
-	struct doca_event *ev = pool_pop_one_owner(&run->pool);
-
-	if (ev == NULL)
+	if (!pool_one_poppable(&run->pool))
 		return task_owner_take_plain(run, desc, src, dst, len, cur);
-#else
-	uint64_t ph = pool_head_look(&run->pool);
-
-	if (!pool_one_poppable(&run->pool, ph))
-		return task_owner_take_plain(run, desc, src, dst, len, cur);
-	struct doca_event *ev = pool_pop_one_plain(&run->pool, ph, false);
-#endif
+	struct doca_event *ev = pool_pop_one(&run->pool);
 	credit_plain_take(&run->pool, taken, 1); /* inside the brief section: its exit publishes it */
 	/* len is the source's (task_check_fast), a field fixed from its
 	 * create on: loaded again here, not kept across the pins and the pop

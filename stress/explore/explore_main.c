@@ -526,14 +526,10 @@ static const char *const revertible[] = {
 	"engine_signal_no_wake", /* a post that queued its qp on a sw engine thread never wakes it */
 	"push_wake_skipped",             /* a mailbox push never wakes (nor feeds for) an armed PE */
 	"push_wake_own_queue", /* a push that queued its context wakes the PE as if another had queued it */
-	"pool_depth_ignores_fresh", /* a burst's pop counts the stack's depth as the free count, fresh slots included */
+	"pool_depth_ignores_fresh", /* a burst's pop counts the stack's depth as the free slots, fresh ones included */
 	"pool_share_no_wait", /* a pool turned shared does not wait for the plain update under way */
-	"pool_share_no_quiesce", /* a pool turned shared does not wait out the parked owner's brief sections (its frees and submits store no busy) */
+	"pool_share_no_quiesce", /* a pool turned shared does not wait out the parked owner's brief sections (its submits store no busy) */
 	"pool_share_counts_revoke", /* a pool turned shared counts itself in the guard's revoke while it waits out the owner's brief sections */
-	"pool_switch_unindexed", /* a pool turned shared keeps no index links of its owner-mode stack (CAS takers follow stale ones) */
-	"pool_switch_top_stale", /* a pool turned shared keeps the stale top of its owner-mode head (CAS takers pop a slot not on the stack) */
-	"pool_share_keeps_size_high", /* a pool turned shared leaves size_high, so the owner's single free keeps putting plainly */
-	"pool_share_size_high_after_mode", /* a pool turned shared fails size_high after its mode: a guard holder walks on SWITCHING before it */
 	"ctx_hold_outside_section", /* a handle is checked, then its context held, outside a read-side section */
 	"handle_lookup_outside_section", /* a memory's handle is checked, then its count used, outside a section */
 	"credit_arm_before_count", /* a credit notification request arms the fd before it is counted in waiters */

@@ -107,8 +107,21 @@ struct stack_model {
 	uint32_t n;
 };
 
+/* The slot index of @p ev in @p p (its chunk and place in it). */
+static uint32_t slot_index(const struct task_pool *p, const struct doca_event *ev)
+{
+	for (uint32_t c = 0; c < p->nchunks; c++) {
+		const struct doca_event *evs = atomic_load(&p->chunks[c]);
+
+		if (evs != NULL && ev >= evs && ev < evs + POOL_CHUNK)
+			return c * POOL_CHUNK + (uint32_t)(ev - evs);
+	}
+	cr_assert_fail("a slot of no chunk of the pool");
+	return 0;
+}
+
 /* Take until want are taken (or AGAIN), checking that every popped slot is
- * the one the model's top names, at its own address in its chunk. */
+ * the one the model's top names, in a chunk of the pool. */
 static uint32_t take_checked(struct task_pool *p, struct stack_model *m, struct doca_event **out, uint32_t want)
 {
 	uint32_t got = 0;
@@ -133,9 +146,11 @@ static uint32_t take_checked(struct task_pool *p, struct stack_model *m, struct 
 		for (uint32_t i = 0; i < n; i++) {
 			struct doca_event *ev = out[got + i];
 
-			cr_assert_eq(ev, pool_slot_of(p, ev->pool_link - 1u), "slot %u at its own address", ev->pool_link - 1u);
+			uint32_t idx = slot_index(p, ev);
+
+			cr_assert_eq(ev, pool_slot_of(p, idx), "slot %u at its own address", idx);
 			if (m->n > 0)
-				cr_assert_eq(ev->pool_link - 1u, m->idx[--m->n], "the stack's top, in order");
+				cr_assert_eq(idx, m->idx[--m->n], "the stack's top, in order");
 		}
 		got += n;
 	}
@@ -155,7 +170,7 @@ static void put_chains(struct task_pool *p, struct stack_model *m, struct doca_e
 			pool_chain_add(&c, out[i]);
 		/* the chain's first (its top) is the last added */
 		for (uint32_t i = from; i < end; i++)
-			m->idx[base + (i - from)] = out[i]->pool_link - 1u;
+			m->idx[base + (i - from)] = slot_index(p, out[i]);
 		m->n += end - from;
 		task_pool_put(p, &c);
 		from = end;
@@ -192,9 +207,10 @@ Test(task_pool, popped_slots_are_the_ones_their_links_name_before_and_after_the_
 	/* nobody runs the PE: each take enters its guard briefly, a plain update */
 	take_and_return_all(p, &m, MAX);
 	cr_assert_eq(atomic_load(&p->mode), POOL_OWNER);
-	/* shared from here, as task_pool_share leaves it once no plain update
-	 * is under way (the walk writes the index links and head's top), with
-	 * the slots the owner returned still on the stack */
+	/* shared from here, as task_pool_share leaves it once no plain take
+	 * is under way, with the slots the owner returned still on the
+	 * stack: the credits are CASed, the slots popped as before (the
+	 * guard holder's in every mode) */
 	atomic_store(&p->mode, POOL_SWITCHING);
 	pool_settle(p);
 	cr_assert_eq(atomic_load(&p->mode), POOL_SHARED);
@@ -202,58 +218,10 @@ Test(task_pool, popped_slots_are_the_ones_their_links_name_before_and_after_the_
 	fixture_fini(&f);
 }
 
-/* pool_put_plain's double-return test for one slot compares
- * head_free_high with the pool's size_high; the owner's puts and takes
- * add and subtract units of the count alone (POOL_FREE_ONE), head's top
- * and tag stale. Both must say exactly what head_free says, at every edge
- * of the three fields, and leave the top and the tag as they were. */
-Test(task_pool, a_single_puts_shifted_compare_and_the_owners_count_units_match_the_unpacked_fields)
-{
-	const uint32_t max = POOL_FIELD_MASK;
-	const uint32_t sizes[] = { 1, 2, 31, 32, 33, DOCA_CTX_DEFAULT_MAX_TASKS, DOCA_CTX_MAX_TASKS_LIMIT };
-	const uint32_t tops[] = { 0, 1, max - 1u, max };
-	const uint64_t tags[] = { 0, 1, ((uint64_t)1 << (64u - POOL_TAG_SHIFT)) - 1u };
-
-	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-		const uint32_t size = sizes[s];
-		const uint32_t frees[] = { 0, size - 1u, size, size + 1u, max };
-
-		for (size_t f = 0; f < sizeof(frees) / sizeof(frees[0]); f++)
-			for (size_t t = 0; t < sizeof(tops) / sizeof(tops[0]); t++)
-				for (size_t g = 0; g < sizeof(tags) / sizeof(tags[0]); g++) {
-					const uint64_t h = tags[g] << POOL_TAG_SHIFT |
-							   (uint64_t)frees[f] << POOL_TOP_BITS | tops[t];
-
-					cr_assert_eq(head_free_high(h) >= pool_size_high(size), head_free(h) >= size,
-						     "size %u free %u top %u tag %llu", size, frees[f], tops[t],
-						     (unsigned long long)tags[g]);
-					if (frees[f] < max) {
-						const uint64_t up = h + POOL_FREE_ONE;
-
-						cr_assert_eq(head_free(up), frees[f] + 1u, "free %u", frees[f]);
-						cr_assert_eq(head_top(up), tops[t], "top %u", tops[t]);
-						cr_assert_eq(up >> POOL_TAG_SHIFT, tags[g], "tag %llu",
-							     (unsigned long long)tags[g]);
-					}
-					if (frees[f] > 0) {
-						const uint64_t down = h - POOL_FREE_ONE;
-
-						cr_assert_eq(head_free(down), frees[f] - 1u, "free %u", frees[f]);
-						cr_assert_eq(head_top(down), tops[t], "top %u", tops[t]);
-						cr_assert_eq(down >> POOL_TAG_SHIFT, tags[g], "tag %llu",
-							     (unsigned long long)tags[g]);
-					}
-				}
-	}
-}
-
-/* The owner's single submit takes from the stack's top with one subtract
- * of the count's unit from head (x86-64, task_pool.h pool_pop_one_owner),
- * or with pool_pop_one_plain from the word it loaded: either way each
- * take from a stack of returned slots must store exactly head less one
- * unit of the count (its top and tag stale while the pool is the
- * owner's) and leave top_ev on the slot under the one taken, down to the
- * empty stack; then the fresh way. */
+/* The owner's single submit takes from the stack's top (task_pool.h
+ * pool_pop_one): each take from a stack of returned slots must leave the
+ * depth exactly one less and top_ev on the slot under the one taken,
+ * down to the empty stack; then the fresh way. */
 Test(task_pool, the_owners_single_takes_from_the_stack_store_exactly_one_count_less)
 {
 	enum { N = 8 };
@@ -266,14 +234,14 @@ Test(task_pool, the_owners_single_takes_from_the_stack_store_exactly_one_count_l
 		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
 	reap(f.pe, N); /* the N slots back on the stack, and this thread the PE's parked owner */
 	for (uint32_t i = 0; i < N; i++) {
-		uint64_t h = atomic_load(&p->head);
+		uint32_t depth = p->stacked;
 		struct doca_event *top = atomic_load(&p->top_ev);
 
 		cr_assert_not_null(top, "take %u: %u slots left on the stack", i, N - i);
 		struct doca_event *under = atomic_load(&top->pool_next_ev);
 
 		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
-		cr_assert_eq(atomic_load(&p->head), h - POOL_FREE_ONE, "take %u", i);
+		cr_assert_eq(p->stacked, depth - 1u, "take %u", i);
 		cr_assert_eq(atomic_load(&p->top_ev), under, "take %u", i);
 	}
 	cr_assert_null(atomic_load(&p->top_ev), "the stack is empty");
@@ -306,7 +274,7 @@ static void reap_each_once(struct doca_pe *pe, uint32_t n)
 }
 
 /* A burst from the PE's thread pops the owner's stack counting its slots
- * by the stack's depth, free - (size - fresh_from), with no test for its
+ * by the stack's depth, stacked, with no test for its
  * bottom (engine/task_pool.c, "The stack's depth"): a burst longer than
  * the stack takes exactly the stack, then fresh slots, and fresh_from
  * follows the fresh takes only. */
@@ -334,7 +302,7 @@ Test(task_pool, a_burst_longer_than_the_owners_stack_takes_the_stack_then_fresh_
 	for (uint32_t r = 0; r < 2; r++) {
 		const uint32_t n = rounds[r], stacked = r == 0 ? FIRST : SECOND;
 
-		cr_assert_eq(pool_stack_depth(p, atomic_load(&p->head)), stacked, "round %u", r);
+		cr_assert_eq(p->stacked, stacked, "round %u", r);
 		for (uint32_t i = 0; i < n; i++)
 			descs[i] = (struct doca_task_desc){
 				.type = DOCA_TASK_COPY, .src = f.src, .dst = f.dst, .user_data = { .u64 = i }
