@@ -51,9 +51,13 @@
  * credits out after it before it takes (credit_split_chunks with a bound
  * from its view of returned; a guard holder's credit_take_covered with
  * its exact count, outside its plain update), so a fresh slot the feed
- * pops (index fresh_from = slots in use < outstanding) lies in a chunk
- * made: NO_MEMORY is answered before a task is accepted, never by the
- * feed. A chunk's slots are published by a release CAS on chunks[c]
+ * pops (index f = fresh_from = slots in use < outstanding) lies in a
+ * chunk made: NO_MEMORY is answered before a task is accepted, never by
+ * the feed. And its making happens before the pop: of the f + 1 credits
+ * held then (f slots in use, the entry's), the last one taken, T, left
+ * f + 1 or more out, so T made chunk f / POOL_CHUNK first; T is a guard
+ * holder's take (the guard orders it before the pop) or a ring task's,
+ * whose READY this feed, or an earlier one under the guard, acquired. A chunk's slots are published by a release CAS on chunks[c]
  * (a loser gives its copy back) and counted in chunks_made after it.
  *
  * Without a read-modify-write while only guard holders take (the owner

@@ -59,9 +59,10 @@ struct doca_task_desc {
  * device in submission order.
  *
  * Progress: the call never waits for another thread, whatever the others
- * do (a preempted one included), but for one case: the first credit of a
- * chunk of 32 event slots not used before in the run makes the chunk (the
- * allocator and a mutex); a thread's first submit into a run that needs a
+ * do (a preempted one included), but for one case: a credit whose count of
+ * credits out (from another thread than the PE's, a bound on it) reaches
+ * a chunk of 32 event slots not made yet in the run makes the chunk first
+ * (the allocator and a mutex); a thread's first submit into a run that needs a
  * ring calls the allocator too. Otherwise the credit is a
  * compare-and-swap retried only when another submitter took a credit
  * meanwhile, the hand-over a few stores into the ring (on the MP ring

@@ -1,21 +1,26 @@
 /*
  * stress/explore/scenario_pool_share.c — the task pool turning shared
- * under an owner that updates it with plain stores (pool_share).
+ * under an owner that takes credits with plain stores (pool_share).
  *
- * The owner thread runs the PE (its progress parks the runner guard) and
- * submits and frees its tasks, so every take and return of credits is a
- * plain update of the pool's word (engine/task_pool.c). A foreign thread
- * submits meanwhile: its first take finds the guard parked and turns the
- * pool shared, which must wait for any plain update under way. An update
- * lost either way hands one credit to two tasks (a slot's second event,
- * "returned twice") or loses one (the stop never ends). At the end, with
- * every event freed, exactly max_tasks submits are accepted and the next
- * is refused with DOCA_ERROR_AGAIN: the count is exact.
+ * Since ring21 step 2 the pool's credits are two counters (taken,
+ * returned) and its slots the runner guard's holder's (engine/task_pool.c):
+ * only takes of credits look at the pool's mode, returns never. The
+ * owner thread runs the PE (its progress parks the runner guard) and
+ * submits and frees its tasks, so every take of credits is a plain store
+ * of taken. A foreign thread submits meanwhile (its task travels in a
+ * ring, its credit alone taken): its first take finds the guard parked
+ * and turns the pool shared, which must wait for any plain take under
+ * way (the busy flag, and the owner's brief sections: the owner's single
+ * submit stores no busy). A take lost hands one credit to two tasks
+ * (more than max_tasks out: the PE's feed then finds no slot, "a credit
+ * taken found no slot", or a slot's second event) or loses one (the stop
+ * never ends). At the end, with every event freed, exactly max_tasks
+ * submits are accepted and the next is refused with DOCA_ERROR_AGAIN:
+ * the count is exact.
  *
  * pool_share_bulk: the owner gets its events with doca_pe_get_events and
- * frees them with doca_event_free_bulk, whose route, entered by the
- * owner's runner_unpark, returns them without the pool's busy flag too
- * (engine/event.c, route_end_owner).
+ * frees them with doca_event_free_bulk (engine/event.c, route_end_owner:
+ * a return, no look at the mode); its submits race the switch as above.
  *
  * pool_share_submit: the switch racing the owner's single submits alone.
  * The owner submits, progresses and frees WARM_TASKS tasks first (every
@@ -23,27 +28,27 @@
  * the pool's stack on doca_task_submit's owner way (engine/task.c
  * task_one_owner), which takes its credit without the busy flag; it frees
  * nothing until the foreign submit is in, so only its takes race the
- * switch. The counts fill the pool exactly: a lost update hands a slot to
- * two tasks or loses a credit (the foreign thread then spins on AGAIN).
+ * switch. The counts fill the pool exactly: a lost take hands a credit to
+ * two tasks or loses one (the foreign thread then spins on AGAIN).
  *
  * pool_share_burst: pool_share_submit with the owner's submits as one
  * doca_task_submit_batch longer than the pool's stack: BURST_WARM task
  * freed first, so the burst's fill pops the one slot on the stack,
  * counted by the stack's depth (engine/task_pool.c, "The stack's
  * depth"), then takes a fresh one, while the foreign thread's first take
- * turns the pool shared (or the burst goes the CAS way, or through the
- * mailbox, after it). The pool holds the owner's burst and the foreign
- * task exactly.
+ * turns the pool shared (or the burst goes the CAS way after it). The
+ * pool holds the owner's burst and the foreign task exactly.
  *
- * pool_share_chunk: the switch racing the owner's single submit that makes
- * a chunk. The owner takes the first chunk's POOL_CHUNK credits from fresh
- * slots (left in the inline device's backlog, none freed), so its next
- * submit finds the stack empty and the next chunk missing: its owner way
- * (task_one_owner, then task_owner_take: pool_take_loop without the busy
- * flag) makes the chunk inside its brief section, looks at the pool's mode
- * once more, and takes its slot plainly, while the foreign thread's first
- * take turns the pool shared (or makes that chunk itself first). The pool
- * holds the owner's POOL_CHUNK + 1 and the foreign one exactly.
+ * pool_share_chunk: the switch racing the owner's single submit that
+ * needs a chunk. The owner takes the first chunk's POOL_CHUNK credits
+ * from fresh slots (left in the inline device's backlog, none freed), so
+ * its next submit's credit needs the next chunk: its owner way
+ * (task_one_owner, then task_owner_take: credit_take_covered without the
+ * busy flag) makes the chunk inside its brief section, looks at the
+ * pool's mode once more, and takes its credit plainly, while the foreign
+ * thread's first take turns the pool shared (or makes that chunk itself
+ * first). The pool holds the owner's POOL_CHUNK + 1 and the foreign one
+ * exactly.
  */
 #include "scenario.h"
 
