@@ -374,13 +374,6 @@ static inline __attribute__((always_inline)) doca_error_t task_pins_back(struct 
 	return DOCA_ERROR_INVALID_VALUE;
 }
 
-/* task_pool_free(p) == 0, inline: a foreign submit's look before its
- * pins pays no call (the same point and acquire load). */
-static inline __attribute__((always_inline)) bool task_pool_none_free(const struct task_pool *p)
-{
-	return task_pool_out(p) == p->size;
-}
-
 /* Validate and pin one task (under the guard when @p guarded); @p first:
  * the chunk's first task, which also looks at the pool; @p kernel: the
  * caller found asym_fence_kernel true (asym_fence_light_known). */
@@ -425,7 +418,7 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
 		 * frees) then reads the pool's line and never writes the
 		 * buffers' lines the PE unpins. (Pins under the guard are the
 		 * holder's own counts: nothing shared.) */
-		if (first && task_pool_none_free(&run->pool))
+		if (first && task_pool_all_out(&run->pool)) /* exact (engine/task_pool.h) */
 			return DOCA_ERROR_AGAIN;
 		if (!buf_pin_shared(src))
 			return DOCA_ERROR_INVALID_VALUE;
@@ -677,9 +670,8 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 		ev = task_pop_fill_loop_kernel(ctx, descs + 1, buf_fold, &pp, ev, err);
 	uint32_t got = pool_pop_taken(&pp);
 
-	credit_plain_take(p, t, got); /* the credits of the tasks filled, inside the update */
 	pool_pop_end(p, &pp);
-	pool_plain_end(p);
+	credit_plain_take_end(p, t, got); /* the credits of the tasks filled, inside the update */
 	evs[got - 1u] = ev; /* the last */
 	if (*err == DOCA_SUCCESS && got < n) /* the stack or the credits ran out, or a task left */
 		return task_pin_take_fill_rest(ctx, run, descs, n, buf_fold, kernel, tp, evs, got, false, err, why, k);
@@ -932,7 +924,10 @@ static inline void task_ring_choose(struct ctx_run *run, uint32_t n, struct task
 /* The cached returned a chunk written into @p w's ring takes its credits
  * against (task_pool_take_credits): its thread's SP ring's, the
  * producer's own (also while diverted to MP), or, with none, a view of
- * nothing returned (the look then loads returned once it says short). */
+ * nothing returned, which costs no load until the look says short or the
+ * take would make a chunk by it: then it loads returned
+ * (engine/task_pool.h, "Chunks before credits": chunks never follow the
+ * view's age). */
 static inline uint64_t *task_ret_seen(struct task_way *w)
 {
 	w->ret_none = 0;

@@ -49,8 +49,10 @@
  *
  * Chunks before credits (D4): every take makes every chunk below the
  * credits out after it before it takes (credit_split_chunks with a bound
- * from its view of returned; a guard holder's credit_take_covered with
- * its exact count, outside its plain update), so a fresh slot the feed
+ * from its view of returned, loaded again before a chunk is made by a
+ * cached view; a guard holder's credit_take_covered with its exact
+ * count, outside its plain update, on its plain and its CAS way alike),
+ * so a fresh slot the feed
  * pops (index f = fresh_from = slots in use < outstanding) lies in a
  * chunk made: NO_MEMORY is answered before a task is accepted, never by
  * the feed. And its making happens before the pop: of the f + 1 credits

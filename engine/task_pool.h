@@ -100,8 +100,8 @@ static inline struct doca_event *pool_slot_of(const struct task_pool *p, uint32_
  * returned (ret_seen: an SP producer's own, on its ring's producer
  * line, also while it is diverted to MP; a thread with no SP ring starts
  * from 0 each submit: engine/task.c task_ret_seen), reloaded only when
- * that view says the pool is short: a spinning submitter writes no
- * shared line.
+ * that view says the pool is short, or that a chunk not made yet is
+ * needed (below): a spinning submitter writes no shared line.
  *
  * The look (design 1.5 step 2) is exact: AGAIN only with a returned
  * loaded after the taken it compares: taken at r's load >= t, so
@@ -120,7 +120,15 @@ static inline struct doca_event *pool_slot_of(const struct task_pool *p, uint32_
  * c * POOL_CHUNK >= min(o, size). So NO_MEMORY is answered before any
  * credit is taken, and the guard holder that needs a fresh slot (only
  * with its stack empty, at index slots in use < outstanding <= the
- * largest o of a take that succeeded) finds its chunk made.
+ * largest o of a take that succeeded) finds its chunk made. A cached
+ * view may be far behind (0 for a thread with no SP ring, or an SP
+ * ring's view from long ago): o then counts every credit taken since,
+ * not those out, and a context with one task out would end with every
+ * chunk made (the review of step 2, F1). So before it makes a chunk
+ * by a cached view, a foreign take reloads returned (acquire, as the
+ * look's) and bounds by that: chunks follow the credits out, not the
+ * age of the view, and a spinning submitter that needs no chunk still
+ * loads nothing.
  */
 
 /* The credits a take of up to @p k may get now: k, fewer (the free
@@ -160,16 +168,35 @@ static inline uint32_t credit_split_look(struct task_pool *p, uint32_t k, uint64
 	}
 }
 
-/* Make every chunk below min(o, size) (o: credit_split_look's bound for
- * a take of @p m from @p t with returned view @p r). False: out of
- * memory (nothing taken). */
-static inline bool credit_split_chunks(struct task_pool *p, uint64_t t, uint32_t m, uint64_t r)
+/* min(o, size): o, the bound on the credits out after a take of @p m
+ * from @p t with returned view @p r ("Chunks before credits" above). */
+static inline uint64_t credit_chunks_need(const struct task_pool *p, uint64_t t, uint32_t m, uint64_t r)
 {
 	uint64_t o = t + m - (r < t ? r : t);
-	uint64_t need = o < p->size ? o : p->size;
+
+	return o < p->size ? o : p->size;
+}
+
+/* Make every chunk below min(o, size) (credit_chunks_need) for a take of
+ * @p m from @p t with returned view @p r. @p ret_seen: the caller's
+ * cached view, which r is (reloaded into it before a chunk is made by
+ * it), or NULL when r is exact (a guard holder's own). False: out of
+ * memory (nothing taken). */
+static inline bool credit_split_chunks(struct task_pool *p, uint64_t t, uint32_t m, uint64_t r, uint64_t *ret_seen)
+{
+	uint64_t need = credit_chunks_need(p, t, m, r);
 	EXPLORE_POINT(ATOMIC);
 	/* acquire: the chunks below it, published before its CAS */
 	uint32_t c = atomic_load_explicit(&p->chunks_made, memory_order_acquire);
+
+	/* (the explorer's revert: chunks made by the cached view, F1) */
+	if ((uint64_t)c * POOL_CHUNK < need && ret_seen != NULL && !DOCA_REVERTED("chunks_on_cached_returned")) {
+		EXPLORE_POINT(ATOMIC);
+		/* acquire: as the look's (the slots those returns freed) */
+		r = atomic_load_explicit(&p->returned, memory_order_acquire);
+		*ret_seen = r;
+		need = credit_chunks_need(p, t, m, r);
+	}
 
 	if (DOCA_REVERTED("chunk_only_last")) /* (the explorer's revert: v1's look, D4) */
 		return need == 0 || pool_chunk_of(p, (uint32_t)((need - 1u) / POOL_CHUNK)) != NULL ||
@@ -203,7 +230,7 @@ static inline uint32_t credit_split_take(struct task_pool *p, uint32_t k, uint64
 
 		if (m == 0)
 			return 0;
-		if (!credit_split_chunks(p, t, m, *ret_seen))
+		if (!credit_split_chunks(p, t, m, *ret_seen, ret_seen))
 			return UINT32_MAX;
 		EXPLORE_POINT(ATOMIC);
 		/* acq_rel: takes and returns form one order (the exact AGAIN);
@@ -224,18 +251,46 @@ static inline void credit_split_return(struct task_pool *p, uint32_t n)
 	atomic_store_explicit(&p->returned, r + n, memory_order_release);
 }
 
-/* The credits out, taken - returned, at most size: returned first
- * (acquire: a caller that sees a credit back sees the PE done with its
- * slot), so taken, loaded after it, is at least it (each return follows
- * its take, which happens before it); takes after that load may push
- * the difference past size, which counts as all out. */
+/* The credits out, taken - returned, at most size, never fewer than
+ * were out at the first load: returned first (acquire: a caller that
+ * sees a credit back sees the PE done with its slot), so taken, loaded
+ * after it, is at least it (each return follows its take, which happens
+ * before it); a return and a take between the loads count one credit
+ * twice, and takes after the first load may push the difference past
+ * size, which counts as all out. An over-count is what its callers
+ * want: the stop (run_outstanding) must never count a credit back that
+ * is out, and the waiters' check (engine/ctx_credits.c credits_due)
+ * needs only returned loaded after its fence (the Dekker pair with the
+ * returner); a take between the loads that makes it miss a free credit
+ * took that credit, a genuine steal, not a lost wake. An AGAIN is
+ * decided by task_pool_all_out, exact. */
 static inline uint32_t task_pool_out(const struct task_pool *p)
 {
 	EXPLORE_POINT(ATOMIC);
 	uint64_t r = atomic_load_explicit(&p->returned, memory_order_acquire);
+	EXPLORE_POINT(ATOMIC); /* (a preemption between the loads: the over-count above) */
 	uint64_t out = atomic_load_explicit(&p->taken, memory_order_relaxed) - r;
 
 	return out < p->size ? (uint32_t)out : p->size;
+}
+
+/* Are all size credits out (an AGAIN look without taking, a foreign
+ * submit's before its pins)? Exact, by credit_split_look's argument:
+ * taken first, then returned (acquire, as task_pool_out's), so taken at
+ * r's load is >= t and outstanding then >= t - r; signed, as a returned
+ * read after taken may be ahead of it (D5). task_pool_out's order would
+ * count a return and a take between its loads twice: AGAIN with fewer
+ * than size out (the review of step 2, F3). */
+static inline bool task_pool_all_out(const struct task_pool *p)
+{
+	if (DOCA_REVERTED("again_look_returned_first")) /* (the explorer's revert: task_pool_out's order, F3) */
+		return task_pool_out(p) == p->size;
+	EXPLORE_POINT(ATOMIC);
+	uint64_t t = atomic_load_explicit(&p->taken, memory_order_relaxed);
+	EXPLORE_POINT(ATOMIC); /* (a preemption between the loads: the argument above) */
+	uint64_t r = atomic_load_explicit(&p->returned, memory_order_acquire);
+
+	return (int64_t)(t - r) >= (int64_t)p->size;
 }
 
 /*
@@ -407,6 +462,22 @@ static inline __attribute__((always_inline)) void credit_plain_take(struct task_
 	atomic_store_explicit(&p->taken, t + n, memory_order_relaxed);
 }
 
+/* credit_plain_take, then the update's end (pool_plain_end): the store
+ * before busy's release, so a switcher that sees busy 0 sees it (moved
+ * after, a foreign CAS between them is overwritten: a credit lost, one
+ * task over max_tasks accepted). */
+static inline __attribute__((always_inline)) void credit_plain_take_end(struct task_pool *p, uint64_t t, uint32_t n)
+{
+	if (DOCA_REVERTED("owner_take_after_plain_end")) { /* (the explorer's revert: the store after busy's release) */
+		pool_plain_end(p);
+		EXPLORE_POINT(ATOMIC);
+		credit_plain_take(p, t, n);
+		return;
+	}
+	credit_plain_take(p, t, n);
+	pool_plain_end(p);
+}
+
 /* A guard holder's take of up to @p k credits: k, fewer (the free ones),
  * or 0 with *@p why: DOCA_ERROR_AGAIN (exact: credit_guarded_look) or
  * DOCA_ERROR_NO_MEMORY (a chunk could not be made; nothing taken). Every
@@ -415,7 +486,11 @@ static inline __attribute__((always_inline)) void credit_plain_take(struct task_
  * *@p plain: inside a plain update while the pool is the owner's (@p
  * busy: begun by pool_plain_begin_as, else by pool_plain_begin_unparked),
  * otherwise the CAS; the update is ended around the allocation and begun
- * again, *plain its new answer (false after a NO_MEMORY: ended). */
+ * again, *plain its new answer. On return *plain says whether the update
+ * is still open: false once ended here (after a NO_MEMORY, or after a
+ * plain take with @p busy: credit_plain_take_end), true (the caller ends
+ * it) after an AGAIN, or after a take by the parked owner, whose brief
+ * section's exit publishes it. */
 static inline __attribute__((always_inline)) uint32_t credit_take_covered(struct task_pool *p, uint32_t k,
 									  bool *plain, bool busy, bool kernel,
 									  doca_error_t *why)
@@ -428,12 +503,13 @@ static inline __attribute__((always_inline)) uint32_t credit_take_covered(struct
 			*why = DOCA_ERROR_AGAIN;
 			return 0;
 		}
-		if (!credit_chunks_cover(p, t + m - r)) {
+		/* (the explorer's revert: 7314cfd's CAS take, no chunk made, F2) */
+		if ((*plain || !DOCA_REVERTED("guarded_cas_take_no_chunks")) && !credit_chunks_cover(p, t + m - r)) {
 			/* the allocator may wait: not inside an update (a brief
 			 * section entered by runner_unpark is waited out whole) */
 			if (*plain && busy)
 				pool_plain_end(p);
-			if (!credit_split_chunks(p, t, m, r)) {
+			if (!credit_split_chunks(p, t, m, r, NULL)) {
 				*plain = false;
 				*why = DOCA_ERROR_NO_MEMORY;
 				return 0;
@@ -442,6 +518,11 @@ static inline __attribute__((always_inline)) uint32_t credit_take_covered(struct
 			if (!*plain)
 				pool_settle(p); /* before the CAS (pool_plain_begin_unparked) */
 			continue;
+		}
+		if (*plain && busy) {
+			credit_plain_take_end(p, t, m);
+			*plain = false;
+			return m;
 		}
 		if (*plain) {
 			credit_plain_take(p, t, m);
@@ -524,8 +605,7 @@ static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool
 		uint64_t t;
 
 		if (credit_guarded_free(p, 1, &t) != 0) { /* else pool_take_loop's look */
-			credit_plain_take(p, t, 1);
-			pool_plain_end(p);
+			credit_plain_take_end(p, t, 1);
 			evs[0] = pool_pop_one(p);
 			return 1;
 		}
@@ -533,10 +613,14 @@ static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool
 	return pool_take_loop(p, evs, want, kernel, why, plain, true);
 }
 
-/* Take between 1 and @p want (>= 1) credits and their slots (into evs);
- * 0 with *why: DOCA_ERROR_AGAIN (every credit is out) or
- * DOCA_ERROR_NO_MEMORY (a chunk could not be made). Fewer than asked
- * only when fewer are free. The holder of the PE's runner guard only (a
+/* Take between 1 and @p want (>= 1) credits and their slots (into evs),
+ * *why untouched; or 0 with *why: DOCA_ERROR_AGAIN (every credit is
+ * out) or DOCA_ERROR_NO_MEMORY (a chunk could not be made; nothing
+ * taken). Fewer than asked only when fewer are free; a caller that wants
+ * the rest asks again (engine/task.c task_take_credits) and gets 0 with
+ * the reason, so a take never returns tasks together with NO_MEMORY
+ * (every chunk the credits it returns need was made before it took
+ * them: credit_take_covered). The holder of the PE's runner guard only (a
  * thread without it takes credits alone: task_pool_take_credits); @p
  * kernel: as pool_plain_begin_as's. always_inline: gcc would otherwise
  * call it once per submit. */

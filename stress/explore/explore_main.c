@@ -153,10 +153,16 @@ const struct scenario explore_scenarios[] = {
 	  scenario_ring_batch },
 	{ "ring_mp_two", "two foreign submitters on the MP ring (no exclusive slot): each one's tasks in order",
 	  scenario_ring_mp_two },
-	{ "pool_reload_stale_t", "ring21 step 2 (WIP): two takers of the split credits, 1 of 2 out at most: never AGAIN",
+	{ "pool_reload_stale_t", "two takers of the split credits, 1 of 2 out at most: never AGAIN",
 	  scenario_pool_reload_stale_t },
-	{ "pool_chunk_prefix", "ring21 step 2 (WIP): a split take with a stale returned makes every chunk below its bound",
+	{ "pool_chunk_prefix", "a split take with a stale returned makes every chunk below the credits out, and none above",
 	  scenario_pool_chunk_prefix },
+	{ "pool_steal_fresh", "a foreign credit and a guard holder's take at a chunk's end: the feed's fresh slot for the foreign one is made",
+	  scenario_pool_steal_fresh },
+	{ "pool_again_look", "a foreign look at a pool of 2 across a return and a take, 1 out all along: never all out",
+	  scenario_pool_again_look },
+	{ "pool_switch_in_callback", "the owner resubmits from its callback while a foreign submitter turns the pool shared",
+	  scenario_pool_switch_in_callback },
 	{ "pool_split_again", "a foreign submitter fills a pool of 2, the PE frees one: its next submit is accepted",
 	  scenario_pool_split_again },
 	{ "owner_free_stop", "the PE's parked owner frees its last event (no read-side section) while another thread stops the ctx",
@@ -573,6 +579,10 @@ static const char *const revertible[] = {
 	"again_unsigned", /* the split credits' look compares taken and a returned read after it unsigned (D5) */
 	"chunk_only_last", /* a split take makes only the chunk its bound falls in, not every one below it (D4) */
 	"again_on_cached_returned", /* the split credits' look answers AGAIN from its cached returned, no reload */
+	"chunks_on_cached_returned", /* a foreign take makes its chunks by its cached returned, no reload (F1) */
+	"guarded_cas_take_no_chunks", /* a guard holder's CAS take makes no chunk for its credits (F2) */
+	"again_look_returned_first", /* the look without a take loads returned before taken (F3) */
+	"owner_take_after_plain_end", /* the owner's plain store of taken after its busy flag's release */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an

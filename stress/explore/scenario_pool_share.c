@@ -49,6 +49,21 @@
  * thread's first take turns the pool shared (or makes that chunk itself
  * first). The pool holds the owner's POOL_CHUNK + 1 and the foreign one
  * exactly.
+ *
+ * pool_switch_in_callback (the review of step 2: its revert of the
+ * owner's plain store of taken moved after pool_plain_end escaped every
+ * scenario above): the owner resubmits from its event callback, inside
+ * its turn, where a switcher waits for busy alone (no brief section to
+ * wait out, no parked guard to revoke), while the foreign thread's first
+ * submit turns the pool shared. The owner's task 0's callback submits
+ * task 1, task 1's submits task 2 (each a plain take with the busy flag:
+ * engine/task_pool.h credit_plain_take_end); the foreign thread submits
+ * task 3. max_tasks 3: the owner holds 2 at most (the called-back event
+ * and its resubmission), the foreign thread 1, so every submit is
+ * accepted. With DOCA_EXPLORE_REVERT=owner_take_after_plain_end the
+ * owner's store after busy's release overwrites the foreign CAS between
+ * them: a credit lost, so the credits are no longer exact (returned
+ * passes taken: the end's submits find all out, or the stop never ends).
  */
 #include "scenario.h"
 
@@ -257,4 +272,52 @@ void scenario_pool_share_chunk(void)
 	for (unsigned i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	world_end_with_exact_credits(&w, CHUNK_CREDITS);
+}
+
+#define CALLBACK_TASKS 3u  /* pool_switch_in_callback: the owner's tags 0..2 */
+#define CALLBACK_CREDITS 3u
+
+static atomic_bool resubmitting; /* the race; not the end's submits (world_end_with_exact_credits) */
+
+static void switch_cb(struct doca_event *ev, union doca_data ctx_user_data)
+{
+	struct world *cw = ctx_user_data.ptr;
+	unsigned tag = (unsigned)doca_event_get_user_data(ev).u64;
+
+	world_event(cw, ev);
+	if (atomic_load(&resubmitting) && tag + 1u < CALLBACK_TASKS)
+		EXPECT_OK(world_submit(cw, tag + 1u)); /* inside the turn: the busy flag's plain take */
+}
+
+static void *owner_callbacks(void *unused)
+{
+	explore_name("owner");
+	(void)doca_pe_progress(w.pe); /* this thread runs the PE: its guard is parked */
+	EXPECT_OK(world_submit(&w, 0));
+	while (atomic_load(&w.events_total) < CALLBACK_TASKS + 1u)
+		if (doca_pe_progress(w.pe) == 0)
+			sched_yield();
+	atomic_store(&resubmitting, false);
+	return NULL;
+}
+
+static void *foreign_first(void *unused)
+{
+	explore_name("foreign");
+	submit_retrying(CALLBACK_TASKS, false);
+	return NULL;
+}
+
+void scenario_pool_switch_in_callback(void)
+{
+	pthread_t t[2];
+
+	atomic_store(&resubmitting, true);
+	world_open(&w, "sw0", CALLBACK_CREDITS, switch_cb);
+	if (pthread_create(&t[0], NULL, owner_callbacks, NULL) != 0 ||
+	    pthread_create(&t[1], NULL, foreign_first, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	for (unsigned i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	world_end_with_exact_credits(&w, CALLBACK_CREDITS);
 }

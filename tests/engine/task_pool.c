@@ -4,6 +4,7 @@
 #include "../api/common.h"
 
 #include "actors/runner.h"
+#include "actors/thread_slot.h"
 #include "engine/engine.h"
 #include "engine/task_pool.h"
 
@@ -379,9 +380,11 @@ Test(task_pool, split_credits_make_every_chunk_below_the_takes_bound_first)
 	split_fini(&f, p);
 }
 
-/* D4's two takers: one with a stale view of returned over-counts its
- * bound (more chunks, never fewer), and still gets every free credit. */
-Test(task_pool, split_credits_a_stale_view_of_returned_makes_more_chunks_never_fewer)
+/* D4's two takers: one with a stale view of returned gets its credits
+ * by that view, but reloads returned before it makes a chunk by it
+ * (the review of step 2, F1: its bound would count every credit taken
+ * since, not those out), and still gets every free credit. */
+Test(task_pool, split_credits_a_stale_view_of_returned_reloads_it_before_making_a_chunk)
 {
 	struct api_fixture f;
 	struct task_pool *p = split_pool(&f, 40);
@@ -389,11 +392,13 @@ Test(task_pool, split_credits_a_stale_view_of_returned_makes_more_chunks_never_f
 
 	cr_assert_eq(credit_split_take(p, 30, &a), 30u);
 	credit_split_return(p, 30); /* b never saw these */
-	cr_assert_eq(credit_split_take(p, 10, &b), 10u, "b: 40 taken, 30 back as far as it knows 0");
-	cr_assert_eq(b, 0u, "enough free in b's view: returned not reloaded");
-	cr_assert_eq(atomic_load(&p->chunks_made), 2u, "b's stale bound (40) made chunk 1");
-	cr_assert_eq(credit_split_take(p, 40, &b), 30u, "the 30 back, once b reloads returned");
-	cr_assert_eq(b, 30u);
+	cr_assert_eq(credit_split_take(p, 2, &b), 2u, "b: 32 taken, 30 back as far as it knows 0");
+	cr_assert_eq(b, 0u, "enough free in b's view, and chunk 0 covers its bound: returned not reloaded");
+	cr_assert_eq(credit_split_take(p, 8, &b), 8u, "b: 40 taken, 30 back");
+	cr_assert_eq(b, 30u, "its bound by its view (40) needed chunk 1: returned reloaded");
+	cr_assert_eq(atomic_load(&p->chunks_made), 1u, "10 out: chunk 0 alone");
+	cr_assert_eq(credit_split_take(p, 40, &b), 30u, "the 30 back");
+	cr_assert_eq(atomic_load(&p->chunks_made), 2u, "40 out: chunk 1");
 	split_fini(&f, p);
 }
 
@@ -462,4 +467,67 @@ Test(task_pool, again_is_exact_with_k_owner_and_max_minus_k_foreign_tasks_for_ev
 		cr_assert_eq(task_pool_free(p), MAX, "k %u: every credit back", k);
 	}
 	fixture_fini(&f);
+}
+
+/* The review of step 2, F1: a foreign submitter keeping one task out at
+ * a time, 2 * max_tasks submits in all, leaves one chunk made (an idle
+ * context costs one chunk, n outstanding about n slots): its take's
+ * bound counts the credits out, not every credit taken since its view of
+ * returned was loaded. On its thread's SP ring (its cached view, passed
+ * on from thread to thread with the slot) and on the MP ring (a thread
+ * with no SP ring: a view of nothing returned each submit). */
+struct foreign_one {
+	struct api_fixture *f;
+	uint64_t tag;
+	bool mp;          /* give up the slot's exclusivity first: the MP ring */
+	doca_error_t err;
+};
+
+static void *foreign_one_main(void *arg)
+{
+	struct foreign_one *s = arg;
+
+	if (s->mp) {
+		(void)thread_slot_get();
+		thread_slot_exclusive = false; /* the test hook: no SP ring for this thread */
+	}
+	s->err = submit_copy(s->f->ctx, s->f->src, s->f->dst, s->tag, 0);
+	return NULL;
+}
+
+static void foreign_one_at_a_time(bool mp)
+{
+	enum { MAX = 1024 };
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0", 64, MAX);
+	struct task_pool *p = &handle_deref(f.ctx)->run->pool;
+
+	(void)doca_pe_progress(f.pe); /* this thread is the PE's: the submits are foreign */
+	for (uint32_t i = 0; i < 2 * MAX; i++) {
+		struct foreign_one a = { .f = &f, .tag = i, .mp = mp };
+		pthread_t t;
+
+		cr_assert_eq(pthread_create(&t, NULL, foreign_one_main, &a), 0);
+		cr_assert_eq(pthread_join(t, NULL), 0);
+		assert_ok(a.err);
+		reap(f.pe, 1);
+		cr_assert_eq(chunks_made(p), 1, "submit %u, one task out at a time: %u of %u chunks made", i,
+			     chunks_made(p), p->nchunks);
+	}
+	cr_assert_eq(atomic_load(&p->mode), POOL_SHARED, "the submits took credits without the guard");
+	bool mp_made = atomic_load(&handle_deref(f.ctx)->run->mp) != NULL;
+
+	cr_assert_eq(mp_made, mp, "the way the test chose: %s", mp ? "the MP ring" : "the SP ring alone");
+	fixture_fini(&f);
+}
+
+Test(task_pool, a_foreign_submitter_with_one_task_out_at_a_time_on_its_sp_ring_makes_one_chunk)
+{
+	foreign_one_at_a_time(false);
+}
+
+Test(task_pool, a_foreign_submitter_with_one_task_out_at_a_time_on_the_mp_ring_makes_one_chunk)
+{
+	foreign_one_at_a_time(true);
 }
