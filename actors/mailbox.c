@@ -168,8 +168,7 @@ static bool shard_empty(const struct mailbox *mb, uint32_t i)
 	       atomic_load_explicit(&s->tail, memory_order_relaxed) == &s->stub;
 }
 
-/* The shards to visit: those a drain left non-empty plus the flagged ones. */
-static uint32_t take_flagged(struct mailbox *mb)
+uint32_t mailbox_take_flags(struct mailbox *mb)
 {
 	uint32_t pending = mb->leftover;
 
@@ -184,16 +183,15 @@ static uint32_t take_flagged(struct mailbox *mb)
 	return pending;
 }
 
-uint32_t mailbox_drain_sc(struct mailbox *mb, struct mailbox_node **items, uint32_t max,
-			  uint32_t per_shard)
+uint32_t mailbox_drain_flagged_sc(struct mailbox *mb, uint32_t flags, struct mailbox_node **items, uint32_t max,
+				  uint32_t per_shard)
 {
 	uint32_t first = mb->cursor;
 	/* the flagged shards, rotated so that bit 0 is shard `first` */
-	uint32_t todo = take_flagged(mb);
+	uint32_t todo = (flags >> first | flags << ((MAILBOX_SHARDS - first) % MAILBOX_SHARDS)) &
+			((1u << MAILBOX_SHARDS) - 1u);
 	uint32_t n = 0;
 
-	todo = (todo >> first | todo << ((MAILBOX_SHARDS - first) % MAILBOX_SHARDS)) &
-	       ((1u << MAILBOX_SHARDS) - 1u);
 	mb->cursor = (first + 1u) % MAILBOX_SHARDS;
 	for (; todo != 0 && n < max; todo &= todo - 1u) {
 		uint32_t i = (first + (uint32_t)__builtin_ctz(todo)) % MAILBOX_SHARDS;
@@ -211,6 +209,16 @@ uint32_t mailbox_drain_sc(struct mailbox *mb, struct mailbox_node **items, uint3
 	for (; todo != 0; todo &= todo - 1u)
 		mb->leftover |= 1u << ((first + (uint32_t)__builtin_ctz(todo)) % MAILBOX_SHARDS);
 	return n;
+}
+
+uint32_t mailbox_drain_sc(struct mailbox *mb, struct mailbox_node **items, uint32_t max, uint32_t per_shard)
+{
+	return mailbox_drain_flagged_sc(mb, mailbox_take_flags(mb), items, max, per_shard);
+}
+
+void mailbox_keep_flags(struct mailbox *mb, uint32_t flags)
+{
+	mb->leftover |= flags;
 }
 
 bool mailbox_nonempty(const struct mailbox *mb)

@@ -102,6 +102,29 @@ void mailbox_push_announce_mpsc(struct mailbox *mb, struct mailbox_node *item);
 uint32_t mailbox_drain_sc(struct mailbox *mb, struct mailbox_node **items, uint32_t max,
 			  uint32_t per_shard);
 
+/* mailbox_drain_sc's first half: the shards to visit (those a drain left
+ * non-empty or marked by mailbox_keep_flags, and those flagged), the
+ * summary cleared by an exchange and a full fence, so that anything the
+ * caller reads after this call was published before an announce that
+ * this call either took or left set for the next one (see mailbox.c's
+ * top: the caller's own structures announced through the summary, as
+ * engine/ring.c's rings are, are read after it, never before). Thread
+ * safety: the one consumer only. */
+uint32_t mailbox_take_flags(struct mailbox *mb);
+
+/* mailbox_drain_sc's second half: take from the shards in @p flags (a
+ * mailbox_take_flags answer); a shard not visited or left non-empty stays
+ * flagged for the next drain. Thread safety: the one consumer only. */
+uint32_t mailbox_drain_flagged_sc(struct mailbox *mb, uint32_t flags, struct mailbox_node **items, uint32_t max,
+				  uint32_t per_shard);
+
+/* Keep @p flags (non-zero) for the next drain, as a drain that left work
+ * behind them does: mailbox_idle is false until a drain takes them. For a
+ * consumer whose own structures, announced through the summary, still
+ * hold work after mailbox_take_flags took their flags. Thread safety: the
+ * one consumer only. */
+void mailbox_keep_flags(struct mailbox *mb, uint32_t flags);
+
 /* True if no drain would find anything: no shard is flagged or left
  * non-empty (an item pushed but not yet announced is not counted).
  * Thread safety: the one consumer only. */

@@ -23,6 +23,7 @@ static _Atomic unsigned overflow_next;
 static pthread_key_t slot_key;
 static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
 DOCA_TLS int thread_slot_mine = -1;
+DOCA_TLS bool thread_slot_exclusive;
 
 /* thread_slot_mine stays set: a later key destructor of this thread that
  * pushes still gets this slot, perhaps a new thread's by then
@@ -31,6 +32,7 @@ static void slot_release(void *value)
 {
 	unsigned slot = (unsigned)(uintptr_t)value - 1u;
 
+	thread_slot_exclusive = false; /* before the release: a later call of ours is not the holder's */
 	EXPLORE_POINT(ATOMIC);
 	/* release: our last uses of per-slot data happen before a new owner's. */
 	atomic_fetch_and_explicit(&slot_bits[slot / 64u], ~(UINT64_C(1) << (slot % 64u)),
@@ -73,6 +75,7 @@ unsigned thread_slot_first_use(void)
 
 	if (slot >= 0) {
 		thread_slot_mine = slot;
+		thread_slot_exclusive = true;
 		(void)pthread_setspecific(slot_key, (void *)(uintptr_t)(slot + 1));
 	} else {
 		thread_slot_mine = (int)(atomic_fetch_add_explicit(&overflow_next, 1, memory_order_relaxed) %

@@ -6,12 +6,22 @@
 #ifndef DOCA_THREAD_SLOT_H
 #define DOCA_THREAD_SLOT_H
 
+#include <stdbool.h>
+
 #include "tsan_annotate.h"
 
 #define THREAD_SLOT_MAX 256u
 
 /* The calling thread's slot once it has one, else -1 (thread_slot.c). */
 extern DOCA_TLS int thread_slot_mine;
+
+/* True while the calling thread holds its slot exclusively: set by a
+ * winning claim, cleared by the slot's release (before its release
+ * store), so an exit-time key destructor that runs after the release, an
+ * overflow thread and a thread that never claimed find it false. The
+ * foreign submit's SP ring of a slot is written only by the thread that
+ * finds this true (engine/ring.c, I1). */
+extern DOCA_TLS bool thread_slot_exclusive;
 
 /* thread_slot_get's first call of a thread: claim a slot. */
 unsigned thread_slot_first_use(void);

@@ -419,16 +419,18 @@ static void deadline_in(struct timespec *t, int ms)
  * include/doca_task.h says), never a stale handle of the caller's (it was
  * current when the call began). */
 static doca_error_t submit_in_held_run(struct doca_ctx *h, struct doca_ctx *ctx,
-				       const struct doca_task_desc *desc, uint64_t start)
+				       const struct doca_task_desc *desc, uint64_t start,
+				       struct task_ring_need *need)
 {
 	doca_error_t err;
 
+	need->which = TASK_MAKE_NONE;
 	doca_rcu_read_lock();
 	if (!DOCA_REVERTED("wait_destroyed_stale") &&
 	    (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING || ctx_run_start(ctx) != start))
 		err = DOCA_ERROR_BAD_STATE;
 	else
-		err = task_submit_in_run(h, desc, start);
+		err = task_submit_in_run(h, desc, start, need);
 	doca_rcu_read_unlock();
 	return err;
 }
@@ -447,11 +449,17 @@ static doca_error_t submit_wait_registered(struct doca_ctx *h, struct doca_ctx *
 	atomic_fetch_add_explicit(&c->waiters, 1, memory_order_relaxed);
 	for (;;) {
 		uint32_t seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
+		struct task_ring_need need;
 
 		/* seq_cst fence: we are counted in waiters (and read seq) before we
 		 * look for a credit (pairs with run_credits_returned's fence). */
 		atomic_thread_fence(memory_order_seq_cst);
-		err = submit_in_held_run(h, ctx, desc, start);
+		err = submit_in_held_run(h, ctx, desc, start, &need);
+		/* our ring to make first: out of the section (engine/ring.c
+		 * I8), then at once again, no credit taken meanwhile */
+		if (err == DOCA_ERROR_AGAIN && need.which != TASK_MAKE_NONE &&
+		    (err = task_ring_make_held(ctx, start, &need)) == DOCA_SUCCESS)
+			continue;
 		if (err != DOCA_ERROR_AGAIN)
 			break;
 		if (timeout_ms >= 0 && !time_left(&deadline, &left)) {

@@ -101,6 +101,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/ring.h"
 
 /* on_device has one writer, the runner, so a load and a store update it. */
 static void run_on_device_add(struct ctx_run *run, uint32_t delta)
@@ -250,6 +251,7 @@ static void run_free(struct ctx_run *run)
 		dev_entry_put(run->entry);
 	}
 	task_pool_fini(&run->pool);
+	ring_free_all(run);
 #ifdef DOCA_EXPLORE
 	/* the explorer's check: a use after the free reads these bytes,
 	 * and a pointer made of them faults (verdict "crash") */

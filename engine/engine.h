@@ -278,9 +278,9 @@ struct doca_event {
 	/* one word, two names: next, the link of the PE's ready list, of
 	 * its run's backlog and of a submit's chunk (its slots in the order
 	 * they go to the device), while the slot is taken; pool_next_ev, the
-	 * free stack's address link (the slot under this one while the pool
-	 * is the owner's) and a returned chain's link, while it is free. So
-	 * the slots a burst pops off the owner's stack come linked in their
+	 * free stack's link (the slot under this one) and a returned chain's
+	 * link, while it is free. So the slots a burst pops off the stack
+	 * come linked in their
 	 * pop order, the chunk's order (engine/task_pool.c, "The link
 	 * word") */
 	union {
@@ -288,12 +288,6 @@ struct doca_event {
 		_Atomic(struct doca_event *) pool_next_ev;
 	};
 	struct mailbox_node mbox_node; /* its link while in the run's mailbox */
-	/* its slot number in the run's pool + 1: how head and the links name
-	 * it (engine/task_pool.c), so a return reads it as it stores it */
-	uint32_t pool_link;
-	/* the free stack's index link, written once the pool is shared
-	 * (engine/task_pool.c, "The index links") */
-	_Atomic uint32_t pool_next;
 	/* ev_claim_bias of the slot's address, stored by every chunk_make
 	 * (engine/task_pool.c; the same value each life of the cell): a free
 	 * makes its handle's HELD gs from it (engine/event.c) */
@@ -327,24 +321,29 @@ struct task_pool {
 	uint32_t size;           /* credits: the context's max_tasks */
 	uint32_t nchunks;
 	_Atomic(struct doca_event *) *chunks; /* nchunks, NULL until first needed */
-	/* size where head_free_high has the free count (engine/task_pool.h),
-	 * POOL_SIZE_HIGH_SWITCHED once the switch to shared began: the owner's
-	 * single free's look (engine/task_pool.c) */
-	_Atomic uint64_t size_high;
-	/* own line: submitters take, the PE's thread returns */
-	_Alignas(64) _Atomic uint64_t head; /* tag | free credits | top of the returned stack */
-	_Atomic uint32_t mode; /* POOL_OWNER until a taker without the guard appears */
-	_Atomic uint32_t busy; /* a guard holder is in a plain update of head */
-	/* the returned stack's top slot while mode is POOL_OWNER, when
-	 * head's top is stale (read and written by guard holders only,
-	 * engine/task_pool.c) */
-	_Atomic(struct doca_event *) top_ev;
-	/* the first slot index no take has reached yet while the pool is the
-	 * owner's (fresh takes move it; guard holders only, as top_ev): the
-	 * stack then holds free - (size - fresh_from) slots, so a burst's pop
-	 * counts its slots without a test for the stack's end
-	 * (engine/task_pool.c, "The stack's depth") */
+	/* the slots (engine/task_pool.c, "Slots: the guard holder's"): read
+	 * and written by the runner guard's holder alone. top_ev: the
+	 * returned stack's top slot (NULL: empty), linked through
+	 * pool_next_ev; stacked: its depth; fresh_from: the first slot index
+	 * no take has reached yet (fresh slots are taken in index order,
+	 * only with the stack empty) */
+	_Alignas(64) _Atomic(struct doca_event *) top_ev;
+	uint32_t stacked;
 	uint32_t fresh_from;
+	/* ring21 step 2 (engine/task_pool.h "The split credits"): the
+	 * credits as two counters that only grow, free = size - (taken -
+	 * returned). The takers' line: taken, every taker's (a CAS, acq_rel,
+	 * once shared; a guard holder's plain store while the pool is the
+	 * owner's); mode, POOL_OWNER until a taker without the guard
+	 * appears; busy, a guard holder is in a plain take (engine/task_pool.c);
+	 * chunks_made: the chunks 0 .. chunks_made - 1 exist (a CAS after the
+	 * chunk's publish), read-mostly. returned: the guard holder's alone (a
+	 * release store), on a line of its own. */
+	_Alignas(64) _Atomic uint64_t taken;
+	_Atomic uint32_t mode;
+	_Atomic uint32_t busy;
+	_Atomic uint32_t chunks_made;
+	_Alignas(64) _Atomic uint64_t returned;
 };
 
 /* The pool of a new run, with its first chunk. DOCA_ERROR_NO_MEMORY. */
@@ -354,7 +353,7 @@ void task_pool_fini(struct task_pool *p);
 /* Taking and returning credits: task_pool_take and task_pool_put, inline
  * in engine/task_pool.h. */
 /* Returned slots of one run, linked through pool_next_ev, put back at
- * once (the put writes their index links if the pool is shared). */
+ * once. */
 struct pool_chain {
 	struct doca_event *first; /* the chain's top (NULL: empty) */
 	struct doca_event *last;
@@ -365,7 +364,7 @@ struct pool_chain {
  * once at its end: engine/event.c). */
 static inline void pool_chain_link_more(struct pool_chain *c, struct doca_event *ev)
 {
-	/* relaxed: task_pool_put's release publishes the link */
+	/* relaxed: the chain reaches task_pool_put through the guard or the mailbox, which publish it */
 	atomic_store_explicit(&ev->pool_next_ev, c->first, memory_order_relaxed);
 	c->first = ev;
 }
@@ -406,6 +405,9 @@ struct ctx_credits {
  * start, published with RCU, retired at IDLE and freed after a grace period,
  * so a submitter or a PE turn that began in an earlier run only ever sees
  * that run's object, never one being rebuilt. */
+#define RING_SP 16u /* SP rings per run: thread slots 0-15 (engine/ring.h) */
+struct task_ring;
+
 struct ctx_run {
 	struct rcu_head rcu;
 	uint64_t start;          /* which start of its context made it (ctx->starts) */
@@ -444,6 +446,17 @@ struct ctx_run {
 	 * (run_defer). Posted before anything newer (run_post_backlog).
 	 * Runner's. */
 	struct doca_event *backlog_head, *backlog_tail;
+	/* The foreign submitters' rings (engine/ring.c): sp[i] written only by
+	 * the exclusive holder of thread slot i, mp by every other foreign
+	 * submitter; each made by its first producer outside any read-side
+	 * section, published once (release CAS from NULL) and freed by
+	 * run_free. sp_mask: bit i once sp[i] is published. A read-mostly
+	 * line of its own (the PE's feed loads it, producers load their
+	 * ring's pointer). */
+	_Alignas(64) _Atomic(struct task_ring *) sp[RING_SP];
+	_Atomic(struct task_ring *) mp;
+	_Atomic uint32_t sp_mask;
+	uint32_t sp_first; /* the SP ring the feed looks at first (ring.c), < RING_SP; guard holders' */
 };
 
 /* Append ev to a singly linked event list (through ev->next). */
@@ -887,11 +900,27 @@ static inline __attribute__((always_inline)) void pe_wake_after_push(struct doca
 	if (atomic_load_explicit(&pe->armed, memory_order_relaxed) == PE_ARMED)
 		pe_wake_after_push_armed(ctx, run, pushed);
 }
+/* A foreign submitter's ring that must be made before its task can go:
+ * which (ring_publish's: an SP ring's index, or RING_SP for the MP ring;
+ * TASK_MAKE_NONE for none) and its capacity (engine/ring.h). */
+#define TASK_MAKE_NONE UINT32_MAX
+struct task_ring_need {
+	uint32_t which, cap;
+};
+
 /* doca_task_submit (desc not NULL) accepted only into the run that start
  * number @p start of the context made (its ctx_run.start), BAD_STATE in
  * any other: a doca_task_submit_wait sleeper never lands in a run started
- * after the one it waited in (engine/task.c). */
-doca_error_t task_submit_in_run(struct doca_ctx *ctx, const struct doca_task_desc *desc, uint64_t start);
+ * after the one it waited in (engine/task.c). Called inside the caller's
+ * read-side section, so it never allocates: AGAIN with need->which set
+ * when the caller's ring must be made first (task_ring_make_held, after
+ * the caller left its section), need->which TASK_MAKE_NONE otherwise. */
+doca_error_t task_submit_in_run(struct doca_ctx *ctx, const struct doca_task_desc *desc, uint64_t start,
+				struct task_ring_need *need);
+/* Make the ring @p need names and publish it into @p ctx's run, if that
+ * is still the run of start @p start (BAD_STATE otherwise; NO_MEMORY).
+ * Outside any read-side section (it allocates), @p ctx held (ctx_ref_get). */
+doca_error_t task_ring_make_held(struct doca_ctx *ctx, uint64_t start, const struct task_ring_need *need);
 /* The start number of the context's current run, 0 if it has none
  * (inside a read-side section). */
 static inline uint64_t ctx_run_start(const struct doca_ctx *ctx)

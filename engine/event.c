@@ -227,7 +227,7 @@ static inline __attribute__((always_inline)) void event_release_slot(struct doca
 		hb_release(ev); /* the application is done with the task before the slot's reuse */
 	/* release: our last touch of the slot happens before whoever sees the
 	 * credit back (a submitter, or a stop that counts none outstanding and
-	 * frees the run); task_pool_put's CAS is a release too. */
+	 * frees the run); task_pool_put's store of returned is a release too. */
 	atomic_thread_fence(memory_order_release);
 }
 
@@ -593,15 +593,12 @@ static inline __attribute__((always_inline)) bool route_begin_owner(struct free_
  * one run's chain (@p run, @p c: not empty, passed by value so that the
  * burst keeps it in registers), no mailbox, no section. route_return's
  * steps, then the exit at t's list's first entry; the chain goes back
- * without the pool's busy flag, as doca_event_free's owner way returns
- * its slot (pool_plain_begin_unparked). */
+ * with no look at the pool's mode (returns have one writer in every
+ * mode: engine/task_pool.c). */
 static inline __attribute__((always_inline)) void route_end_owner(struct free_route *r, struct ctx_run *run,
 								   const struct pool_chain c, struct runner_thread *t)
 {
-	if (pool_plain_begin_unparked_free(&run->pool))
-		pool_put_plain(&run->pool, c.first, c.last, c.n, false);
-	else
-		pool_put_shared(&run->pool, &c);
+	pool_put_chain(&run->pool, c.first, c.last, c.n);
 	asym_fence_light_known(true); /* as route_return's, outside a section */
 	run_credits_returned(run, c.n);
 	runner_exit_unparked_at(&r->pe->runner, r->unparked, t, 0);
@@ -1041,18 +1038,6 @@ static __attribute__((noinline)) void event_free_credits_slow(struct ctx_run *ru
 	runner_exit_from(&run->pe->runner, cur);
 }
 
-/* The owner's way when its put's look failed on @p h (pool_put_one_owner:
- * the pool turning shared, or a double return): the slot @p ev (released)
- * returned by the CAS, then the rest of the way after the put. */
-static __attribute__((noinline)) void event_free_put_shared(struct ctx_run *run, struct doca_event *ev, uint64_t h,
-							    const void *cur)
-{
-	pool_put_one_refused(&run->pool, ev, h);
-	asym_fence_light(); /* as event_free_entered's, outside a section */
-	run_credits_returned(run, 1);
-	runner_exit_from(&run->pe->runner, cur);
-}
-
 /* The steps of route_begin, route_event and route_end for one event (the
  * route's bookkeeping left out when we return it ourselves), arranged as
  * doca_pe_get_event's (engine/pe.c): the parked owner's way, entering by
@@ -1143,23 +1128,13 @@ void doca_event_free(struct doca_event *h)
 	 * (Our record t stays live: with the put's busy flag gone it no
 	 * longer costs a save, and finding it from cur again cost two
 	 * instructions.)
-	 * The put is task_pool_put's for a chain of this one slot, its CAS
-	 * way (a shared pool) the out-of-line rest below, so the inline way
-	 * keeps few enough values to need no frame; the slot's links are
-	 * written by the put alone (the chain's would be overwritten). The
-	 * put's plain way stores no busy flag: our entry, pushed before the
-	 * light fence above, is what task_pool_share waits out, and its look
-	 * at the mode is its double-return compare (pool_put_one_owner;
-	 * engine/task_pool.c, "The single free's look"). */
+	 * The put is task_pool_put's for a chain of this one slot; the
+	 * slot's link is written by the put alone (the chain's would be
+	 * overwritten). It looks at no mode: the slots and returned are the
+	 * guard holder's in every mode (engine/task_pool.c). */
 
 	event_release_slot(ev, 0, false, true);
-	uint64_t ph;
-
-	if (!pool_put_one_owner(&run->pool, ev, &ph)) {
-		runner_unparked_first_count(t);
-		event_free_put_shared(run, ev, ph, cur);
-		return;
-	}
+	pool_put_chain(&run->pool, ev, ev, 1);
 	asym_fence_light_known(true); /* as event_free_entered's, outside a section */
 	/* run_credits_waiting's point and look, one cmp with the byte */
 	EXPLORE_POINT(WAKE);

@@ -102,6 +102,7 @@
 
 #include "actors/explore_revert.h"
 #include "engine/engine.h"
+#include "engine/ring.h"
 
 #define FEED_BRIEF 32u /* descriptors a submitter posts under the brief guard */
 
@@ -257,7 +258,7 @@ static bool ctx_has_pending(struct doca_ctx *ctx, struct ctx_run *run, bool fed)
 	 * full ring made every arm fire: a busy loop (found by a review). */
 	bool backlog = run->backlog_head != NULL && on_device == 0;
 
-	if ((!fed && !waits && mailbox_nonempty(&run->mbox)) || (!waits && backlog) ||
+	if ((!fed && !waits && (mailbox_nonempty(&run->mbox) || ring_any(run))) || (!waits && backlog) ||
 	    run->qp->ops->pending(run->qp) || run_fatal_stop_due(run))
 		return true;
 	return st == DOCA_CTX_STATE_STOPPING &&

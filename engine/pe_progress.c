@@ -23,12 +23,21 @@
 #include "actors/explore_revert.h"
 #include "engine/engine.h"
 #include "engine/pe_ready.h"
+#include "engine/ring.h"
 #include "engine/task_pool.h"
 
 #define TURN_EVENTS 256u    /* completions per turn */
 #define TURN_CTXS 64u       /* contexts per turn */
 #define TURN_POSTS 256u     /* descriptors posted per context per turn */
 #define POST_BATCH 64u      /* descriptors per hw post call */
+#ifdef DOCA_EXPLORE
+/* the feed's batch: a scenario lowers it (stress/explore/scenario_ring.c,
+ * ring_batch) so that a few tasks outlast one batch */
+uint32_t explore_feed_batch = POST_BATCH;
+#define FEED_BATCH (explore_feed_batch < POST_BATCH ? explore_feed_batch : POST_BATCH)
+#else
+#define FEED_BATCH POST_BATCH
+#endif
 #define DRAIN_PER_SHARD 32u /* items per mailbox shard per drain */
 
 struct turn_rec {
@@ -61,9 +70,46 @@ static void event_flush(struct doca_event *ev)
 	ev->bytes = 0;
 }
 
-uint32_t run_feed(struct ctx_run *run, uint32_t max)
+/* The mailbox's items after the rings' (ring_feed) in one take of the
+ * flags: every item is a free from another thread (RETURNING: a task
+ * travels in a ring, engine/ring.c), whose slot goes to @p released.
+ * Takes at most @p max from the shards in @p flags; keeps the flags
+ * (shard 0's at least) when @p left: the rings hold more (ring_feed).
+ * Returns the items taken. */
+static uint32_t run_take_frees(struct ctx_run *run, uint32_t flags, uint32_t max, bool left,
+			       struct pool_chain *released)
 {
 	struct mailbox_node *items[POST_BATCH];
+	uint32_t n = flags != 0 ? mailbox_drain_flagged_sc(&run->mbox, flags, items, max, DRAIN_PER_SHARD) : 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct doca_event *ev = caa_container_of(items[i], struct doca_event, mbox_node);
+
+		if (!event_returning(ev)) {
+			doca_log(DOCA_LOG_ERROR, "a task in a run's mailbox: tasks travel in its rings");
+			abort();
+		}
+		event_release_to(ev, released); /* freed on another thread (engine/event.c) */
+	}
+	if (left)
+		mailbox_keep_flags(&run->mbox, flags | 1u);
+	return n;
+}
+
+/* Put the slots freed on other threads back, and tell the run. */
+static void run_put_frees(struct ctx_run *run, struct pool_chain *released)
+{
+	if (released->n != 0) {
+		uint32_t n = released->n;
+
+		task_pool_put(&run->pool, released);
+		run_credits_returned(run, n);
+	}
+}
+
+uint32_t run_feed(struct ctx_run *run, uint32_t max)
+{
+	struct doca_event *evs[POST_BATCH];
 	struct hw_desc descs[POST_BATCH];
 	uint32_t posted = 0;
 	struct pool_chain released = { 0 };
@@ -72,41 +118,40 @@ uint32_t run_feed(struct ctx_run *run, uint32_t max)
 	bool clear = run_post_backlog(run, &posted, max);
 
 	while (clear && posted < max) {
-		uint32_t limit = max - posted < POST_BATCH ? max - posted : POST_BATCH;
-		uint32_t n = mailbox_drain_sc(&run->mbox, items, limit, DRAIN_PER_SHARD);
+		uint32_t limit = max - posted < FEED_BATCH ? max - posted : FEED_BATCH;
+		/* the flags first, then the rings (engine/ring.c, I6); no flag,
+		 * nothing announced or left: an entry written since is its
+		 * producer's to announce */
+		bool late = DOCA_REVERTED("ring_look_before_flags"), left = false;
+		uint32_t flags = late ? 0 : mailbox_take_flags(&run->mbox);
 
-		if (n == 0)
+		if (!late && flags == 0)
 			break;
-		uint32_t ndescs = 0;
+		uint32_t n = ring_feed(run, evs, limit, &left);
 
-		for (uint32_t i = 0; i < n; i++) {
-			struct doca_event *ev = caa_container_of(items[i], struct doca_event, mbox_node);
+		if (late && (flags = mailbox_take_flags(&run->mbox)) == 0 && n == 0)
+			break;
+		uint32_t frees = run_take_frees(run, flags, POST_BATCH, left, &released);
 
-			if (event_returning(ev))
-				event_release_to(ev, &released); /* freed on another thread (engine/event.c) */
-			else
-				descs[ndescs++] = event_desc(ev);
-		}
-		if (ndescs != 0)
-			run_post(run, descs, ndescs);
-		posted += ndescs;
+		if (n + frees == 0)
+			break;
+		for (uint32_t i = 0; i < n; i++)
+			descs[i] = event_desc(evs[i]);
+		if (n != 0)
+			run_post(run, descs, n);
+		posted += n;
 		clear = run->backlog_head == NULL; /* the device refused some: stop here */
 	}
-	if (released.n != 0) {
-		uint32_t n = released.n;
-
-		task_pool_put(&run->pool, &released);
-		run_credits_returned(run, n);
-	}
+	run_put_frees(run, &released);
 	if (posted != 0)
 		hw_qp_doorbell(run->qp);
 	return posted;
 }
 
-/* Move mailbox items to the device, or flush them when not running. */
+/* Move the rings' tasks to the device, or flush them when not running;
+ * take the mailbox's frees. */
 static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 {
-	struct mailbox_node *items[POST_BATCH];
 	struct pool_chain released = { 0 };
 
 	if (running) {
@@ -114,38 +159,31 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 			hw_qp_kick(run->qp);
 		return;
 	}
-	/* the backlog's tasks were never on the device: flushed first, in order */
+	/* the backlog's tasks were never on the device: flushed first, in
+	 * order; then the rings' (SP, then MP), then the frees */
 	for (struct doca_event *ev; t->ndone < TURN_EVENTS && (ev = run_backlog_pop(run)) != NULL;) {
 		event_flush(ev);
 		t->done[t->ndone++] = ev;
 	}
 	for (uint32_t flushed = 0; flushed < TURN_POSTS;) {
-		uint32_t limit = TURN_EVENTS - t->ndone;
-		uint32_t n = limit ? mailbox_drain_sc(&run->mbox, items,
-						     limit < POST_BATCH ? limit : POST_BATCH,
-						     DRAIN_PER_SHARD)
-				   : 0;
+		uint32_t limit = TURN_EVENTS - t->ndone, flags = mailbox_take_flags(&run->mbox);
+		bool left = false;
 
-		if (n == 0)
+		if (flags == 0)
 			break;
-		for (uint32_t i = 0; i < n; i++) {
-			struct doca_event *ev = caa_container_of(items[i], struct doca_event, mbox_node);
+		/* (the explorer's revert: the rings' tasks never flushed) */
+		uint32_t n = DOCA_REVERTED("ring_flush_skips_rings")
+				     ? 0
+				     : ring_feed(run, &t->done[t->ndone], limit < POST_BATCH ? limit : POST_BATCH, &left);
+		uint32_t frees = run_take_frees(run, flags, POST_BATCH, left, &released);
 
-			if (event_returning(ev)) {
-				event_release_to(ev, &released); /* freed on another thread (engine/event.c) */
-				continue;
-			}
-			event_flush(ev);
-			t->done[t->ndone++] = ev;
-		}
-		flushed += n;
+		for (uint32_t i = 0; i < n; i++)
+			event_flush(t->done[t->ndone++]);
+		if (n + frees == 0)
+			break;
+		flushed += n + frees;
 	}
-	if (released.n != 0) {
-		uint32_t n = released.n;
-
-		task_pool_put(&run->pool, &released);
-		run_credits_returned(run, n);
-	}
+	run_put_frees(run, &released);
 }
 
 /* Turn a completion into its event's status. A whole copy (HW_CQE_OK:

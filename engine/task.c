@@ -2,20 +2,26 @@
  * engine/task.c — doca_task_submit(_batch): the one entry point from any
  * thread.
  *
- * Lock-free and allocation-free: validate, then inside an RCU read-side
- * section (the PE owner's single submit: its brief guard, below) check
- * RUNNING, pin the buffers, take a credit (a free event slot) and hand
- * the slot over in chunks:
+ * Lock-free: validate, then inside an RCU read-side section (the PE
+ * owner's single submit: its brief guard, below) check RUNNING, pin the
+ * buffers, take a credit (a free event slot) and hand the tasks over in
+ * chunks:
  *
- * - from any thread, through the caller's mailbox shard: the event is its
- *   own list node, so the push cannot fail or allocate (credits alone bound
- *   what is queued) and never waits for another submitter; the PE's next
- *   turn posts it;
+ * - from any thread, through a ring (engine/ring.c, ring21 step 1): each
+ *   task an entry of its thread's SP ring (the exclusive holder of a
+ *   thread slot below RING_SP) or of the run's MP ring, carrying the slot
+ *   its credit popped, which the PE fills; the write cannot fail (credits
+ *   bound what a ring holds) and never waits for another submitter; then
+ *   the announce (mailbox_announce of the caller's shard) and the wake
+ *   check, and the PE's next feed posts them. A thread's first submit
+ *   into a run makes its ring: the only allocation of the way, made
+ *   outside the read-side section (task_ring_make);
  * - from the PE's own thread (the one that ran its last turn), straight to
  *   the queue pair, as that turn would, when the PE is not running a turn,
- *   the context still runs and nothing waits in the mailbox (so a task of
- *   ours queued there earlier still reaches the device first). This saves
- *   the mailbox round trip for the common "submit and progress on one
+ *   the context still runs and nothing waits in the mailbox or the rings
+ *   (mailbox_idle: so a task of ours queued there earlier still reaches
+ *   the device first, engine/ring.c I7). This saves
+ *   the ring round trip for the common "submit and progress on one
  *   thread" shape; the runner guard, taken briefly for the chunk
  *   (actors/runner.h), keeps it exclusive with turns without ever making
  *   another thread's call on the PE a refusal. That thread keeps the guard
@@ -23,8 +29,9 @@
  *   and under it the buffers are pinned the same way (engine/buf.c): the
  *   owner fast path;
  * - from any thread while the PE sleeps armed in event mode (and no worker
- *   runs it), the same way: the PE would only wake to move the tasks out
- *   of the mailbox, so the completion's wake-up is the only one.
+ *   runs it), the same way, with the same look (mailbox_idle): the PE
+ *   would only wake to move the tasks out of the rings, so the
+ *   completion's wake-up is the only one.
  *
  * For an inline device (only a turn runs it) a chunk of fewer than
  * TASK_DEFER_BELOW tasks is not posted but left in the run's backlog,
@@ -94,7 +101,9 @@
  * The explorer's owner_submit_destroy undoes each half
  * (DOCA_EXPLORE_REVERT=buf_destroy_no_quiesce, owner_submit_no_recheck).
  *
- * A burst shares one read-side section, one announce and one wake check.
+ * A burst shares one read-side section (left only to make a ring, after
+ * the wake check for what it wrote so far), one announce per chunk and
+ * one wake check.
  * The wake check runs after every burst that pushed, not only after a
  * push into an empty shard: a shard that held an item when we pushed may
  * have been drained, and its PE armed, before our push became visible. A
@@ -104,6 +113,7 @@
  */
 #include "engine/buf_pin.h"
 #include "engine/engine.h"
+#include "engine/ring.h"
 #include "engine/task_pool.h"
 
 #define TASK_FLAGS_KNOWN ((uint32_t)DOCA_TASK_FLAG_ALLOW_PARTIAL)
@@ -364,15 +374,6 @@ static inline __attribute__((always_inline)) doca_error_t task_pins_back(struct 
 	return DOCA_ERROR_INVALID_VALUE;
 }
 
-/* task_pool_free(p) == 0, inline: a foreign submit's look before its
- * pins pays no call (the same point and acquire load). */
-static inline __attribute__((always_inline)) bool task_pool_none_free(const struct task_pool *p)
-{
-	EXPLORE_POINT(ATOMIC);
-	/* acquire: as task_pool_free's (a credit seen back, the PE's slot done) */
-	return head_free(atomic_load_explicit(&p->head, memory_order_acquire)) == 0;
-}
-
 /* Validate and pin one task (under the guard when @p guarded); @p first:
  * the chunk's first task, which also looks at the pool; @p kernel: the
  * caller found asym_fence_kernel true (asym_fence_light_known). */
@@ -417,7 +418,7 @@ static inline __attribute__((always_inline)) doca_error_t task_pin(struct doca_c
 		 * frees) then reads the pool's line and never writes the
 		 * buffers' lines the PE unpins. (Pins under the guard are the
 		 * holder's own counts: nothing shared.) */
-		if (first && task_pool_none_free(&run->pool))
+		if (first && task_pool_all_out(&run->pool)) /* exact (engine/task_pool.h) */
 			return DOCA_ERROR_AGAIN;
 		if (!buf_pin_shared(src))
 			return DOCA_ERROR_INVALID_VALUE;
@@ -462,14 +463,19 @@ task_pin_more(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_
 /* Take a credit for each of the k pinned tasks, in as few atomic steps as
  * the pool allows; the tasks left without one are unpinned. Returns how
  * many got one (*why says why the others did not: AGAIN, or NO_MEMORY for
- * a chunk of slots). @p kernel: as task_pin's. */
+ * a chunk of slots). Under the guard each comes with its slot (evs);
+ * without it (a ring's tasks) only the credits are taken, against the
+ * cached returned @p ret_seen (task_pool_take_credits), and the PE's
+ * feed pops the slots. @p kernel: as task_pin's. */
 static inline __attribute__((always_inline)) uint32_t task_take_credits(struct ctx_run *run, const struct task_pinned *tp,
 					 uint32_t k, bool guarded, bool kernel, struct doca_event **evs,
-					 doca_error_t *why)
+					 uint64_t *ret_seen, doca_error_t *why)
 {
 	uint32_t got = 0, m;
 
-	while (got < k && (m = task_pool_take_as(&run->pool, &evs[got], k - got, guarded, kernel, why)) != 0)
+	if (!guarded)
+		got = k == 0 ? 0 : task_pool_take_credits(&run->pool, k, ret_seen, why);
+	while (guarded && got < k && (m = task_pool_take_as(&run->pool, &evs[got], k - got, kernel, why)) != 0)
 		got += m;
 	for (uint32_t i = got; i < k; i++) {
 		buf_unpin(tp[i].dst, guarded);
@@ -514,7 +520,7 @@ static inline __attribute__((always_inline)) void task_fill(struct doca_event *e
 static __attribute__((noinline)) uint32_t
 task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs, uint32_t n,
 			uint64_t buf_fold, bool kernel, struct task_pinned *tp, struct doca_event **evs, uint32_t filled,
-			bool plain, uint64_t h, doca_error_t *err, doca_error_t *why, uint32_t *k);
+			bool plain, doca_error_t *err, doca_error_t *why, uint32_t *k);
 
 /* task_pin_take_fill_guarded's one loop, out of line: inline, gcc kept
  * the context and the pop's bound and count on the stack and copied the
@@ -645,11 +651,13 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 	/* task_pool_take_as's guarded first take (its point, then pool_take's look) */
 	EXPLORE_POINT(ATOMIC);
 	bool plain = pool_plain_begin_as(p, kernel);
-	uint64_t h = pool_head_look(p);
+	uint64_t t;
+	uint32_t credits;
 
-	if (!plain || !pool_one_poppable(p, h))
-		return task_pin_take_fill_rest(ctx, run, descs, n, buf_fold, kernel, tp, evs, 0, plain, h, err, why, k);
-	struct pool_pop pp = pool_pop_start(p, h, n);
+	/* no credit free: the rest's take answers AGAIN (its look again) */
+	if (!plain || !pool_one_poppable(p) || (credits = credit_guarded_free(p, n, &t)) == 0)
+		return task_pin_take_fill_rest(ctx, run, descs, n, buf_fold, kernel, tp, evs, 0, plain, err, why, k);
+	struct pool_pop pp = pool_pop_start(p, credits);
 	struct doca_event *ev = pool_pop_step(&pp);
 
 	evs[0] = ev; /* the first one popped, linked to the next (task_pool.c, "The link word") */
@@ -660,13 +668,13 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 		ev = task_pop_fill_loop_kernel_andn(ctx, descs + 1, buf_fold, &pp, ev, err);
 	else
 		ev = task_pop_fill_loop_kernel(ctx, descs + 1, buf_fold, &pp, ev, err);
-	pool_pop_end(p, &pp, true);
 	uint32_t got = pool_pop_taken(&pp);
 
+	pool_pop_end(p, &pp);
+	credit_plain_take_end(p, t, got); /* the credits of the tasks filled, inside the update */
 	evs[got - 1u] = ev; /* the last */
 	if (*err == DOCA_SUCCESS && got < n) /* the stack or the credits ran out, or a task left */
-		return task_pin_take_fill_rest(ctx, run, descs, n, buf_fold, kernel, tp, evs, got, false, 0, err, why,
-					       k);
+		return task_pin_take_fill_rest(ctx, run, descs, n, buf_fold, kernel, tp, evs, got, false, err, why, k);
 	ev->next = NULL;
 	evs[got] = NULL;
 	*k = got;
@@ -676,13 +684,13 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 /* task_pin_take_fill_guarded's rest, out of line (its fast loop then
  * keeps its values in registers): @p filled tasks pinned, popped, filled
  * and linked (evs[0] the first, evs[filled - 1] the last), or none (then
- * @p plain and @p h are its first take's look); the tasks from filled on
+ * @p plain is its first take's look); the tasks from filled on
  * pinned as task_pin_more pins them, taken as task_take_credits takes
  * them, unpinned if they got none, filled and linked. */
 static __attribute__((noinline)) uint32_t
 task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *descs, uint32_t n,
 			uint64_t buf_fold, bool kernel, struct task_pinned *tp, struct doca_event **evs, uint32_t filled,
-			bool plain, uint64_t h, doca_error_t *err, doca_error_t *why, uint32_t *k)
+			bool plain, doca_error_t *err, doca_error_t *why, uint32_t *k)
 {
 	struct task_pool *p = &run->pool;
 	uint32_t got = filled, m;
@@ -692,9 +700,9 @@ task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct 
 						 tp + filled - 1u, err);
 	} else {
 		*k = task_pin_more(ctx, run, descs, n, buf_fold, true, kernel, tp, err);
-		got = pool_take_loop(p, evs, *k, true, kernel, why, plain, h, true);
+		got = pool_take_loop(p, evs, *k, kernel, why, plain, true);
 	}
-	while (got != 0 && got < *k && (m = task_pool_take_as(p, &evs[got], *k - got, true, kernel, why)) != 0)
+	while (got != 0 && got < *k && (m = task_pool_take_as(p, &evs[got], *k - got, kernel, why)) != 0)
 		got += m;
 	for (uint32_t i = got; i < *k; i++) {
 		buf_unpin(tp[i].dst, true);
@@ -712,7 +720,13 @@ task_pin_take_fill_rest(struct doca_ctx *ctx, struct ctx_run *run, const struct 
 
 /* Post directly from this thread (@p self: runner_self())? Its own PE's
  * thread, or the PE asleep in event mode (not a worker's: its turns never
- * wait for a submitter). */
+ * wait for a submitter). Either way only with nothing waiting in the
+ * mailbox or the rings (task_guard_take's mailbox_idle: engine/ring.c
+ * I7), so the thread's own earlier ring tasks were taken first. (The
+ * design says foreign threads never post directly; the sleeping PE's way
+ * stays in step 1: through the ring, the wake check's brief feed wakes
+ * the PE once more per task for a device with its own thread,
+ * tests/api/event_wakeups.c.) */
 static inline __attribute__((always_inline)) bool task_may_post_direct(struct doca_pe *pe, const void *self)
 {
 	EXPLORE_POINT(ATOMIC);
@@ -743,7 +757,7 @@ static inline __attribute__((always_inline)) bool task_guard_take(struct doca_ct
 	/* Holding the guard we are the mailbox's consumer and the qp's
 	 * producer, and the flags below are ours to read. */
 	if (ctx_state(ctx) == DOCA_CTX_STATE_RUNNING && !run->fatal && !run->flush_sent &&
-	    mailbox_idle(&run->mbox))
+	    (mailbox_idle(&run->mbox) || DOCA_REVERTED("direct_post_ignores_rings")))
 		return true;
 	runner_exit_from(runner, *unparked);
 	return false;
@@ -862,23 +876,103 @@ task_post_guarded(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event *
 	task_post_leave(pe, run, posted, wake, unparked, sectioned);
 }
 
-/* Hand n (>= 1) filled events to the mailbox (the PE's next turn posts
- * them); the last one's push announces them all. */
-static inline __attribute__((always_inline)) void task_push(struct ctx_run *run, struct doca_event **evs,
-								uint32_t n)
+/* Where a chunk that is not posted under the guard goes (engine/ring.h):
+ * its thread's SP ring or the run's MP ring, chosen before its pins and
+ * credits; or the ring to make first. */
+struct task_way {
+	struct task_ring *ring; /* the chunk's ring */
+	struct task_ring *sp;   /* the thread's SP ring (ring itself, or diverted from it to MP), or NULL */
+	uint32_t make;          /* a ring to make first (ring_publish's which), or TASK_MAKE_NONE */
+	uint64_t ret_none;      /* task_ret_seen's view without an SP ring */
+};
+
+/* Choose @p w's ring for up to @p n tasks of a foreign chunk: the SP ring
+ * of the thread's slot when it holds it exclusively (I1), is not diverted
+ * to MP (or MP has drained its last MP position since: I7) and has room
+ * for n (then for the fewer that get a credit too: only we write it);
+ * else the MP ring; w->make set instead if that ring is not made yet. */
+static inline void task_ring_choose(struct ctx_run *run, uint32_t n, struct task_way *w)
 {
-	for (uint32_t i = 0; i + 1u < n; i++)
-		mailbox_push_mpsc(&run->mbox, &evs[i]->mbox_node);
-	mailbox_push_announce_mpsc(&run->mbox, &evs[n - 1u]->mbox_node);
+	unsigned slot = thread_slot_get();
+	struct task_ring *sp = NULL;
+
+	if (slot < RING_SP && thread_slot_exclusive) {
+		EXPLORE_POINT(ATOMIC);
+		sp = atomic_load_explicit(&run->sp[slot], memory_order_acquire); /* acquire: the zeroed ring */
+		if (sp == NULL) {
+			w->make = slot;
+			return;
+		}
+	}
+	w->sp = sp;
+	EXPLORE_POINT(ATOMIC);
+	struct task_ring *mp = atomic_load_explicit(&run->mp, memory_order_acquire); /* as sp's */
+	/* (the explorer's revert: a diverted producer goes back to SP as
+	 * soon as its SP ring has room, D7's order defect) */
+	bool sticky = !DOCA_REVERTED("ring_no_mp_stickiness");
+
+	if (sp != NULL && (!sp->on_mp || !sticky || ring_mp_passed(mp, sp)) && ring_sp_room(sp, n)) {
+		sp->on_mp = false;
+		w->ring = sp;
+		return;
+	}
+	if (mp == NULL)
+		w->make = RING_SP;
+	w->ring = mp;
 }
 
-/* The state check of a chunk, after its first task's handles: RUNNING,
- * the run read once (it cannot be retired while we are in the section)
- * and, when @p start is not 0, the run that start made, and the guard
- * taken (or not) for the chunk. */
+/* The cached returned a chunk written into @p w's ring takes its credits
+ * against (task_pool_take_credits): its thread's SP ring's, the
+ * producer's own (also while diverted to MP), or, with none, a view of
+ * nothing returned, which costs no load until the look says short or the
+ * take would make a chunk by it: then it loads returned
+ * (engine/task_pool.h, "Chunks before credits": chunks never follow the
+ * view's age). */
+static inline uint64_t *task_ret_seen(struct task_way *w)
+{
+	w->ret_none = 0;
+	return w->sp != NULL ? &w->sp->ret_seen : &w->ret_none;
+}
+
+/* Write the @p got tasks that took a credit (tp[i], descs[i]) into @p
+ * w's ring, then announce them: the PE's next feed pops their slots,
+ * fills and posts them (engine/ring.c). */
+static inline __attribute__((always_inline)) void task_ring_write(struct ctx_run *run, const struct task_way *w,
+								  const struct task_pinned *tp,
+								  const struct doca_task_desc *descs, uint32_t got)
+{
+	struct task_ring *r = w->ring;
+	bool watched = hb_watching();
+	uint64_t x;
+
+	if (r == w->sp) {
+		/* the reservation, before the entries (relaxed: our own word) */
+		x = atomic_load_explicit(&r->prod, memory_order_relaxed);
+		atomic_store_explicit(&r->prod, x + got, memory_order_relaxed);
+	} else {
+		EXPLORE_POINT(ATOMIC);
+		/* acq_rel: the claims form the chain through which the drain
+		 * of position - cap reaches our rewrite of its entry (I3) */
+		x = atomic_fetch_add_explicit(&r->prod, got, memory_order_acq_rel);
+		if (w->sp != NULL) { /* diverted: on MP until those are taken (I7) */
+			w->sp->on_mp = true;
+			w->sp->mp_until = x + got - 1u;
+		}
+	}
+	for (uint32_t i = 0; i < got; i++)
+		ring_put(r, x + i, tp[i].src, tp[i].dst, tp[i].len, tp[i].status == DOCA_EVENT_STATUS_PARTIAL,
+			 descs[i].user_data.u64, watched);
+	mailbox_announce(&run->mbox);
+}
+
+/* The state check of a chunk of up to @p n tasks, after its first task's
+ * handles: RUNNING, the run read once (it cannot be retired while we are
+ * in the section) and, when @p start is not 0, the run that start made,
+ * and the guard taken (or not) for the chunk; not taken, the ring chosen
+ * (@p w: its make set if a ring must be made first). */
 static inline __attribute__((always_inline)) doca_error_t
-task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, bool *guarded,
-		 const void **unparked)
+task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, uint32_t n, bool *guarded,
+		 const void **unparked, struct task_way *w)
 {
 	if (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING)
 		return DOCA_ERROR_BAD_STATE;
@@ -890,21 +984,25 @@ task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, boo
 		TSAN_ACQUIRE(*run);
 	}
 	*guarded = task_guard_take(ctx, *run, unparked);
+	if (!*guarded)
+		task_ring_choose(*run, n, w);
 	return DOCA_SUCCESS;
 }
 
 /* Hand a chunk over: posted under the guard (which it lets go of, n = 0
- * too), or pushed. True if pushed (the PE may need a wake-up to move them). */
+ * too), or written into @p w's ring. True if written (the PE may need a
+ * wake-up to take them). */
 static inline __attribute__((always_inline)) bool
 task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs, uint32_t n, bool guarded,
-	       const void *unparked)
+	       const void *unparked, const struct task_way *w, const struct task_pinned *tp,
+	       const struct doca_task_desc *descs)
 {
 	if (guarded) {
 		task_post_guarded(ctx, run, evs, n, unparked, true);
 		return false;
 	}
 	if (n != 0)
-		task_push(run, evs, n);
+		task_ring_write(run, w, tp, descs, n);
 	return n != 0;
 }
 
@@ -913,10 +1011,11 @@ task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **ev
  * rest: the contract's order, the chunk's tasks seeing the state as its
  * first did. Then one take of credits for every task that passed, so no
  * credit is held unused. Returns the tasks accepted; *err says why the
- * next one was refused (DOCA_SUCCESS: none was). */
+ * next one was refused (DOCA_SUCCESS: none was). With w->make set on
+ * return nothing was done: the ring must be made first. */
 static inline __attribute__((always_inline)) uint32_t
 task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struct doca_task_desc *descs,
-	   uint32_t n, uint64_t buf_fold, bool *queued, doca_error_t *err)
+	   uint32_t n, uint64_t buf_fold, bool *queued, doca_error_t *err, struct task_way *w)
 {
 	struct task_pinned tp[SUBMIT_CHUNK];
 	struct doca_event *evs[SUBMIT_CHUNK + 1u]; /* + 1: the fill's link past the last */
@@ -932,8 +1031,8 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 	else if (dst == NULL)
 		*err = HANDLE_REFUSAL(descs[0].dst, MAGIC_BUF);
 	else
-		*err = task_chunk_enter(ctx, run, start, &guarded, &unparked);
-	if (*err != DOCA_SUCCESS)
+		*err = task_chunk_enter(ctx, run, start, n, &guarded, &unparked, w);
+	if (*err != DOCA_SUCCESS || w->make != TASK_MAKE_NONE)
 		return 0;
 	*err = task_pin(ctx, *run, &descs[0], src, dst, guarded, true, false, &tp[0]);
 	uint32_t got;
@@ -942,7 +1041,8 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 	/* the others, one loop per case, each compiled for its constants
 	 * (the flag never changes once a thread of the library runs); under
 	 * the guard each event is linked to the next as it is filled, as
-	 * run_defer wants them (the last one to evs[got], NULL) */
+	 * run_defer wants them (the last one to evs[got], NULL); a foreign
+	 * chunk's slots are filled by the PE, from the ring's entries */
 	if (*err != DOCA_SUCCESS)
 		k = 0;
 	if (*err == DOCA_SUCCESS && guarded && !watched && asym_fence_kernel) {
@@ -954,37 +1054,35 @@ task_chunk(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const str
 			k = task_pin_more(ctx, *run, descs, n, buf_fold, true, false, tp, err);
 		else if (*err == DOCA_SUCCESS)
 			k = task_pin_more(ctx, *run, descs, n, buf_fold, false, false, tp, err);
-		got = task_take_credits(*run, tp, k, guarded, false, evs, &why);
+		got = task_take_credits(*run, tp, k, guarded, false, evs, task_ret_seen(w), &why);
 		evs[got] = NULL;
-		if (watched)
+		if (guarded) /* (watched) */
 			for (uint32_t i = 0; i < got; i++) {
-				task_fill(evs[i], &tp[i], descs[i].user_data, guarded, true);
+				task_fill(evs[i], &tp[i], descs[i].user_data, true, true);
 				evs[i]->next = evs[i + 1u];
 			}
-		else
-			for (uint32_t i = 0; i < got; i++)
-				task_fill(evs[i], &tp[i], descs[i].user_data, false, false);
 	}
 	if (got < k)
 		*err = why;
-	*queued |= task_hand_over(ctx, *run, evs, got, guarded, unparked);
+	*queued |= task_hand_over(ctx, *run, evs, got, guarded, unparked, w, tp, descs);
 	return got;
 }
 
-/* One task's pin, credit and fill, its state checked: the tasks that
- * got a credit in evs[0] (0 or 1; *err says why not). @p kernel: as
- * task_pin's. */
+/* One task's pin and credit (and fill, under the guard), its state
+ * checked: the tasks that got a credit in evs[0] (0 or 1; *err says why
+ * not), pinned in *tp. @p kernel: as task_pin's. */
 static inline __attribute__((always_inline)) uint32_t
 task_one_take(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_desc *desc, struct doca_buf *src,
-	      struct doca_buf *dst, bool guarded, bool kernel, struct doca_event **evs, doca_error_t *err)
+	      struct doca_buf *dst, bool guarded, bool kernel, struct doca_event **evs, struct task_pinned *tp,
+	      uint64_t *ret_seen, doca_error_t *err)
 {
-	struct task_pinned tp;
 	uint32_t got = 0;
 
-	*err = task_pin(ctx, run, desc, src, dst, guarded, true, kernel, &tp);
+	*err = task_pin(ctx, run, desc, src, dst, guarded, true, kernel, tp);
 	/* (task_take_credits sets *err only when it takes none) */
-	if (*err == DOCA_SUCCESS && (got = task_take_credits(run, &tp, 1, guarded, kernel, evs, err)) == 1)
-		task_fill(evs[0], &tp, desc->user_data, guarded, hb_watching());
+	if (*err == DOCA_SUCCESS && (got = task_take_credits(run, tp, 1, guarded, kernel, evs, ret_seen, err)) == 1 &&
+	    guarded)
+		task_fill(evs[0], tp, desc->user_data, true, hb_watching());
 	return got;
 }
 
@@ -993,10 +1091,11 @@ task_one_take(struct doca_ctx *ctx, struct ctx_run *run, const struct doca_task_
  * the same order, so the same answers. */
 static inline __attribute__((always_inline)) uint32_t
 task_one(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struct doca_task_desc *desc,
-	 uint64_t buf_fold, bool *queued, doca_error_t *err)
+	 uint64_t buf_fold, bool *queued, doca_error_t *err, struct task_way *w)
 {
 	struct doca_buf *src = task_buf_of(desc->src, buf_fold), *dst = task_buf_of(desc->dst, buf_fold);
 	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
+	struct task_pinned tp;
 	bool guarded = false;
 	const void *unparked = NULL;
 
@@ -1005,17 +1104,84 @@ task_one(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, const struc
 	else if (dst == NULL)
 		*err = HANDLE_REFUSAL(desc->dst, MAGIC_BUF);
 	else
-		*err = task_chunk_enter(ctx, run, start, &guarded, &unparked);
-	if (*err != DOCA_SUCCESS)
+		*err = task_chunk_enter(ctx, run, start, 1, &guarded, &unparked, w);
+	if (*err != DOCA_SUCCESS || w->make != TASK_MAKE_NONE)
 		return 0;
-	uint32_t got = task_one_take(ctx, *run, desc, src, dst, guarded, false, evs, err);
+	uint32_t got = task_one_take(ctx, *run, desc, src, dst, guarded, false, evs, &tp, task_ret_seen(w), err);
 
-	*queued |= task_hand_over(ctx, *run, evs, got, guarded, unparked);
+	*queued |= task_hand_over(ctx, *run, evs, got, guarded, unparked, w, &tp, desc);
 	return got;
 }
 
+/* Publish @p r, made outside the section for ring @p which, into @p ctx's
+ * run found now (ring_publish; a run made meanwhile may want another size:
+ * then the next chunk asks again), or free it. Inside a read-side section. */
+static void task_ring_publish(struct doca_ctx *ctx, uint32_t which, struct task_ring *r)
+{
+	EXPLORE_POINT(ATOMIC);
+	struct ctx_run *now = rcu_dereference(ctx->run);
+
+	if (now != NULL)
+		TSAN_ACQUIRE(now); /* (rcu_dereference's consume, as task_chunk_enter's) */
+	if (now == NULL || !ring_publish(now, which, r))
+		doca_free(r); /* never published: nobody saw it */
+}
+
+/* A chunk found the ring of @p w->make not made (task_ring_choose): wake
+ * for what the call wrote so far (@p queued), leave the read-side section,
+ * make the ring, enter again and publish it (task_ring_publish). *ctx is
+ * looked up anew from @p h and *run set NULL (the chunk reads it again,
+ * its state first). NO_MEMORY if the allocation failed (nothing accepted
+ * by this chunk); BAD_STATE if the context was destroyed meanwhile: the
+ * handle was current when the call found it, so this is a context that
+ * left RUNNING under the call (as submit_wait answers), never a stale
+ * handle of the caller's. Called and returns inside the section. */
+static __attribute__((noinline)) doca_error_t task_ring_make(struct doca_ctx *h, struct doca_ctx **ctx,
+							      struct ctx_run **run, struct task_way *w, bool *queued)
+{
+	uint32_t which = w->make, cap = ring_cap((*run)->pool.size, which < RING_SP);
+
+	if (*queued)
+		pe_wake_after_push(*ctx, *run);
+	*queued = false;
+	*run = NULL;
+	w->make = TASK_MAKE_NONE;
+	doca_rcu_read_unlock();
+	struct task_ring *r = ring_alloc(cap); /* outside the section (I8) */
+
+	doca_rcu_read_lock();
+	if (r == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	*ctx = ctx_of(h);
+	if (*ctx == NULL) {
+		doca_free(r);
+		return DOCA_ERROR_BAD_STATE;
+	}
+	task_ring_publish(*ctx, which, r);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t task_ring_make_held(struct doca_ctx *ctx, uint64_t start, const struct task_ring_need *need)
+{
+	struct task_ring *r = ring_alloc(need->cap); /* outside any section (I8) */
+	doca_error_t err = DOCA_SUCCESS;
+
+	if (r == NULL)
+		return DOCA_ERROR_NO_MEMORY;
+	doca_rcu_read_lock();
+	if (ctx_state(ctx) != DOCA_CTX_STATE_RUNNING || ctx_run_start(ctx) != start) {
+		doca_free(r);
+		err = DOCA_ERROR_BAD_STATE;
+	} else {
+		task_ring_publish(ctx, need->which, r);
+	}
+	doca_rcu_read_unlock();
+	return err;
+}
+
 static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_ctx *ctx,
-								    const struct doca_task_desc *desc, uint64_t start);
+								    const struct doca_task_desc *desc, uint64_t start,
+								    struct task_ring_need *need);
 
 /*
  * The owner's single submit is task_one_owner, a lean function: every way
@@ -1033,7 +1199,7 @@ static __attribute__((noinline)) doca_error_t task_owner_leave(struct doca_ctx *
 								struct doca_pe *pe, const void *cur)
 {
 	runner_exit_unparked_first(&pe->runner, cur, runner_parked_thread(cur));
-	return task_submit_sectioned(h, desc, 0);
+	return task_submit_sectioned(h, desc, 0, NULL);
 }
 
 /* The owner's way from its checks passed (nothing done under the guard
@@ -1045,20 +1211,19 @@ static __attribute__((noinline)) doca_error_t task_owner_rest(struct ctx_run *ru
 							       const void *cur)
 {
 	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
+	struct task_pinned tp;
 	doca_error_t err;
 
 	evs[0] = NULL; /* for gcc, which cannot tell it is read only when taken */
 	runner_unparked_first_count(runner_parked_thread(cur)); /* (task_one_owner's entry) */
-	task_post_guarded(run->ctx, run, evs, task_one_take(run->ctx, run, desc, src, dst, true, true, evs, &err),
-			  cur, false);
+	task_post_guarded(run->ctx, run, evs,
+			  task_one_take(run->ctx, run, desc, src, dst, true, true, evs, &tp, NULL, &err), cur, false);
 	return err;
 }
 
 /* The owner's way whose pins stood, from its take of a credit on: the
  * pool's first look made, @p plain its answer (when true, the plain
- * update is begun, busy-less, and head is the one pool_head_look loaded:
- * while it is begun only we, the guard's holder, update head, so loading
- * it again finds the same word; when false, pool_head_look comes next).
+ * update is begun, busy-less).
  * An inline device, no race detector (task_one_owner tested both). */
 static inline __attribute__((always_inline)) doca_error_t
 task_owner_take(struct ctx_run *run, const struct doca_task_desc *desc, struct doca_buf *src, struct doca_buf *dst,
@@ -1070,8 +1235,7 @@ task_owner_take(struct ctx_run *run, const struct doca_task_desc *desc, struct d
 
 	evs[0] = NULL; /* for gcc, which cannot tell it is read only when taken */
 	runner_unparked_first_count(runner_parked_thread(cur)); /* (task_one_owner's entry) */
-	uint64_t h = plain ? atomic_load_explicit(&run->pool.head, memory_order_acquire) : pool_head_look(&run->pool);
-	uint32_t got = pool_take_loop(&run->pool, evs, 1, true, true, &err, plain, h, false);
+	uint32_t got = pool_take_loop(&run->pool, evs, 1, true, &err, plain, false);
 
 	if (got == 0) { /* task_take_credits's, for one task */
 		buf_unpin(dst, true);
@@ -1096,7 +1260,7 @@ static __attribute__((noinline)) doca_error_t task_owner_take_shared(struct ctx_
 								      struct doca_buf *src, struct doca_buf *dst,
 								      uint64_t len, const void *cur)
 {
-	pool_settle(&run->pool); /* the index links before the CAS way (engine/task_pool.c) */
+	pool_settle(&run->pool); /* POOL_SHARED before the CAS way (engine/task_pool.c) */
 	return task_owner_take(run, desc, src, dst, len, cur, false);
 }
 
@@ -1252,12 +1416,12 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * the checks under the guard (state, PE, handle) are the ones that
 	 * count; a stale or stopped context fails them and leaves. */
 	if (ctx == NULL || !task_word_is(ctx, head_key(MAGIC_CTX)))
-		return task_submit_sectioned(h, desc, 0);
+		return task_submit_sectioned(h, desc, 0, NULL);
 	EXPLORE_POINT(ATOMIC); /* (where the state was loaded: the same schedules) */
 	struct doca_pe *pe = ctx_pe(ctx);
 
 	if (pe == NULL)
-		return task_submit_sectioned(h, desc, 0);
+		return task_submit_sectioned(h, desc, 0, NULL);
 	EXPLORE_POINT(GUARD);
 	/* entered uncounted (runner_owner_enter): the common way calls
 	 * nothing; task_owner_leave and task_owner_dead call nothing before
@@ -1266,7 +1430,7 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	const void *cur;
 
 	if (!runner_owner_enter(&pe->runner, t, true, true, &cur))
-		return task_submit_sectioned(h, desc, 0);
+		return task_submit_sectioned(h, desc, 0, NULL);
 	/* Inside our brief section: the checks again, state first (its
 	 * acquire comes after the start's connect), then the handle (current
 	 * now, so current at both loads before it). Not the PE: a context
@@ -1308,18 +1472,15 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	EXPLORE_POINT(ATOMIC);
 	if (!pool_plain_begin_unparked(&run->pool))
 		return task_owner_take_shared(run, desc, src, dst, len, cur);
-#ifdef OWNED_RMW_ASM
-	struct doca_event *ev = pool_pop_one_owner(&run->pool);
+	uint64_t taken;
 
-	if (ev == NULL)
+	/* no credit free: task_owner_take's look answers AGAIN */
+	if (credit_guarded_free(&run->pool, 1, &taken) == 0)
 		return task_owner_take_plain(run, desc, src, dst, len, cur);
-#else
-	uint64_t ph = pool_head_look(&run->pool);
-
-	if (!pool_one_poppable(&run->pool, ph))
+	if (!pool_one_poppable(&run->pool))
 		return task_owner_take_plain(run, desc, src, dst, len, cur);
-	struct doca_event *ev = pool_pop_one_plain(&run->pool, ph, false);
-#endif
+	struct doca_event *ev = pool_pop_one(&run->pool);
+	credit_plain_take(&run->pool, taken, 1); /* inside the brief section: its exit publishes it */
 	/* len is the source's (task_check_fast), a field fixed from its
 	 * create on: loaded again here, not kept across the pins and the pop
 	 * (kept, gcc saved one register more) */
@@ -1369,8 +1530,15 @@ task_submit_burst(struct doca_ctx *h, const struct doca_task_desc *descs, uint32
 		err = HANDLE_REFUSAL(h, MAGIC_CTX);
 	while (err == DOCA_SUCCESS && i < n) {
 		uint32_t m = n - i < SUBMIT_CHUNK ? n - i : SUBMIT_CHUNK;
+		struct task_way w = { .make = TASK_MAKE_NONE };
 
-		i += task_chunk(ctx, &run, start, &descs[i], m, buf_fold, &queued, &err);
+		i += task_chunk(ctx, &run, start, &descs[i], m, buf_fold, &queued, &err, &w);
+		if (w.make != TASK_MAKE_NONE) {
+			/* the rest of a burst that accepted tasks stays in their run */
+			if (i != 0)
+				start = run->start;
+			err = task_ring_make(h, &ctx, &run, &w, &queued);
+		}
 	}
 	if (queued)
 		pe_wake_after_push(ctx, run);
@@ -1389,9 +1557,14 @@ doca_error_t doca_task_submit_batch(struct doca_ctx *h, const struct doca_task_d
  * way but the owner's, out of line, so the owner's way is the one
  * compiled into the callers. task_submit_burst's steps for one task
  * (task_one, no chunk loops; @p start 0: a call for any run, without the
- * run check), with no count to report and no array to check. */
+ * run check), with no count to report and no array to check. @p need
+ * not NULL: the caller holds a read-side section of its own around the
+ * call (task_submit_in_run), so a ring is not made here (leaving our
+ * section would not leave the caller's: I8) but named in *need, with
+ * AGAIN. */
 static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_ctx *h,
-								    const struct doca_task_desc *desc, uint64_t start)
+								    const struct doca_task_desc *desc, uint64_t start,
+								    struct task_ring_need *need)
 {
 	doca_error_t err = DOCA_SUCCESS;
 	struct ctx_run *run = NULL;
@@ -1405,8 +1578,18 @@ static __attribute__((noinline)) doca_error_t task_submit_sectioned(struct doca_
 
 	if (ctx == NULL)
 		err = HANDLE_REFUSAL(h, MAGIC_CTX);
-	else
-		(void)task_one(ctx, &run, start, desc, buf_fold, &queued, &err);
+	for (struct task_way w = { .make = TASK_MAKE_NONE }; err == DOCA_SUCCESS;) {
+		if (task_one(ctx, &run, start, desc, buf_fold, &queued, &err, &w) != 0 || w.make == TASK_MAKE_NONE)
+			break;
+		if (need != NULL) { /* (nothing written: queued is false) */
+			need->which = w.make;
+			need->cap = ring_cap(run->pool.size, w.make < RING_SP);
+			err = DOCA_ERROR_AGAIN;
+			break;
+		}
+		if ((err = task_ring_make(h, &ctx, &run, &w, &queued)) != DOCA_SUCCESS)
+			break;
+	}
 	if (queued)
 		pe_wake_after_push(ctx, run);
 	doca_rcu_read_unlock();
@@ -1424,7 +1607,9 @@ doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc 
 /* (doca_task_submit_wait's, always the sectioned way: a waiter's submit
  * is not the owner's loop, and the owner's way compiled once keeps the
  * submit's helpers inlined) */
-doca_error_t task_submit_in_run(struct doca_ctx *ctx, const struct doca_task_desc *desc, uint64_t start)
+doca_error_t task_submit_in_run(struct doca_ctx *ctx, const struct doca_task_desc *desc, uint64_t start,
+				struct task_ring_need *need)
 {
-	return task_submit_sectioned(ctx, desc, start);
+	need->which = TASK_MAKE_NONE;
+	return task_submit_sectioned(ctx, desc, start, need);
 }

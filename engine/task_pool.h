@@ -8,95 +8,25 @@
 #include "actors/asym_fence.h"
 #include "engine/engine.h"
 
-#define POOL_TOP_BITS 21u  /* slot index + 1, up to DOCA_CTX_MAX_TASKS_LIMIT */
-#define POOL_FREE_BITS 21u /* free credits, up to DOCA_CTX_MAX_TASKS_LIMIT */
-#define POOL_TAG_SHIFT (POOL_TOP_BITS + POOL_FREE_BITS)
-#define POOL_FIELD_MASK ((1u << POOL_TOP_BITS) - 1u)
-
-_Static_assert(DOCA_CTX_MAX_TASKS_LIMIT <= POOL_FIELD_MASK, "a slot index + 1 and a count fit 21 bits");
-
-static inline uint32_t head_top(uint64_t h)
-{
-	return (uint32_t)h & POOL_FIELD_MASK;
-}
-static inline uint32_t head_free(uint64_t h)
-{
-	return (uint32_t)(h >> POOL_TOP_BITS) & POOL_FIELD_MASK;
-}
-/* h shifted up by the tag's width: the free count on the word's top
- * bits, the top below it (less than one count's unit). So
- * head_free(h) >= size exactly when head_free_high(h) >=
- * pool_size_high(size): one shift of h and a compare with the pool's
- * size_high, not a shift, a mask and a compare (pool_put_one_owner). */
-static inline uint64_t head_free_high(uint64_t h)
-{
-#ifdef OWNED_RMW_ASM
-	/* The shift as a three-operand imul by its power of two (the low 64
-	 * bits of the product are the shifted word): the single put keeps h
-	 * for its add (pool_put_one_owner), and gcc's shift wanted a copy of it first (a mov),
-	 * gcc turning a multiply back into that shift. Arithmetic on a
-	 * register only: no memory access the TSan and explorer builds
-	 * would not see. */
-	uint64_t high;
-
-	__asm__("imulq %[m], %[h], %[high]"
-		: [high] "=r"(high)
-		: [h] "rm"(h), [m] "i"((int32_t)1 << (64u - POOL_TAG_SHIFT))
-		: "cc");
-	return high;
-#else
-	return h << (64u - POOL_TAG_SHIFT);
-#endif
-}
-static inline uint64_t pool_size_high(uint32_t size)
-{
-	return (uint64_t)size << (64u - POOL_TAG_SHIFT + POOL_TOP_BITS);
-}
-
-/* The word after h: tag + 1 (mod 2^22), free and top. With every bit
- * below the tag set, adding 1 carries exactly into the tag, and one past
- * its top bit falls off the word, as (tag + 1) mod 2^22 would. */
-static inline uint64_t head_next(uint64_t h, uint32_t free, uint32_t top)
-{
-	return ((h | (((uint64_t)1 << POOL_TAG_SHIFT) - 1u)) + 1u) | (uint64_t)free << POOL_TOP_BITS | top;
-}
-
-/* head_next(h, head_free(h) + n, top) for a return of n credits, which
- * the caller checked fit (head_free(h) + n <= size < 2^21): the count
- * grows by n in place (no carry out of its field), the tag by one (its
- * top bit falls off the word, as (tag + 1) mod 2^22 would), and top is
- * replaced: three operations, not unpacking the count. */
-static inline uint64_t head_put(uint64_t h, uint32_t n, uint32_t top)
-{
-	return ((h & ~(uint64_t)POOL_FIELD_MASK) + ((uint64_t)1 << POOL_TAG_SHIFT) + ((uint64_t)n << POOL_TOP_BITS)) |
-	       top;
-}
-
-/* One free credit in head's count field. While the pool is the owner's
- * a plain update adds or subtracts units of it and nothing else
- * (task_pool.c, "The owner's head"): its top and tag are stale there. */
-#define POOL_FREE_ONE ((uint64_t)1 << POOL_TOP_BITS)
-
-/* The pool's mode (engine/task_pool.c): plain updates by guard holders
- * until a taker without the guard appears, CAS from then on. INDEXING:
- * one thread writes the stack's index links before SHARED (task_pool.c,
- * "The index links"). */
-enum { POOL_OWNER, POOL_SWITCHING, POOL_SHARED, POOL_INDEXING };
+/* The pool's mode (engine/task_pool.c): plain takes of credits (taken)
+ * by guard holders until a taker without the guard appears, CAS from
+ * then on. */
+enum { POOL_OWNER, POOL_SWITCHING, POOL_SHARED };
 
 /* A thread that found mode not POOL_OWNER: returns once it is
- * POOL_SHARED, the stack's index links written (by us if nobody has:
+ * POOL_SHARED (a guard holder that finds SWITCHING stores it:
  * task_pool.c). Out of line and cold: the owner's ways meet it once. */
 __attribute__((cold)) void pool_settle(struct task_pool *p);
 
-/* Make chunk c unless another taker did; false when out of memory. */
-/* A return would make more credits free than the pool has: a slot was
+/* A return would put more slots back than were taken: a slot was
  * returned twice. Logs and aborts. */
 __attribute__((cold, noreturn)) void pool_double_return(void);
 
+/* Make chunk c unless another taker did; false when out of memory. */
 bool task_pool_publish_chunk(struct task_pool *p, uint32_t c);
 
-/* A guard holder about to update head: true if it may do so with a plain
- * store (then it calls pool_plain_end after it), false for the CAS.
+/* A guard holder about to take credits: true if it may store taken
+ * plainly (then it calls pool_plain_end after it), false for the CAS.
  * @p kernel: the caller found asym_fence_kernel true
  * (asym_fence_light_known). */
 static inline __attribute__((always_inline)) bool pool_plain_begin_as(struct task_pool *p, bool kernel)
@@ -126,34 +56,24 @@ static inline __attribute__((always_inline)) bool pool_plain_begin(struct task_p
 static inline void pool_plain_end(struct task_pool *p)
 {
 	EXPLORE_POINT(ATOMIC);
-	/* release: a switcher that sees 0 sees our store to head */
+	/* release: a switcher that sees 0 sees our store to taken */
 	atomic_store_explicit(&p->busy, 0, memory_order_release);
 }
 
 /* pool_plain_begin for the PE's parked owner inside a brief section it
  * entered by runner_unpark (false: the caller's CAS way calls pool_settle
- * first, out of its inline way: pool_put_shared does, engine/task.c's
- * task_owner_take_shared too) (doca_event_free's owner way, and the owner's
- * doca_task_submit: engine/task.c task_one_owner): its entry in
- * its list is the busy flag, which task_pool_share waits out
- * (runner_quiesce_wait), so one look at mode decides and no pool_plain_end
- * follows (task_pool.c, "The parked owner's brief sections"). */
+ * first, out of its inline way: engine/task.c's task_owner_take_shared)
+ * (the owner's doca_task_submit: engine/task.c task_one_owner): its entry
+ * in its list is the busy flag, which task_pool_share waits out
+ * (runner_quiesce_wait), so one look at mode decides and no
+ * pool_plain_end follows (task_pool.c, "The parked owner's brief
+ * sections"). */
 static inline __attribute__((always_inline)) bool pool_plain_begin_unparked(struct task_pool *p)
 {
 	EXPLORE_POINT(ATOMIC);
 	return atomic_load_explicit(&p->mode, memory_order_relaxed) == POOL_OWNER;
 }
 
-/* pool_plain_begin_unparked for the owner's frees (engine/event.c): the
- * same relaxed look at mode, one cmp with the word in memory
- * (ATOMIC_IS_ZERO; POOL_OWNER is 0). Not for the owner's submit: there
- * gcc kept one register more for it (bench/README, reap4). */
-_Static_assert(POOL_OWNER == 0, "the owner's mode is 0");
-static inline __attribute__((always_inline)) bool pool_plain_begin_unparked_free(struct task_pool *p)
-{
-	EXPLORE_POINT(ATOMIC);
-	return ATOMIC_IS_ZERO(&p->mode, memory_order_relaxed);
-}
 
 static inline struct doca_event *pool_chunk_of(const struct task_pool *p, uint32_t c)
 {
@@ -170,143 +90,276 @@ static inline struct doca_event *pool_slot_of(const struct task_pool *p, uint32_
 	return &pool_chunk_of(p, index / POOL_CHUNK)[index % POOL_CHUNK];
 }
 
-/* Can a plain take pop the owner's stack (pool_take's first look, once
- * pool_plain_begin* found the pool the owner's, @p h its pool_head_look)?
- * Then pool_pop_one_plain or pool_pop_start takes it. While the pool is
- * the owner's the stack is top_ev's alone and head's top is stale
- * (task_pool.c, "The owner's head"), so top_ev decides. Free credits are
- * the slots on the stack plus the slots never used (task_pool.c), so a
- * stack with a slot comes with a free count of one or more (a return that
- * would break it aborts in pool_double_return; a take never takes more
- * than the stack and the fresh slots hold). The explorer's build checks
- * it. */
-static inline __attribute__((always_inline)) bool pool_one_poppable(struct task_pool *p, uint64_t h)
+/*
+ * The split credits (ring21 step 2, bench/ring21-design.md 1.3 and the
+ * review's D4, D5): the pool's credits (task_pool.c, "Credits before
+ * slots"). free = size - (taken - returned): taken
+ * grows by every take (a CAS, acq_rel), returned by every return (the
+ * guard holder's alone: a release store), and returned <= taken at every
+ * instant (each return follows its take). A taker keeps a cached view of
+ * returned (ret_seen: an SP producer's own, on its ring's producer
+ * line, also while it is diverted to MP; a thread with no SP ring starts
+ * from 0 each submit: engine/task.c task_ret_seen), reloaded only when
+ * that view says the pool is short, or that a chunk not made yet is
+ * needed (below): a spinning submitter writes no shared line.
+ *
+ * The look (design 1.5 step 2) is exact: AGAIN only with a returned
+ * loaded after the taken it compares: taken at r's load >= t, so
+ * outstanding >= t - r >= size then. Every compare is signed (D5): a
+ * cached r ahead of a stale t would wrap an unsigned t - r to a huge
+ * value and answer AGAIN with nothing outstanding; (int64_t)(r - t) > 0
+ * means t is stale, and t is reloaded (at that reload taken >= the
+ * returned r was read from).
+ *
+ * Chunks before credits (D4): a take of m with expected t has
+ * o = t + m - min(r, t), an upper bound on the outstanding credits after
+ * it succeeds (returned at the take >= r). Every chunk below
+ * min(o, size) must exist before the CAS, not only the one o falls in:
+ * chunks_made = c means 0 .. c - 1 exist, and a taker makes c, then
+ * moves chunks_made c -> c + 1 (release CAS; a loser reloads c), until
+ * c * POOL_CHUNK >= min(o, size). So NO_MEMORY is answered before any
+ * credit is taken, and the guard holder that needs a fresh slot (only
+ * with its stack empty, at index slots in use < outstanding <= the
+ * largest o of a take that succeeded) finds its chunk made. A cached
+ * view may be far behind (0 for a thread with no SP ring, or an SP
+ * ring's view from long ago): o then counts every credit taken since,
+ * not those out, and a context with one task out would end with every
+ * chunk made (the review of step 2, F1). So before it makes a chunk
+ * by a cached view, a foreign take reloads returned (acquire, as the
+ * look's) and bounds by that: chunks follow the credits out, not the
+ * age of the view, and a spinning submitter that needs no chunk still
+ * loads nothing.
+ */
+
+/* The credits a take of up to @p k may get now: k, fewer (the free
+ * ones), or 0 (AGAIN, exact). *t: the taken value the take must CAS from
+ * (loaded here); *ret_seen: the caller's cached returned (reloaded here
+ * when it says short). */
+static inline uint32_t credit_split_look(struct task_pool *p, uint32_t k, uint64_t *t, uint64_t *ret_seen)
+{
+	uint64_t r = *ret_seen;
+	bool r_after_t = false;
+
+	EXPLORE_POINT(ATOMIC);
+	*t = atomic_load_explicit(&p->taken, memory_order_relaxed); /* the CAS checks it */
+	for (;;) {
+		/* (the explorer's revert: no such look, D5's wrap) */
+		if ((int64_t)(r - *t) > 0 && !DOCA_REVERTED("again_unsigned")) { /* t older than r (D5): reload t */
+			EXPLORE_POINT(ATOMIC);
+			*t = atomic_load_explicit(&p->taken, memory_order_relaxed);
+			r_after_t = false;
+			continue;
+		}
+		uint64_t out = *t - r;
+		uint32_t free = out >= p->size ? 0 : p->size - (uint32_t)out;
+
+		if (free >= k)
+			return k;
+		/* (the explorer's revert: AGAIN from the cached view, no
+		 * reload: AGAIN while credits are back) */
+		if (r_after_t || DOCA_REVERTED("again_on_cached_returned"))
+			return free; /* exact: r read after t */
+		EXPLORE_POINT(ATOMIC);
+		/* acquire: the slots those returns freed (the guard holder's
+		 * pushes) before our take's use of their credits */
+		r = atomic_load_explicit(&p->returned, memory_order_acquire);
+		*ret_seen = r;
+		r_after_t = true;
+	}
+}
+
+/* min(o, size): o, the bound on the credits out after a take of @p m
+ * from @p t with returned view @p r ("Chunks before credits" above). */
+static inline uint64_t credit_chunks_need(const struct task_pool *p, uint64_t t, uint32_t m, uint64_t r)
+{
+	uint64_t o = t + m - (r < t ? r : t);
+
+	return o < p->size ? o : p->size;
+}
+
+/* Make every chunk below min(o, size) (credit_chunks_need) for a take of
+ * @p m from @p t with returned view @p r. @p ret_seen: the caller's
+ * cached view, which r is (reloaded into it before a chunk is made by
+ * it), or NULL when r is exact (a guard holder's own). False: out of
+ * memory (nothing taken). */
+static inline bool credit_split_chunks(struct task_pool *p, uint64_t t, uint32_t m, uint64_t r, uint64_t *ret_seen)
+{
+	uint64_t need = credit_chunks_need(p, t, m, r);
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: the chunks below it, published before its CAS */
+	uint32_t c = atomic_load_explicit(&p->chunks_made, memory_order_acquire);
+
+	/* (the explorer's revert: chunks made by the cached view, F1) */
+	if ((uint64_t)c * POOL_CHUNK < need && ret_seen != NULL && !DOCA_REVERTED("chunks_on_cached_returned")) {
+		EXPLORE_POINT(ATOMIC);
+		/* acquire: as the look's (the slots those returns freed) */
+		r = atomic_load_explicit(&p->returned, memory_order_acquire);
+		*ret_seen = r;
+		need = credit_chunks_need(p, t, m, r);
+	}
+
+	if (DOCA_REVERTED("chunk_only_last")) /* (the explorer's revert: v1's look, D4) */
+		return need == 0 || pool_chunk_of(p, (uint32_t)((need - 1u) / POOL_CHUNK)) != NULL ||
+		       task_pool_publish_chunk(p, (uint32_t)((need - 1u) / POOL_CHUNK));
+	while ((uint64_t)c * POOL_CHUNK < need) {
+		/* another taker may have published chunk c and not yet
+		 * moved chunks_made: one made is only counted, not made again
+		 * (a copy, then given back); acquire: its slots, as
+		 * pool_chunk_of's */
+		if (atomic_load_explicit(&p->chunks[c], memory_order_acquire) == NULL && !task_pool_publish_chunk(p, c))
+			return false;
+		EXPLORE_POINT(ATOMIC);
+		/* release: chunk c (and those below) before a reader of c + 1;
+		 * a failure loads the count another taker moved (acquire: its
+		 * chunks) into c */
+		if (atomic_compare_exchange_strong_explicit(&p->chunks_made, &c, c + 1u, memory_order_release,
+							    memory_order_acquire))
+			c++;
+	}
+	return true;
+}
+
+/* Take up to @p k credits (*ret_seen: the caller's cached returned):
+ * the credits taken (0: AGAIN, exact), or UINT32_MAX for NO_MEMORY
+ * (nothing taken). */
+static inline uint32_t credit_split_take(struct task_pool *p, uint32_t k, uint64_t *ret_seen)
+{
+	for (;;) {
+		uint64_t t;
+		uint32_t m = credit_split_look(p, k, &t, ret_seen);
+
+		if (m == 0)
+			return 0;
+		if (!credit_split_chunks(p, t, m, *ret_seen, ret_seen))
+			return UINT32_MAX;
+		EXPLORE_POINT(ATOMIC);
+		/* acq_rel: takes and returns form one order (the exact AGAIN);
+		 * the acquire sees what the chunks' makers published */
+		if (atomic_compare_exchange_strong_explicit(&p->taken, &t, t + m, memory_order_acq_rel,
+							    memory_order_relaxed))
+			return m;
+	}
+}
+
+/* Return @p n credits: the guard holder only (returned's one writer). */
+static inline void credit_split_return(struct task_pool *p, uint32_t n)
+{
+	uint64_t r = atomic_load_explicit(&p->returned, memory_order_relaxed); /* our own */
+
+	EXPLORE_POINT(ATOMIC);
+	/* release: the slots pushed back before a taker's acquire of returned */
+	atomic_store_explicit(&p->returned, r + n, memory_order_release);
+}
+
+/* The credits out, taken - returned, at most size, never fewer than
+ * were out at the first load: returned first (acquire: a caller that
+ * sees a credit back sees the PE done with its slot), so taken, loaded
+ * after it, is at least it (each return follows its take, which happens
+ * before it); a return and a take between the loads count one credit
+ * twice, and takes after the first load may push the difference past
+ * size, which counts as all out. An over-count is what its callers
+ * want: the stop (run_outstanding) must never count a credit back that
+ * is out, and the waiters' check (engine/ctx_credits.c credits_due)
+ * needs only returned loaded after its fence (the Dekker pair with the
+ * returner); a take between the loads that makes it miss a free credit
+ * took that credit, a genuine steal, not a lost wake. An AGAIN is
+ * decided by task_pool_all_out, exact. */
+static inline uint32_t task_pool_out(const struct task_pool *p)
+{
+	EXPLORE_POINT(ATOMIC);
+	uint64_t r = atomic_load_explicit(&p->returned, memory_order_acquire);
+	EXPLORE_POINT(ATOMIC); /* (a preemption between the loads: the over-count above) */
+	uint64_t out = atomic_load_explicit(&p->taken, memory_order_relaxed) - r;
+
+	return out < p->size ? (uint32_t)out : p->size;
+}
+
+/* Are all size credits out (an AGAIN look without taking, a foreign
+ * submit's before its pins)? Exact, by credit_split_look's argument:
+ * taken first, then returned (acquire, as task_pool_out's), so taken at
+ * r's load is >= t and outstanding then >= t - r; signed, as a returned
+ * read after taken may be ahead of it (D5). task_pool_out's order would
+ * count a return and a take between its loads twice: AGAIN with fewer
+ * than size out (the review of step 2, F3). */
+static inline bool task_pool_all_out(const struct task_pool *p)
+{
+	if (DOCA_REVERTED("again_look_returned_first")) /* (the explorer's revert: task_pool_out's order, F3) */
+		return task_pool_out(p) == p->size;
+	EXPLORE_POINT(ATOMIC);
+	uint64_t t = atomic_load_explicit(&p->taken, memory_order_relaxed);
+	EXPLORE_POINT(ATOMIC); /* (a preemption between the loads: the argument above) */
+	uint64_t r = atomic_load_explicit(&p->returned, memory_order_acquire);
+
+	return (int64_t)(t - r) >= (int64_t)p->size;
+}
+
+/*
+ * The slots (task_pool.c, "Slots: the guard holder's"): a stack of
+ * returned slots, top_ev, linked through each slot's pool_next_ev, with
+ * its depth `stacked`, and the fresh slots from fresh_from on, in chunk
+ * order. Only the runner guard's holder reads or writes them, so every
+ * access is plain (relaxed atomics for top_ev and the links: a stale
+ * free may read a slot's words meanwhile, "The link word").
+ */
+
+/* Is a slot on the stack (the owner's fast ways' first look)? The
+ * explorer's build checks the depth against it. */
+static inline __attribute__((always_inline)) bool pool_one_poppable(const struct task_pool *p)
 {
 	bool some = atomic_load_explicit(&p->top_ev, memory_order_relaxed) != NULL;
 
 #ifdef DOCA_EXPLORE
-	if (some && head_free(h) == 0)
-		abort(); /* the explorer's check of the above (verdict "abort") */
-#else
-	(void)h;
+	if (some != (p->stacked != 0))
+		abort(); /* the explorer's check of the stack's depth (verdict "abort") */
 #endif
 	return some;
 }
 
-/* pool_take's first look at head, after pool_plain_begin_as. */
-static inline __attribute__((always_inline)) uint64_t pool_head_look(struct task_pool *p)
-{
-	EXPLORE_POINT(QUEUE);
-	/* acquire: pairs with task_pool_put's release (the slots as the PE left them). */
-	return atomic_load_explicit(&p->head, memory_order_acquire);
-}
-
-/* The index + 1 an index link or head's top holds for the stack whose top
- * slot is @p ev (NULL: empty): the slot's own pool_link, the same for the
- * run's life (task_pool.c, "The index links"). */
-static inline __attribute__((always_inline)) uint32_t pool_top_of(const struct doca_event *ev)
-{
-	return ev != NULL ? ev->pool_link : 0u;
-}
-
-/* A single take from the owner's stack, plain, with pool_one_poppable
- * true: pool_take_loop's steps for n = 1, the same loads, stores and
- * points; ends the plain update (@p busy: as pool_take_loop's). */
-static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_plain(struct task_pool *p, uint64_t h,
-										    bool busy)
-{
-	struct doca_event *ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed);
-	struct doca_event *next = atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed);
-
-	atomic_store_explicit(&p->top_ev, next, memory_order_relaxed);
-	EXPLORE_POINT(QUEUE);
-	/* release: as pool_take_loop's. The count less one, its top and tag
-	 * left (task_pool.c, "The owner's head"); free is 1 or more: no
-	 * borrow out of its field */
-	atomic_store_explicit(&p->head, h - POOL_FREE_ONE, memory_order_release);
-	if (busy)
-		pool_plain_end(p);
-	return ev;
-}
-
-#ifdef OWNED_RMW_ASM
-/* pool_head_look, pool_one_poppable and pool_pop_one_plain for the parked
- * owner's single submit (engine/task.c task_one_owner, after
- * pool_plain_begin_unparked found the pool the owner's), with
- * OWNED_RMW_ASM (x86-64; the TSan and explorer builds keep those three):
- * the stack's top slot, popped, or NULL when the stack is empty (the
- * caller then takes the fresh way, pool_take_loop, which loads head
- * itself). While the pool is the owner's top_ev is the stack and a plain
- * take changes only head's count (task_pool.c, "The owner's head"), so no
- * load of head decides, and the new word is h less one unit of the count
- * (free is 1 or more with a slot on the stack: pool_one_poppable): one
- * unlocked subtract of a constant from head in memory, its load and its
- * store each a single-copy atomic access of the aligned word, as a
- * relaxed load and a store are (only guard holders write head while the
- * pool is the owner's, and we hold the guard: OWNED_RMW_ASM's case). The
- * store is an x86 store, a release, as pool_pop_one_plain's; the "memory"
- * clobber keeps our earlier accesses before it. The acquire of the head
- * look is not needed: every plain update of head was a guard holder's,
- * which the guard orders before us. */
-static inline __attribute__((always_inline)) struct doca_event *pool_pop_one_owner(struct task_pool *p)
+/* The stack's top slot, popped (pool_one_poppable true). The guard's
+ * holder only. */
+static inline __attribute__((always_inline)) struct doca_event *pool_pop_one(struct task_pool *p)
 {
 	struct doca_event *ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed);
 
-	if (ev == NULL)
-		return NULL;
 	atomic_store_explicit(&p->top_ev, atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed),
 			      memory_order_relaxed);
-	__asm__ volatile("subq %1, %0" : "+m"(*(uint64_t *)&p->head) : "i"(POOL_FREE_ONE) : "memory", "cc");
+	EXPLORE_POINT(QUEUE);
+	p->stacked--;
 	return ev;
 }
-#endif
 
-/* pool_take_loop's plain pop from the owner's stack, step by step, for a
- * caller that handles each slot as it takes it (the burst's fill under
- * the guard, engine/task.c): pool_pop_start once pool_plain_begin_as
- * returned true and pool_head_look's @p h passed pool_one_poppable, then
- * pool_pop_step while pool_pop_more (at least once), then pool_pop_end;
+/* A pop from the stack, step by step, for a caller that handles each
+ * slot as it takes it (the burst's fill under the guard, engine/task.c):
+ * pool_pop_start once pool_one_poppable was true, then pool_pop_step
+ * while pool_pop_more (at least once), then pool_pop_end;
  * pool_pop_more, called once after each step, counts it (a count down:
  * one decrement and its flags, not a count and a compare with a bound).
- * The same loads, stores and points as a whole take; a caller's work on
- * a popped slot before pool_pop_end touches only that slot, which is
- * its own once popped (no one else takes while the pool is the owner's
- * and we are inside the plain update). */
+ * A caller's work on a popped slot before pool_pop_end touches only
+ * that slot, which is its own once popped. */
 struct pool_pop {
-	uint64_t h;
 	struct doca_event *ev; /* the slot the next step takes (NULL: the stack's bottom) */
 	/* most: the slots this pop may take, left: those of them not counted
 	 * taken yet (pool_pop_more) */
 	uint32_t most, left;
 };
 
-/* The slots on the owner's stack: free - (size - fresh_from)
- * (task_pool.c, "The stack's depth"; the planted bug
- * pool_depth_ignores_fresh takes free). */
-static inline __attribute__((always_inline)) uint32_t pool_stack_depth(const struct task_pool *p, uint64_t h)
+/* @p want >= 1, and a slot on the stack: most >= 1 and the first step's
+ * count leaves left below it, never wrapping; the stack holds most slots
+ * or more (stacked), so every step finds one (pool_pop_more tests no
+ * link). */
+static inline __attribute__((always_inline)) struct pool_pop pool_pop_start(struct task_pool *p, uint32_t want)
 {
-	if (DOCA_REVERTED("pool_depth_ignores_fresh"))
-		return head_free(h);
-	return head_free(h) + p->fresh_from - p->size;
-}
+	/* (the explorer's revert pool_depth_ignores_fresh: the depth taken as
+	 * the free slots, the fresh ones included) */
+	uint32_t depth = DOCA_REVERTED("pool_depth_ignores_fresh") ? p->stacked + p->size - p->fresh_from : p->stacked;
+	uint32_t most = want < depth ? want : depth;
 
-/* @p want >= 1 (task_pool_take's contract), and @p h poppable: the stack
- * holds a slot, so most >= 1 and the first step's count leaves left below
- * it, never wrapping; and the stack holds most slots or more, so every
- * step finds one (pool_pop_more tests no link). */
-static inline __attribute__((always_inline)) struct pool_pop pool_pop_start(struct task_pool *p, uint64_t h,
-									    uint32_t want)
-{
-	uint32_t depth = pool_stack_depth(p, h), most = want < depth ? want : depth;
-
-	return (struct pool_pop){ .h = h,
-				  .ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed),
+	return (struct pool_pop){ .ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed),
 				  .most = most,
 				  .left = most };
 }
 
-/* Take the stack's top: following the links' slot pointers (the one
- * link while the pool is the owner's: task_pool.c). */
+/* Take the stack's top: following the links' slot pointers. */
 static inline __attribute__((always_inline)) struct doca_event *pool_pop_step(struct pool_pop *pp)
 {
 	struct doca_event *ev = pp->ev;
@@ -348,252 +401,290 @@ static inline __attribute__((always_inline)) uint32_t pool_pop_taken(const struc
 	return pp->most - pp->left;
 }
 
-/* The plain update's end (@p busy: as pool_take_loop's). */
-static inline __attribute__((always_inline)) void pool_pop_end(struct task_pool *p, const struct pool_pop *pp,
-							       bool busy)
+/* The pop's end: the stack below the slots taken. */
+static inline __attribute__((always_inline)) void pool_pop_end(struct task_pool *p, const struct pool_pop *pp)
 {
 	atomic_store_explicit(&p->top_ev, pp->ev, memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
-	/* release: as task_pool_put's, for readers of the count. The count
-	 * less the slots taken, top and tag left (task_pool.c, "The owner's
-	 * head") */
-	atomic_store_explicit(&p->head, pp->h - (uint64_t)pool_pop_taken(pp) * POOL_FREE_ONE, memory_order_release);
-	if (busy)
-		pool_plain_end(p);
+	p->stacked -= pool_pop_taken(pp);
 }
 
-/* pool_take after its first look: @p plain, pool_plain_begin_as's
- * answer, and @p h, the head pool_head_look loaded. @p busy: the plain
- * update stores busy (pool_plain_begin_as, pool_plain_end); false for the
- * parked owner inside a brief section it entered by runner_unpark, whose
- * entry is the flag (pool_plain_begin_unparked; task_pool.c). */
-static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task_pool *p, struct doca_event **evs,
-								     uint32_t want, bool guarded, bool kernel,
-								     doca_error_t *why, bool plain, uint64_t h,
-								     bool busy)
+
+/* Do the chunks cover @p o credits out (every chunk below min(o, size)
+ * made and counted in chunks_made: "Chunks before credits" above)? */
+static inline __attribute__((always_inline)) bool credit_chunks_cover(const struct task_pool *p, uint64_t o)
+{
+	EXPLORE_POINT(ATOMIC);
+	/* acquire: the chunks below it, as credit_split_chunks's */
+	uint32_t c = atomic_load_explicit(&p->chunks_made, memory_order_acquire);
+
+	return (uint64_t)c * POOL_CHUNK >= o;
+}
+
+/* A guard holder's look at the credits: min(@p k, free), *@p t the taken
+ * it counted from, *@p r the returned. Exact: returned is its own (only
+ * guard holders store it, and it holds the guard), and taken, loaded
+ * after it, is at least it. Inside a plain update while the pool is the
+ * owner's (pool_plain_begin*) no other thread takes (a taker without
+ * the guard first turns the pool shared: task_pool.c), so t stays taken
+ * until credit_plain_take stores it. */
+static inline __attribute__((always_inline)) uint32_t credit_guarded_look(const struct task_pool *p, uint32_t k,
+									  uint64_t *t, uint64_t *r)
+{
+	*r = atomic_load_explicit(&p->returned, memory_order_relaxed); /* our own (the guard) */
+	*t = atomic_load_explicit(&p->taken, memory_order_relaxed);   /* the CAS checks it, or ours (plain) */
+	uint64_t out = *t - *r;
+	uint32_t free = out >= p->size ? 0 : p->size - (uint32_t)out;
+
+	return k < free ? k : free;
+}
+
+/* credit_guarded_look for the owner's fast ways (pool_take's single take,
+ * engine/task.c's burst fill and task_one_owner): 0 also when the chunks
+ * do not cover the credits out after the take (the feed may need a
+ * fresh slot of any of them, task_pool.c "Slots: the guard holder's"):
+ * then the caller's slow way (pool_take_loop, credit_take_covered) makes
+ * them, outside its update, or answers AGAIN. */
+static inline __attribute__((always_inline)) uint32_t credit_guarded_free(const struct task_pool *p, uint32_t k,
+									  uint64_t *t)
+{
+	uint64_t r;
+	uint32_t m = credit_guarded_look(p, k, t, &r);
+
+	return m != 0 && credit_chunks_cover(p, *t + m - r) ? m : 0;
+}
+
+/* The plain take of @p n credits from credit_guarded_free's @p t: a
+ * store, which the update's end publishes (the switcher's busy wait, or
+ * its wait for the parked owner's brief section: task_pool.c). */
+static inline __attribute__((always_inline)) void credit_plain_take(struct task_pool *p, uint64_t t, uint32_t n)
+{
+	atomic_store_explicit(&p->taken, t + n, memory_order_relaxed);
+}
+
+/* credit_plain_take, then the update's end (pool_plain_end): the store
+ * before busy's release, so a switcher that sees busy 0 sees it (moved
+ * after, a foreign CAS between them is overwritten: a credit lost, one
+ * task over max_tasks accepted). */
+static inline __attribute__((always_inline)) void credit_plain_take_end(struct task_pool *p, uint64_t t, uint32_t n)
+{
+	if (DOCA_REVERTED("owner_take_after_plain_end")) { /* (the explorer's revert: the store after busy's release) */
+		pool_plain_end(p);
+		EXPLORE_POINT(ATOMIC);
+		credit_plain_take(p, t, n);
+		return;
+	}
+	credit_plain_take(p, t, n);
+	pool_plain_end(p);
+}
+
+/* A guard holder's take of up to @p k credits: k, fewer (the free ones),
+ * or 0 with *@p why: DOCA_ERROR_AGAIN (exact: credit_guarded_look) or
+ * DOCA_ERROR_NO_MEMORY (a chunk could not be made; nothing taken). Every
+ * chunk below the credits out after it is made first (D4's rule for a
+ * guard holder: the feed pops fresh slots for ring tasks' credits).
+ * *@p plain: inside a plain update while the pool is the owner's (@p
+ * busy: begun by pool_plain_begin_as, else by pool_plain_begin_unparked),
+ * otherwise the CAS; the update is ended around the allocation and begun
+ * again, *plain its new answer. On return *plain says whether the update
+ * is still open: false once ended here (after a NO_MEMORY, or after a
+ * plain take with @p busy: credit_plain_take_end), true (the caller ends
+ * it) after an AGAIN, or after a take by the parked owner, whose brief
+ * section's exit publishes it. */
+static inline __attribute__((always_inline)) uint32_t credit_take_covered(struct task_pool *p, uint32_t k,
+									  bool *plain, bool busy, bool kernel,
+									  doca_error_t *why)
 {
 	for (;;) {
-		/* head's top is stale while the pool is the owner's: a plain
-		 * update decides by top_ev (pool_one_poppable) */
-		uint32_t top = plain ? 0u : head_top(h), free = head_free(h), fresh = p->size - free, next = top, n = 0;
-		uint32_t most = want < free ? want : free;
+		uint64_t t, r;
+		uint32_t m = credit_guarded_look(p, k, &t, &r);
 
-		if (free == 0) {
-			if (plain && busy)
-				pool_plain_end(p);
+		if (m == 0) {
 			*why = DOCA_ERROR_AGAIN;
 			return 0;
 		}
-		if (plain && pool_one_poppable(p, h)) {
-			struct pool_pop pp = pool_pop_start(p, h, want);
-
-			do
-				evs[n++] = pool_pop_step(&pp);
-			while (pool_pop_more(&pp));
-			pool_pop_end(p, &pp, busy);
-			return n;
-		} else if (top != 0) {
-			/* pop from the stack (shared: its index links written,
-			 * pool_settle); relaxed: a stale link fails the CAS below
-			 * (the tag moved) */
-			while (n < most && next != 0) {
-				evs[n] = pool_slot_of(p, next - 1u);
-				next = atomic_load_explicit(&evs[n++]->pool_next, memory_order_relaxed);
-			}
-		} else if (pool_chunk_of(p, fresh / POOL_CHUNK) == NULL) {
+		/* (the explorer's revert: 7314cfd's CAS take, no chunk made, F2) */
+		if ((*plain || !DOCA_REVERTED("guarded_cas_take_no_chunks")) && !credit_chunks_cover(p, t + m - r)) {
 			/* the allocator may wait: not inside an update (a brief
 			 * section entered by runner_unpark is waited out whole) */
-			if (plain && busy)
+			if (*plain && busy)
 				pool_plain_end(p);
-			if (!task_pool_publish_chunk(p, fresh / POOL_CHUNK)) {
+			if (!credit_split_chunks(p, t, m, r, NULL)) {
+				*plain = false;
 				*why = DOCA_ERROR_NO_MEMORY;
 				return 0;
 			}
-			plain = guarded && (busy ? pool_plain_begin_as(p, kernel) : pool_plain_begin_unparked(p));
-			if (guarded && !plain)
-				pool_settle(p); /* before the CAS way (pool_plain_begin_unparked) */
-			h = atomic_load_explicit(&p->head, memory_order_acquire); /* as pool_head_look's */
+			*plain = busy ? pool_plain_begin_as(p, kernel) : pool_plain_begin_unparked(p);
+			if (!*plain)
+				pool_settle(p); /* before the CAS (pool_plain_begin_unparked) */
 			continue;
-		} else {
-			/* fresh slots, in order, up to the end of their chunk */
-			uint32_t room = POOL_CHUNK - fresh % POOL_CHUNK;
-
-			n = most < room ? most : room;
 		}
-		EXPLORE_POINT(QUEUE);
-		if (plain) {
-			p->fresh_from = fresh + n; /* fresh slots (a plain take's only way here) */
-			/* release: as task_pool_put's, for readers of the count */
-			atomic_store_explicit(&p->head, head_next(h, free - n, next), memory_order_release);
-			if (busy)
-				pool_plain_end(p);
-		} else if (!atomic_compare_exchange_weak_explicit(&p->head, &h, head_next(h, free - n, next),
-								  memory_order_acquire, memory_order_acquire)) {
-			continue; /* acquire on success: as the load above, for the slots we take */
+		if (*plain && busy) {
+			credit_plain_take_end(p, t, m);
+			*plain = false;
+			return m;
 		}
-		for (uint32_t i = 0; top == 0 && i < n; i++)
-			evs[i] = pool_slot_of(p, fresh + i);
-		return n;
+		if (*plain) {
+			credit_plain_take(p, t, m);
+			return m;
+		}
+		EXPLORE_POINT(ATOMIC);
+		/* acq_rel: as credit_split_take's (takes and returns in one order) */
+		if (atomic_compare_exchange_strong_explicit(&p->taken, &t, t + m, memory_order_acq_rel,
+							    memory_order_relaxed))
+			return m;
 	}
 }
 
-/* task_pool_take's body (@p guarded: the caller holds the PE's runner
- * guard, or the pool is shared; @p kernel: as pool_plain_begin_as's). */
-static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool *p, struct doca_event **evs,
-								uint32_t want, bool guarded, bool kernel,
-								doca_error_t *why)
+/* A popper found no slot while it holds a credit for it: the credits and
+ * the slots disagree (task_pool.c, "Why a popper always finds its
+ * slots"). Logs and aborts. */
+__attribute__((cold, noreturn)) void pool_slots_short(void);
+
+/* A guard holder's @p want slots, into evs: the caller holds a credit
+ * for each that has no slot yet (its own take's, or ring tasks' it
+ * feeds), so every one is there (task_pool.c, "Why a popper always finds
+ * its slots"; pool_slots_short aborts if not): the stack's first, then
+ * fresh ones in a chunk the credits' takers made (credit_split_chunks,
+ * credit_take_covered). */
+static inline __attribute__((always_inline)) void pool_slots_loop(struct task_pool *p, struct doca_event **evs,
+								  uint32_t want)
 {
-	bool plain = guarded && pool_plain_begin_as(p, kernel);
-	uint64_t h = pool_head_look(p);
+	uint32_t got = 0;
 
-	if (__builtin_constant_p(want) && want == 1u && plain && pool_one_poppable(p, h)) {
-		evs[0] = pool_pop_one_plain(p, h, true);
-		return 1;
+	if (pool_one_poppable(p)) {
+		struct pool_pop pp = pool_pop_start(p, want);
+
+		do
+			evs[got++] = pool_pop_step(&pp);
+		while (pool_pop_more(&pp));
+		pool_pop_end(p, &pp);
 	}
-	return pool_take_loop(p, evs, want, guarded, kernel, why, plain, h, true);
+	while (got < want) {
+		/* fresh slots, in order, up to the end of their chunk (the
+		 * stack is empty: a fresh slot is taken only then) */
+		uint32_t fresh = p->fresh_from, room = POOL_CHUNK - fresh % POOL_CHUNK;
+		uint32_t n = want - got < room ? want - got : room;
+
+		if (fresh + n > p->size || pool_chunk_of(p, fresh / POOL_CHUNK) == NULL)
+			pool_slots_short(); /* its credits' takers made the chunk first */
+		EXPLORE_POINT(QUEUE);
+		p->fresh_from = fresh + n;
+		for (uint32_t i = 0; i < n; i++)
+			evs[got + i] = pool_slot_of(p, fresh + i);
+		got += n;
+	}
 }
 
-/* A take without the guard while the pool is not shared yet (task_pool.c). */
-uint32_t task_pool_take_unshared(struct task_pool *p, struct doca_event **evs, uint32_t want, doca_error_t *why);
+/* pool_take after its first look (a guard holder's): @p plain,
+ * pool_plain_begin_as's answer; @p busy: the plain update stores busy
+ * (pool_plain_begin_as, pool_plain_end); false for the parked owner
+ * inside a brief section it entered by runner_unpark, whose entry is the
+ * flag (pool_plain_begin_unparked; task_pool.c). The credits first
+ * (credit_take_covered: taken, returned, and the chunks they need), the
+ * update ended, then a slot for each (pool_slots_loop). */
+static inline __attribute__((always_inline)) uint32_t pool_take_loop(struct task_pool *p, struct doca_event **evs,
+								     uint32_t want, bool kernel, doca_error_t *why,
+								     bool plain, bool busy)
+{
+	want = credit_take_covered(p, want, &plain, busy, kernel, why);
+	if (plain && busy)
+		pool_plain_end(p);
+	if (want != 0)
+		pool_slots_loop(p, evs, want);
+	return want;
+}
 
-/* Take between 1 and @p want (>= 1) credits and their slots (into evs) in one
- * atomic step; 0 with *why: DOCA_ERROR_AGAIN (every credit is out) or
- * DOCA_ERROR_NO_MEMORY (a chunk could not be made). Fewer than asked when
- * fewer are free, or at the end of the returned stack or of a chunk: the
- * caller asks again. Any thread (@p guarded: it holds the PE's runner
- * guard); lock-free but for a chunk's first use and the first take without
- * the guard while another thread holds it (engine/task_pool.c).
- * always_inline: gcc would otherwise call it once per submit. */
+/* task_pool_take_as's body. */
+static inline __attribute__((always_inline)) uint32_t pool_take(struct task_pool *p, struct doca_event **evs,
+								uint32_t want, bool kernel, doca_error_t *why)
+{
+	bool plain = pool_plain_begin_as(p, kernel);
+
+	if (__builtin_constant_p(want) && want == 1u && plain && pool_one_poppable(p)) {
+		uint64_t t;
+
+		if (credit_guarded_free(p, 1, &t) != 0) { /* else pool_take_loop's look */
+			credit_plain_take_end(p, t, 1);
+			evs[0] = pool_pop_one(p);
+			return 1;
+		}
+	}
+	return pool_take_loop(p, evs, want, kernel, why, plain, true);
+}
+
+/* Take between 1 and @p want (>= 1) credits and their slots (into evs),
+ * *why untouched; or 0 with *why: DOCA_ERROR_AGAIN (every credit is
+ * out) or DOCA_ERROR_NO_MEMORY (a chunk could not be made; nothing
+ * taken). Fewer than asked only when fewer are free; a caller that wants
+ * the rest asks again (engine/task.c task_take_credits) and gets 0 with
+ * the reason, so a take never returns tasks together with NO_MEMORY
+ * (every chunk the credits it returns need was made before it took
+ * them: credit_take_covered). The holder of the PE's runner guard only (a
+ * thread without it takes credits alone: task_pool_take_credits); @p
+ * kernel: as pool_plain_begin_as's. always_inline: gcc would otherwise
+ * call it once per submit. */
 static inline __attribute__((always_inline)) uint32_t task_pool_take_as(struct task_pool *p, struct doca_event **evs,
-									uint32_t want, bool guarded, bool kernel,
+									uint32_t want, bool kernel,
 									doca_error_t *why)
 {
 	EXPLORE_POINT(ATOMIC);
-	/* acquire: pairs with task_pool_share's release (the last plain update) */
-	if (!guarded && atomic_load_explicit(&p->mode, memory_order_acquire) != POOL_SHARED)
-		return task_pool_take_unshared(p, evs, want, why);
-	return pool_take(p, evs, want, guarded, kernel, why);
+	return pool_take(p, evs, want, kernel, why);
 }
 
 /* task_pool_take_as for a caller that has not tested asym_fence_kernel. */
 static inline __attribute__((always_inline)) uint32_t task_pool_take(struct task_pool *p, struct doca_event **evs,
-								     uint32_t want, bool guarded, doca_error_t *why)
+								     uint32_t want, doca_error_t *why)
 {
-	return task_pool_take_as(p, evs, want, guarded, false, why);
+	return task_pool_take_as(p, evs, want, false, why);
 }
 
-/* task_pool_put's way while the pool is the owner's, after pool_plain_begin
- * returned true: the chain first..last (n slots, linked to each other as
- * pool_chain_add links them) goes on the stack with plain stores, then
- * pool_plain_end (@p busy; false after pool_plain_begin_unparked, which
- * stored no busy). Separate so that a single free (engine/event.c) can
- * return its one slot without building a chain: @p last's link is
- * written here, so a one-slot chain needs none written before. Only the
- * address link and the count: the index links and head's top are written
- * by the switch to shared (task_pool.c, "The index links", "The owner's
- * head"). */
-static inline __attribute__((always_inline)) void pool_put_plain(struct task_pool *p, struct doca_event *first,
-								 struct doca_event *last, uint32_t n, bool busy)
+/* The feed's slots (engine/ring.c): @p n (>= 1) into evs, for ring tasks
+ * that hold their credits (task_pool_take_credits) and no slot. The
+ * runner guard's holder only. */
+static inline void task_pool_slots(struct task_pool *p, struct doca_event **evs, uint32_t n)
 {
-	/* the slot under the chain, and the new top (task_pool.c: top_ev is
-	 * the stack while the pool is the owner's) */
+	pool_slots_loop(p, evs, n);
+}
+
+/* A taker without the PE's runner guard (a foreign submit, engine/task.c):
+ * up to @p want credits and no slot (the PE's feed pops one per ring
+ * entry, task_pool_slots): their count, or 0 with *@p why
+ * (DOCA_ERROR_AGAIN: exact; DOCA_ERROR_NO_MEMORY: a chunk could not be
+ * made, nothing taken); fewer than asked only when fewer are free (*why
+ * then says AGAIN for the rest). *@p ret_seen: the caller's cached
+ * returned (credit_split_look). While the pool is the owner's: with
+ * the guard taken briefly if nobody holds it (the pool stays the
+ * owner's), else after turning it shared (task_pool.c). */
+uint32_t task_pool_take_credits(struct task_pool *p, uint32_t want, uint64_t *ret_seen, doca_error_t *why);
+
+/* Put the chain @p first .. @p last (@p n slots, linked to each other as
+ * pool_chain_add links them) on the stack, then give their credits back
+ * (returned, after the slots: "Why a popper always finds its slots").
+ * The guard's holder only, in any mode: neither the stack nor returned
+ * has another writer. @p last's link is written here, so a one-slot
+ * chain needs none written before (a single free, engine/event.c). */
+static inline __attribute__((always_inline)) void pool_put_chain(struct task_pool *p, struct doca_event *first,
+								 struct doca_event *last, uint32_t n)
+{
+	/* more on the stack than ever taken fresh: a slot returned twice */
+	if (p->stacked + n > p->fresh_from)
+		pool_double_return();
 	atomic_store_explicit(&last->pool_next_ev, atomic_load_explicit(&p->top_ev, memory_order_relaxed),
 			      memory_order_relaxed);
 	atomic_store_explicit(&p->top_ev, first, memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
-	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
-
-	/* free + n > size (not size_high: the switch may have failed it
-	 * meanwhile, pool_put_one_owner) */
-	if (head_free(h) + n > p->size)
-		pool_double_return();
-	EXPLORE_POINT(QUEUE);
-	/* release: our last touch of the slots happens before their next
-	 * takers'. The count plus n, top and tag left (task_pool.c, "The
-	 * owner's head"; free + n <= size < 2^21: no carry out of its field);
-	 * for a constant n of 1 one add of a 32-bit constant. */
-	atomic_store_explicit(&p->head, h + (uint64_t)n * POOL_FREE_ONE, memory_order_release);
-	if (busy)
-		pool_plain_end(p);
+	p->stacked += n;
+	credit_split_return(p, n); /* after the slots: a popper's credit finds its slot */
 }
 
-/* head_free_high(h) @p high >= the pool's size_high, a relaxed load of
- * it (pool_put_one_owner's look); under OWNED_RMW_ASM one cmp with the
- * word in memory, as ATOMIC_IS_ZERO (engine/engine.h): the same
- * single-copy atomic load, which gcc would keep apart from its compare.
- * The TSan and explorer builds keep the C11 load. */
-static inline __attribute__((always_inline)) bool pool_high_at_least_size(const struct task_pool *p, uint64_t high)
-{
-#ifdef OWNED_RMW_ASM
-	bool at_least;
-
-	__asm__ volatile("cmpq %[sh], %[high]" : "=@ccae"(at_least) : [high] "r"(high), [sh] "m"(p->size_high));
-	return at_least;
-#else
-	return high >= atomic_load_explicit(&p->size_high, memory_order_relaxed);
-#endif
-}
-
-/* size_high once the switch to shared has begun: every head_free_high is
- * at or above it (task_pool.c, "The single free's look"). */
-#define POOL_SIZE_HIGH_SWITCHED 0u
-
-/* The parked owner's single free inside its brief section, entered by
- * runner_unpark (engine/event.c doca_event_free): pool_plain_begin_unparked
- * and pool_put_plain for the one slot @p ev, with one look. The compare
- * the put makes anyway, its double-return test (head_free_high(h) against
- * size_high: free >= size), is the look at mode: the switch to shared
- * stores POOL_SIZE_HIGH_SWITCHED in size_high, which fails every compare,
- * before its mode (task_pool.c, "The single free's look"), so a
- * compare that passes is a plain put the switcher waits out, as
- * pool_plain_begin_unparked's look at mode. The head look and compare
- * come before the stack's stores. true: @p ev is back on the owner's
- * stack (head's count plus one, its top and tag left: task_pool.c, "The
- * owner's head"); false: nothing was written, and *@p hp is the word the
- * compare failed on: the caller's cold way is pool_put_one_refused. */
-static inline __attribute__((always_inline)) bool pool_put_one_owner(struct task_pool *p, struct doca_event *ev,
-								     uint64_t *hp)
-{
-	EXPLORE_POINT(ATOMIC);
-	uint64_t h = atomic_load_explicit(&p->head, memory_order_relaxed);
-
-	*hp = h;
-	if (pool_high_at_least_size(p, head_free_high(h)))
-		return false;
-	EXPLORE_POINT(QUEUE);
-	/* the slot under ours, and the new top (task_pool.c: top_ev is the
-	 * stack while the pool is the owner's) */
-	atomic_store_explicit(&ev->pool_next_ev, atomic_load_explicit(&p->top_ev, memory_order_relaxed),
-			      memory_order_relaxed);
-	atomic_store_explicit(&p->top_ev, ev, memory_order_relaxed);
-	EXPLORE_POINT(QUEUE);
-	/* release: our last touch of the slot happens before its next
-	 * taker's (as pool_put_plain's); free + 1 <= size: no carry */
-	atomic_store_explicit(&p->head, h + POOL_FREE_ONE, memory_order_release);
-	return true;
-}
-
-/* pool_put_one_owner's cold way, its compare failed on @p h: a double
- * return (free >= size: aborts, pool_double_return) or the switch to
- * shared begun (size_high POOL_SIZE_HIGH_SWITCHED): then pool_put_shared
- * of the one slot @p ev. Out of line. */
-void pool_put_one_refused(struct task_pool *p, struct doca_event *ev, uint64_t h);
-
-/* task_pool_put's way once the pool is not the owner's: pool_settle, the
- * chain's index links, then the CAS loop, out of line (task_pool.c) so that an inlined put keeps few values
- * live. */
-void pool_put_shared(struct task_pool *p, const struct pool_chain *c);
-
-/* Return a chain's credits in one atomic step, emptying it (the holder of
- * the PE's runner guard only: a plain store while the pool is the owner's). */
+/* Return a chain's credits and slots, emptying it (the holder of the PE's
+ * runner guard only). */
 static inline void task_pool_put(struct task_pool *p, struct pool_chain *c)
 {
 	if (c->n == 0)
 		return;
-	if (pool_plain_begin(p))
-		pool_put_plain(p, c->first, c->last, c->n, true);
-	else
-		pool_put_shared(p, c);
+	pool_put_chain(p, c->first, c->last, c->n);
 	*c = (struct pool_chain){ 0 };
 }
 

@@ -34,38 +34,51 @@ struct doca_task_desc {
  * memory: the access its exporter granted) → DOCA_ERROR_NOT_PERMITTED; dst shorter
  * than src → DOCA_ERROR_INVALID_VALUE (unless DOCA_TASK_FLAG_ALLOW_PARTIAL);
  * task pool empty (too many tasks in flight or events not freed) →
- * DOCA_ERROR_AGAIN; the first use of a chunk of 32 event slots could not
- * allocate it → DOCA_ERROR_NO_MEMORY (the credits are free: a retry may
- * succeed once memory is back, so a loop that retries only on AGAIN must
- * treat this as an error); a buffer destroyed concurrently →
- * DOCA_ERROR_INVALID_VALUE. A refused task changes nothing and gets no event.
+ * DOCA_ERROR_AGAIN; the first use of a chunk of 32 event slots, or a
+ * thread's first submit into a run from a thread other than the PE's (its
+ * ring, below), could not allocate it → DOCA_ERROR_NO_MEMORY (the credits
+ * are free: a retry may succeed once memory is back, so a loop that
+ * retries only on AGAIN must treat this as an error); the context stopped
+ * and destroyed while that first submit made its ring →
+ * DOCA_ERROR_BAD_STATE (the handle was current when the call began); a
+ * buffer destroyed concurrently → DOCA_ERROR_INVALID_VALUE. A refused
+ * task changes nothing and gets no event.
  *
  * Where the task goes: while no turn is running and nothing waits in the
  * context's mailbox, straight to the device's submission queue, from the
  * thread that ran the PE's last doca_pe_progress (its own thread) or, while
  * the PE is armed in event mode (doca_pe_request_notification; not a PE a
  * worker runs), from any thread, so the PE is not woken only to post it;
- * otherwise into the caller's mailbox shard, for the PE's next turn (a
- * push that finds the PE armed posts the mailbox the same way, or wakes
- * the PE unless a completion it already owes will). Either way one
- * thread's tasks reach the device in submission order.
+ * otherwise as an entry of a ring, for the PE's next turn: the caller's
+ * own ring while it holds one of thread slots 0-15 alone, else the
+ * context's one multi-producer (MP) ring, announced in the caller's
+ * mailbox shard (a submit that finds the PE armed feeds it the same way,
+ * or wakes the PE unless a completion it already owes will). A thread's
+ * first such submit into a run makes its ring (the allocator, outside the
+ * call's RCU read-side section). Either way one thread's tasks reach the
+ * device in submission order.
  *
  * Progress: the call never waits for another thread, whatever the others
- * do (a preempted one included), but for one case: the first credit of a
- * chunk of 32 event slots not used before in the run makes the chunk (the
- * allocator and a mutex). Otherwise the credit is a compare-and-swap
- * retried only when another submitter took a credit meanwhile, the
- * hand-over to the mailbox one exchange and one store. What a submitter preempted inside
- * this call can delay: doca_ctx_stop on the context (it waits for every
- * submitter that saw RUNNING), and, if preempted between the two steps of
- * the hand-over, the PE's view of the tasks queued next to its own in its
- * mailbox shard: delayed, never lost. A thread's shard is fixed when it
- * first submits; it is its own unless 16 or more other submitting threads
- * were alive then (or the thread submits from one of its thread-exit
- * destructors, after the library gave its slot back: the shard may then
- * be a new thread's too), and only on a shared shard can another thread's tasks
- * be delayed so. The direct post above holds the PE for at most 32 descriptors and
- * a doorbell; calls on the PE from other threads wait for it (doca_pe.h).
+ * do (a preempted one included), but for one case: a credit whose count of
+ * credits out (from another thread than the PE's, a bound on it) reaches
+ * a chunk of 32 event slots not made yet in the run makes the chunk first
+ * (the allocator and a mutex); a thread's first submit into a run that needs a
+ * ring calls the allocator too. Otherwise the credit is a
+ * compare-and-swap retried only when another submitter took a credit
+ * meanwhile, the hand-over a few stores into the ring (on the MP ring
+ * after one fetch-and-add) and one announce. What a submitter preempted
+ * inside this call can delay: doca_ctx_stop on the context (it waits for
+ * every submitter that saw RUNNING), and, if preempted on the MP ring
+ * between its claim of a position and its entry's last store, every later
+ * task of the MP ring, of all threads, until it runs again (the PE takes
+ * MP entries in position order; meanwhile the context is visited on every
+ * turn of its PE): delayed, never lost. A thread's tasks go to the MP
+ * ring when 16 or more other submitting threads held slots when it first
+ * submitted, when it submits from one of its thread-exit destructors
+ * (after the library gave its slot back), or while its own ring is full
+ * (more tasks in flight than the smaller of max_tasks and 1024). The
+ * direct post above holds the PE for at most 32 descriptors and a
+ * doorbell; calls on the PE from other threads wait for it (doca_pe.h).
  *
  * Source and destination may overlap (even be the same buffer): the result is
  * that of memmove on the software device and for a copy between two local
@@ -82,9 +95,11 @@ struct doca_task_desc {
 doca_error_t doca_task_submit(struct doca_ctx *ctx, const struct doca_task_desc *desc);
 
 /**
- * @brief Submit a burst of tasks in one call: one RCU read-side section and
- *        at most one wake-up of the PE for the whole burst. Tasks are taken
- *        in order and the first refused one ends the burst.
+ * @brief Submit a burst of tasks in one call: one RCU read-side section (left
+ *        only to make the thread's ring, on its first submit into a run,
+ *        after a wake-up for the tasks written before) and at most one
+ *        wake-up of the PE for the tasks after that. Tasks are taken in
+ *        order and the first refused one ends the burst.
  * @param ctx The context.
  * @param descs @p n descriptors (copied; reusable at once).
  * @param n Number of descriptors; 0 is allowed.

@@ -2,16 +2,14 @@
  * stress/stress_pool_share_race.c — the task pool's switch from the
  * owner's plain updates to the CAS, on the hardware, for as long as asked.
  *
- * While only the PE's thread (the owner, holding the PE's guard) takes and
- * returns credits, the context's task pool updates its credit word with
- * plain loads and stores. The first submit from another thread switches
- * it to CAS for the rest of the run: a heavy fence (membarrier), a wait
- * for the owner's busy flag and for its brief sections, and the owner's
- * single free's look (size_high) failed before the mode
- * (engine/task_pool.c, "Without a read-modify-write ...", "The parked
- * owner's brief sections", "The single free's look"). A missing fence or
- * wait there loses an owner's update (a credit lost) or lets a plain take
- * and a CAS take share a slot. The explorer is sequentially consistent
+ * While only the PE's thread (the owner, holding the PE's guard) takes
+ * credits, the context's task pool takes them with plain loads and
+ * stores of taken. The first submit from another thread switches it to
+ * CAS for the rest of the run: a heavy fence (membarrier), a wait for the
+ * owner's busy flag and for its brief sections (engine/task_pool.c,
+ * "Without a read-modify-write ...", "The parked owner's brief
+ * sections"). A missing fence or wait there loses an owner's take (more
+ * than max_tasks accepted, a credit counted out twice). The explorer is sequentially consistent
  * and the owner's way is off under a race detector, so that shows only on
  * the hardware; and the switch happens once in a run, so every round is a
  * new context (a new pool) on a new PE.

@@ -145,6 +145,26 @@ const struct scenario explore_scenarios[] = {
 	{ "cb_destroy_stop", "buffers destroyed in their callback, the ctx stopped and the memory destroyed on another thread", scenario_cb_destroy_stop },
 	{ "submit_order", "two submitters' tasks complete in the order each submitted them (event mode, engine thread)",
 	  scenario_submit_order },
+	{ "ring_wrap", "a foreign submitter's SP ring of capacity 2 goes round four times while a stop races",
+	  scenario_ring_wrap },
+	{ "ring_sp_mp_sp", "a foreign submitter's SP ring of capacity 1 sends it to MP and back: its tasks in order",
+	  scenario_ring_sp_mp_sp },
+	{ "ring_batch", "a foreign submitter's SP ring holds more than the feed's batch (lowered to 2): every task taken",
+	  scenario_ring_batch },
+	{ "ring_mp_two", "two foreign submitters on the MP ring (no exclusive slot): each one's tasks in order",
+	  scenario_ring_mp_two },
+	{ "pool_reload_stale_t", "two takers of the split credits, 1 of 2 out at most: never AGAIN",
+	  scenario_pool_reload_stale_t },
+	{ "pool_chunk_prefix", "a split take with a stale returned makes every chunk below the credits out, and none above",
+	  scenario_pool_chunk_prefix },
+	{ "pool_steal_fresh", "a foreign credit and a guard holder's take at a chunk's end: the feed's fresh slot for the foreign one is made",
+	  scenario_pool_steal_fresh },
+	{ "pool_again_look", "a foreign look at a pool of 2 across a return and a take, 1 out all along: never all out",
+	  scenario_pool_again_look },
+	{ "pool_switch_in_callback", "the owner resubmits from its callback while a foreign submitter turns the pool shared",
+	  scenario_pool_switch_in_callback },
+	{ "pool_split_again", "a foreign submitter fills a pool of 2, the PE frees one: its next submit is accepted",
+	  scenario_pool_split_again },
 	{ "owner_free_stop", "the PE's parked owner frees its last event (no read-side section) while another thread stops the ctx",
 	  scenario_owner_free_stop },
 	{ "owner_free_bulk_stop", "owner_free_stop, the event freed by doca_event_free_bulk (its route takes no read-side section)",
@@ -512,14 +532,10 @@ static const char *const revertible[] = {
 	"engine_signal_no_wake", /* a post that queued its qp on a sw engine thread never wakes it */
 	"push_wake_skipped",             /* a mailbox push never wakes (nor feeds for) an armed PE */
 	"push_wake_own_queue", /* a push that queued its context wakes the PE as if another had queued it */
-	"pool_depth_ignores_fresh", /* a burst's pop counts the stack's depth as the free count, fresh slots included */
+	"pool_depth_ignores_fresh", /* a burst's pop counts the stack's depth as the free slots, fresh ones included */
 	"pool_share_no_wait", /* a pool turned shared does not wait for the plain update under way */
-	"pool_share_no_quiesce", /* a pool turned shared does not wait out the parked owner's brief sections (its frees and submits store no busy) */
+	"pool_share_no_quiesce", /* a pool turned shared does not wait out the parked owner's brief sections (its submits store no busy) */
 	"pool_share_counts_revoke", /* a pool turned shared counts itself in the guard's revoke while it waits out the owner's brief sections */
-	"pool_switch_unindexed", /* a pool turned shared keeps no index links of its owner-mode stack (CAS takers follow stale ones) */
-	"pool_switch_top_stale", /* a pool turned shared keeps the stale top of its owner-mode head (CAS takers pop a slot not on the stack) */
-	"pool_share_keeps_size_high", /* a pool turned shared leaves size_high, so the owner's single free keeps putting plainly */
-	"pool_share_size_high_after_mode", /* a pool turned shared fails size_high after its mode: a guard holder walks on SWITCHING before it */
 	"ctx_hold_outside_section", /* a handle is checked, then its context held, outside a read-side section */
 	"handle_lookup_outside_section", /* a memory's handle is checked, then its count used, outside a section */
 	"credit_arm_before_count", /* a credit notification request arms the fd before it is counted in waiters */
@@ -552,6 +568,21 @@ static const char *const revertible[] = {
 	"engine_wake_before_publish", /* an engine thread calls the wake before publishing its pass's last, partly filled CQ slot */
 	"unpark_ignores_mark", /* a parked owner's entry takes its word marked by a revoker as its own (runner.h) */
 	"owner_way_looks_before_push", /* the owner ways look at the owner word before their push, not after (runner.h) */
+	"ring_ready_before_fields", /* a ring entry's head is stored READY before its fields (engine/ring.h) */
+	"ring_mp_before_sp", /* the ring feed takes the MP ring before the SP rings (rule 1.6.6 undone) */
+	"ring_no_mp_stickiness", /* a producer diverted to MP goes back to SP while MP holds its tasks (D7) */
+	"ring_flush_skips_rings", /* a stop's flush takes the mailbox's frees but not the rings' tasks */
+	"ring_look_before_flags", /* the feed looks at the rings before it takes the mailbox's flags */
+	"ring_limit_drops_flags", /* a feed that stops at its batch with an SP entry READY does not keep the flags */
+	"ring_mp_no_second_look", /* the feed takes MP items without its second look at the SP rings (rule 1.6.6) */
+	"direct_post_ignores_rings", /* a direct post under the guard does not look for tasks waiting in the rings */
+	"again_unsigned", /* the split credits' look compares taken and a returned read after it unsigned (D5) */
+	"chunk_only_last", /* a split take makes only the chunk its bound falls in, not every one below it (D4) */
+	"again_on_cached_returned", /* the split credits' look answers AGAIN from its cached returned, no reload */
+	"chunks_on_cached_returned", /* a foreign take makes its chunks by its cached returned, no reload (F1) */
+	"guarded_cas_take_no_chunks", /* a guard holder's CAS take makes no chunk for its credits (F2) */
+	"again_look_returned_first", /* the look without a take loads returned before taken (F3) */
+	"owner_take_after_plain_end", /* the owner's plain store of taken after its busy flag's release */
 };
 
 /* Print the fixes DOCA_EXPLORE_REVERT undoes; a name no fix has is an

@@ -1,21 +1,26 @@
 /*
  * stress/explore/scenario_pool_share.c — the task pool turning shared
- * under an owner that updates it with plain stores (pool_share).
+ * under an owner that takes credits with plain stores (pool_share).
  *
- * The owner thread runs the PE (its progress parks the runner guard) and
- * submits and frees its tasks, so every take and return of credits is a
- * plain update of the pool's word (engine/task_pool.c). A foreign thread
- * submits meanwhile: its first take finds the guard parked and turns the
- * pool shared, which must wait for any plain update under way. An update
- * lost either way hands one credit to two tasks (a slot's second event,
- * "returned twice") or loses one (the stop never ends). At the end, with
- * every event freed, exactly max_tasks submits are accepted and the next
- * is refused with DOCA_ERROR_AGAIN: the count is exact.
+ * Since ring21 step 2 the pool's credits are two counters (taken,
+ * returned) and its slots the runner guard's holder's (engine/task_pool.c):
+ * only takes of credits look at the pool's mode, returns never. The
+ * owner thread runs the PE (its progress parks the runner guard) and
+ * submits and frees its tasks, so every take of credits is a plain store
+ * of taken. A foreign thread submits meanwhile (its task travels in a
+ * ring, its credit alone taken): its first take finds the guard parked
+ * and turns the pool shared, which must wait for any plain take under
+ * way (the busy flag, and the owner's brief sections: the owner's single
+ * submit stores no busy). A take lost hands one credit to two tasks
+ * (more than max_tasks out: the PE's feed then finds no slot, "a credit
+ * taken found no slot", or a slot's second event) or loses one (the stop
+ * never ends). At the end, with every event freed, exactly max_tasks
+ * submits are accepted and the next is refused with DOCA_ERROR_AGAIN:
+ * the count is exact.
  *
  * pool_share_bulk: the owner gets its events with doca_pe_get_events and
- * frees them with doca_event_free_bulk, whose route, entered by the
- * owner's runner_unpark, returns them without the pool's busy flag too
- * (engine/event.c, route_end_owner).
+ * frees them with doca_event_free_bulk (engine/event.c, route_end_owner:
+ * a return, no look at the mode); its submits race the switch as above.
  *
  * pool_share_submit: the switch racing the owner's single submits alone.
  * The owner submits, progresses and frees WARM_TASKS tasks first (every
@@ -23,27 +28,42 @@
  * the pool's stack on doca_task_submit's owner way (engine/task.c
  * task_one_owner), which takes its credit without the busy flag; it frees
  * nothing until the foreign submit is in, so only its takes race the
- * switch. The counts fill the pool exactly: a lost update hands a slot to
- * two tasks or loses a credit (the foreign thread then spins on AGAIN).
+ * switch. The counts fill the pool exactly: a lost take hands a credit to
+ * two tasks or loses one (the foreign thread then spins on AGAIN).
  *
  * pool_share_burst: pool_share_submit with the owner's submits as one
  * doca_task_submit_batch longer than the pool's stack: BURST_WARM task
  * freed first, so the burst's fill pops the one slot on the stack,
  * counted by the stack's depth (engine/task_pool.c, "The stack's
  * depth"), then takes a fresh one, while the foreign thread's first take
- * turns the pool shared (or the burst goes the CAS way, or through the
- * mailbox, after it). The pool holds the owner's burst and the foreign
- * task exactly.
+ * turns the pool shared (or the burst goes the CAS way after it). The
+ * pool holds the owner's burst and the foreign task exactly.
  *
- * pool_share_chunk: the switch racing the owner's single submit that makes
- * a chunk. The owner takes the first chunk's POOL_CHUNK credits from fresh
- * slots (left in the inline device's backlog, none freed), so its next
- * submit finds the stack empty and the next chunk missing: its owner way
- * (task_one_owner, then task_owner_take: pool_take_loop without the busy
- * flag) makes the chunk inside its brief section, looks at the pool's mode
- * once more, and takes its slot plainly, while the foreign thread's first
- * take turns the pool shared (or makes that chunk itself first). The pool
- * holds the owner's POOL_CHUNK + 1 and the foreign one exactly.
+ * pool_share_chunk: the switch racing the owner's single submit that
+ * needs a chunk. The owner takes the first chunk's POOL_CHUNK credits
+ * from fresh slots (left in the inline device's backlog, none freed), so
+ * its next submit's credit needs the next chunk: its owner way
+ * (task_one_owner, then task_owner_take: credit_take_covered without the
+ * busy flag) makes the chunk inside its brief section, looks at the
+ * pool's mode once more, and takes its credit plainly, while the foreign
+ * thread's first take turns the pool shared (or makes that chunk itself
+ * first). The pool holds the owner's POOL_CHUNK + 1 and the foreign one
+ * exactly.
+ *
+ * pool_switch_in_callback (the review of step 2: its revert of the
+ * owner's plain store of taken moved after pool_plain_end escaped every
+ * scenario above): the owner resubmits from its event callback, inside
+ * its turn, where a switcher waits for busy alone (no brief section to
+ * wait out, no parked guard to revoke), while the foreign thread's first
+ * submit turns the pool shared. The owner's task 0's callback submits
+ * task 1, task 1's submits task 2 (each a plain take with the busy flag:
+ * engine/task_pool.h credit_plain_take_end); the foreign thread submits
+ * task 3. max_tasks 3: the owner holds 2 at most (the called-back event
+ * and its resubmission), the foreign thread 1, so every submit is
+ * accepted. With DOCA_EXPLORE_REVERT=owner_take_after_plain_end the
+ * owner's store after busy's release overwrites the foreign CAS between
+ * them: a credit lost, so the credits are no longer exact (returned
+ * passes taken: the end's submits find all out, or the stop never ends).
  */
 #include "scenario.h"
 
@@ -252,4 +272,52 @@ void scenario_pool_share_chunk(void)
 	for (unsigned i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	world_end_with_exact_credits(&w, CHUNK_CREDITS);
+}
+
+#define CALLBACK_TASKS 3u  /* pool_switch_in_callback: the owner's tags 0..2 */
+#define CALLBACK_CREDITS 3u
+
+static atomic_bool resubmitting; /* the race; not the end's submits (world_end_with_exact_credits) */
+
+static void switch_cb(struct doca_event *ev, union doca_data ctx_user_data)
+{
+	struct world *cw = ctx_user_data.ptr;
+	unsigned tag = (unsigned)doca_event_get_user_data(ev).u64;
+
+	world_event(cw, ev);
+	if (atomic_load(&resubmitting) && tag + 1u < CALLBACK_TASKS)
+		EXPECT_OK(world_submit(cw, tag + 1u)); /* inside the turn: the busy flag's plain take */
+}
+
+static void *owner_callbacks(void *unused)
+{
+	explore_name("owner");
+	(void)doca_pe_progress(w.pe); /* this thread runs the PE: its guard is parked */
+	EXPECT_OK(world_submit(&w, 0));
+	while (atomic_load(&w.events_total) < CALLBACK_TASKS + 1u)
+		if (doca_pe_progress(w.pe) == 0)
+			sched_yield();
+	atomic_store(&resubmitting, false);
+	return NULL;
+}
+
+static void *foreign_first(void *unused)
+{
+	explore_name("foreign");
+	submit_retrying(CALLBACK_TASKS, false);
+	return NULL;
+}
+
+void scenario_pool_switch_in_callback(void)
+{
+	pthread_t t[2];
+
+	atomic_store(&resubmitting, true);
+	world_open(&w, "sw0", CALLBACK_CREDITS, switch_cb);
+	if (pthread_create(&t[0], NULL, owner_callbacks, NULL) != 0 ||
+	    pthread_create(&t[1], NULL, foreign_first, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	for (unsigned i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	world_end_with_exact_credits(&w, CALLBACK_CREDITS);
 }

@@ -459,6 +459,67 @@ Test(backpressure, credit_fd_becomes_readable_only_when_a_credit_returns)
 	fixture_fini(&f);
 }
 
+/* ---- returns of ring tasks ---- */
+
+struct ring_filler {
+	struct api_fixture *f;
+	uint32_t n;
+	doca_error_t err; /* the first submit that did not succeed */
+};
+
+static void *ring_filler_main(void *arg)
+{
+	struct ring_filler *s = arg;
+
+	s->err = DOCA_SUCCESS;
+	for (uint32_t i = 0; i < s->n && s->err == DOCA_SUCCESS; i++)
+		s->err = submit_copy(s->f->ctx, s->f->src, s->f->dst, i, 0);
+	return NULL;
+}
+
+/* Every credit out in ring tasks (another thread's submits): a sleeper in
+ * doca_task_submit_wait and the armed credit fd are woken by the return
+ * of a ring task's credit on the PE's thread, as by an owner task's. */
+Test(backpressure, a_ring_tasks_return_wakes_a_blocked_submitter_and_the_credit_fd)
+{
+	enum { N = 2 };
+	struct api_fixture f;
+	struct ring_filler filler = { .f = &f, .n = N };
+	struct blocked b = { .f = &f };
+	pthread_t th;
+	int fd = -1;
+
+	cr_assert_eq(SYS_futex, 202, "this test reads x86_64 syscall numbers");
+	fixture_init_started(&f, "sw0", 64, N);
+	(void)doca_pe_progress(f.pe); /* this thread is the PE's */
+	assert_ok(doca_ctx_get_credit_notification_handle(f.ctx, &fd));
+	cr_assert_eq(pthread_create(&th, NULL, ring_filler_main, &filler), 0, "pthread_create");
+	cr_assert_eq(pthread_join(th, NULL), 0, "pthread_join");
+	assert_ok(filler.err);
+	assert_ok(doca_ctx_request_credit_notification(f.ctx));
+	cr_assert(!fd_readable(fd), "readable with every credit in ring tasks");
+	start_blocked(&b, &th);
+	struct doca_event *ev = wait_event(f.pe); /* a ring task's, fed by a turn */
+
+	cr_assert_lt(doca_event_get_user_data(ev).u64, N, "event of task %llu",
+		     (unsigned long long)doca_event_get_user_data(ev).u64);
+	cr_assert(!fd_readable(fd), "readable before the event was freed");
+	uint64_t t0 = now_ns();
+
+	doca_event_free(ev);
+	cr_assert(fd_readable(fd), "not readable after a ring task's credit returned");
+	cr_assert_eq(pthread_join(th, NULL), 0, "pthread_join");
+	assert_doca(b.rc, DOCA_SUCCESS);
+	cr_assert_lt(now_ns() - t0, (uint64_t)API_WAIT_MS * 1000000u,
+		     "the submitter got in only when its sleep timed out (%llu ms): not woken",
+		     (unsigned long long)((now_ns() - t0) / 1000000u));
+	assert_ok(doca_ctx_clear_credit_notification(f.ctx));
+	for (int i = 0; i < N; i++) /* the other ring task's and the sleeper's (99) */
+		doca_event_free(wait_event(f.pe));
+	expect_no_event_for(f.pe, 10);
+	fixture_fini(&f);
+}
+
 /* ---- refused calls change nothing ---- */
 
 Test(backpressure, null_and_wrong_handles_are_refused_and_change_nothing)

@@ -3,8 +3,12 @@
  * (engine/task_pool.c). */
 #include "../api/common.h"
 
+#include "actors/runner.h"
+#include "actors/thread_slot.h"
 #include "engine/engine.h"
 #include "engine/task_pool.h"
+
+#include <pthread.h>
 
 static uint32_t chunks_made(const struct task_pool *p)
 {
@@ -104,15 +108,37 @@ struct stack_model {
 	uint32_t n;
 };
 
+/* The slot index of @p ev in @p p (its chunk and place in it). */
+static uint32_t slot_index(const struct task_pool *p, const struct doca_event *ev)
+{
+	for (uint32_t c = 0; c < p->nchunks; c++) {
+		const struct doca_event *evs = atomic_load(&p->chunks[c]);
+
+		if (evs != NULL && ev >= evs && ev < evs + POOL_CHUNK)
+			return c * POOL_CHUNK + (uint32_t)(ev - evs);
+	}
+	cr_assert_fail("a slot of no chunk of the pool");
+	return 0;
+}
+
 /* Take until want are taken (or AGAIN), checking that every popped slot is
- * the one the model's top names, at its own address in its chunk. */
+ * the one the model's top names, in a chunk of the pool. */
 static uint32_t take_checked(struct task_pool *p, struct stack_model *m, struct doca_event **out, uint32_t want)
 {
 	uint32_t got = 0;
 
 	while (got < want) {
 		doca_error_t why = DOCA_SUCCESS;
-		uint32_t n = task_pool_take(p, &out[got], want - got, false, &why);
+		/* nobody runs the PE: the guard for the take (a taker of
+		 * slots holds it), as a submit before the first turn takes it */
+		struct runner *guard = &p->run->pe->runner;
+		enum runner_entry e = runner_enter_brief(guard);
+
+		cr_assert_neq(e, RUNNER_BUSY);
+		uint32_t n = task_pool_take(p, &out[got], want - got, &why);
+
+		if (e == RUNNER_ENTERED)
+			runner_exit(guard);
 
 		if (n == 0) {
 			cr_assert_eq(why, DOCA_ERROR_AGAIN);
@@ -121,9 +147,11 @@ static uint32_t take_checked(struct task_pool *p, struct stack_model *m, struct 
 		for (uint32_t i = 0; i < n; i++) {
 			struct doca_event *ev = out[got + i];
 
-			cr_assert_eq(ev, pool_slot_of(p, ev->pool_link - 1u), "slot %u at its own address", ev->pool_link - 1u);
+			uint32_t idx = slot_index(p, ev);
+
+			cr_assert_eq(ev, pool_slot_of(p, idx), "slot %u at its own address", idx);
 			if (m->n > 0)
-				cr_assert_eq(ev->pool_link - 1u, m->idx[--m->n], "the stack's top, in order");
+				cr_assert_eq(idx, m->idx[--m->n], "the stack's top, in order");
 		}
 		got += n;
 	}
@@ -143,7 +171,7 @@ static void put_chains(struct task_pool *p, struct stack_model *m, struct doca_e
 			pool_chain_add(&c, out[i]);
 		/* the chain's first (its top) is the last added */
 		for (uint32_t i = from; i < end; i++)
-			m->idx[base + (i - from)] = out[i]->pool_link - 1u;
+			m->idx[base + (i - from)] = slot_index(p, out[i]);
 		m->n += end - from;
 		task_pool_put(p, &c);
 		from = end;
@@ -180,9 +208,10 @@ Test(task_pool, popped_slots_are_the_ones_their_links_name_before_and_after_the_
 	/* nobody runs the PE: each take enters its guard briefly, a plain update */
 	take_and_return_all(p, &m, MAX);
 	cr_assert_eq(atomic_load(&p->mode), POOL_OWNER);
-	/* shared from here, as task_pool_share leaves it once no plain update
-	 * is under way (the walk writes the index links and head's top), with
-	 * the slots the owner returned still on the stack */
+	/* shared from here, as task_pool_share leaves it once no plain take
+	 * is under way, with the slots the owner returned still on the
+	 * stack: the credits are CASed, the slots popped as before (the
+	 * guard holder's in every mode) */
 	atomic_store(&p->mode, POOL_SWITCHING);
 	pool_settle(p);
 	cr_assert_eq(atomic_load(&p->mode), POOL_SHARED);
@@ -190,58 +219,10 @@ Test(task_pool, popped_slots_are_the_ones_their_links_name_before_and_after_the_
 	fixture_fini(&f);
 }
 
-/* pool_put_plain's double-return test for one slot compares
- * head_free_high with the pool's size_high; the owner's puts and takes
- * add and subtract units of the count alone (POOL_FREE_ONE), head's top
- * and tag stale. Both must say exactly what head_free says, at every edge
- * of the three fields, and leave the top and the tag as they were. */
-Test(task_pool, a_single_puts_shifted_compare_and_the_owners_count_units_match_the_unpacked_fields)
-{
-	const uint32_t max = POOL_FIELD_MASK;
-	const uint32_t sizes[] = { 1, 2, 31, 32, 33, DOCA_CTX_DEFAULT_MAX_TASKS, DOCA_CTX_MAX_TASKS_LIMIT };
-	const uint32_t tops[] = { 0, 1, max - 1u, max };
-	const uint64_t tags[] = { 0, 1, ((uint64_t)1 << (64u - POOL_TAG_SHIFT)) - 1u };
-
-	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-		const uint32_t size = sizes[s];
-		const uint32_t frees[] = { 0, size - 1u, size, size + 1u, max };
-
-		for (size_t f = 0; f < sizeof(frees) / sizeof(frees[0]); f++)
-			for (size_t t = 0; t < sizeof(tops) / sizeof(tops[0]); t++)
-				for (size_t g = 0; g < sizeof(tags) / sizeof(tags[0]); g++) {
-					const uint64_t h = tags[g] << POOL_TAG_SHIFT |
-							   (uint64_t)frees[f] << POOL_TOP_BITS | tops[t];
-
-					cr_assert_eq(head_free_high(h) >= pool_size_high(size), head_free(h) >= size,
-						     "size %u free %u top %u tag %llu", size, frees[f], tops[t],
-						     (unsigned long long)tags[g]);
-					if (frees[f] < max) {
-						const uint64_t up = h + POOL_FREE_ONE;
-
-						cr_assert_eq(head_free(up), frees[f] + 1u, "free %u", frees[f]);
-						cr_assert_eq(head_top(up), tops[t], "top %u", tops[t]);
-						cr_assert_eq(up >> POOL_TAG_SHIFT, tags[g], "tag %llu",
-							     (unsigned long long)tags[g]);
-					}
-					if (frees[f] > 0) {
-						const uint64_t down = h - POOL_FREE_ONE;
-
-						cr_assert_eq(head_free(down), frees[f] - 1u, "free %u", frees[f]);
-						cr_assert_eq(head_top(down), tops[t], "top %u", tops[t]);
-						cr_assert_eq(down >> POOL_TAG_SHIFT, tags[g], "tag %llu",
-							     (unsigned long long)tags[g]);
-					}
-				}
-	}
-}
-
-/* The owner's single submit takes from the stack's top with one subtract
- * of the count's unit from head (x86-64, task_pool.h pool_pop_one_owner),
- * or with pool_pop_one_plain from the word it loaded: either way each
- * take from a stack of returned slots must store exactly head less one
- * unit of the count (its top and tag stale while the pool is the
- * owner's) and leave top_ev on the slot under the one taken, down to the
- * empty stack; then the fresh way. */
+/* The owner's single submit takes from the stack's top (task_pool.h
+ * pool_pop_one): each take from a stack of returned slots must leave the
+ * depth exactly one less and top_ev on the slot under the one taken,
+ * down to the empty stack; then the fresh way. */
 Test(task_pool, the_owners_single_takes_from_the_stack_store_exactly_one_count_less)
 {
 	enum { N = 8 };
@@ -254,14 +235,14 @@ Test(task_pool, the_owners_single_takes_from_the_stack_store_exactly_one_count_l
 		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
 	reap(f.pe, N); /* the N slots back on the stack, and this thread the PE's parked owner */
 	for (uint32_t i = 0; i < N; i++) {
-		uint64_t h = atomic_load(&p->head);
+		uint32_t depth = p->stacked;
 		struct doca_event *top = atomic_load(&p->top_ev);
 
 		cr_assert_not_null(top, "take %u: %u slots left on the stack", i, N - i);
 		struct doca_event *under = atomic_load(&top->pool_next_ev);
 
 		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
-		cr_assert_eq(atomic_load(&p->head), h - POOL_FREE_ONE, "take %u", i);
+		cr_assert_eq(p->stacked, depth - 1u, "take %u", i);
 		cr_assert_eq(atomic_load(&p->top_ev), under, "take %u", i);
 	}
 	cr_assert_null(atomic_load(&p->top_ev), "the stack is empty");
@@ -294,7 +275,7 @@ static void reap_each_once(struct doca_pe *pe, uint32_t n)
 }
 
 /* A burst from the PE's thread pops the owner's stack counting its slots
- * by the stack's depth, free - (size - fresh_from), with no test for its
+ * by the stack's depth, stacked, with no test for its
  * bottom (engine/task_pool.c, "The stack's depth"): a burst longer than
  * the stack takes exactly the stack, then fresh slots, and fresh_from
  * follows the fresh takes only. */
@@ -311,14 +292,18 @@ Test(task_pool, a_burst_longer_than_the_owners_stack_takes_the_stack_then_fresh_
 	cr_assert_eq(p->fresh_from, 0);
 	for (uint32_t i = 0; i < FIRST; i++)
 		assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
-	cr_assert_eq(p->fresh_from, FIRST);
+	/* no turn yet: ring tasks, each holding its credit and no slot (the
+	 * PE's feed pops them, ring21 step 2) */
+	cr_assert_eq(p->fresh_from, 0);
+	cr_assert_eq(task_pool_free(p), p->size - FIRST);
 	reap_each_once(f.pe, FIRST); /* FIRST slots on the stack, this thread the PE's */
+	cr_assert_eq(p->fresh_from, FIRST);
 	const uint32_t rounds[] = { SECOND, THIRD };
 
 	for (uint32_t r = 0; r < 2; r++) {
 		const uint32_t n = rounds[r], stacked = r == 0 ? FIRST : SECOND;
 
-		cr_assert_eq(pool_stack_depth(p, atomic_load(&p->head)), stacked, "round %u", r);
+		cr_assert_eq(p->stacked, stacked, "round %u", r);
 		for (uint32_t i = 0; i < n; i++)
 			descs[i] = (struct doca_task_desc){
 				.type = DOCA_TASK_COPY, .src = f.src, .dst = f.dst, .user_data = { .u64 = i }
@@ -334,4 +319,215 @@ Test(task_pool, a_burst_longer_than_the_owners_stack_takes_the_stack_then_fresh_
 	}
 	cr_assert_eq(atomic_load(&p->mode), POOL_OWNER, "the owner's plain way all along");
 	fixture_fini(&f);
+}
+
+/* ring21 step 2: the split credits (engine/task_pool.h), on the pool of
+ * a started context nothing submits to; the credits these calls take are
+ * the pool's (taken and returned are its credits), so split_fini gives
+ * back what they left out before the stop, which waits for every credit
+ * (this thread, the only one using the pool, in the guard holder's role
+ * of returned's writer). */
+static struct task_pool *split_pool(struct api_fixture *f, uint32_t max_tasks)
+{
+	fixture_init_started(f, "sw0", 64, max_tasks);
+	return &handle_deref(f->ctx)->run->pool;
+}
+
+static void split_fini(struct api_fixture *f, struct task_pool *p)
+{
+	credit_split_return(p, task_pool_out(p));
+	cr_assert_eq(task_pool_free(p), p->size);
+	fixture_fini(f);
+}
+
+Test(task_pool, split_credits_answer_again_exactly_at_max_tasks_and_after_one_return)
+{
+	struct api_fixture f;
+	struct task_pool *p = split_pool(&f, 100);
+	uint64_t seen = 0;
+
+	cr_assert_eq(credit_split_take(p, 60, &seen), 60u);
+	cr_assert_eq(credit_split_take(p, 60, &seen), 40u, "the free ones of a burst");
+	cr_assert_eq(credit_split_take(p, 1, &seen), 0u, "AGAIN with 100 of 100 out");
+	credit_split_return(p, 1);
+	cr_assert_eq(seen, 0u, "the cached view is stale");
+	cr_assert_eq(credit_split_take(p, 1, &seen), 1u, "one back: the look reloads returned");
+	cr_assert_eq(seen, 1u);
+	cr_assert_eq(credit_split_take(p, 1, &seen), 0u);
+	split_fini(&f, p);
+}
+
+/* D4: every chunk below the take's bound exists before its credits are
+ * taken (31, 32, 33 credits out; then a jump over two chunks). */
+Test(task_pool, split_credits_make_every_chunk_below_the_takes_bound_first)
+{
+	struct api_fixture f;
+	struct task_pool *p = split_pool(&f, 100);
+	uint64_t seen = 0;
+
+	cr_assert_eq(atomic_load(&p->chunks_made), 1u);
+	cr_assert_eq(credit_split_take(p, 31, &seen), 31u);
+	cr_assert_eq(atomic_load(&p->chunks_made), 1u, "31 out: chunk 0");
+	cr_assert_eq(credit_split_take(p, 1, &seen), 1u);
+	cr_assert_eq(atomic_load(&p->chunks_made), 1u, "32 out: chunk 0");
+	cr_assert_eq(credit_split_take(p, 1, &seen), 1u);
+	cr_assert_eq(atomic_load(&p->chunks_made), 2u, "33 out: chunk 1");
+	cr_assert_not_null(atomic_load(&p->chunks[1]));
+	cr_assert_eq(credit_split_take(p, 64, &seen), 64u, "97 out");
+	cr_assert_eq(atomic_load(&p->chunks_made), 4u, "chunks 2 and 3, not only the last");
+	for (uint32_t c = 0; c < 4; c++)
+		cr_assert_not_null(atomic_load(&p->chunks[c]), "chunk %u", c);
+	split_fini(&f, p);
+}
+
+/* D4's two takers: one with a stale view of returned gets its credits
+ * by that view, but reloads returned before it makes a chunk by it
+ * (the review of step 2, F1: its bound would count every credit taken
+ * since, not those out), and still gets every free credit. */
+Test(task_pool, split_credits_a_stale_view_of_returned_reloads_it_before_making_a_chunk)
+{
+	struct api_fixture f;
+	struct task_pool *p = split_pool(&f, 40);
+	uint64_t a = 0, b = 0;
+
+	cr_assert_eq(credit_split_take(p, 30, &a), 30u);
+	credit_split_return(p, 30); /* b never saw these */
+	cr_assert_eq(credit_split_take(p, 2, &b), 2u, "b: 32 taken, 30 back as far as it knows 0");
+	cr_assert_eq(b, 0u, "enough free in b's view, and chunk 0 covers its bound: returned not reloaded");
+	cr_assert_eq(credit_split_take(p, 8, &b), 8u, "b: 40 taken, 30 back");
+	cr_assert_eq(b, 30u, "its bound by its view (40) needed chunk 1: returned reloaded");
+	cr_assert_eq(atomic_load(&p->chunks_made), 1u, "10 out: chunk 0 alone");
+	cr_assert_eq(credit_split_take(p, 40, &b), 30u, "the 30 back");
+	cr_assert_eq(atomic_load(&p->chunks_made), 2u, "40 out: chunk 1");
+	split_fini(&f, p);
+}
+
+/* ring21 step 2's exact AGAIN across both paths, checked before the split
+ * makes them two ways to the credits: k tasks from the PE's thread (the
+ * owner's way) and max - k from another thread (a ring's), for every k;
+ * then the next submit on either path is AGAIN, and after one free on the
+ * PE's thread another thread's submit gets its credit before any turn. */
+struct foreign_fill {
+	struct api_fixture *f;
+	uint64_t first;
+	uint32_t n;           /* submits that must succeed */
+	doca_error_t err;     /* the first of them that did not */
+	doca_error_t next;    /* the submit after them */
+};
+
+static void *foreign_fill_main(void *arg)
+{
+	struct foreign_fill *s = arg;
+
+	s->err = DOCA_SUCCESS;
+	for (uint32_t i = 0; i < s->n && s->err == DOCA_SUCCESS; i++)
+		s->err = submit_copy(s->f->ctx, s->f->src, s->f->dst, s->first + i, 0);
+	s->next = submit_copy(s->f->ctx, s->f->src, s->f->dst, s->first + s->n, 0);
+	return NULL;
+}
+
+static void foreign_fill(struct foreign_fill *s)
+{
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, foreign_fill_main, s), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	assert_ok(s->err);
+}
+
+Test(task_pool, again_is_exact_with_k_owner_and_max_minus_k_foreign_tasks_for_every_k)
+{
+	enum { MAX = POOL_CHUNK + 3 }; /* over a chunk's end */
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0", 64, MAX);
+	struct task_pool *p = &handle_deref(f.ctx)->run->pool;
+
+	(void)doca_pe_progress(f.pe); /* this thread is the PE's */
+	for (uint32_t k = 0; k <= MAX; k++) {
+		struct foreign_fill a = { .f = &f, .first = 1000, .n = MAX - k };
+
+		for (uint32_t i = 0; i < k; i++)
+			assert_ok(submit_copy(f.ctx, f.src, f.dst, i, 0));
+		foreign_fill(&a);
+		cr_assert_eq(a.next, DOCA_ERROR_AGAIN, "k %u: the foreign submit after max_tasks: %s", k,
+			     doca_error_get_name(a.next));
+		cr_assert_eq(submit_copy(f.ctx, f.src, f.dst, k, 0), DOCA_ERROR_AGAIN,
+			     "k %u: the owner's submit after max_tasks", k);
+		cr_assert_eq(task_pool_free(p), 0, "k %u: the refusals took nothing", k);
+		doca_event_free(wait_event(f.pe)); /* one credit back, on the PE's thread */
+		struct foreign_fill b = { .f = &f, .first = 2000, .n = 1 };
+
+		foreign_fill(&b); /* no turn since the free */
+		cr_assert_eq(b.next, DOCA_ERROR_AGAIN, "k %u: the foreign submit after the one freed: %s", k,
+			     doca_error_get_name(b.next));
+		cr_assert_eq(submit_copy(f.ctx, f.src, f.dst, k, 0), DOCA_ERROR_AGAIN,
+			     "k %u: the owner's submit after the one freed", k);
+		reap(f.pe, MAX);
+		cr_assert_eq(task_pool_free(p), MAX, "k %u: every credit back", k);
+	}
+	fixture_fini(&f);
+}
+
+/* The review of step 2, F1: a foreign submitter keeping one task out at
+ * a time, 2 * max_tasks submits in all, leaves one chunk made (an idle
+ * context costs one chunk, n outstanding about n slots): its take's
+ * bound counts the credits out, not every credit taken since its view of
+ * returned was loaded. On its thread's SP ring (its cached view, passed
+ * on from thread to thread with the slot) and on the MP ring (a thread
+ * with no SP ring: a view of nothing returned each submit). */
+struct foreign_one {
+	struct api_fixture *f;
+	uint64_t tag;
+	bool mp;          /* give up the slot's exclusivity first: the MP ring */
+	doca_error_t err;
+};
+
+static void *foreign_one_main(void *arg)
+{
+	struct foreign_one *s = arg;
+
+	if (s->mp) {
+		(void)thread_slot_get();
+		thread_slot_exclusive = false; /* the test hook: no SP ring for this thread */
+	}
+	s->err = submit_copy(s->f->ctx, s->f->src, s->f->dst, s->tag, 0);
+	return NULL;
+}
+
+static void foreign_one_at_a_time(bool mp)
+{
+	enum { MAX = 1024 };
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0", 64, MAX);
+	struct task_pool *p = &handle_deref(f.ctx)->run->pool;
+
+	(void)doca_pe_progress(f.pe); /* this thread is the PE's: the submits are foreign */
+	for (uint32_t i = 0; i < 2 * MAX; i++) {
+		struct foreign_one a = { .f = &f, .tag = i, .mp = mp };
+		pthread_t t;
+
+		cr_assert_eq(pthread_create(&t, NULL, foreign_one_main, &a), 0);
+		cr_assert_eq(pthread_join(t, NULL), 0);
+		assert_ok(a.err);
+		reap(f.pe, 1);
+		cr_assert_eq(chunks_made(p), 1, "submit %u, one task out at a time: %u of %u chunks made", i,
+			     chunks_made(p), p->nchunks);
+	}
+	cr_assert_eq(atomic_load(&p->mode), POOL_SHARED, "the submits took credits without the guard");
+	bool mp_made = atomic_load(&handle_deref(f.ctx)->run->mp) != NULL;
+
+	cr_assert_eq(mp_made, mp, "the way the test chose: %s", mp ? "the MP ring" : "the SP ring alone");
+	fixture_fini(&f);
+}
+
+Test(task_pool, a_foreign_submitter_with_one_task_out_at_a_time_on_its_sp_ring_makes_one_chunk)
+{
+	foreign_one_at_a_time(false);
+}
+
+Test(task_pool, a_foreign_submitter_with_one_task_out_at_a_time_on_the_mp_ring_makes_one_chunk)
+{
+	foreign_one_at_a_time(true);
 }

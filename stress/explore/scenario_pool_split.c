@@ -1,0 +1,345 @@
+/*
+ * stress/explore/scenario_pool_split.c — ring21 step 2's split credits
+ * (engine/task_pool.h "The split credits"): pool_reload_stale_t,
+ * pool_chunk_prefix, pool_steal_fresh and pool_again_look call the
+ * pool's takes, returns and looks directly, each thread in the role the
+ * library gives it (a foreign taker of credits alone, a guard holder
+ * that takes credits and slots, returned's one writer);
+ * pool_split_again goes through the library's submit and free.
+ *
+ * A pool of 2 credits; two takers, each taking one credit at a time with
+ * its own cached view of returned, handing it to a returner (the guard
+ * holder's role: returned's one writer) and waiting until it is back
+ * before its next take. So while a taker is inside its take, it holds no
+ * credit and the other at most one: 1 of 2 out at most, and every take
+ * must succeed. The schedules that matter: a taker loads taken, the other
+ * takes and the returner returns before the first reloads returned, so
+ * the returned it reads is ahead of its taken (D5). With
+ * DOCA_EXPLORE_REVERT=again_unsigned (the look's compare unsigned) that
+ * wraps to "everything out": AGAIN with at most 1 of 2 out (invariant).
+ *
+ * pool_chunk_prefix (D4, and the review of step 2's F1): a pool of 128
+ * credits (four chunks), 30 taken and returned first; taker A, its view
+ * of returned fresh, takes 32 (the first chunk covers them); taker B,
+ * its view stale (0: it never saw the 30 back), takes 40: at most 72
+ * out, so chunks 0 to 2 may be needed and chunk 3 never. Every chunk
+ * below the credits out must exist after each take (a guard holder's
+ * fresh slot is at most that index), and chunk 3 must never be made.
+ * With DOCA_EXPLORE_REVERT=chunk_only_last (v1's look: only the chunk
+ * the bound falls in), after A, B's bound (72, by returned reloaded)
+ * falls in chunk 2, B makes it alone, and chunk 1 is missing under 72
+ * credits out (invariant). With chunks_on_cached_returned (B makes its
+ * chunks by its stale view, F1) B's bound is 102 after A, and it makes
+ * chunk 3 (invariant).
+ *
+ * pool_steal_fresh (the review of step 2's F2, adapted: a foreign taker
+ * pops no slot since the split): a pool of 64 (two chunks), shared, 31
+ * credits and fresh slots out (the guard holder's). A foreign taker F
+ * takes one credit (its bound 32: chunk 0 covers it), a guard holder G
+ * takes one credit and its slot (the CAS way: the pool is shared), then
+ * the PE's feed pops F's slot. Whatever the order, the feed's slot is
+ * fresh slot 32, in chunk 1: the last of the two takes made it first
+ * (G's credit_take_covered by its exact count, or F's bound 33). With
+ * guarded_cas_take_no_chunks (7314cfd's guard holder, whose CAS take
+ * made no chunk) F then G leaves chunk 1 unmade: the feed finds no slot
+ * for F's credit ("a credit taken found no slot", abort).
+ *
+ * pool_again_look (the review of step 2's F3): a pool of 2, shared, 1
+ * credit out all along (the guard holder's role returns it, then takes
+ * one again); a foreign thread's look without taking
+ * (task_pool_all_out: the early AGAIN before a foreign submit's pins)
+ * must never say all out. With again_look_returned_first (returned
+ * loaded before taken, task_pool_out's order) the return and the take
+ * between its loads count one credit twice: all 2 out with 1 out
+ * (invariant).
+ *
+ * pool_split_again (design 1.3, 1.5 step 2; the library's own ways): a
+ * pool of 2; a foreign submitter (its SP ring's cached returned) fills
+ * it with tasks 0 and 1, its view of returned 0, then waits until the
+ * application's loop on the PE's thread has freed one event (its credit
+ * back before doca_event_free returns), then submits task 2, which must
+ * be accepted (1 of 2 out: its look reloads returned once the cached
+ * view says full). With DOCA_EXPLORE_REVERT=again_on_cached_returned
+ * (AGAIN from the cached view) it is AGAIN while 1 of 2 is out
+ * (invariant).
+ */
+#include "scenario.h"
+
+#include <sched.h>
+
+#include "engine/task_pool.h"
+
+#define TAKES 3u
+
+static struct world w;
+static struct task_pool *pool;
+static atomic_uint handed[2]; /* a taker's credit waiting for the returner */
+static atomic_uint takers_done;
+
+static void *taker(void *arg)
+{
+	unsigned me = (unsigned)(uintptr_t)arg;
+	uint64_t seen = 0;
+
+	explore_name(me == 0 ? "taker0" : "taker1");
+	for (unsigned i = 0; i < TAKES; i++) {
+		uint32_t m = credit_split_take(pool, 1, &seen);
+
+		if (m != 1)
+			explore_end(VERDICT_INVARIANT, "credits: taker %u's take %u got %u with at most 1 of 2 out", me, i,
+				    m);
+		atomic_store(&handed[me], 1);
+		while (atomic_load(&handed[me]) != 0)
+			sched_yield();
+	}
+	atomic_fetch_add(&takers_done, 1);
+	return NULL;
+}
+
+void scenario_pool_reload_stale_t(void)
+{
+	pthread_t t[2];
+
+	world_open(&w, "sw0", 2, NULL);
+	pool = &handle_deref(w.ctx)->run->pool; /* started, and nothing submits: its credits are ours */
+	for (unsigned i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, taker, (void *)(uintptr_t)i) != 0)
+			explore_end(VERDICT_HARNESS, "pthread_create");
+	while (atomic_load(&takers_done) != 2) { /* the returner */
+		bool some = false;
+
+		for (unsigned i = 0; i < 2; i++)
+			if (atomic_load(&handed[i]) != 0) {
+				credit_split_return(pool, 1);
+				atomic_store(&handed[i], 0);
+				some = true;
+			}
+		if (!some)
+			sched_yield();
+	}
+	for (unsigned i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	if (atomic_load(&pool->taken) != atomic_load(&pool->returned) ||
+	    atomic_load(&pool->taken) != 2u * TAKES)
+		explore_end(VERDICT_INVARIANT, "credits: %llu taken, %llu returned",
+			    (unsigned long long)atomic_load(&pool->taken),
+			    (unsigned long long)atomic_load(&pool->returned));
+	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+	world_progress_until_idle(&w);
+	world_close(&w);
+	world_finish(&w);
+}
+
+/* Every chunk below the credits out exists (taken, then returned, loaded
+ * after: a take's chunks are made before its CAS). */
+static void chunks_cover_outstanding(const char *who)
+{
+	uint64_t t = atomic_load(&pool->taken), r = atomic_load(&pool->returned);
+
+	for (uint32_t c = 0; (uint64_t)c * POOL_CHUNK < t - r; c++)
+		if (atomic_load(&pool->chunks[c]) == NULL)
+			explore_end(VERDICT_INVARIANT, "chunks: %s: chunk %u missing with %llu credits out", who, c,
+				    (unsigned long long)(t - r));
+}
+
+#define PREFIX_OUT 72u /* pool_chunk_prefix: A's 32 and B's 40 */
+
+/* No chunk made beyond those PREFIX_OUT credits out can need (F1). */
+static void chunks_follow_outstanding(const char *who)
+{
+	for (uint32_t c = (PREFIX_OUT + POOL_CHUNK - 1u) / POOL_CHUNK; c < pool->nchunks; c++)
+		if (atomic_load(&pool->chunks[c]) != NULL)
+			explore_end(VERDICT_INVARIANT, "chunks: %s: chunk %u made with at most %u credits out", who, c,
+				    PREFIX_OUT);
+}
+
+static void *prefix_taker(void *arg)
+{
+	bool stale = arg != NULL;
+	uint64_t seen = stale ? 0 : atomic_load(&pool->returned);
+	uint32_t k = stale ? 40 : 32;
+	const char *who = stale ? "the stale taker" : "the fresh taker";
+
+	explore_name(stale ? "stale" : "fresh");
+	if (credit_split_take(pool, k, &seen) != k)
+		explore_end(VERDICT_INVARIANT, "credits: %u refused with at most %u of 128 out", k, PREFIX_OUT);
+	chunks_cover_outstanding(who);
+	chunks_follow_outstanding(who);
+	return NULL;
+}
+
+void scenario_pool_chunk_prefix(void)
+{
+	pthread_t a, b;
+	uint64_t seen = 0;
+
+	world_open(&w, "sw0", 128, NULL);
+	pool = &handle_deref(w.ctx)->run->pool; /* started, and nothing submits: its credits are ours */
+	if (credit_split_take(pool, 30, &seen) != 30)
+		explore_end(VERDICT_HARNESS, "the first 30");
+	credit_split_return(pool, 30);
+	if (pthread_create(&a, NULL, prefix_taker, NULL) != 0 ||
+	    pthread_create(&b, NULL, prefix_taker, (void *)1) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	chunks_cover_outstanding("the end");
+	chunks_follow_outstanding("the end");
+	/* the takers' 72 back (taken and returned are the pool's credits:
+	 * the stop waits for every one) */
+	credit_split_return(pool, task_pool_out(pool));
+	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+	world_progress_until_idle(&w);
+	world_close(&w);
+	world_finish(&w);
+}
+
+#define STEAL_FIRST 31u /* pool_steal_fresh: the guard holder's first credits and fresh slots */
+
+static struct doca_event *steal_evs[STEAL_FIRST + 2u];
+
+/* F: a foreign taker's credit, no slot (task_pool_take_credits: the
+ * pool is shared, so credit_split_take, its view of returned 0). */
+static void *steal_foreign(void *arg)
+{
+	uint64_t seen = 0;
+	doca_error_t why = DOCA_SUCCESS;
+
+	(void)arg;
+	explore_name("foreign");
+	if (task_pool_take_credits(pool, 1, &seen, &why) != 1)
+		explore_end(VERDICT_INVARIANT, "credits: the foreign take refused (%s) with 32 of 64 out",
+			    doca_error_get_name(why));
+	return NULL;
+}
+
+/* G: a guard holder's credit and its slot (the CAS way). */
+static void *steal_guarded(void *arg)
+{
+	doca_error_t why = DOCA_SUCCESS;
+
+	(void)arg;
+	explore_name("guarded");
+	if (task_pool_take(pool, &steal_evs[STEAL_FIRST], 1, &why) != 1)
+		explore_end(VERDICT_INVARIANT, "credits: the guarded take refused (%s) with 32 of 64 out",
+			    doca_error_get_name(why));
+	return NULL;
+}
+
+void scenario_pool_steal_fresh(void)
+{
+	pthread_t f, g;
+	doca_error_t why = DOCA_SUCCESS;
+	struct pool_chain c = { 0 };
+
+	world_open(&w, "sw0", 64, NULL);
+	pool = &handle_deref(w.ctx)->run->pool; /* started, and nothing submits: its credits are ours */
+	atomic_store(&pool->mode, POOL_SHARED); /* as a foreign taker's first take leaves it */
+	for (uint32_t got = 0; got < STEAL_FIRST;) {
+		uint32_t m = task_pool_take(pool, &steal_evs[got], STEAL_FIRST - got, &why);
+
+		if (m == 0)
+			explore_end(VERDICT_HARNESS, "the first %u: %s", STEAL_FIRST, doca_error_get_name(why));
+		got += m;
+	}
+	if (pthread_create(&f, NULL, steal_foreign, NULL) != 0 || pthread_create(&g, NULL, steal_guarded, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	pthread_join(f, NULL);
+	pthread_join(g, NULL);
+	task_pool_slots(pool, &steal_evs[STEAL_FIRST + 1u], 1); /* the feed's slot for F's credit */
+	for (uint32_t i = 0; i < STEAL_FIRST + 2u; i++)
+		pool_chain_add(&c, steal_evs[i]);
+	task_pool_put(pool, &c); /* every credit and slot back before the stop */
+	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+	world_progress_until_idle(&w);
+	world_close(&w);
+	world_finish(&w);
+}
+
+static atomic_bool look_done;
+
+static void *again_looker(void *arg)
+{
+	(void)arg;
+	explore_name("looker");
+	for (unsigned i = 0; i < 3 && !atomic_load(&look_done); i++)
+		if (task_pool_all_out(pool))
+			explore_end(VERDICT_INVARIANT, "credits: the look says all %u out with at most 1 out",
+				    pool->size);
+	return NULL;
+}
+
+void scenario_pool_again_look(void)
+{
+	pthread_t t;
+	doca_error_t why = DOCA_SUCCESS;
+	struct doca_event *ev = NULL;
+	struct pool_chain c = { 0 };
+
+	world_open(&w, "sw0", 2, NULL);
+	pool = &handle_deref(w.ctx)->run->pool; /* started, and nothing submits: its credits are ours */
+	atomic_store(&pool->mode, POOL_SHARED); /* as a foreign taker's first take leaves it */
+	if (task_pool_take(pool, &ev, 1, &why) != 1)
+		explore_end(VERDICT_HARNESS, "the first take: %s", doca_error_get_name(why));
+	if (pthread_create(&t, NULL, again_looker, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	pool_chain_add(&c, ev);
+	task_pool_put(pool, &c); /* the guard holder's return: 0 out */
+	if (task_pool_take(pool, &ev, 1, &why) != 1) /* 1 out */
+		explore_end(VERDICT_INVARIANT, "credits: the second take refused (%s) with 0 of 2 out",
+			    doca_error_get_name(why));
+	atomic_store(&look_done, true);
+	pthread_join(t, NULL);
+	pool_chain_add(&c, ev);
+	task_pool_put(pool, &c);
+	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+	world_progress_until_idle(&w);
+	world_close(&w);
+	world_finish(&w);
+}
+
+static atomic_uint freed_one, again_done;
+
+static void *again_submitter(void *arg)
+{
+	(void)arg;
+	explore_name("submitter");
+	for (unsigned i = 0; i < 2; i++)
+		EXPECT_OK(world_submit(&w, i));
+	while (atomic_load(&freed_one) == 0)
+		sched_yield();
+	doca_error_t err = world_submit(&w, 2);
+
+	if (err != DOCA_SUCCESS)
+		explore_end(VERDICT_INVARIANT, "credits: task 2 refused (%s) while 1 of 2 is out", doca_error_get_name(err));
+	atomic_store(&again_done, 1);
+	return NULL;
+}
+
+void scenario_pool_split_again(void)
+{
+	pthread_t t;
+
+	world_open(&w, "sw0", 2, NULL);
+	(void)doca_pe_progress(w.pe); /* this thread is the PE's: the submitter is foreign */
+	if (pthread_create(&t, NULL, again_submitter, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	/* the application's loop: every event checked and freed at once */
+	while (atomic_load(&again_done) == 0 || atomic_load(&w.events_total) != atomic_load(&w.accepted_total)) {
+		struct doca_event *ev;
+		uint32_t n = doca_pe_progress(w.pe);
+
+		while ((ev = doca_pe_get_event(w.pe)) != NULL) {
+			world_event(&w, ev);
+			doca_event_free(ev);
+			atomic_store(&freed_one, 1);
+		}
+		if (n == 0)
+			sched_yield();
+	}
+	pthread_join(t, NULL);
+	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+	world_progress_until_idle(&w);
+	world_close(&w);
+	world_finish(&w);
+}

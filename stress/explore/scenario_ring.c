@@ -1,0 +1,153 @@
+/*
+ * stress/explore/scenario_ring.c — a foreign submitter's rings (engine/ring.c,
+ * ring21 step 1), two scenarios of one shape: one foreign thread submits
+ * tasks 0-7 in order, each retried on AGAIN until accepted (or refused
+ * with BAD_STATE once a stop began), while the application's polling
+ * loop takes every event, checks it and frees it at once. Every accepted
+ * task has exactly one event with its own copy (or SHUTDOWN), in the
+ * submitter's order, and the ctx reaches IDLE.
+ *
+ * - ring_wrap: max_tasks 2, so an SP ring of capacity 2 that the eight
+ *   tasks take round four times, while a third thread stops the ctx
+ *   (the flush drains the ring). Its reverts: ring_ready_before_fields
+ *   (the head stored READY before the fields: the PE reads the last lap's
+ *   entry: another task's user data, or its slot twice),
+ *   ring_flush_skips_rings (the stop never drains the rings: deadlock).
+ * - ring_sp_mp_sp: max_tasks 4 and the SP capacity forced to 1
+ *   (ring_sp_cap_max, the test hook), so the submitter's SP ring is full
+ *   whenever the PE lags: SP -> MP -> SP. Its reverts: ring_mp_before_sp
+ *   (the PE takes the MP ring first: a later MP task before an earlier
+ *   SP one), ring_no_mp_stickiness (back to SP while MP still holds its
+ *   tasks: D7), ring_look_before_flags (the rings looked at before the
+ *   flags are taken: an announce lost, deadlock), ring_mp_no_second_look
+ *   (MP items taken with no look at the SP rings after their acquire: an
+ *   SP entry written between the feed's first look and that acquire
+ *   follows the later MP task; depth 5, a pinned seed).
+ * - ring_batch: max_tasks 4 (a roomy SP ring of 4) and the feed's batch
+ *   lowered to 2 (explore_feed_batch), so the ring holds more than one
+ *   feed takes. Its revert: ring_limit_drops_flags (the feed that stops
+ *   at its batch drops the flags: the entries left wait for an announce
+ *   that never comes: livelock).
+ * - ring_mp_two: max_tasks 4, two foreign submitters (tasks 0-3 and 4-7)
+ *   that both give up their slot's exclusivity (the test hook: a thread
+ *   with no exclusive slot uses the MP ring), so their claims interleave
+ *   and one may be preempted between its claim and its READY while the
+ *   other's later position is READY: the gap. Each one's tasks complete
+ *   in its order, and every one completes. No revert: the feed's flag
+ *   keep at a gap is not what brings the positions behind it here (the
+ *   gap's own producer announces after its READY, and that feed takes
+ *   them); the keep serves the owner clause of I7 (engine/ring.c), which
+ *   needs the PE's own thread as a third submitter.
+ */
+#include "scenario.h"
+
+#include "engine/ring.h"
+
+static struct world w;
+static atomic_uint submitter_done;
+static bool submitters_on_mp; /* ring_mp_two: each submitter leaves its slot's exclusivity */
+
+/* Submit tasks first .. first + n - 1 in order, each retried on AGAIN
+ * (@p arg: first * WORLD_TASKS + n; n 0: all WORLD_TASKS). */
+static void *submitter(void *arg)
+{
+	doca_error_t err = DOCA_SUCCESS;
+	unsigned first = (unsigned)(uintptr_t)arg / WORLD_TASKS, n = (unsigned)(uintptr_t)arg % WORLD_TASKS;
+
+	explore_name("submitter");
+	if (submitters_on_mp) {
+		(void)thread_slot_get();
+		thread_slot_exclusive = false; /* the test hook: the MP ring for this thread */
+	}
+	for (unsigned i = first; i < first + (n != 0 ? n : WORLD_TASKS) && err != DOCA_ERROR_BAD_STATE; i++) {
+		while ((err = world_submit(&w, i)) == DOCA_ERROR_AGAIN)
+			sched_yield();
+		EXPECT_IN(err, 2, DOCA_SUCCESS, DOCA_ERROR_BAD_STATE);
+	}
+	atomic_fetch_add(&submitter_done, 1);
+	return NULL;
+}
+
+/* The application's loop until the @p nsub submitters are done and, when
+ * @p stopped, the ctx IDLE, else every accepted task has its event: each
+ * event checked (world_event) and in its submitter's order (submitter
+ * tag * nsub / WORLD_TASKS), then freed. */
+static void poll_in_order(bool stopped, unsigned nsub)
+{
+	int last[2] = { -1, -1 };
+
+	for (;;) {
+		struct doca_event *ev;
+		uint32_t n = doca_pe_progress(w.pe);
+
+		while ((ev = doca_pe_get_event(w.pe)) != NULL) {
+			int tag = (int)doca_event_get_user_data(ev).u64;
+			int *l = &last[(unsigned)tag * nsub / WORLD_TASKS];
+
+			world_event(&w, ev);
+			if (tag <= *l)
+				explore_end(VERDICT_INVARIANT, "order: task %d completed after task %d", tag, *l);
+			*l = tag;
+			doca_event_free(ev);
+		}
+		if (atomic_load(&submitter_done) == nsub &&
+		    (stopped ? world_state(&w) == DOCA_CTX_STATE_IDLE
+			     : atomic_load(&w.events_total) == atomic_load(&w.accepted_total)))
+			return;
+		if (n == 0)
+			sched_yield();
+	}
+}
+
+/* @p nsub (1 or 2) foreign submitters, WORLD_TASKS / nsub tasks each,
+ * against the polling loop, a stopper racing when @p stop; the world
+ * opened with @p max_tasks on the inline sw0. */
+static void ring_run(uint32_t max_tasks, bool stop, unsigned nsub)
+{
+	pthread_t sub[2], stopper;
+	unsigned each = WORLD_TASKS / nsub;
+
+	atomic_store(&submitter_done, 0);
+	world_open(&w, "sw0", max_tasks, NULL);
+	(void)doca_pe_progress(w.pe); /* this thread is the PE's: the submitters are foreign */
+	for (unsigned i = 0; i < nsub; i++)
+		if (pthread_create(&sub[i], NULL, submitter,
+				   (void *)(uintptr_t)(i * each * WORLD_TASKS + each % WORLD_TASKS)) != 0)
+			explore_end(VERDICT_HARNESS, "pthread_create");
+	if (stop)
+		world_stop_start(&w, &stopper);
+	poll_in_order(stop, nsub);
+	for (unsigned i = 0; i < nsub; i++)
+		pthread_join(sub[i], NULL);
+	if (stop) {
+		world_stop_join(&w, stopper);
+	} else {
+		EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+		world_progress_until_idle(&w);
+	}
+	world_close(&w);
+	world_finish(&w);
+}
+
+void scenario_ring_wrap(void)
+{
+	ring_run(2, true, 1);
+}
+
+void scenario_ring_sp_mp_sp(void)
+{
+	ring_sp_cap_max = 1; /* (a schedule is a process of its own) */
+	ring_run(4, false, 1);
+}
+
+void scenario_ring_batch(void)
+{
+	explore_feed_batch = 2; /* (a schedule is a process of its own) */
+	ring_run(4, false, 1);
+}
+
+void scenario_ring_mp_two(void)
+{
+	submitters_on_mp = true; /* (a schedule is a process of its own) */
+	ring_run(4, false, 2);
+}
