@@ -337,6 +337,8 @@ void pool_settle(struct task_pool *p)
 	}
 }
 
+void (*credit_partial_probe)(struct task_pool *p);
+
 uint32_t task_pool_take_credits(struct task_pool *p, uint32_t want, uint64_t *ret_seen, doca_error_t *why)
 {
 	struct runner *guard = &p->run->pe->runner;
@@ -366,11 +368,23 @@ uint32_t task_pool_take_credits(struct task_pool *p, uint32_t want, uint64_t *re
 		}
 		task_pool_share(p);
 	}
-	n = credit_split_take(p, want, ret_seen);
-	if (n == UINT32_MAX) {
-		*why = DOCA_ERROR_NO_MEMORY;
-		return 0;
-	}
+	n = 0;
+	/* A partial take's look was exact at its load of returned, but a
+	 * return may land before its CAS, which still succeeds: ask again
+	 * for the rest until a look finds none free, so AGAIN comes from an
+	 * exact look (the review of step 2's second pass, A). (the
+	 * explorer's revert: one take, AGAIN for the rest of a partial one) */
+	do {
+		uint32_t m = credit_split_take(p, want - n, ret_seen);
+
+		if (m == UINT32_MAX) {
+			*why = DOCA_ERROR_NO_MEMORY; /* for the rest: the n taken are kept */
+			return n;
+		}
+		if (m == 0)
+			break;
+		n += m;
+	} while (n < want && !DOCA_REVERTED("batch_take_once"));
 	if (n < want)
 		*why = DOCA_ERROR_AGAIN;
 	return n;

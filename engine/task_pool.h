@@ -219,8 +219,14 @@ static inline bool credit_split_chunks(struct task_pool *p, uint64_t t, uint32_t
 	return true;
 }
 
+/* The tests' probe (tests/engine/task_pool.c): when set,
+ * credit_split_take calls it between a partial look and its CAS (a
+ * return landing there). */
+extern void (*credit_partial_probe)(struct task_pool *p);
+
 /* Take up to @p k credits (*ret_seen: the caller's cached returned):
- * the credits taken (0: AGAIN, exact), or UINT32_MAX for NO_MEMORY
+ * the credits taken (0: AGAIN, exact; fewer than k: the free ones at the
+ * look, more may be free by the CAS), or UINT32_MAX for NO_MEMORY
  * (nothing taken). */
 static inline uint32_t credit_split_take(struct task_pool *p, uint32_t k, uint64_t *ret_seen)
 {
@@ -230,6 +236,8 @@ static inline uint32_t credit_split_take(struct task_pool *p, uint32_t k, uint64
 
 		if (m == 0)
 			return 0;
+		if (m < k && credit_partial_probe != NULL)
+			credit_partial_probe(p);
 		if (!credit_split_chunks(p, t, m, *ret_seen, ret_seen))
 			return UINT32_MAX;
 		EXPLORE_POINT(ATOMIC);
@@ -451,6 +459,8 @@ static inline __attribute__((always_inline)) uint32_t credit_guarded_free(const 
 	uint64_t r;
 	uint32_t m = credit_guarded_look(p, k, t, &r);
 
+	if (DOCA_REVERTED("owner_fast_no_cover")) /* (the explorer's revert: no cover check, the review's B) */
+		return m;
 	return m != 0 && credit_chunks_cover(p, *t + m - r) ? m : 0;
 }
 
@@ -514,6 +524,10 @@ static inline __attribute__((always_inline)) uint32_t credit_take_covered(struct
 				*why = DOCA_ERROR_NO_MEMORY;
 				return 0;
 			}
+			/* (the explorer's revert: plain on after the allocation, no
+			 * new look at the mode, the review's C) */
+			if (*plain && busy && DOCA_REVERTED("chunk_take_no_mode_look"))
+				continue;
 			*plain = busy ? pool_plain_begin_as(p, kernel) : pool_plain_begin_unparked(p);
 			if (!*plain)
 				pool_settle(p); /* before the CAS (pool_plain_begin_unparked) */
@@ -652,7 +666,9 @@ static inline void task_pool_slots(struct task_pool *p, struct doca_event **evs,
  * entry, task_pool_slots): their count, or 0 with *@p why
  * (DOCA_ERROR_AGAIN: exact; DOCA_ERROR_NO_MEMORY: a chunk could not be
  * made, nothing taken); fewer than asked only when fewer are free (*why
- * then says AGAIN for the rest). *@p ret_seen: the caller's cached
+ * then says AGAIN for the rest, exact: a look after the last take found
+ * none free) or a chunk could not be made for the rest (*why: NO_MEMORY,
+ * the credits already taken kept). *@p ret_seen: the caller's cached
  * returned (credit_split_look). While the pool is the owner's: with
  * the guard taken briefly if nobody holds it (the pool stays the
  * owner's), else after turning it shared (task_pool.c). */
