@@ -141,12 +141,15 @@ static inline uint32_t credit_split_look(struct task_pool *p, uint32_t k, uint64
 	bool r_after_t = false;
 
 	EXPLORE_POINT(ATOMIC);
-	*t = atomic_load_explicit(&p->taken, memory_order_relaxed); /* the CAS checks it */
+	/* acquire: returned, loaded after it for an exact AGAIN, is not read
+	 * before it (a relaxed load may be satisfied later: D of the second
+	 * review); the CAS checks it */
+	*t = atomic_load_explicit(&p->taken, memory_order_acquire);
 	for (;;) {
 		/* (the explorer's revert: no such look, D5's wrap) */
 		if ((int64_t)(r - *t) > 0 && !DOCA_REVERTED("again_unsigned")) { /* t older than r (D5): reload t */
 			EXPLORE_POINT(ATOMIC);
-			*t = atomic_load_explicit(&p->taken, memory_order_relaxed);
+			*t = atomic_load_explicit(&p->taken, memory_order_acquire); /* acquire: as the first load's */
 			r_after_t = false;
 			continue;
 		}
@@ -294,7 +297,10 @@ static inline bool task_pool_all_out(const struct task_pool *p)
 	if (DOCA_REVERTED("again_look_returned_first")) /* (the explorer's revert: task_pool_out's order, F3) */
 		return task_pool_out(p) == p->size;
 	EXPLORE_POINT(ATOMIC);
-	uint64_t t = atomic_load_explicit(&p->taken, memory_order_relaxed);
+	/* acquire: returned, loaded next, is not read before it (with a
+	 * relaxed taken, C11 and ARMv8 may satisfy this load after that one:
+	 * F3's double count) */
+	uint64_t t = atomic_load_explicit(&p->taken, memory_order_acquire);
 	EXPLORE_POINT(ATOMIC); /* (a preemption between the loads: the argument above) */
 	uint64_t r = atomic_load_explicit(&p->returned, memory_order_acquire);
 
@@ -469,7 +475,10 @@ static inline __attribute__((always_inline)) uint32_t credit_guarded_free(const 
  * its wait for the parked owner's brief section: task_pool.c). */
 static inline __attribute__((always_inline)) void credit_plain_take(struct task_pool *p, uint64_t t, uint32_t n)
 {
-	atomic_store_explicit(&p->taken, t + n, memory_order_relaxed);
+	/* release: a foreign look that acquires this taken sees the guard
+	 * holders' earlier returns with it, not a new taken with an old
+	 * returned (task_pool_all_out in OWNER mode) */
+	atomic_store_explicit(&p->taken, t + n, memory_order_release);
 }
 
 /* credit_plain_take, then the update's end (pool_plain_end): the store
@@ -691,7 +700,7 @@ static inline __attribute__((always_inline)) void pool_put_chain(struct task_poo
 	atomic_store_explicit(&p->top_ev, first, memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
 	p->stacked += n;
-	credit_split_return(p, n); /* after the slots: a popper's credit finds its slot */
+	credit_split_return(p, n); /* its release: the slots' last use before a stop's or a waiter's acquire */
 }
 
 /* Return a chain's credits and slots, emptying it (the holder of the PE's
