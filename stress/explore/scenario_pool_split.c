@@ -231,18 +231,19 @@ void scenario_pool_chunk_prefix(void)
 
 static struct doca_event *steal_evs[STEAL_FIRST + 2u];
 
-/* F: a foreign taker's credit, no slot (task_pool_take_credits: the
- * pool is shared, so credit_split_take, its view of returned 0). */
-static void *steal_foreign(void *arg)
+/* F: a foreign taker's credit, no slot (task_pool_take_credits: in
+ * pool_steal_fresh the pool is shared, so credit_split_take, its view of
+ * returned 0); @p arg: the most out of 64 around it, for the verdict
+ * (pool_steal_fresh, pool_owner_cover, pool_switch_chunk). */
+static void *foreign_credit(void *arg)
 {
 	uint64_t seen = 0;
 	doca_error_t why = DOCA_SUCCESS;
 
-	(void)arg;
 	explore_name("foreign");
 	if (task_pool_take_credits(pool, 1, &seen, &why) != 1)
-		explore_end(VERDICT_INVARIANT, "credits: the foreign take refused (%s) with 32 of 64 out",
-			    doca_error_get_name(why));
+		explore_end(VERDICT_INVARIANT, "credits: the foreign take refused (%s) with %s of 64 out",
+			    doca_error_get_name(why), (const char *)arg);
 	return NULL;
 }
 
@@ -275,7 +276,7 @@ void scenario_pool_steal_fresh(void)
 			explore_end(VERDICT_HARNESS, "the first %u: %s", STEAL_FIRST, doca_error_get_name(why));
 		got += m;
 	}
-	if (pthread_create(&f, NULL, steal_foreign, NULL) != 0 || pthread_create(&g, NULL, steal_guarded, NULL) != 0)
+	if (pthread_create(&f, NULL, foreign_credit, (void *)"32") != 0 || pthread_create(&g, NULL, steal_guarded, NULL) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	pthread_join(f, NULL);
 	pthread_join(g, NULL);
@@ -333,6 +334,53 @@ void scenario_pool_again_look(void)
 
 static atomic_uint freed_one, again_done;
 
+/* The application's loop on the PE's thread: every event checked and
+ * freed at once, @p freed told each one's user data after its free
+ * returned, until *@p done and every accepted task's event came. */
+static void app_loop(atomic_uint *done, void (*freed)(uint64_t user_data))
+{
+	while (atomic_load(done) == 0 || atomic_load(&w.events_total) != atomic_load(&w.accepted_total)) {
+		struct doca_event *ev;
+		uint32_t n = doca_pe_progress(w.pe);
+
+		while ((ev = doca_pe_get_event(w.pe)) != NULL) {
+			uint64_t u = doca_event_get_user_data(ev).u64;
+
+			world_event(&w, ev);
+			doca_event_free(ev);
+			freed(u);
+		}
+		if (n == 0)
+			sched_yield();
+	}
+}
+
+/* A pool of 2; @p submitter on a thread of its own (foreign: this
+ * thread is the PE's), the application's loop here until it is done
+ * (app_loop); @p shared: the pool turned shared first, as a foreign
+ * submit's switch leaves it. */
+static void foreign_submitter_run(void *(*submitter)(void *), atomic_uint *done, void (*freed)(uint64_t user_data),
+				  bool shared)
+{
+	pthread_t t;
+
+	world_open(&w, "sw0", 2, NULL);
+	(void)doca_pe_progress(w.pe);
+	pool = &handle_deref(w.ctx)->run->pool;
+	if (shared)
+		atomic_store(&pool->mode, POOL_SHARED);
+	if (pthread_create(&t, NULL, submitter, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	app_loop(done, freed);
+	pthread_join(t, NULL);
+}
+
+static void freed_note(uint64_t user_data)
+{
+	(void)user_data;
+	atomic_store(&freed_one, 1);
+}
+
 static void *again_submitter(void *arg)
 {
 	(void)arg;
@@ -351,26 +399,7 @@ static void *again_submitter(void *arg)
 
 void scenario_pool_split_again(void)
 {
-	pthread_t t;
-
-	world_open(&w, "sw0", 2, NULL);
-	(void)doca_pe_progress(w.pe); /* this thread is the PE's: the submitter is foreign */
-	if (pthread_create(&t, NULL, again_submitter, NULL) != 0)
-		explore_end(VERDICT_HARNESS, "pthread_create");
-	/* the application's loop: every event checked and freed at once */
-	while (atomic_load(&again_done) == 0 || atomic_load(&w.events_total) != atomic_load(&w.accepted_total)) {
-		struct doca_event *ev;
-		uint32_t n = doca_pe_progress(w.pe);
-
-		while ((ev = doca_pe_get_event(w.pe)) != NULL) {
-			world_event(&w, ev);
-			doca_event_free(ev);
-			atomic_store(&freed_one, 1);
-		}
-		if (n == 0)
-			sched_yield();
-	}
-	pthread_join(t, NULL);
+	foreign_submitter_run(again_submitter, &again_done, freed_note, false);
 	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
 	world_progress_until_idle(&w);
 	world_close(&w);
@@ -380,6 +409,13 @@ void scenario_pool_split_again(void)
 static atomic_uint batch_done, batch_acc;
 static atomic_int batch_err;
 static atomic_ullong batch_taken_after_free = ~0ull;
+
+/* taken just after task 0's free returned */
+static void batch_freed(uint64_t user_data)
+{
+	if (user_data == 0)
+		atomic_store(&batch_taken_after_free, atomic_load(&pool->taken));
+}
 
 static void *batch_submitter(void *arg)
 {
@@ -407,30 +443,7 @@ static void *batch_submitter(void *arg)
 
 void scenario_pool_batch_again(void)
 {
-	pthread_t t;
-
-	world_open(&w, "sw0", 2, NULL);
-	(void)doca_pe_progress(w.pe); /* this thread is the PE's: the submitter is foreign */
-	pool = &handle_deref(w.ctx)->run->pool;
-	atomic_store(&pool->mode, POOL_SHARED); /* as a foreign submit's switch leaves it */
-	if (pthread_create(&t, NULL, batch_submitter, NULL) != 0)
-		explore_end(VERDICT_HARNESS, "pthread_create");
-	while (atomic_load(&batch_done) == 0 || atomic_load(&w.events_total) != atomic_load(&w.accepted_total)) {
-		struct doca_event *ev;
-		uint32_t n = doca_pe_progress(w.pe);
-
-		while ((ev = doca_pe_get_event(w.pe)) != NULL) {
-			bool first = doca_event_get_user_data(ev).u64 == 0;
-
-			world_event(&w, ev);
-			doca_event_free(ev);
-			if (first)
-				atomic_store(&batch_taken_after_free, atomic_load(&pool->taken));
-		}
-		if (n == 0)
-			sched_yield();
-	}
-	pthread_join(t, NULL);
+	foreign_submitter_run(batch_submitter, &batch_done, batch_freed, true);
 	if (atomic_load(&batch_acc) == 1 && atomic_load(&batch_err) == DOCA_ERROR_AGAIN &&
 	    atomic_load(&batch_taken_after_free) == 1)
 		explore_end(VERDICT_INVARIANT, "credits: batch accepted 1 then AGAIN, but after task 0's credit came back "
@@ -473,18 +486,6 @@ static void chunk_give_back_and_stop(uint32_t n)
 	world_finish(&w);
 }
 
-static void *cover_foreign(void *arg)
-{
-	uint64_t seen = 0;
-	doca_error_t why = DOCA_SUCCESS;
-
-	(void)arg;
-	explore_name("foreign");
-	if (task_pool_take_credits(pool, 1, &seen, &why) != 1)
-		explore_end(VERDICT_HARNESS, "the foreign take: %s", doca_error_get_name(why));
-	return NULL;
-}
-
 void scenario_pool_owner_cover(void)
 {
 	pthread_t f;
@@ -496,7 +497,7 @@ void scenario_pool_owner_cover(void)
 	take_chunk_zero();
 	pool_chain_add(&c, chunk_evs[CHUNK_FIRST - 1u]);
 	task_pool_put(pool, &c); /* 31 out, 1 stacked */
-	if (pthread_create(&f, NULL, cover_foreign, NULL) != 0)
+	if (pthread_create(&f, NULL, foreign_credit, (void *)"31") != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	pthread_join(f, NULL); /* 32 out: the foreign credit, no slot yet */
 	if (task_pool_take(pool, &chunk_evs[CHUNK_FIRST - 1u], 1, &why) != 1) /* the fast way: 33 out */
@@ -504,19 +505,6 @@ void scenario_pool_owner_cover(void)
 			    doca_error_get_name(why));
 	task_pool_slots(pool, &chunk_evs[CHUNK_FIRST], 1); /* the feed's slot for the foreign credit */
 	chunk_give_back_and_stop(CHUNK_FIRST + 1u);
-}
-
-static void *switch_foreign(void *arg)
-{
-	uint64_t seen = 0;
-	doca_error_t why = DOCA_SUCCESS;
-
-	(void)arg;
-	explore_name("foreign");
-	if (task_pool_take_credits(pool, 1, &seen, &why) != 1)
-		explore_end(VERDICT_INVARIANT, "credits: the foreign take refused (%s) with at most 34 of 64 out",
-			    doca_error_get_name(why));
-	return NULL;
 }
 
 void scenario_pool_switch_chunk(void)
@@ -532,7 +520,7 @@ void scenario_pool_switch_chunk(void)
 
 	if (e == RUNNER_BUSY)
 		explore_end(VERDICT_HARNESS, "the guard busy");
-	if (pthread_create(&f, NULL, switch_foreign, NULL) != 0)
+	if (pthread_create(&f, NULL, foreign_credit, (void *)"at most 34") != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	/* a guard holder's busy-flag take: 34 out needs chunk 1 */
 	uint32_t m = task_pool_take(pool, &chunk_evs[CHUNK_FIRST], 2, &why);
