@@ -29,8 +29,10 @@
  * holder's feed pops one slot per entry it takes (task_pool_slots). A
  * guard holder's own take (credit_take_covered) pops its slots after its
  * credits. Every return (task_pool_put: the guard holder's, directly or
- * from the mailbox's RETURNING chains) puts its slots back, then stores
- * returned. So only the guard's holder touches the slots, one at a time:
+ * from the mailbox's RETURNING chains) puts its slots back and stores
+ * returned (release: the slots' last use before a stop's or a waiter's
+ * acquire of it). So only the guard's holder touches the slots, one at
+ * a time:
  * a stack of returned slots (top_ev, linked through each slot's
  * pool_next_ev, `stacked` deep) and the fresh slots from fresh_from on,
  * taken in index order only while the stack is empty; plain loads and
@@ -38,9 +40,11 @@
  *
  * Why a popper always finds its slots (invariant S): a slot is popped
  * only for a credit held without one (the popper's own take, or a ring
- * entry's), and a credit is returned only after its slot went back (the
- * push, then the returned store; a ring entry's credit holds no slot
- * until the feed pops it, and comes back only through that slot's free).
+ * entry's), and a credit is returned only with its slot (the push and
+ * the returned store in one guard holder's step, so their order does
+ * not matter here: every popper holds the guard too; a ring entry's
+ * credit holds no slot until the feed pops it, and comes back only
+ * through that slot's free).
  * So at every guard holder's step, slots out <= credits held with a slot
  * = outstanding - credits held without one <= size - c, with c the
  * credits the popper pops for: c slots are on the stack or fresh.
@@ -103,8 +107,11 @@
  * and waits for its pop (acquire: the store to taken comes with it); or
  * the owner's load of mode after its light half sees the switch and
  * takes the CAS way. A section the look finds that began after the heavy
- * half took the CAS way; waiting for it too costs a bounded moment
- * (brief sections never wait). The planted bug pool_share_no_quiesce (no
+ * half took the CAS way; waiting for it too costs a bounded moment: a
+ * brief section waits on nothing but the allocator, when the parked
+ * owner's take makes a chunk inside it (credit_take_covered's unparked
+ * way: task_pool_publish_chunk's cell_get, the cells' mutex and
+ * doca_zalloc), so the switcher (and a stop) may wait that long. The planted bug pool_share_no_quiesce (no
  * wait) loses the owner's take (stress/explore: pool_share_submit and
  * pool_share_chunk). Every other plain taker (a turn, a guard taken by a
  * CAS, the rare ways of the owner's submit, a burst) still stores busy:
@@ -337,6 +344,8 @@ void pool_settle(struct task_pool *p)
 	}
 }
 
+void (*credit_partial_probe)(struct task_pool *p);
+
 uint32_t task_pool_take_credits(struct task_pool *p, uint32_t want, uint64_t *ret_seen, doca_error_t *why)
 {
 	struct runner *guard = &p->run->pe->runner;
@@ -366,11 +375,23 @@ uint32_t task_pool_take_credits(struct task_pool *p, uint32_t want, uint64_t *re
 		}
 		task_pool_share(p);
 	}
-	n = credit_split_take(p, want, ret_seen);
-	if (n == UINT32_MAX) {
-		*why = DOCA_ERROR_NO_MEMORY;
-		return 0;
-	}
+	n = 0;
+	/* A partial take's look was exact at its load of returned, but a
+	 * return may land before its CAS, which still succeeds: ask again
+	 * for the rest until a look finds none free, so AGAIN comes from an
+	 * exact look (the review of step 2's second pass, A). (the
+	 * explorer's revert: one take, AGAIN for the rest of a partial one) */
+	do {
+		uint32_t m = credit_split_take(p, want - n, ret_seen);
+
+		if (m == UINT32_MAX) {
+			*why = DOCA_ERROR_NO_MEMORY; /* for the rest: the n taken are kept */
+			return n;
+		}
+		if (m == 0)
+			break;
+		n += m;
+	} while (n < want && !DOCA_REVERTED("batch_take_once"));
 	if (n < want)
 		*why = DOCA_ERROR_AGAIN;
 	return n;

@@ -141,12 +141,15 @@ static inline uint32_t credit_split_look(struct task_pool *p, uint32_t k, uint64
 	bool r_after_t = false;
 
 	EXPLORE_POINT(ATOMIC);
-	*t = atomic_load_explicit(&p->taken, memory_order_relaxed); /* the CAS checks it */
+	/* acquire: returned, loaded after it for an exact AGAIN, is not read
+	 * before it (a relaxed load may be satisfied later: D of the second
+	 * review); the CAS checks it */
+	*t = atomic_load_explicit(&p->taken, memory_order_acquire);
 	for (;;) {
 		/* (the explorer's revert: no such look, D5's wrap) */
 		if ((int64_t)(r - *t) > 0 && !DOCA_REVERTED("again_unsigned")) { /* t older than r (D5): reload t */
 			EXPLORE_POINT(ATOMIC);
-			*t = atomic_load_explicit(&p->taken, memory_order_relaxed);
+			*t = atomic_load_explicit(&p->taken, memory_order_acquire); /* acquire: as the first load's */
 			r_after_t = false;
 			continue;
 		}
@@ -219,8 +222,14 @@ static inline bool credit_split_chunks(struct task_pool *p, uint64_t t, uint32_t
 	return true;
 }
 
+/* The tests' probe (tests/engine/task_pool.c): when set,
+ * credit_split_take calls it between a partial look and its CAS (a
+ * return landing there). */
+extern void (*credit_partial_probe)(struct task_pool *p);
+
 /* Take up to @p k credits (*ret_seen: the caller's cached returned):
- * the credits taken (0: AGAIN, exact), or UINT32_MAX for NO_MEMORY
+ * the credits taken (0: AGAIN, exact; fewer than k: the free ones at the
+ * look, more may be free by the CAS), or UINT32_MAX for NO_MEMORY
  * (nothing taken). */
 static inline uint32_t credit_split_take(struct task_pool *p, uint32_t k, uint64_t *ret_seen)
 {
@@ -230,6 +239,8 @@ static inline uint32_t credit_split_take(struct task_pool *p, uint32_t k, uint64
 
 		if (m == 0)
 			return 0;
+		if (m < k && credit_partial_probe != NULL)
+			credit_partial_probe(p);
 		if (!credit_split_chunks(p, t, m, *ret_seen, ret_seen))
 			return UINT32_MAX;
 		EXPLORE_POINT(ATOMIC);
@@ -286,7 +297,10 @@ static inline bool task_pool_all_out(const struct task_pool *p)
 	if (DOCA_REVERTED("again_look_returned_first")) /* (the explorer's revert: task_pool_out's order, F3) */
 		return task_pool_out(p) == p->size;
 	EXPLORE_POINT(ATOMIC);
-	uint64_t t = atomic_load_explicit(&p->taken, memory_order_relaxed);
+	/* acquire: returned, loaded next, is not read before it (with a
+	 * relaxed taken, C11 and ARMv8 may satisfy this load after that one:
+	 * F3's double count) */
+	uint64_t t = atomic_load_explicit(&p->taken, memory_order_acquire);
 	EXPLORE_POINT(ATOMIC); /* (a preemption between the loads: the argument above) */
 	uint64_t r = atomic_load_explicit(&p->returned, memory_order_acquire);
 
@@ -451,6 +465,8 @@ static inline __attribute__((always_inline)) uint32_t credit_guarded_free(const 
 	uint64_t r;
 	uint32_t m = credit_guarded_look(p, k, t, &r);
 
+	if (DOCA_REVERTED("owner_fast_no_cover")) /* (the explorer's revert: no cover check, the review's B) */
+		return m;
 	return m != 0 && credit_chunks_cover(p, *t + m - r) ? m : 0;
 }
 
@@ -459,7 +475,10 @@ static inline __attribute__((always_inline)) uint32_t credit_guarded_free(const 
  * its wait for the parked owner's brief section: task_pool.c). */
 static inline __attribute__((always_inline)) void credit_plain_take(struct task_pool *p, uint64_t t, uint32_t n)
 {
-	atomic_store_explicit(&p->taken, t + n, memory_order_relaxed);
+	/* release: a foreign look that acquires this taken sees the guard
+	 * holders' earlier returns with it, not a new taken with an old
+	 * returned (task_pool_all_out in OWNER mode) */
+	atomic_store_explicit(&p->taken, t + n, memory_order_release);
 }
 
 /* credit_plain_take, then the update's end (pool_plain_end): the store
@@ -514,6 +533,10 @@ static inline __attribute__((always_inline)) uint32_t credit_take_covered(struct
 				*why = DOCA_ERROR_NO_MEMORY;
 				return 0;
 			}
+			/* (the explorer's revert: plain on after the allocation, no
+			 * new look at the mode, the review's C) */
+			if (*plain && busy && DOCA_REVERTED("chunk_take_no_mode_look"))
+				continue;
 			*plain = busy ? pool_plain_begin_as(p, kernel) : pool_plain_begin_unparked(p);
 			if (!*plain)
 				pool_settle(p); /* before the CAS (pool_plain_begin_unparked) */
@@ -652,7 +675,9 @@ static inline void task_pool_slots(struct task_pool *p, struct doca_event **evs,
  * entry, task_pool_slots): their count, or 0 with *@p why
  * (DOCA_ERROR_AGAIN: exact; DOCA_ERROR_NO_MEMORY: a chunk could not be
  * made, nothing taken); fewer than asked only when fewer are free (*why
- * then says AGAIN for the rest). *@p ret_seen: the caller's cached
+ * then says AGAIN for the rest, exact: a look after the last take found
+ * none free) or a chunk could not be made for the rest (*why: NO_MEMORY,
+ * the credits already taken kept). *@p ret_seen: the caller's cached
  * returned (credit_split_look). While the pool is the owner's: with
  * the guard taken briefly if nobody holds it (the pool stays the
  * owner's), else after turning it shared (task_pool.c). */
@@ -675,7 +700,7 @@ static inline __attribute__((always_inline)) void pool_put_chain(struct task_poo
 	atomic_store_explicit(&p->top_ev, first, memory_order_relaxed);
 	EXPLORE_POINT(QUEUE);
 	p->stacked += n;
-	credit_split_return(p, n); /* after the slots: a popper's credit finds its slot */
+	credit_split_return(p, n); /* its release: the slots' last use before a stop's or a waiter's acquire */
 }
 
 /* Return a chain's credits and slots, emptying it (the holder of the PE's

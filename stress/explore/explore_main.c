@@ -161,6 +161,12 @@ const struct scenario explore_scenarios[] = {
 	  scenario_pool_steal_fresh },
 	{ "pool_again_look", "a foreign look at a pool of 2 across a return and a take, 1 out all along: never all out",
 	  scenario_pool_again_look },
+	{ "pool_batch_again", "a foreign batch of 2 into a pool of 2 with 1 out, returned meanwhile: AGAIN only with 2 out",
+	  scenario_pool_batch_again },
+	{ "pool_owner_cover", "the owner's fast take of a stacked slot with a foreign credit out at chunk 0's end: chunks cover",
+	  scenario_pool_owner_cover },
+	{ "pool_switch_chunk", "a guard holder's busy take that makes a chunk while a foreign taker switches the pool",
+	  scenario_pool_switch_chunk },
 	{ "pool_switch_in_callback", "the owner resubmits from its callback while a foreign submitter turns the pool shared",
 	  scenario_pool_switch_in_callback },
 	{ "pool_split_again", "a foreign submitter fills a pool of 2, the PE frees one: its next submit is accepted",
@@ -582,6 +588,9 @@ static const char *const revertible[] = {
 	"chunks_on_cached_returned", /* a foreign take makes its chunks by its cached returned, no reload (F1) */
 	"guarded_cas_take_no_chunks", /* a guard holder's CAS take makes no chunk for its credits (F2) */
 	"again_look_returned_first", /* the look without a take loads returned before taken (F3) */
+	"batch_take_once", /* a foreign partial take answers AGAIN for the rest with no new look (second review, A) */
+	"owner_fast_no_cover", /* the owner's fast ways take with no chunk cover check (second review, B) */
+	"chunk_take_no_mode_look", /* a busy-flag take that made a chunk goes on plainly, no new mode look (second review, C) */
 	"owner_take_after_plain_end", /* the owner's plain store of taken after its busy flag's release */
 };
 

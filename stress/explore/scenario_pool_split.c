@@ -62,11 +62,44 @@
  * view says full). With DOCA_EXPLORE_REVERT=again_on_cached_returned
  * (AGAIN from the cached view) it is AGAIN while 1 of 2 is out
  * (invariant).
+ *
+ * The second review of step 2 (A-C):
+ *
+ * pool_batch_again (A; the library's ways): a pool of 2, shared (as a
+ * foreign submit's switch leaves it); a foreign thread submits task 0,
+ * then a batch of tasks 1 and 2 while the application's loop on the PE's
+ * thread frees task 0's event (its credit back before doca_event_free
+ * returns) and records taken just after. Accepting task 1 alone with
+ * AGAIN is exact only if 2 were out at some instant: not when taken was
+ * still 1 after the free returned (a later take then saw 0 out). With
+ * DOCA_EXPLORE_REVERT=batch_take_once (one split take, AGAIN for the
+ * rest of a partial one: its look's returned loaded before the free, its
+ * CAS after) it is accepted 1, AGAIN with never 2 of 2 out (invariant).
+ *
+ * pool_owner_cover (B; sequential but for one thread): a pool of 64, the
+ * owner's: 32 fresh slots out (chunk 0), 1 back (stacked: 31 out); a
+ * foreign credit by the brief guard (its bound 32: chunk 0 covers it);
+ * the owner's single take (the fast way, the stacked slot: 33 out) must
+ * make chunk 1 first, as the feed then pops fresh slot 32 for the
+ * foreign credit. With owner_fast_no_cover (credit_guarded_free without
+ * its cover check) the feed finds no slot ("a credit taken found no
+ * slot", abort).
+ *
+ * pool_switch_chunk (C): a pool of 64, 32 out (chunk 0); the main thread
+ * holds the guard (runner_enter_brief) and takes 2 (a busy-flag plain
+ * update: it needs chunk 1, so it ends the update around the
+ * allocation), while a foreign taker, refused the guard, turns the pool
+ * shared and takes 1 by CAS: taken must end at every take's sum. With
+ * chunk_take_no_mode_look (the take goes on plainly after the
+ * allocation, no new look at the mode) the switcher saw busy 0 during
+ * the allocation and the foreign CAS is overwritten: a credit lost
+ * (invariant).
  */
 #include "scenario.h"
 
 #include <sched.h>
 
+#include "actors/runner.h"
 #include "engine/task_pool.h"
 
 #define TAKES 3u
@@ -198,18 +231,19 @@ void scenario_pool_chunk_prefix(void)
 
 static struct doca_event *steal_evs[STEAL_FIRST + 2u];
 
-/* F: a foreign taker's credit, no slot (task_pool_take_credits: the
- * pool is shared, so credit_split_take, its view of returned 0). */
-static void *steal_foreign(void *arg)
+/* F: a foreign taker's credit, no slot (task_pool_take_credits: in
+ * pool_steal_fresh the pool is shared, so credit_split_take, its view of
+ * returned 0); @p arg: the most out of 64 around it, for the verdict
+ * (pool_steal_fresh, pool_owner_cover, pool_switch_chunk). */
+static void *foreign_credit(void *arg)
 {
 	uint64_t seen = 0;
 	doca_error_t why = DOCA_SUCCESS;
 
-	(void)arg;
 	explore_name("foreign");
 	if (task_pool_take_credits(pool, 1, &seen, &why) != 1)
-		explore_end(VERDICT_INVARIANT, "credits: the foreign take refused (%s) with 32 of 64 out",
-			    doca_error_get_name(why));
+		explore_end(VERDICT_INVARIANT, "credits: the foreign take refused (%s) with %s of 64 out",
+			    doca_error_get_name(why), (const char *)arg);
 	return NULL;
 }
 
@@ -242,7 +276,7 @@ void scenario_pool_steal_fresh(void)
 			explore_end(VERDICT_HARNESS, "the first %u: %s", STEAL_FIRST, doca_error_get_name(why));
 		got += m;
 	}
-	if (pthread_create(&f, NULL, steal_foreign, NULL) != 0 || pthread_create(&g, NULL, steal_guarded, NULL) != 0)
+	if (pthread_create(&f, NULL, foreign_credit, (void *)"32") != 0 || pthread_create(&g, NULL, steal_guarded, NULL) != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	pthread_join(f, NULL);
 	pthread_join(g, NULL);
@@ -300,6 +334,53 @@ void scenario_pool_again_look(void)
 
 static atomic_uint freed_one, again_done;
 
+/* The application's loop on the PE's thread: every event checked and
+ * freed at once, @p freed told each one's user data after its free
+ * returned, until *@p done and every accepted task's event came. */
+static void app_loop(atomic_uint *done, void (*freed)(uint64_t user_data))
+{
+	while (atomic_load(done) == 0 || atomic_load(&w.events_total) != atomic_load(&w.accepted_total)) {
+		struct doca_event *ev;
+		uint32_t n = doca_pe_progress(w.pe);
+
+		while ((ev = doca_pe_get_event(w.pe)) != NULL) {
+			uint64_t u = doca_event_get_user_data(ev).u64;
+
+			world_event(&w, ev);
+			doca_event_free(ev);
+			freed(u);
+		}
+		if (n == 0)
+			sched_yield();
+	}
+}
+
+/* A pool of 2; @p submitter on a thread of its own (foreign: this
+ * thread is the PE's), the application's loop here until it is done
+ * (app_loop); @p shared: the pool turned shared first, as a foreign
+ * submit's switch leaves it. */
+static void foreign_submitter_run(void *(*submitter)(void *), atomic_uint *done, void (*freed)(uint64_t user_data),
+				  bool shared)
+{
+	pthread_t t;
+
+	world_open(&w, "sw0", 2, NULL);
+	(void)doca_pe_progress(w.pe);
+	pool = &handle_deref(w.ctx)->run->pool;
+	if (shared)
+		atomic_store(&pool->mode, POOL_SHARED);
+	if (pthread_create(&t, NULL, submitter, NULL) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	app_loop(done, freed);
+	pthread_join(t, NULL);
+}
+
+static void freed_note(uint64_t user_data)
+{
+	(void)user_data;
+	atomic_store(&freed_one, 1);
+}
+
 static void *again_submitter(void *arg)
 {
 	(void)arg;
@@ -318,28 +399,140 @@ static void *again_submitter(void *arg)
 
 void scenario_pool_split_again(void)
 {
-	pthread_t t;
-
-	world_open(&w, "sw0", 2, NULL);
-	(void)doca_pe_progress(w.pe); /* this thread is the PE's: the submitter is foreign */
-	if (pthread_create(&t, NULL, again_submitter, NULL) != 0)
-		explore_end(VERDICT_HARNESS, "pthread_create");
-	/* the application's loop: every event checked and freed at once */
-	while (atomic_load(&again_done) == 0 || atomic_load(&w.events_total) != atomic_load(&w.accepted_total)) {
-		struct doca_event *ev;
-		uint32_t n = doca_pe_progress(w.pe);
-
-		while ((ev = doca_pe_get_event(w.pe)) != NULL) {
-			world_event(&w, ev);
-			doca_event_free(ev);
-			atomic_store(&freed_one, 1);
-		}
-		if (n == 0)
-			sched_yield();
-	}
-	pthread_join(t, NULL);
+	foreign_submitter_run(again_submitter, &again_done, freed_note, false);
 	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
 	world_progress_until_idle(&w);
 	world_close(&w);
 	world_finish(&w);
+}
+
+static atomic_uint batch_done, batch_acc;
+static atomic_int batch_err;
+static atomic_ullong batch_taken_after_free = ~0ull;
+
+/* taken just after task 0's free returned */
+static void batch_freed(uint64_t user_data)
+{
+	if (user_data == 0)
+		atomic_store(&batch_taken_after_free, atomic_load(&pool->taken));
+}
+
+static void *batch_submitter(void *arg)
+{
+	struct doca_task_desc d[2];
+	uint32_t acc = 0;
+
+	(void)arg;
+	explore_name("submitter");
+	EXPECT_OK(world_submit(&w, 0));
+	for (unsigned i = 0; i < 2; i++) {
+		d[i] = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = w.src[1 + i], .dst = w.dst[1 + i],
+						.user_data = { .u64 = 1 + i } };
+		atomic_fetch_add(&w.accepted[1 + i], 1);
+	}
+	doca_error_t err = doca_task_submit_batch(w.ctx, d, 2, &acc);
+
+	for (unsigned i = acc; i < 2; i++)
+		atomic_fetch_sub(&w.accepted[1 + i], 1);
+	atomic_fetch_add(&w.accepted_total, acc);
+	atomic_store(&batch_acc, acc);
+	atomic_store(&batch_err, (int)err);
+	atomic_store(&batch_done, 1);
+	return NULL;
+}
+
+void scenario_pool_batch_again(void)
+{
+	foreign_submitter_run(batch_submitter, &batch_done, batch_freed, true);
+	if (atomic_load(&batch_acc) == 1 && atomic_load(&batch_err) == DOCA_ERROR_AGAIN &&
+	    atomic_load(&batch_taken_after_free) == 1)
+		explore_end(VERDICT_INVARIANT, "credits: batch accepted 1 then AGAIN, but after task 0's credit came back "
+					       "only 1 had been taken since (never 2 of 2 out)");
+	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+	world_progress_until_idle(&w);
+	world_close(&w);
+	world_finish(&w);
+}
+
+#define CHUNK_FIRST 32u
+
+static struct doca_event *chunk_evs[CHUNK_FIRST + 3u];
+
+/* CHUNK_FIRST fresh slots out, chunk 0's, to the owner's role */
+static void take_chunk_zero(void)
+{
+	doca_error_t why = DOCA_SUCCESS;
+
+	for (uint32_t got = 0; got < CHUNK_FIRST;) {
+		uint32_t m = task_pool_take(pool, &chunk_evs[got], CHUNK_FIRST - got, &why);
+
+		if (m == 0)
+			explore_end(VERDICT_HARNESS, "the first %u: %s", CHUNK_FIRST, doca_error_get_name(why));
+		got += m;
+	}
+}
+
+/* @p n events of chunk_evs back, then the stop */
+static void chunk_give_back_and_stop(uint32_t n)
+{
+	struct pool_chain c = { 0 };
+
+	for (uint32_t i = 0; i < n; i++)
+		pool_chain_add(&c, chunk_evs[i]);
+	task_pool_put(pool, &c);
+	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+	world_progress_until_idle(&w);
+	world_close(&w);
+	world_finish(&w);
+}
+
+void scenario_pool_owner_cover(void)
+{
+	pthread_t f;
+	doca_error_t why = DOCA_SUCCESS;
+	struct pool_chain c = { 0 };
+
+	world_open(&w, "sw0", 64, NULL);
+	pool = &handle_deref(w.ctx)->run->pool;
+	take_chunk_zero();
+	pool_chain_add(&c, chunk_evs[CHUNK_FIRST - 1u]);
+	task_pool_put(pool, &c); /* 31 out, 1 stacked */
+	if (pthread_create(&f, NULL, foreign_credit, (void *)"31") != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	pthread_join(f, NULL); /* 32 out: the foreign credit, no slot yet */
+	if (task_pool_take(pool, &chunk_evs[CHUNK_FIRST - 1u], 1, &why) != 1) /* the fast way: 33 out */
+		explore_end(VERDICT_INVARIANT, "credits: the owner's take refused (%s) with 32 of 64 out",
+			    doca_error_get_name(why));
+	task_pool_slots(pool, &chunk_evs[CHUNK_FIRST], 1); /* the feed's slot for the foreign credit */
+	chunk_give_back_and_stop(CHUNK_FIRST + 1u);
+}
+
+void scenario_pool_switch_chunk(void)
+{
+	pthread_t f;
+	doca_error_t why = DOCA_SUCCESS;
+
+	world_open(&w, "sw0", 64, NULL);
+	pool = &handle_deref(w.ctx)->run->pool;
+	take_chunk_zero();
+	struct runner *guard = &pool->run->pe->runner;
+	enum runner_entry e = runner_enter_brief(guard);
+
+	if (e == RUNNER_BUSY)
+		explore_end(VERDICT_HARNESS, "the guard busy");
+	if (pthread_create(&f, NULL, foreign_credit, (void *)"at most 34") != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	/* a guard holder's busy-flag take: 34 out needs chunk 1 */
+	uint32_t m = task_pool_take(pool, &chunk_evs[CHUNK_FIRST], 2, &why);
+
+	if (e == RUNNER_ENTERED)
+		runner_exit(guard);
+	pthread_join(f, NULL);
+	uint64_t tk = atomic_load(&pool->taken);
+
+	if (tk != CHUNK_FIRST + m + 1u)
+		explore_end(VERDICT_INVARIANT, "credits: taken %llu after %u + %u + 1 taken", (unsigned long long)tk,
+			    CHUNK_FIRST, m);
+	task_pool_slots(pool, &chunk_evs[CHUNK_FIRST + m], 1); /* the feed's slot for the foreign credit */
+	chunk_give_back_and_stop(CHUNK_FIRST + m + 1u);
 }

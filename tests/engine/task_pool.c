@@ -531,3 +531,33 @@ Test(task_pool, a_foreign_submitter_with_one_task_out_at_a_time_on_the_mp_ring_m
 {
 	foreign_one_at_a_time(true);
 }
+
+/* The second review of step 2, A: a foreign batch's partial take whose
+ * look found 1 of 2 free, a return landing between that look and its
+ * CAS (the probe): it asks again for the rest, and gets it, as 0 of 2
+ * were out after the CAS; AGAIN only from a look that found none free. */
+static void return_one_once(struct task_pool *p)
+{
+	credit_partial_probe = NULL; /* once */
+	credit_split_return(p, 1);
+}
+
+Test(task_pool, a_foreign_partial_take_asks_again_for_the_rest_after_a_return_before_its_cas)
+{
+	struct api_fixture f;
+	struct task_pool *p = split_pool(&f, 2);
+	uint64_t seen = 0;
+	doca_error_t why = DOCA_SUCCESS;
+
+	atomic_store(&p->mode, POOL_SHARED); /* the CAS way, as a foreign submit's switch leaves it */
+	cr_assert_eq(credit_split_take(p, 1, &seen), 1u, "1 of 2 out");
+	credit_partial_probe = return_one_once;
+	cr_assert_eq(task_pool_take_credits(p, 2, &seen, &why), 2u,
+		     "both: the return before the partial take's CAS left one more free (%s)", doca_error_get_name(why));
+	cr_assert_null(credit_partial_probe, "the probe ran: the first take was partial");
+	cr_assert_eq(why, DOCA_SUCCESS);
+	why = DOCA_SUCCESS;
+	cr_assert_eq(task_pool_take_credits(p, 1, &seen, &why), 0u);
+	cr_assert_eq(why, DOCA_ERROR_AGAIN, "2 of 2 out: AGAIN, exact");
+	split_fini(&f, p);
+}
