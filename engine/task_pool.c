@@ -345,6 +345,8 @@ void pool_settle(struct task_pool *p)
 }
 
 void (*credit_partial_probe)(struct task_pool *p);
+void (*credit_look_returned_probe)(struct task_pool *p);
+void (*credit_look_taken_probe)(struct task_pool *p);
 
 uint32_t task_pool_take_credits(struct task_pool *p, uint32_t want, uint64_t *ret_seen, doca_error_t *why)
 {

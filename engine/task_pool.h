@@ -131,6 +131,12 @@ static inline struct doca_event *pool_slot_of(const struct task_pool *p, uint32_
  * loads nothing.
  */
 
+/* The tests' probes (tests/engine/task_pool.c): when set, the look
+ * calls them just before it reloads returned and just before it reloads
+ * taken (takes and returns landing there). */
+extern void (*credit_look_returned_probe)(struct task_pool *p);
+extern void (*credit_look_taken_probe)(struct task_pool *p);
+
 /* The credits a take of up to @p k may get now: k, fewer (the free
  * ones), or 0 (AGAIN, exact). *t: the taken value the take must CAS from
  * (loaded here); *ret_seen: the caller's cached returned (reloaded here
@@ -148,9 +154,11 @@ static inline uint32_t credit_split_look(struct task_pool *p, uint32_t k, uint64
 	for (;;) {
 		/* (the explorer's revert: no such look, D5's wrap) */
 		if ((int64_t)(r - *t) > 0 && !DOCA_REVERTED("again_unsigned")) { /* t older than r (D5): reload t */
+			if (credit_look_taken_probe != NULL)
+				credit_look_taken_probe(p);
 			EXPLORE_POINT(ATOMIC);
 			*t = atomic_load_explicit(&p->taken, memory_order_acquire); /* acquire: as the first load's */
-			r_after_t = false;
+			r_after_t = false; /* r was read before this t (the second review, E) */
 			continue;
 		}
 		uint64_t out = *t - r;
@@ -162,6 +170,8 @@ static inline uint32_t credit_split_look(struct task_pool *p, uint32_t k, uint64
 		 * reload: AGAIN while credits are back) */
 		if (r_after_t || DOCA_REVERTED("again_on_cached_returned"))
 			return free; /* exact: r read after t */
+		if (credit_look_returned_probe != NULL)
+			credit_look_returned_probe(p);
 		EXPLORE_POINT(ATOMIC);
 		/* acquire: the slots those returns freed (the guard holder's
 		 * pushes) before our take's use of their credits */

@@ -561,3 +561,51 @@ Test(task_pool, a_foreign_partial_take_asks_again_for_the_rest_after_a_return_be
 	cr_assert_eq(why, DOCA_ERROR_AGAIN, "2 of 2 out: AGAIN, exact");
 	split_fini(&f, p);
 }
+
+/* The second review of step 2, E: a look whose cached view said short
+ * reloads returned (its probe: another taker takes one and returns it,
+ * so the r it loads is ahead of its t), then reloads taken (its probe:
+ * the other takes two and returns one, so 1 of 2 is out). Its r was
+ * read before that t, and t - r counts the one returned since: it must
+ * load returned again, find one free and take it, not answer AGAIN. */
+static uint64_t other_seen;
+
+static void other_takes_one_and_returns_it(struct task_pool *p)
+{
+	credit_look_returned_probe = NULL; /* once */
+	cr_assert_eq(credit_split_take(p, 1, &other_seen), 1u);
+	credit_split_return(p, 1);
+}
+
+static void other_takes_two_and_returns_one(struct task_pool *p)
+{
+	credit_look_taken_probe = NULL; /* once */
+	cr_assert_eq(credit_split_take(p, 2, &other_seen), 2u);
+	credit_split_return(p, 1);
+}
+
+Test(task_pool, a_look_that_reloads_taken_after_returned_loads_returned_again_before_it_answers_again)
+{
+	struct api_fixture f;
+	struct task_pool *p = split_pool(&f, 2);
+	uint64_t seen = 0; /* stale: 2 back since */
+	doca_error_t why = DOCA_SUCCESS;
+
+	atomic_store(&p->mode, POOL_SHARED); /* the CAS way, as a foreign submit's switch leaves it */
+	other_seen = 0;
+	cr_assert_eq(credit_split_take(p, 2, &other_seen), 2u);
+	credit_split_return(p, 2);
+	credit_look_returned_probe = other_takes_one_and_returns_it;
+	credit_look_taken_probe = other_takes_two_and_returns_one;
+	cr_assert_eq(task_pool_take_credits(p, 1, &seen, &why), 1u,
+		     "1 of 2 out at the look's last load of taken (%s)", doca_error_get_name(why));
+	cr_assert_null(credit_look_returned_probe, "the probe ran: the view said short");
+	cr_assert_null(credit_look_taken_probe, "the probe ran: returned was ahead of the first t");
+	cr_assert_eq(why, DOCA_SUCCESS);
+	cr_assert_eq(atomic_load(&p->taken), 6u, "2 + 1 + 2 by the other, 1 by the look");
+	cr_assert_eq(task_pool_out(p), 2u, "the other's one and the look's");
+	why = DOCA_SUCCESS;
+	cr_assert_eq(task_pool_take_credits(p, 1, &seen, &why), 0u);
+	cr_assert_eq(why, DOCA_ERROR_AGAIN, "2 of 2 out: AGAIN, exact");
+	split_fini(&f, p);
+}
