@@ -277,12 +277,13 @@ static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring 
 								 uint32_t *nodd)
 {
 	uint32_t pos = atomic_load_explicit(&cq->tail, memory_order_relaxed), mask = cq->cmask, i = cq->csub;
+	const bool spread = cq->cspread; /* false for the CQ (sw_qp.c); kept exact */
 	const struct sw_slot *slots = cq->cslots, *r;
 	/* left: how many more fit (max less those taken), one register */
 	uint32_t left = max, odd = 0;
 	void *at = reap ? *link : NULL;
 
-	while (left != 0 && sw_slot_ready(r = &slots[pos & mask], pos)) {
+	while (left != 0 && sw_slot_ready(r = &slots[sw_slot_index(pos, mask, spread)], pos)) {
 		const struct sw_cq_slot *s = (const struct sw_cq_slot *)r->payload;
 
 		if (reap && left >= SW_CQ_PACK && sw_cq_slot_whole(s, i)) {

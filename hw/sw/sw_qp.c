@@ -76,7 +76,11 @@ doca_error_t sw_qp_create(struct hw_dev *hw, const struct hw_qp_attr *attr, stru
 	qp->timer_fd = -1;
 	ready_node_init(&qp->engine_ready);
 	/* the CQ is used by engine threads only: all zero (no memory) inline */
-	if (!sw_ring_init(&qp->sq, size) || (dev->nengines > 0 && !sw_ring_init(&qp->cq, size))) {
+	/* an engine's SQ spread (sw_ring_init_spread): the engine reads it in
+	 * order on another CPU; inline, the PE's thread reads its own */
+	bool sq_ok = dev->nengines > 0 ? sw_ring_init_spread(&qp->sq, size) : sw_ring_init(&qp->sq, size);
+
+	if (!sq_ok || (dev->nengines > 0 && !sw_ring_init(&qp->cq, size))) {
 		sw_qp_free(qp);
 		return DOCA_ERROR_NO_MEMORY;
 	}

@@ -10,7 +10,7 @@
 
 /* A segment of @p size slots whose first position is @p start: each slot
  * holds the sequence of its previous lap, which no consumer waits for. */
-static struct sw_slot *segment_new(uint32_t size, uint32_t start)
+static struct sw_slot *segment_new(uint32_t size, uint32_t start, bool spread)
 {
 	struct sw_slot *slots = aligned_alloc(_Alignof(struct sw_slot), sizeof(*slots) * size);
 
@@ -19,9 +19,10 @@ static struct sw_slot *segment_new(uint32_t size, uint32_t start)
 	hb_private(slots, sizeof(*slots) * size);
 	memset(slots, 0, sizeof(*slots) * size);
 	for (uint32_t i = 0; i < size; i++) {
-		uint32_t first = start + ((i - start) & (size - 1u)); /* first position using slot i */
+		/* first position with low bits i (its slot: sw_slot_index) */
+		uint32_t first = start + ((i - start) & (size - 1u));
 
-		atomic_init(&slots[i].seq, first + 1u - size);
+		atomic_init(&slots[sw_slot_index(i, size - 1u, spread)].seq, first + 1u - size);
 	}
 	/* The maker's memset (a libc call an application's TSan sees) happens
 	 * before the free on another thread (segment_free): the atomics that
@@ -39,17 +40,28 @@ static void segment_free(struct sw_slot *slots)
 	free(slots);
 }
 
-bool sw_ring_init(struct sw_ring *r, uint32_t max)
+static bool ring_init(struct sw_ring *r, uint32_t max, bool spread)
 {
 	uint32_t size = max < SW_RING_INITIAL ? max : SW_RING_INITIAL;
 
 	r->max = max;
-	r->pslots = r->cslots = segment_new(size, 0);
+	r->pspread = r->cspread = spread;
+	r->pslots = r->cslots = segment_new(size, 0, spread);
 	r->pmask = r->cmask = size - 1u;
 	r->head = r->seg_start = r->csub = 0;
 	sw_ring_see_tail(r, 0);
 	atomic_init(&r->tail, 0);
 	return r->pslots != NULL;
+}
+
+bool sw_ring_init(struct sw_ring *r, uint32_t max)
+{
+	return ring_init(r, max, false);
+}
+
+bool sw_ring_init_spread(struct sw_ring *r, uint32_t max)
+{
+	return ring_init(r, max, true);
 }
 
 void sw_ring_fini(struct sw_ring *r)
@@ -67,11 +79,11 @@ bool sw_ring_grow(struct sw_ring *r)
 
 	if (r->pmask + 1u >= r->max)
 		return false;
-	struct sw_slot *next = segment_new(size, pos + 1u);
+	struct sw_slot *next = segment_new(size, pos + 1u, r->pspread);
 
 	if (next == NULL)
 		return false;
-	struct sw_slot *s = &r->pslots[pos & r->pmask];
+	struct sw_slot *s = &r->pslots[sw_slot_index(pos, r->pmask, r->pspread)];
 	struct sw_ring_link l = { .slots = next, .mask = size - 1u };
 
 	/* zero past the link: a look at an item's bytes refuses it (sw_cq.h) */

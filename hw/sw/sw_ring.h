@@ -45,7 +45,12 @@
  * published like an item (release/acquire on its sequence), so the consumer
  * sees the new segment's memory, and the producer never touches the old
  * segment after the link, so the consumer may free it. Every ordering is a
- * C11 release/acquire pair, visible to TSan as such.
+ * C11 release/acquire pair, visible to TSan as such. A spread ring
+ * (sw_ring_init_spread, the engine's SQ) puts position p in the slot
+ * sw_slot_index gives, a fixed permutation of p's low bits per segment
+ * size, on both sides and in a new segment's first sequences: each slot
+ * still serves exactly one position a lap, so all of the above holds
+ * slot for slot; only which line holds which position changes.
  */
 #ifndef DOCA_HW_SW_RING_H
 #define DOCA_HW_SW_RING_H
@@ -81,16 +86,25 @@ struct sw_ring {
 	uint32_t head;                     /* next position to write */
 	uint32_t fill_end;                 /* the position its segment is full at, by the tail last loaded */
 	uint32_t seg_start;                /* first position of its segment */
+	bool pspread;                      /* slots spread (sw_ring_init_spread); fixed at init */
 	/* the consumer's */
 	_Alignas(64) _Atomic uint32_t tail; /* next position to read */
 	struct sw_slot *cslots;            /* the segment it reads */
 	uint32_t cmask;
 	uint32_t csub;                     /* entries taken from the item at tail (hw/sw/sw_cq.h) */
+	bool cspread;                      /* pspread's copy */
 };
 
 /* A ring of SW_RING_INITIAL slots (fewer if @p max is smaller) that grows
  * up to @p max (a power of two, at least 2). False when out of memory. */
 bool sw_ring_init(struct sw_ring *r, uint32_t max);
+/* As sw_ring_init, with consecutive positions spread over the segment's
+ * slots (sw_slot_index). For a ring whose consumer catches up with its
+ * producer and reads in order (the SQ): the consumer's CPU prefetches the
+ * lines that follow the ones it reads, and in a ring laid out in order
+ * those are the slots the producer is about to write, whose stores then
+ * wait for the lines to come back (bench/README.md, "### off57"). */
+bool sw_ring_init_spread(struct sw_ring *r, uint32_t max);
 /* Free a drained ring's memory (every item taken; a ring never set up, all
  * zero, is fine too). */
 void sw_ring_fini(struct sw_ring *r);
@@ -100,6 +114,19 @@ bool sw_ring_grow(struct sw_ring *r);
 /* Consumer, slow path: the slot at tail is a link: follow it, freeing the
  * old segment. */
 void sw_ring_follow(struct sw_ring *r, const struct sw_slot *link_slot);
+
+/* The slot of position @p pos in a segment of mask @p mask: its low
+ * bits, or with @p spread a fixed permutation of them: j ^ (j >> 2) is a
+ * bijection on the mask's bits, and so is the product by an odd number
+ * modulo a power of two, so each slot still serves one position a lap;
+ * consecutive positions land 37 slots apart, give or take the xor, in
+ * no stride a prefetcher follows. */
+static inline uint32_t sw_slot_index(uint32_t pos, uint32_t mask, bool spread)
+{
+	uint32_t j = pos & mask;
+
+	return spread ? ((j ^ (j >> 2)) * 37u) & mask : j;
+}
 
 /* The later of two positions (they are less than 2^31 apart). */
 static inline uint32_t sw_ring_later(uint32_t a, uint32_t b)
@@ -140,7 +167,7 @@ static inline bool sw_ring_seg_full(const struct sw_ring *r)
  * published since (no second look at the room: the claim found it). */
 static inline void *sw_ring_claimed(struct sw_ring *r)
 {
-	return r->pslots[r->head & r->pmask].payload;
+	return r->pslots[sw_slot_index(r->head, r->pmask, r->pspread)].payload;
 }
 
 /* Producer: the payload of the next slot, to be filled in place and
@@ -175,7 +202,7 @@ static inline void sw_ring_publish_tag(struct sw_ring *r, uint16_t tag)
 {
 	uint32_t pos = r->head;
 
-	sw_slot_publish(&r->pslots[pos & r->pmask], pos, tag);
+	sw_slot_publish(&r->pslots[sw_slot_index(pos, r->pmask, r->pspread)], pos, tag);
 	r->head = pos + 1u;
 }
 
@@ -203,7 +230,7 @@ static inline bool sw_ring_ready(const struct sw_ring *r)
 {
 	EXPLORE_POINT(QUEUE);
 	uint32_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	const struct sw_slot *s = &r->cslots[pos & r->cmask];
+	const struct sw_slot *s = &r->cslots[sw_slot_index(pos, r->cmask, r->cspread)];
 
 	/* acquire: a link's payload is read below */
 	if (atomic_load_explicit(&s->seq, memory_order_acquire) != pos + 1u)
@@ -213,7 +240,7 @@ static inline bool sw_ring_ready(const struct sw_ring *r)
 	struct sw_ring_link l;
 
 	memcpy(&l, s->payload, sizeof(l));
-	return atomic_load_explicit(&l.slots[(pos + 1u) & l.mask].seq, memory_order_relaxed) == pos + 2u;
+	return atomic_load_explicit(&l.slots[sw_slot_index(pos + 1u, l.mask, r->cspread)].seq, memory_order_relaxed) == pos + 2u;
 }
 
 /* Producer: true unless the consumer has taken every item put. A stale
@@ -250,7 +277,7 @@ static inline const void *sw_ring_peek_tag(struct sw_ring *r, uint16_t *tag)
 {
 	for (;;) {
 		uint32_t pos = atomic_load_explicit(&r->tail, memory_order_relaxed);
-		const struct sw_slot *s = &r->cslots[pos & r->cmask];
+		const struct sw_slot *s = &r->cslots[sw_slot_index(pos, r->cmask, r->cspread)];
 
 		if (!sw_slot_ready(s, pos))
 			return NULL;

@@ -77,10 +77,11 @@ static inline uint32_t sw_sq_post_pairs(struct sw_ring *sq, const struct hw_desc
 {
 	uint32_t room = sw_ring_room(sq), pairs = n / SW_SQ_PACK, pos = sq->head, mask = sq->pmask;
 	struct sw_slot *slots = sq->pslots;
+	const bool spread = sq->pspread;
 	const struct hw_desc *start = d, *end = d + SW_SQ_PACK * (pairs < room ? pairs : room);
 
 	for (; d != end && (d[0].len | d[1].len) <= UINT32_MAX; d += SW_SQ_PACK) {
-		struct sw_slot *s = &slots[pos & mask];
+		struct sw_slot *s = &slots[sw_slot_index(pos, mask, spread)];
 		struct sw_sq_pair *p = (struct sw_sq_pair *)s->payload;
 
 		p->cookie[0] = d[0].cookie;
@@ -107,6 +108,7 @@ static inline uint32_t sw_sq_post_chain_pairs(struct sw_ring *sq, const void **r
 	const struct hw_chain map = *shape, *c = &map; /* in registers: the slot stores may alias *shape */
 	uint32_t room = sw_ring_room(sq), pairs = n / SW_SQ_PACK, start = sq->head, mask = sq->pmask;
 	struct sw_slot *slots = sq->pslots;
+	const bool spread = sq->pspread;
 	const void *r = *rec;
 
 	if (pairs > room)
@@ -120,7 +122,7 @@ static inline uint32_t sw_sq_post_chain_pairs(struct sw_ring *sq, const void **r
 
 		if (((d0.len | d1.len) >> 32) != 0) /* either above UINT32_MAX */
 			break;
-		struct sw_slot *s = &slots[pos & mask];
+		struct sw_slot *s = &slots[sw_slot_index(pos, mask, spread)];
 		struct sw_sq_pair *p = (struct sw_sq_pair *)s->payload;
 
 		p->cookie[0] = d0.cookie;

@@ -70,3 +70,65 @@ Test(sw_ring, a_small_max_makes_a_ring_of_that_size_that_never_grows)
 	cr_assert_eq(r.pmask, 1u);
 	sw_ring_fini(&r);
 }
+
+/* sw_slot_index with spread is a permutation of each segment's slots,
+ * for every size a ring may have, and consecutive positions are not in
+ * consecutive slots (the point of it) from 32 slots on (16: once a lap);
+ * without spread it is the position's low bits. */
+Test(sw_ring, a_spread_segment_maps_each_position_of_a_lap_to_its_own_slot)
+{
+	static unsigned char hit[65536];
+
+	for (uint32_t size = 2; size <= 65536u; size *= 2) {
+		uint32_t mask = size - 1u, adjacent = 0;
+
+		memset(hit, 0, size);
+		for (uint32_t pos = 1000u; pos != 1000u + size; pos++) {
+			uint32_t i = sw_slot_index(pos, mask, true);
+
+			cr_assert_lt(i, size);
+			cr_assert_eq(hit[i]++, 0, "size %u: slot %u serves one position a lap", size, i);
+			cr_assert_eq(sw_slot_index(pos, mask, false), pos & mask);
+			adjacent += sw_slot_index(pos + 1u, mask, true) == ((i + 1u) & mask);
+		}
+		if (size >= 16u)
+			cr_assert_eq(adjacent, size == 16u ? 1u : 0u, "size %u: a position's successor in the next slot",
+				     size);
+	}
+}
+
+/* A spread ring hands its items over as a ring in order does: each once,
+ * in order, through wraps and through growth to max, a full ring at max
+ * refused with nothing changed. */
+Test(sw_ring, a_spread_ring_keeps_the_order_through_wraps_and_growth)
+{
+	struct sw_ring r;
+	uint64_t put = 0, got = 0, v;
+
+	cr_assert(sw_ring_init_spread(&r, 256));
+	for (uint32_t round = 0; round < 40; round++) {
+		uint32_t burst = 1u + (round * 7u) % 50u; /* growth on the way: up to 49 held */
+
+		for (uint32_t k = 0; k < burst; k++, put++)
+			cr_assert(sw_ring_put(&r, &put, sizeof(put)));
+		for (uint32_t k = 0; k < burst - round % 2u; k++, got++) {
+			cr_assert(sw_ring_get(&r, &v, sizeof(v)));
+			cr_assert_eq(v, got, "item %llu in order (got %llu)", (unsigned long long)got,
+				     (unsigned long long)v);
+		}
+	}
+	while (sw_ring_put(&r, &put, sizeof(put)))
+		put++;
+	cr_assert_eq(r.pmask + 1u, 256u, "grown to max");
+	uint32_t head = r.head;
+
+	cr_assert_not(sw_ring_put(&r, &put, sizeof(put)));
+	cr_assert_eq(r.head, head, "a refused put changed nothing");
+	for (; got < put; got++) {
+		cr_assert(sw_ring_get(&r, &v, sizeof(v)));
+		cr_assert_eq(v, got);
+	}
+	cr_assert_not(sw_ring_get(&r, &v, sizeof(v)));
+	cr_assert_not(sw_ring_unread(&r));
+	sw_ring_fini(&r);
+}

@@ -646,3 +646,20 @@ Test(sw_sq, post_chain_queues_as_post_from_wrapped_grown_and_full_rings)
 			qp_close(db, b);
 		}
 }
+
+/* An engine's SQ spreads its slots (sw_ring_init_spread: the engine
+ * thread reads it in order on another CPU), its CQ does not; an inline
+ * queue pair's SQ, read by the PE's own thread, does not either. The
+ * engine's bursts still complete whole and in order (the test above). */
+Test(sw_sq, an_engines_sq_is_spread_and_an_inline_one_is_not)
+{
+	struct hw_dev *de, *di;
+	struct hw_qp *e = qp_open("engines=1", &de), *in = qp_open(NULL, &di);
+	const struct sw_qp *se = (const struct sw_qp *)e, *si = (const struct sw_qp *)in;
+
+	cr_assert(se->sq.pspread && se->sq.cspread);
+	cr_assert_not(se->cq.pspread || se->cq.cspread);
+	cr_assert_not(si->sq.pspread || si->sq.cspread);
+	qp_close(de, e);
+	qp_close(di, in);
+}
