@@ -1224,13 +1224,15 @@ static __attribute__((noinline)) doca_error_t task_owner_rest(struct ctx_run *ru
 /* The owner's way whose pins stood, from its take of a credit on: the
  * pool's first look made, @p plain its answer (when true, the plain
  * update is begun, busy-less).
- * An inline device, no race detector (task_one_owner tested both). */
+ * An inline device, no race detector (task_one_owner tested both). The
+ * length is the source's, loaded again (task_one_owner's fill says why):
+ * the common way then keeps no register for it across its look. */
 static inline __attribute__((always_inline)) doca_error_t
 task_owner_take(struct ctx_run *run, const struct doca_task_desc *desc, struct doca_buf *src, struct doca_buf *dst,
-		uint64_t len, const void *cur, bool plain)
+		const void *cur, bool plain)
 {
 	struct doca_event *evs[SUBMIT_CHUNK]; /* one, but run_defer's loop may not see that */
-	const struct task_pinned tp = { .src = src, .dst = dst, .len = len };
+	const struct task_pinned tp = { .src = src, .dst = dst, .len = src->len };
 	doca_error_t err = DOCA_SUCCESS;
 
 	evs[0] = NULL; /* for gcc, which cannot tell it is read only when taken */
@@ -1250,18 +1252,18 @@ task_owner_take(struct ctx_run *run, const struct doca_task_desc *desc, struct d
 static __attribute__((noinline)) doca_error_t task_owner_take_plain(struct ctx_run *run,
 								     const struct doca_task_desc *desc,
 								     struct doca_buf *src, struct doca_buf *dst,
-								     uint64_t len, const void *cur)
+								     const void *cur)
 {
-	return task_owner_take(run, desc, src, dst, len, cur, true);
+	return task_owner_take(run, desc, src, dst, cur, true);
 }
 
 static __attribute__((noinline)) doca_error_t task_owner_take_shared(struct ctx_run *run,
 								      const struct doca_task_desc *desc,
 								      struct doca_buf *src, struct doca_buf *dst,
-								      uint64_t len, const void *cur)
+								      const void *cur)
 {
 	pool_settle(&run->pool); /* POOL_SHARED before the CAS way (engine/task_pool.c) */
-	return task_owner_take(run, desc, src, dst, len, cur, false);
+	return task_owner_take(run, desc, src, dst, cur, false);
 }
 
 /* The owner's guarded pins counted and a DEAD found (@p src_stood: as
@@ -1471,15 +1473,19 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 	 * task_pool_share waits out (pool_plain_begin_unparked; task_pool.c) */
 	EXPLORE_POINT(ATOMIC);
 	if (!pool_plain_begin_unparked(&run->pool))
-		return task_owner_take_shared(run, desc, src, dst, len, cur);
+		return task_owner_take_shared(run, desc, src, dst, cur);
 	uint64_t taken;
 
-	/* no credit free: task_owner_take's look answers AGAIN */
+	/* the fast look's bound fails (none free, or credits held without
+	 * a slot), or no slot on the stack: task_owner_take's exact look
+	 * decides */
 	if (credit_guarded_free(&run->pool, 1, &taken) == 0)
-		return task_owner_take_plain(run, desc, src, dst, len, cur);
-	if (!pool_one_poppable(&run->pool))
-		return task_owner_take_plain(run, desc, src, dst, len, cur);
-	struct doca_event *ev = pool_pop_one(&run->pool);
+		return task_owner_take_plain(run, desc, src, dst, cur);
+	struct doca_event *ev = pool_top_slot(&run->pool);
+
+	if (ev == NULL)
+		return task_owner_take_plain(run, desc, src, dst, cur);
+	pool_pop_top(&run->pool, ev);
 	credit_plain_take(&run->pool, taken, 1); /* inside the brief section: its exit publishes it */
 	/* len is the source's (task_check_fast), a field fixed from its
 	 * create on: loaded again here, not kept across the pins and the pop

@@ -49,7 +49,7 @@
  * = outstanding - credits held without one <= size - c, with c the
  * credits the popper pops for: c slots are on the stack or fresh.
  * pool_slots_short aborts if not; the explorer's build checks the
- * stack's depth at every pop (pool_one_poppable, pool_pop_step).
+ * stack's depth at every pop (pool_top_slot, pool_pop_step).
  *
  * Chunks before credits (D4): every take makes every chunk below the
  * credits out after it before it takes (credit_split_chunks with a bound
@@ -63,8 +63,17 @@
  * held then (f slots in use, the entry's), the last one taken, T, left
  * f + 1 or more out, so T made chunk f / POOL_CHUNK first; T is a guard
  * holder's take (the guard orders it before the pop) or a ring task's,
- * whose READY this feed, or an earlier one under the guard, acquired. A chunk's slots are published by a release CAS on chunks[c]
- * (a loser gives its copy back) and counted in chunks_made after it.
+ * whose READY this feed, or an earlier one under the guard, acquired.
+ * The owner's fast ways (credit_guarded_free: the single submit, the
+ * burst's first take, pool_take's single take) look at no count of
+ * chunks: they take only while the credits out after the take stay at or
+ * below fresh_from, and every chunk below fresh_from is published (fresh
+ * slots are taken in index order, each from a chunk pool_slots_loop found
+ * published). Such a take is never the T above: it left at most
+ * fresh_from out, and fresh_from, which only grows, is f at the feed's
+ * pop, so T would have left f or fewer. A chunk's slots are published by
+ * a release CAS on chunks[c] (a loser gives its copy back) and counted
+ * in chunks_made after it.
  *
  * Without a read-modify-write while only guard holders take (the owner
  * fast path, issue 12). Until a submitter without the PE's runner guard

@@ -68,10 +68,14 @@ static inline void pool_plain_end(struct task_pool *p)
  * (runner_quiesce_wait), so one look at mode decides and no
  * pool_plain_end follows (task_pool.c, "The parked owner's brief
  * sections"). */
+_Static_assert(POOL_OWNER == 0, "the owner's mode is 0");
 static inline __attribute__((always_inline)) bool pool_plain_begin_unparked(struct task_pool *p)
 {
 	EXPLORE_POINT(ATOMIC);
-	return atomic_load_explicit(&p->mode, memory_order_relaxed) == POOL_OWNER;
+	/* one cmp with the word in memory (POOL_OWNER is 0): with a load,
+	 * gcc kept its zero in rax as the submit's answer, one register
+	 * fewer for the credit look (a callee-saved one pushed) */
+	return ATOMIC_IS_ZERO(&p->mode, memory_order_relaxed);
 }
 
 
@@ -265,11 +269,19 @@ static inline uint32_t credit_split_take(struct task_pool *p, uint32_t k, uint64
 /* Return @p n credits: the guard holder only (returned's one writer). */
 static inline void credit_split_return(struct task_pool *p, uint32_t n)
 {
+#ifdef OWNED_RMW_ASM
+	/* the same load and store, as one unlocked add (OWNED_RMW_ASM: only
+	 * the guard holder writes returned); its store an x86 store, a
+	 * release (the slots pushed back before a taker's acquire of
+	 * returned), the "memory" clobber keeping our accesses before it */
+	__asm__ volatile("addq %1, %0" : "+m"(*(uint64_t *)&p->returned) : "er"((uint64_t)n) : "memory", "cc");
+#else
 	uint64_t r = atomic_load_explicit(&p->returned, memory_order_relaxed); /* our own */
 
 	EXPLORE_POINT(ATOMIC);
 	/* release: the slots pushed back before a taker's acquire of returned */
 	atomic_store_explicit(&p->returned, r + n, memory_order_release);
+#endif
 }
 
 /* The credits out, taken - returned, at most size, never fewer than
@@ -326,29 +338,43 @@ static inline bool task_pool_all_out(const struct task_pool *p)
  * free may read a slot's words meanwhile, "The link word").
  */
 
-/* Is a slot on the stack (the owner's fast ways' first look)? The
- * explorer's build checks the depth against it. */
-static inline __attribute__((always_inline)) bool pool_one_poppable(const struct task_pool *p)
+/* The stack's top slot, NULL when it is empty (the owner's fast ways'
+ * first look; the single submit keeps it for pool_pop_top, one load).
+ * The explorer's build checks the depth against it. */
+static inline __attribute__((always_inline)) struct doca_event *pool_top_slot(const struct task_pool *p)
 {
-	bool some = atomic_load_explicit(&p->top_ev, memory_order_relaxed) != NULL;
+	struct doca_event *ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed);
 
 #ifdef DOCA_EXPLORE
-	if (some != (p->stacked != 0))
+	if ((ev != NULL) != (p->stacked != 0))
 		abort(); /* the explorer's check of the stack's depth (verdict "abort") */
 #endif
-	return some;
+	return ev;
+}
+
+/* Is a slot on the stack? */
+static inline __attribute__((always_inline)) bool pool_one_poppable(const struct task_pool *p)
+{
+	return pool_top_slot(p) != NULL;
+}
+
+/* Pop @p ev, the stack's top (pool_top_slot's answer, not NULL, with
+ * nothing pushed or popped since: the guard's holder only). */
+static inline __attribute__((always_inline)) void pool_pop_top(struct task_pool *p, struct doca_event *ev)
+{
+	atomic_store_explicit(&p->top_ev, atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed),
+			      memory_order_relaxed);
+	EXPLORE_POINT(QUEUE);
+	p->stacked--;
 }
 
 /* The stack's top slot, popped (pool_one_poppable true). The guard's
  * holder only. */
 static inline __attribute__((always_inline)) struct doca_event *pool_pop_one(struct task_pool *p)
 {
-	struct doca_event *ev = atomic_load_explicit(&p->top_ev, memory_order_relaxed);
+	struct doca_event *ev = pool_top_slot(p);
 
-	atomic_store_explicit(&p->top_ev, atomic_load_explicit(&ev->pool_next_ev, memory_order_relaxed),
-			      memory_order_relaxed);
-	EXPLORE_POINT(QUEUE);
-	p->stacked--;
+	pool_pop_top(p, ev);
 	return ev;
 }
 
@@ -445,39 +471,70 @@ static inline __attribute__((always_inline)) bool credit_chunks_cover(const stru
 	return (uint64_t)c * POOL_CHUNK >= o;
 }
 
-/* A guard holder's look at the credits: min(@p k, free), *@p t the taken
- * it counted from, *@p r the returned. Exact: returned is its own (only
- * guard holders store it, and it holds the guard), and taken, loaded
- * after it, is at least it. Inside a plain update while the pool is the
- * owner's (pool_plain_begin*) no other thread takes (a taker without
- * the guard first turns the pool shared: task_pool.c), so t stays taken
- * until credit_plain_take stores it. */
-static inline __attribute__((always_inline)) uint32_t credit_guarded_look(const struct task_pool *p, uint32_t k,
-									  uint64_t *t, uint64_t *r)
+/* min(@p k, the credits from @p out up to @p bound). */
+static inline __attribute__((always_inline)) uint32_t credit_room(uint32_t out, uint32_t bound, uint32_t k)
+{
+	if (out >= bound)
+		return 0;
+	return bound - out < k ? bound - out : k;
+}
+
+/* A guard holder's count of the credits out, *@p t the taken it counted
+ * from, *@p r the returned. Exact: returned is its own (only guard
+ * holders store it, and it holds the guard), and taken, loaded after it,
+ * is at least it. Inside a plain update while the pool is the owner's
+ * (pool_plain_begin*) no other thread takes (a taker without the guard
+ * first turns the pool shared: task_pool.c), so t stays taken until
+ * credit_plain_take stores it. At most size (no take takes more than the
+ * free credits), so it fits 32 bits: the callers compare 32-bit words
+ * (gcc then compares with the bound in memory). */
+static inline __attribute__((always_inline)) uint32_t credit_guarded_out(const struct task_pool *p, uint64_t *t,
+									 uint64_t *r)
 {
 	*r = atomic_load_explicit(&p->returned, memory_order_relaxed); /* our own (the guard) */
 	*t = atomic_load_explicit(&p->taken, memory_order_relaxed);   /* the CAS checks it, or ours (plain) */
-	uint64_t out = *t - *r;
-	uint32_t free = out >= p->size ? 0 : p->size - (uint32_t)out;
+	return (uint32_t)(*t - *r);
+}
 
-	return k < free ? k : free;
+/* A guard holder's look at the credits: min(@p k, free), *@p t and *@p r
+ * as credit_guarded_out's (exact). */
+static inline __attribute__((always_inline)) uint32_t credit_guarded_look(const struct task_pool *p, uint32_t k,
+									  uint64_t *t, uint64_t *r)
+{
+	return credit_room(credit_guarded_out(p, t, r), p->size, k);
 }
 
 /* credit_guarded_look for the owner's fast ways (pool_take's single take,
- * engine/task.c's burst fill and task_one_owner): 0 also when the chunks
- * do not cover the credits out after the take (the feed may need a
- * fresh slot of any of them, task_pool.c "Slots: the guard holder's"):
- * then the caller's slow way (pool_take_loop, credit_take_covered) makes
- * them, outside its update, or answers AGAIN. */
+ * engine/task.c's burst fill and task_one_owner), in one compare: the
+ * credits out after the take are to stay at or below fresh_from, the
+ * slots ever taken fresh (0 otherwise: the caller's slow way,
+ * pool_take_loop and credit_take_covered, then makes the chunks, outside
+ * its update, or answers AGAIN, by the exact look). That bound answers
+ * both of that look's questions. Free: fresh_from <= size, so the credits
+ * taken are free ones (exact, as credit_guarded_out's count). Chunks
+ * (D4, "Chunks before credits" above: every chunk below the credits out
+ * after a take exists before it takes, as the feed may need a fresh slot
+ * of any of them, task_pool.c "Slots: the guard holder's"): fresh slots
+ * are taken in index order, each from a chunk pool_slots_loop found
+ * published (its acquire, under the guard we hold), so every chunk below
+ * fresh_from, and so below the credits out after the take, is published,
+ * with no look at chunks_made (a published chunk it does not count yet
+ * is counted by the next taker that needs it, not made again:
+ * credit_split_chunks). The bound fails when credits held without a slot
+ * (foreign ones, whose slots the feed pops) push the count past the
+ * slots in use, or when every slot taken fresh is out. */
 static inline __attribute__((always_inline)) uint32_t credit_guarded_free(const struct task_pool *p, uint32_t k,
 									  uint64_t *t)
 {
 	uint64_t r;
-	uint32_t m = credit_guarded_look(p, k, t, &r);
+	/* (the explorer's revert: size, the free look alone with no chunk
+	 * cover, the review's B) */
+	uint32_t bound = DOCA_REVERTED("owner_fast_no_cover") ? p->size : p->fresh_from;
+	uint32_t out = credit_guarded_out(p, t, &r);
 
-	if (DOCA_REVERTED("owner_fast_no_cover")) /* (the explorer's revert: no cover check, the review's B) */
-		return m;
-	return m != 0 && credit_chunks_cover(p, *t + m - r) ? m : 0;
+	if (out < p->size) /* (nothing outside the explorer's build) */
+		EXPLORE_POINT(ATOMIC); /* (where chunks_made was loaded, a credit free: the same schedules) */
+	return credit_room(out, bound, k);
 }
 
 /* The plain take of @p n credits from credit_guarded_free's @p t: a
@@ -485,10 +542,19 @@ static inline __attribute__((always_inline)) uint32_t credit_guarded_free(const 
  * its wait for the parked owner's brief section: task_pool.c). */
 static inline __attribute__((always_inline)) void credit_plain_take(struct task_pool *p, uint64_t t, uint32_t n)
 {
+#ifdef OWNED_RMW_ASM
+	/* t + n as one unlocked add of n (OWNED_RMW_ASM): taken is still t
+	 * (no other thread takes inside a plain update: credit_guarded_out),
+	 * so gcc need not keep t; its store an x86 store, a release (below),
+	 * the "memory" clobber keeping our accesses before it */
+	(void)t;
+	__asm__ volatile("addq %1, %0" : "+m"(*(uint64_t *)&p->taken) : "er"((uint64_t)n) : "memory", "cc");
+#else
 	/* release: a foreign look that acquires this taken sees the guard
 	 * holders' earlier returns with it, not a new taken with an old
 	 * returned (task_pool_all_out in OWNER mode) */
 	atomic_store_explicit(&p->taken, t + n, memory_order_release);
+#endif
 }
 
 /* credit_plain_take, then the update's end (pool_plain_end): the store
