@@ -654,7 +654,9 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 	uint64_t t;
 	uint32_t credits;
 
-	/* no credit free: the rest's take answers AGAIN (its look again) */
+	/* the fast bound fails (no credit free, or the stack holds no slot
+	 * beyond the credits held without one): the rest's slow take decides,
+	 * by its exact look (chunks made, or AGAIN) */
 	if (!plain || !pool_one_poppable(p) || (credits = credit_guarded_free(p, n, &t)) == 0)
 		return task_pin_take_fill_rest(ctx, run, descs, n, buf_fold, kernel, tp, evs, 0, plain, err, why, k);
 	struct pool_pop pp = pool_pop_start(p, credits);
@@ -673,7 +675,7 @@ task_pin_take_fill_guarded(struct doca_ctx *ctx, struct ctx_run *run, const stru
 	pool_pop_end(p, &pp);
 	credit_plain_take_end(p, t, got); /* the credits of the tasks filled, inside the update */
 	evs[got - 1u] = ev; /* the last */
-	if (*err == DOCA_SUCCESS && got < n) /* the stack or the credits ran out, or a task left */
+	if (*err == DOCA_SUCCESS && got < n) /* the fast bound's credits taken, or a task left */
 		return task_pin_take_fill_rest(ctx, run, descs, n, buf_fold, kernel, tp, evs, got, false, err, why, k);
 	ev->next = NULL;
 	evs[got] = NULL;
@@ -1476,9 +1478,9 @@ task_one_owner(struct doca_ctx *h, const struct doca_task_desc *desc, uint64_t b
 		return task_owner_take_shared(run, desc, src, dst, cur);
 	uint64_t taken;
 
-	/* the fast look's bound fails (none free, or credits held without
-	 * a slot), or no slot on the stack: task_owner_take's exact look
-	 * decides */
+	/* the fast look's bound fails (none free, or the stack holds no slot
+	 * beyond the credits held without one): task_owner_take's exact look
+	 * decides; ev NULL only under the explorer's revert owner_fast_no_cover */
 	if (credit_guarded_free(&run->pool, 1, &taken) == 0)
 		return task_owner_take_plain(run, desc, src, dst, cur);
 	struct doca_event *ev = pool_top_slot(&run->pool);

@@ -520,9 +520,11 @@ static inline __attribute__((always_inline)) uint32_t credit_guarded_look(const 
  * fresh_from, and so below the credits out after the take, is published,
  * with no look at chunks_made (a published chunk it does not count yet
  * is counted by the next taker that needs it, not made again:
- * credit_split_chunks). The bound fails when credits held without a slot
- * (foreign ones, whose slots the feed pops) push the count past the
- * slots in use, or when every slot taken fresh is out. */
+ * credit_split_chunks). With w the credits held without a slot (foreign
+ * ones, whose slots the feed pops), out + k <= fresh_from is, by the
+ * slot count (stack + slots in use = fresh_from), w + k <= stacked: the
+ * bound holds when the stack has a slot for each of those credits and
+ * for the k taken, so the feed needs no fresh slot for any credit out. */
 static inline __attribute__((always_inline)) uint32_t credit_guarded_free(const struct task_pool *p, uint32_t k,
 									  uint64_t *t)
 {

@@ -589,7 +589,7 @@ static const char *const revertible[] = {
 	"guarded_cas_take_no_chunks", /* a guard holder's CAS take makes no chunk for its credits (F2) */
 	"again_look_returned_first", /* the look without a take loads returned before taken (F3) */
 	"batch_take_once", /* a foreign partial take answers AGAIN for the rest with no new look (second review, A) */
-	"owner_fast_no_cover", /* the owner's fast ways take with no chunk cover check (second review, B) */
+	"owner_fast_no_cover", /* the owner's fast ways bounded by size, not fresh_from: no chunk cover (second review, B) */
 	"chunk_take_no_mode_look", /* a busy-flag take that made a chunk goes on plainly, no new mode look (second review, C) */
 	"owner_take_after_plain_end", /* the owner's plain store of taken after its busy flag's release */
 };

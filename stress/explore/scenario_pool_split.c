@@ -79,11 +79,12 @@
  * pool_owner_cover (B; sequential but for one thread): a pool of 64, the
  * owner's: 32 fresh slots out (chunk 0), 1 back (stacked: 31 out); a
  * foreign credit by the brief guard (its bound 32: chunk 0 covers it);
- * the owner's single take (the fast way, the stacked slot: 33 out) must
- * make chunk 1 first, as the feed then pops fresh slot 32 for the
- * foreign credit. With owner_fast_no_cover (credit_guarded_free without
- * its cover check) the feed finds no slot ("a credit taken found no
- * slot", abort).
+ * the owner's single take (33 out, at the fast bound's edge: 33 >
+ * fresh_from 32, so the fast way refuses and the slow way makes chunk 1,
+ * then pops the stacked slot), as the feed then pops fresh slot 32 for
+ * the foreign credit. With owner_fast_no_cover (credit_guarded_free
+ * bounded by size, no cover) the fast way takes the stacked slot and the
+ * feed finds no slot ("a credit taken found no slot", abort).
  *
  * pool_switch_chunk (C): a pool of 64, 32 out (chunk 0); the main thread
  * holds the guard (runner_enter_brief) and takes 2 (a busy-flag plain
@@ -500,7 +501,7 @@ void scenario_pool_owner_cover(void)
 	if (pthread_create(&f, NULL, foreign_credit, (void *)"31") != 0)
 		explore_end(VERDICT_HARNESS, "pthread_create");
 	pthread_join(f, NULL); /* 32 out: the foreign credit, no slot yet */
-	if (task_pool_take(pool, &chunk_evs[CHUNK_FIRST - 1u], 1, &why) != 1) /* the fast way: 33 out */
+	if (task_pool_take(pool, &chunk_evs[CHUNK_FIRST - 1u], 1, &why) != 1) /* 33 out: the slow way (the fast one under the revert) */
 		explore_end(VERDICT_INVARIANT, "credits: the owner's take refused (%s) with 32 of 64 out",
 			    doca_error_get_name(why));
 	task_pool_slots(pool, &chunk_evs[CHUNK_FIRST], 1); /* the feed's slot for the foreign credit */
