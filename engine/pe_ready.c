@@ -34,7 +34,9 @@
  *
  * A context leaves the set only after a visit that produced no events (one
  * that did keeps it: likely busy at the next turn, engine/pe_progress.c)
- * and finds nothing left: its queue pair not always polled, its mailbox idle, no task the device
+ * and finds nothing left: its queue pair not always polled, its mailbox
+ * idle, none of its rings watched (engine/ring.c, rule W: a watched
+ * ring's producer announces nothing), no task the device
  * refused or a submit left for the turn (the run's backlog), nothing on
  * its queue pair that only polling would find (inline work, a CQ with
  * entries), no descriptor on the device at all (run->on_device: a context
