@@ -908,7 +908,7 @@ static inline void task_ring_choose(struct ctx_run *run, uint32_t n, struct task
 		}
 	}
 	w->sp = sp;
-	w->sp_bit = 1u << slot;
+	w->sp_bit = sp != NULL ? 1u << slot : 0; /* (slot < RING_SP then) */
 	EXPLORE_POINT(ATOMIC);
 	struct task_ring *mp = atomic_load_explicit(&run->mp, memory_order_acquire); /* as sp's */
 	/* (the explorer's revert: a diverted producer goes back to SP as
@@ -1369,14 +1369,29 @@ static inline __attribute__((always_inline)) bool task_owner_home(const struct d
 	return true;
 }
 
-/* task_one_owner's looks after the run's bytes: the mailbox idle and both
- * buffers the context's (@p src and @p dst set when true). */
+/* No ring of @p run watched (engine/ring.h ring_any_watched; runner
+ * guard held): with OWNED_RMW_ASM one cmpl, as the owner's way's other
+ * looks. */
+static inline __attribute__((always_inline)) bool task_none_watched(const struct ctx_run *run)
+{
+#ifdef OWNED_RMW_ASM
+	return task_word32_is(&run->ring_watch, 0);
+#else
+	return !ring_any_watched(run);
+#endif
+}
+
+/* task_one_owner's looks after the run's bytes: the mailbox idle, no
+ * ring watched (else the sectioned way's task_guard_take looks at the
+ * caller's own ring, ring_own_drained: a call here would cost this way
+ * its frame) and both buffers the context's (@p src and @p dst set when
+ * true). */
 static inline __attribute__((always_inline)) bool task_owner_looks(struct ctx_run *run, const struct doca_ctx *ctx,
 								   const struct doca_task_desc *desc,
 								   uint64_t buf_fold, struct doca_buf **src,
 								   struct doca_buf **dst)
 {
-	return mailbox_idle(&run->mbox) && ring_own_drained(run) &&
+	return mailbox_idle(&run->mbox) && task_none_watched(run) &&
 	       (*src = task_buf_owned(desc->src, true, ctx, buf_fold)) != NULL &&
 	       (*dst = task_buf_owned(desc->dst, false, ctx, buf_fold)) != NULL;
 }
