@@ -66,9 +66,7 @@
  *   at the rings.
  * - the owner's direct post (I7's owner clause): the PE's thread posts
  *   directly only with the mailbox idle and its own SP ring not watched
- *   or drained (under the guard: task_guard_take's ring_own_drained; the
- *   owner's fast way, task_one_owner, asks less of itself and declines
- *   while any ring is watched, for the sectioned way to decide). An entry of its own
+ *   or drained (ring_own_drained, under the guard). An entry of its own
  *   written with no announce was seen by its bit; that bit is cleared
  *   only by an unwatch (whose turn's relook set it again, the entry not
  *   drained), an arming (whose WALK_ARM drained it) or a stop (no post);
@@ -418,22 +416,6 @@ bool ring_any(const struct ctx_run *run)
 
 	return mp != NULL && atomic_load_explicit(&mp->prod, memory_order_relaxed) !=
 				     atomic_load_explicit(&mp->cons, memory_order_relaxed);
-}
-
-__attribute__((cold)) bool ring_own_drained_rest(const struct ctx_run *run, uint32_t watch)
-{
-	unsigned slot = thread_slot_get();
-
-	if (slot >= RING_SP || ((watch >> slot) & 1u) == 0)
-		return true;
-	/* acquire: the zeroed ring (a bit is set only for a published one) */
-	const struct task_ring *r = atomic_load_explicit(&run->sp[slot], memory_order_acquire);
-
-	/* relaxed: cons is the guard's (ours now), prod our own (or, were
-	 * another thread this slot's producer, a position it reserved: we
-	 * then only go the ring's way) */
-	return atomic_load_explicit(&r->cons, memory_order_relaxed) ==
-	       atomic_load_explicit(&r->prod, memory_order_relaxed);
 }
 
 uint32_t ring_watch_visit(struct ctx_run *run, bool armed)

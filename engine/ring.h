@@ -174,22 +174,30 @@ static inline bool ring_any_watched(const struct ctx_run *run)
 	return atomic_load_explicit(&run->ring_watch, memory_order_relaxed) != 0;
 }
 
-/* ring_own_drained once a ring is found watched (@p watch): out of line,
- * so the owner's way keeps its registers for the common answer. */
-bool ring_own_drained_rest(const struct ctx_run *run, uint32_t watch);
-
 /* May the calling thread, holding the PE's guard, post directly with
  * nothing of its own left in its SP ring unannounced (engine/ring.c, I7's
  * owner clause)? Yes if that ring is not watched (a bit it saw set was
  * cleared only with its entries drained, by the watch and arm pairs, or
  * by a stop), or if it is drained (cons == prod: the guard's cons, our
- * own prod; design 1.9). One load while no ring is watched. */
+ * own prod; design 1.9). No call (the owner's way keeps its frame): the
+ * slot is read as thread_slot_get's first look, and a thread with none
+ * yet has written no ring. */
 static inline __attribute__((always_inline)) bool ring_own_drained(const struct ctx_run *run)
 {
 	/* relaxed: only guard holders store it, and we hold the guard */
 	uint32_t watch = atomic_load_explicit(&run->ring_watch, memory_order_relaxed);
+	int slot = thread_slot_mine;
 
-	return __builtin_expect(watch == 0, 1) || ring_own_drained_rest(run, watch);
+	if (__builtin_expect(watch == 0, 1) || slot < 0 || slot >= (int)RING_SP || ((watch >> slot) & 1u) == 0)
+		return true;
+	/* acquire: the zeroed ring (a bit is set only for a published one) */
+	const struct task_ring *r = atomic_load_explicit(&run->sp[slot], memory_order_acquire);
+
+	/* relaxed: cons is the guard's (ours now), prod our own (or, were
+	 * another thread this slot's producer, a position it reserved: we
+	 * then only go the ring's way) */
+	return atomic_load_explicit(&r->cons, memory_order_relaxed) ==
+	       atomic_load_explicit(&r->prod, memory_order_relaxed);
 }
 
 /* The lap bit of position @p pos in @p r. */

@@ -1381,17 +1381,16 @@ static inline __attribute__((always_inline)) bool task_none_watched(const struct
 #endif
 }
 
-/* task_one_owner's looks after the run's bytes: the mailbox idle, no
- * ring watched (else the sectioned way's task_guard_take looks at the
- * caller's own ring, ring_own_drained: a call here would cost this way
- * its frame) and both buffers the context's (@p src and @p dst set when
+/* task_one_owner's looks after the run's bytes: the mailbox idle, the
+ * caller's own ring unwatched or drained (first one cmpl: is any ring
+ * watched?) and both buffers the context's (@p src and @p dst set when
  * true). */
 static inline __attribute__((always_inline)) bool task_owner_looks(struct ctx_run *run, const struct doca_ctx *ctx,
 								   const struct doca_task_desc *desc,
 								   uint64_t buf_fold, struct doca_buf **src,
 								   struct doca_buf **dst)
 {
-	return mailbox_idle(&run->mbox) && task_none_watched(run) &&
+	return mailbox_idle(&run->mbox) && (task_none_watched(run) || ring_own_drained(run)) &&
 	       (*src = task_buf_owned(desc->src, true, ctx, buf_fold)) != NULL &&
 	       (*dst = task_buf_owned(desc->dst, false, ctx, buf_fold)) != NULL;
 }
