@@ -27,7 +27,7 @@
 #include "engine/task_pool.h"
 
 #define TURN_EVENTS 256u    /* completions per turn */
-#define TURN_CTXS 64u       /* contexts per turn */
+#define TURN_CTXS 64u       /* records (and unwatches) per turn; visits are not bounded by it */
 #define TURN_POSTS 256u     /* descriptors posted per context per turn */
 #define POST_BATCH 64u      /* descriptors per hw post call */
 #ifdef DOCA_EXPLORE
@@ -62,7 +62,11 @@ struct turn {
 	 * execute's completions too (turn_execute) */
 	struct hw_cqe cqes[TURN_EVENTS];
 	/* the runs whose visit stopped watching rings (ring_watch_visit),
-	 * looked at again at the turn's end (turn_collect); one a visit */
+	 * looked at again at the turn's end (turn_collect); at most one a
+	 * visit, and a turn stops visiting when this is full: it visits
+	 * every context its FIFO holds (ready_collect_sc), which may be
+	 * more than TURN_CTXS, and an idle visit fills neither recs nor
+	 * done (so no size fits every turn) */
 	struct {
 		struct ctx_run *run;
 		uint32_t bits;
@@ -673,12 +677,15 @@ static void turn_collect(struct doca_pe *pe, struct turn *t)
 {
 	uint32_t todo = ready_collect_sc(&pe->ready, TURN_CTXS);
 
-	/* the room looked at after each visit: the first finds the turn empty */
+	/* the room looked at after each visit: the first finds the turn
+	 * empty; a visit adds at most one record and one unwatch. todo may
+	 * exceed TURN_CTXS (kept contexts count too); those not visited
+	 * stay at the FIFO's head for the next turn. */
 	for (uint32_t i = 0; i < todo;) {
 		struct ready_node *n = ready_peek_sc(&pe->ready); /* left there until its visit ends */
 
 		turn_visit(pe, t, caa_container_of(n, struct doca_ctx, ready));
-		if (++i == todo || t->nrecs >= TURN_CTXS || t->ndone >= TURN_EVENTS)
+		if (++i == todo || t->nrecs >= TURN_CTXS || t->ndone >= TURN_EVENTS || t->nunwatch >= TURN_CTXS)
 			break;
 	}
 	/* The watch pair's PE half (engine/ring.c, I6): the visits' clears,

@@ -48,7 +48,10 @@
  * rule. The release clears its flag and fences, then this file looks at
  * the same things once more (ready_set.h: no signal lost between the
  * visit and the release). A context kept goes to the tail of the PE's FIFO,
- * so busy contexts take turns; a turn visits at most TURN_CTXS of them.
+ * so busy contexts take turns. A turn visits the contexts its FIFO holds
+ * at its start (kept ones included, so possibly more than TURN_CTXS),
+ * stopping early when its records, events or unwatch list are full
+ * (engine/pe_progress.c, turn_collect); the rest stay at the head.
  *
  * Lifetime: the set holds a context only while it is QUEUED. A destroy
  * detaches the node; if it was queued, the handle's last reference passes

@@ -216,3 +216,95 @@ Test(ring_watch, the_pe_threads_own_watched_ring_drained_lets_it_post_directly)
 	expect_success_event(f.pe, 2, f.len);
 	fixture_fini(&f);
 }
+
+/* More contexts on one PE than a turn has records (TURN_CTXS, 64 in
+ * engine/pe_progress.c), all watched and all unwatching in one turn: a
+ * turn visits every context its FIFO holds, not TURN_CTXS, and stops
+ * when its unwatch list is full; the rest unwatch in the next turn. */
+#define MANY_CTXS 100u
+#define TURN_CTXS_SEEN 64u /* engine/pe_progress.c's TURN_CTXS */
+
+struct many_submitter {
+	struct api_sibling *s;
+	uint64_t base;
+	unsigned slot;
+};
+
+static void *many_main(void *arg)
+{
+	struct many_submitter *m = arg;
+
+	for (uint32_t i = 0; i < MANY_CTXS; i++)
+		cr_assert_eq(submit_copy(m->s[i].ctx, m->s[i].src, m->s[i].dst, m->base + i, 0), DOCA_SUCCESS);
+	m->slot = thread_slot_get();
+	return NULL;
+}
+
+/* One task to each context from one new thread (joined), then every event
+ * reaped: success, 64 bytes, each user data once. Returns the thread's slot. */
+static unsigned many_round(struct api_fixture *f, struct api_sibling *s, uint64_t base)
+{
+	struct many_submitter m = { .s = s, .base = base };
+	bool seen[MANY_CTXS] = { false };
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, many_main, &m), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_lt(m.slot, RING_SP);
+	for (uint32_t got = 0; got < MANY_CTXS; got++) {
+		struct doca_event *ev = wait_event(f->pe);
+		uint64_t i = doca_event_get_user_data(ev).u64 - base;
+
+		cr_assert_lt(i, MANY_CTXS);
+		cr_assert(!seen[i], "task %llu twice", (unsigned long long)(base + i));
+		seen[i] = true;
+		assert_success_event(ev, base + i, 64);
+	}
+	return m.slot;
+}
+
+static uint32_t many_watched(struct api_sibling *s, uint32_t bit)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < MANY_CTXS; i++) {
+		uint32_t w = watch_of(handle_deref(s[i].ctx)->run);
+
+		cr_assert(w == 0 || w == bit, "context %u watches %#x, not its submitter's %#x", i, w, bit);
+		n += w != 0;
+	}
+	return n;
+}
+
+Test(ring_watch, more_contexts_than_a_turns_records_unwatch_in_one_turn)
+{
+	struct api_fixture f;
+	static struct api_sibling s[MANY_CTXS];
+
+	fixture_init_started(&f, "sw0", 64, 0);
+	(void)doca_pe_progress(f.pe); /* this thread is the PE's */
+	for (uint32_t i = 0; i < MANY_CTXS; i++)
+		sibling_init(&s[i], &f, 0);
+	uint32_t bit = 1u << many_round(&f, s, 1000);
+
+	cr_assert_eq(many_watched(s, bit), MANY_CTXS);
+	/* no announce now: every context still queued (rule W), so one turn
+	 * takes from all of them and their idle counts go in lockstep */
+	cr_assert_eq(1u << many_round(&f, s, 2000), bit, "a new thread took another slot");
+	cr_assert_eq(many_watched(s, bit), MANY_CTXS);
+	uint32_t turns = 0, watched;
+
+	do {
+		cr_assert_eq(doca_pe_progress(f.pe), 0);
+		watched = many_watched(s, bit);
+		turns++;
+	} while (watched == MANY_CTXS && turns <= WATCH_IDLE);
+	cr_assert_leq(turns, WATCH_IDLE, "watched after %u empty turns", turns);
+	cr_assert_eq(watched, MANY_CTXS - TURN_CTXS_SEEN, "one turn unwatches %u, not %u",
+		     MANY_CTXS - watched, TURN_CTXS_SEEN);
+	cr_assert_eq(doca_pe_progress(f.pe), 0);
+	cr_assert_eq(many_watched(s, bit), 0, "the turn after left contexts watched");
+	/* unwatched: the producer announces again, and every task comes */
+	(void)many_round(&f, s, 3000);
+	siblings_fini_with_fixture(s, MANY_CTXS, &f);
+}
