@@ -180,7 +180,8 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 		uint32_t limit = TURN_EVENTS - t->ndone, flags = mailbox_take_flags(&run->mbox);
 		bool left = false;
 
-		if (flags == 0)
+		/* a watched ring's producer announces nothing (turn_visit) */
+		if (flags == 0 && !ring_any_watched(run))
 			break;
 		/* (the explorer's revert: the rings' tasks never flushed) */
 		uint32_t n = DOCA_REVERTED("ring_flush_skips_rings")
@@ -578,9 +579,16 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 			}
 		}
 	} else {
-		/* flushing: no ring watched (the stop announces for the
-		 * producers that saw a bit, ring_watch_stop) */
-		(void)ring_watch_clear(run, false);
+		/* flushing. Stopping: no ring watched (the stop announces
+		 * for the producers that saw a bit, ring_watch_stop). Failed
+		 * and not yet stopping: the bits stay, since a producer that
+		 * saw one announced nothing and the stop may be put off for
+		 * ever (its report lock's holder waiting for a credit only
+		 * this flush returns, ctx_stop_on_fatal); the flush looks at
+		 * the rings while one is set (run_drain), rule W keeping the
+		 * context queued. */
+		if (stopping)
+			(void)ring_watch_clear(run, false);
 		if (!run->flush_sent) {
 			qp->ops->flush(qp);
 			run->flush_sent = true;

@@ -25,10 +25,11 @@
  * the PE is DISARMED (ring_watch_visit), and by the turn's end relook
  * below. Cleared: by a visit after WATCH_IDLE empty visits in a row of
  * ring i (the unwatch), by arming (WALK_FEED, ring_watch_clear), and by a
- * visit of a flushing run. While any bit is set the context's visits feed
- * and its release's look finds work (turn_visit's fed, run_needs_visit),
- * so it stays queued: rule W, a set bit is on a queued context whose
- * every visit looks at ring i. An unwatching visit keeps its context
+ * visit of a stopping run. While any bit is set the context's visits feed
+ * (or, a failed run's not yet stopping, flush: run_drain looks at the
+ * rings while a bit is set) and its release's look finds work
+ * (turn_visit's fed, run_needs_visit), so it stays queued: rule W, a set
+ * bit is on a queued context whose every visit looks at ring i. An unwatching visit keeps its context
  * queued (the visit's `more`), and the turn's end, still inside its
  * read-side section, runs asym_fence_heavy() and looks at each unwatched
  * ring again: a READY head at cons sets the bit again, on that still
@@ -61,7 +62,7 @@
  * - the stop: a producer that saw RUNNING wrote its entries inside its
  *   read-side section; after the stop's grace period ring_watch_stop
  *   announces once for every ring of the run (whatever the bits then:
- *   a flushing visit may have cleared one its producer saw set), so the
+ *   a stopping visit may have cleared one its producer saw set), so the
  *   flush the stop hands to the PE (its signal after that announce) looks
  *   at the rings.
  * - the owner's direct post (I7's owner clause): the PE's thread posts
