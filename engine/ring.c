@@ -35,16 +35,28 @@
  * ring again: a READY head at cons sets the bit again, on that still
  * queued context.
  *
- * Why no bit is set while the PE is armed: ARMED (and FIRED) is stored
- * only by a guard holder's arming, after WALK_FEED cleared the bits of
- * every context it walked; a watched context is queued (W), and the walk
+ * Why no bit is set while the PE is armed: ARMED is stored only by a
+ * guard holder's arming, after WALK_FEED cleared the bits of every
+ * context it walked (FIRED is stored by any waker's CAS, but only over
+ * ARMED, pe_wake_fenced_if, so it too follows such an arming); a watched context is queued (W), and the walk
  * covers the ready set (every context, with completion channels); a
  * visit sets bits only when it finds the PE DISARMED (the store of
  * DISARMED is a guard holder's too: clear_notification), the turn's end
  * relook only on a context its own visit unwatched in that unarmed turn,
  * and no feed outside a turn's visit (the armed brief feed, the walks, a
  * stop's flush) sets any. So a producer always takes the slow tail while
- * the PE is armed or fired: today's armed path.
+ * the PE is armed or fired: today's armed path. The rule is load-bearing
+ * by reading, though found by no scenario (the revert ring_watch_while_armed); the
+ * order that would lose a wake is: inline sw0, a context with an event
+ * callback, the PE armed (nothing pending, the context still queued); a
+ * producer writes E1, finds its bit clear, announces, finds the context
+ * QUEUED and the PE ARMED; the PE's progress runs a turn while armed,
+ * whose visit posts E1 and sets the bit; the producer's brief guard is
+ * refused, and with E1 on the device it leaves the wake-up to E1's
+ * completion (pe_wake_after_push_armed); the same visit's poll executes
+ * E1 (its callback after the section), so WALK_ARM finds nothing; the
+ * next visit is idle and the PE sleeps armed with the bit set; E2's
+ * producer sees the bit and neither announces nor wakes it.
  *
  * The fences, each a Dekker pair with the producer's light fence between
  * its READY store and its ring_watch load (asym_fence.h):
@@ -427,7 +439,8 @@ uint32_t ring_watch_visit(struct ctx_run *run, bool armed)
 
 	run->watch_took = 0;
 	/* (the explorer's revert: bits set while the PE is armed; a producer
-	 * that sees one skips the wake-up an armed PE needs) */
+	 * that sees one skips the wake-up an armed PE needs. Found by no
+	 * scenario; the order that would lose a wake is at the top.) */
 	if (!armed || DOCA_REVERTED("ring_watch_while_armed"))
 		now |= took;
 	for (uint32_t bits = now; bits != 0; bits &= bits - 1u) {
