@@ -171,6 +171,32 @@ Test(ring_watch, a_feed_outside_a_turn_sets_no_bit)
 	fixture_fini(&f);
 }
 
+/* The armed brief feed (pe_wake_after_push_armed's run_feed) is not
+ * reached by one thread at a time: an armed PE with its guard free takes
+ * a foreign producer's task directly (task_may_post_direct), no ring
+ * written; the ring's armed way needs the guard busy at the producer's
+ * take and free at its wake check. This checks the direct way. */
+Test(ring_watch, an_armed_pes_foreign_task_is_posted_directly_and_sets_no_bit)
+{
+	struct api_fixture f;
+
+	fixture_init_started(&f, "sw0", 64, 0);
+	(void)doca_pe_progress(f.pe); /* this thread is the PE's */
+	struct ctx_run *run = run_of(&f);
+
+	cr_assert_eq(doca_pe_request_notification(f.pe), DOCA_SUCCESS);
+	cr_assert_eq(atomic_load(&handle_deref(f.pe)->armed), PE_ARMED, "nothing pending: armed");
+	(void)submit_foreign(&f, 1);
+	cr_assert_eq(atomic_load(&run->sp_mask), 0u, "the armed PE's foreign task was written to a ring");
+	cr_assert_not_null(run->backlog_head, "the armed PE's foreign task was not posted directly");
+	cr_assert_neq(atomic_load(&handle_deref(f.pe)->armed), PE_ARMED, "the inline device's task did not fire the PE");
+	cr_assert_eq(watch_of(run), 0);
+	cr_assert_eq(doca_pe_clear_notification(f.pe), DOCA_SUCCESS);
+	expect_success_event(f.pe, 1, f.len);
+	cr_assert_eq(watch_of(run), 0, "a turn that took nothing from a ring set a bit");
+	fixture_fini(&f);
+}
+
 Test(ring_watch, a_stop_ends_the_watch_and_flushes_a_task_its_producer_did_not_announce)
 {
 	struct api_fixture f;
