@@ -45,18 +45,18 @@
  * relook only on a context its own visit unwatched in that unarmed turn,
  * and no feed outside a turn's visit (the armed brief feed, the walks, a
  * stop's flush) sets any. So a producer always takes the slow tail while
- * the PE is armed or fired: today's armed path. The rule is load-bearing
- * by reading, though found by no scenario (the revert ring_watch_while_armed); the
- * order that would lose a wake is: inline sw0, a context with an event
- * callback, the PE armed (nothing pending, the context still queued); a
- * producer writes E1, finds its bit clear, announces, finds the context
- * QUEUED and the PE ARMED; the PE's progress runs a turn while armed,
- * whose visit posts E1 and sets the bit; the producer's brief guard is
- * refused, and with E1 on the device it leaves the wake-up to E1's
- * completion (pe_wake_after_push_armed); the same visit's poll executes
- * E1 (its callback after the section), so WALK_ARM finds nothing; the
- * next visit is idle and the PE sleeps armed with the bit set; E2's
- * producer sees the bit and neither announces nor wakes it.
+ * the PE is armed or fired: today's armed path. Its revert
+ * (ring_watch_while_armed) is found by no scenario; the order that would
+ * lose a wake is (review F2): a context with an event callback on the
+ * inline sw0, the PE armed, the context queued; a producer writes E1
+ * (bit clear), announces, sees ARMED; an armed turn posts E1 and sets the
+ * bit; the producer's brief guard is refused and, E1 on the device, it
+ * leaves the wake-up to E1's completion; the same visit's poll runs E1;
+ * the PE sleeps armed with the bit set and E2's producer, seeing it,
+ * neither announces nor wakes. Forced by a steered scenario (not in the
+ * tree: bench/README '### watch57'), the turn's re-arm look
+ * (pe_turn_rearm) fired the PE and no wake was lost; the rule stays, what
+ * makes 'armed => the slow tail' true by construction.
  *
  * The fences, each a Dekker pair with the producer's light fence between
  * its READY store and its ring_watch load (asym_fence.h):
