@@ -384,17 +384,10 @@ void sibling_init(struct api_sibling *s, struct api_fixture *a, uint32_t max_tas
 
 void sibling_fini_with_fixture(struct api_sibling *s, struct api_fixture *a)
 {
-	siblings_fini_with_fixture(s, 1, a);
-}
-
-void siblings_fini_with_fixture(struct api_sibling *s, uint32_t n, struct api_fixture *a)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		stop_and_drain(s[i].ctx, a->pe);
-		assert_ok(doca_buf_destroy(s[i].src));
-		assert_ok(doca_buf_destroy(s[i].dst));
-		assert_ok(doca_mem_destroy(s[i].mem));
-	}
+	stop_and_drain(s->ctx, a->pe);
+	assert_ok(doca_buf_destroy(s->src));
+	assert_ok(doca_buf_destroy(s->dst));
+	assert_ok(doca_mem_destroy(s->mem));
 	stop_and_drain(a->ctx, a->pe);
 	assert_ok(doca_buf_destroy(a->src));
 	assert_ok(doca_buf_destroy(a->dst));
@@ -404,8 +397,7 @@ void siblings_fini_with_fixture(struct api_sibling *s, uint32_t n, struct api_fi
 	a->src_mem = a->dst_mem = NULL;
 	assert_ok(doca_dev_close(a->dev));
 	a->dev = NULL;
-	for (uint32_t i = 0; i < n; i++)
-		assert_ok(doca_ctx_destroy(s[i].ctx));
+	assert_ok(doca_ctx_destroy(s->ctx));
 	fixture_fini(a);
 }
 
