@@ -446,6 +446,20 @@ struct ctx_run {
 	 * (run_defer). Posted before anything newer (run_post_backlog).
 	 * Runner's. */
 	struct doca_event *backlog_head, *backlog_tail;
+	/* The watch's private side (engine/ring.c, ring_watch_visit), guard
+	 * holders' only: the SP rings that gave entries to this visit's feed,
+	 * and each watched ring's empty visits in a row. Off ring_watch's
+	 * line: the PE writes these on every visit. */
+	uint32_t watch_took;
+	uint16_t watch_idle[RING_SP];
+	/* The watch (engine/ring.c, I6): bit i set, the PE's visits look at SP
+	 * ring i with no announce, so its producer neither announces nor runs
+	 * the wake check. Stored only by a guard holder: set by a turn's
+	 * visit (or the turn's end) while the PE is not armed, cleared by a
+	 * visit after WATCH_IDLE empty ones, by arming and by a stopping
+	 * visit. Loaded by every SP producer after every submit: a line of its
+	 * own, written only when the watch changes. */
+	_Alignas(64) _Atomic uint32_t ring_watch;
 	/* The foreign submitters' rings (engine/ring.c): sp[i] written only by
 	 * the exclusive holder of thread slot i, mp by every other foreign
 	 * submitter; each made by its first producer outside any read-side

@@ -273,8 +273,9 @@ enum walk {
 	WALK_ACK,  /* consume what made its completion channel readable */
 };
 
-/* One context of a walk (inside its read-side section). */
-static void walk_ctx(struct doca_ctx *ctx, enum walk what, bool *pending, doca_error_t *err)
+/* One context of a walk (inside its read-side section); *found: WALK_ARM,
+ * work pending; WALK_FEED, a watched ring (engine/ring.c) no longer is. */
+static void walk_ctx(struct doca_ctx *ctx, enum walk what, bool *found, doca_error_t *err)
 {
 	EXPLORE_POINT(ATOMIC);
 	struct ctx_run *run = rcu_dereference(ctx->run);
@@ -290,15 +291,23 @@ static void walk_ctx(struct doca_ctx *ctx, enum walk what, bool *pending, doca_e
 
 	if (fed && run_feed(run, run->pool.size) != 0)
 		hw_qp_kick(run->qp);
-	if (what != WALK_ARM)
+	if (what != WALK_ARM) {
+		/* The arm pair (engine/ring.c, I6): the watch ends before ARMED;
+		 * the rings' shards stay flagged, so WALK_ARM, after the heavy
+		 * fence, looks at them again. (The explorer's revert: the rings
+		 * stay watched while the PE sleeps.) */
+		if (!DOCA_REVERTED("ring_arm_keeps_watch") && ring_watch_clear(run, true) != 0)
+			*found = true;
 		return;
+	}
 	if (*err == DOCA_SUCCESS)
 		*err = run->qp->ops->notify_arm(run->qp);
-	*pending = *pending || ctx_has_pending(ctx, run, fed);
+	*found = *found || ctx_has_pending(ctx, run, fed);
 }
 
-/* Walk the PE's contexts (runner guard held); WALK_ARM reports in *pending
- * whether work is pending and returns the first arming error. Which ones:
+/* Walk the PE's contexts (runner guard held); WALK_ARM reports in *found
+ * whether work is pending, WALK_FEED whether it stopped watching a ring
+ * (walk_ctx), and WALK_ARM returns the first arming error. Which ones:
  * those of the ready set, when no queue pair of the PE has a completion
  * channel — a context with work is in the set, or the thread that gave it
  * the work signals it and then wakes the PE itself (engine/pe_ready.c), so
@@ -306,7 +315,7 @@ static void walk_ctx(struct doca_ctx *ctx, enum walk what, bool *pending, doca_e
  * completion channel (verbs) must be armed and acknowledged whether or not
  * its context has work (a post while the PE sleeps counts on it), so a PE
  * with channels walks every context, as it always did. */
-static doca_error_t pe_walk(struct doca_pe *pe, enum walk what, bool *pending)
+static doca_error_t pe_walk(struct doca_pe *pe, enum walk what, bool *found)
 {
 	doca_error_t err = DOCA_SUCCESS;
 
@@ -317,12 +326,12 @@ static doca_error_t pe_walk(struct doca_pe *pe, enum walk what, bool *pending)
 		uint32_t count = atomic_load_explicit(&m->count, memory_order_acquire);
 
 		for (uint32_t i = 0; i < count; i++)
-			walk_ctx(atomic_load_explicit(&m->ctx[i], memory_order_acquire), what, pending, &err);
+			walk_ctx(atomic_load_explicit(&m->ctx[i], memory_order_acquire), what, found, &err);
 	} else if (what != WALK_ACK) {
 		(void)ready_collect_sc(&pe->ready, UINT32_MAX);
 		for (struct ready_node *n = ready_iter_sc(&pe->ready, NULL); n != NULL;
 		     n = ready_iter_sc(&pe->ready, n))
-			walk_ctx(caa_container_of(n, struct doca_ctx, ready), what, pending, &err);
+			walk_ctx(caa_container_of(n, struct doca_ctx, ready), what, found, &err);
 	}
 	doca_rcu_read_unlock();
 	return err;
@@ -330,13 +339,17 @@ static doca_error_t pe_walk(struct doca_pe *pe, enum walk what, bool *pending)
 
 /* ARMED is stored: full fence, then do the work a wake-up would be for,
  * or fire if some remains (runner guard held) — when a channel could not
- * arm, only if @p fire_on_error (an arming that stands). */
-static doca_error_t pe_arm_check(struct doca_pe *pe, bool fire_on_error)
+ * arm, only if @p fire_on_error (an arming that stands). @p unwatched: the
+ * arming's WALK_FEED stopped watching rings whose producers announce
+ * nothing (engine/ring.c, the arm pair): the fence is the heavy half. */
+static doca_error_t pe_arm_check(struct doca_pe *pe, bool fire_on_error, bool unwatched)
 {
 	bool pending = pe->ready_head != &pe_ready_end;
 
-	/* seq_cst fence: ARMED is visible before we look for work (see top). */
-	atomic_thread_fence(memory_order_seq_cst);
+	if (unwatched)
+		asym_fence_heavy(); /* the clears and ARMED visible before we look; a producer's READY before its watch load */
+	else /* seq_cst fence: ARMED is visible before we look for work (see top). */
+		atomic_thread_fence(memory_order_seq_cst);
 	doca_error_t err = pe_walk(pe, WALK_ARM, &pending);
 
 	if (pending && (err == DOCA_SUCCESS || fire_on_error))
@@ -355,7 +368,7 @@ void pe_turn_rearm(struct doca_pe *pe)
 	 * on an arming it was told succeeded. Fire instead: the wake-up
 	 * leads to a request_notification, which reports the device's error
 	 * (see "A refused arming" at the top). */
-	if (pe_arm_check(pe, true) != DOCA_SUCCESS)
+	if (pe_arm_check(pe, true, false) != DOCA_SUCCESS) /* (no ring is watched while armed) */
 		pe_wake(pe);
 }
 
@@ -395,13 +408,15 @@ doca_error_t doca_pe_request_notification(struct doca_pe *ph)
 	/* Feed first, while submitters still see the PE unarmed: one that
 	 * sees ARMED while we hold the guard cannot feed for itself and may
 	 * wake us for what we post anyway (see top). */
-	(void)pe_walk(pe, WALK_FEED, NULL);
+	bool unwatched = false;
+
+	(void)pe_walk(pe, WALK_FEED, &unwatched);
 	EXPLORE_POINT(WAKE);
 	int before = atomic_load_explicit(&pe->armed, memory_order_relaxed);
 
 	/* release: a waker that reads ARMED sees what our turns took (pe_wake_fenced_if) */
 	atomic_store_explicit(&pe->armed, PE_ARMED, memory_order_release);
-	doca_error_t err = pe_arm_check(pe, before == PE_ARMED);
+	doca_error_t err = pe_arm_check(pe, before == PE_ARMED, unwatched);
 
 	if (err != DOCA_SUCCESS) {
 		/* Refused: as armed as before (see "A refused arming" at the

@@ -34,7 +34,9 @@
  *
  * A context leaves the set only after a visit that produced no events (one
  * that did keeps it: likely busy at the next turn, engine/pe_progress.c)
- * and finds nothing left: its queue pair not always polled, its mailbox idle, no task the device
+ * and finds nothing left: its queue pair not always polled, its mailbox
+ * idle, none of its rings watched (engine/ring.c, rule W: a watched
+ * ring's producer announces nothing), no task the device
  * refused or a submit left for the turn (the run's backlog), nothing on
  * its queue pair that only polling would find (inline work, a CQ with
  * entries), no descriptor on the device at all (run->on_device: a context
@@ -46,7 +48,10 @@
  * rule. The release clears its flag and fences, then this file looks at
  * the same things once more (ready_set.h: no signal lost between the
  * visit and the release). A context kept goes to the tail of the PE's FIFO,
- * so busy contexts take turns; a turn visits at most TURN_CTXS of them.
+ * so busy contexts take turns. A turn visits the contexts its FIFO holds
+ * at its start (kept ones included, so possibly more than TURN_CTXS),
+ * stopping early when its records, events or unwatch list are full
+ * (engine/pe_progress.c, turn_collect); the rest stay at the head.
  *
  * Lifetime: the set holds a context only while it is QUEUED. A destroy
  * detaches the node; if it was queued, the handle's last reference passes

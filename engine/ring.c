@@ -1,21 +1,89 @@
 /*
- * engine/ring.c — the foreign submitter's descriptor rings, steps 1 and
- * 2 of bench/ring21-design.md: every foreign task travels as an entry of
- * a ring; the producer takes its credit alone (task_pool_take_credits:
+ * engine/ring.c — the foreign submitter's descriptor rings, steps 1, 2
+ * and 4 of bench/ring21-design.md: every foreign task travels as an entry
+ * of a ring; the producer takes its credit alone (task_pool_take_credits:
  * the split credits), and the PE's feed pops its event slot (slots are
  * the guard holder's, engine/task_pool.c); its buffers are still pinned by the
- * producer before the entry is written, and the producer still announces
- * (mailbox_announce of its shard) and runs the wake check
- * (pe_wake_after_push) after every submit. Only the guard holder fills
- * and posts the slots, from the entries.
+ * producer before the entry is written (step 3 is not in). The producer
+ * announces (mailbox_announce of its shard) and runs the wake check
+ * (pe_wake_after_push) after a submit only when the PE does not watch
+ * its SP ring (step 4, the watch, below); an MP producer always does.
+ * Only the guard holder fills and posts the slots, from the entries.
  *
  * The producer (engine/task.c), inside its read-side section, after its
  * checks, its pins and its credit: chooses its ring
  * (its SP ring, or the MP ring: 1.9), writes each entry's fields
- * (relaxed), then its head src | READY | lap (release); then the
- * announce's fences and the wake check. SP: prod is stored before the
+ * (relaxed), then its head src | READY | lap (release); then, SP, the
+ * light fence and its load of ring_watch (ring_watched): its bit set, it
+ * returns; else (and always for MP) the slow tail: the announce's fences
+ * and the wake check. SP: prod is stored before the
  * entries (the reservation step 3's scan will read). MP: positions are
  * claimed by fetch_add on prod.
+ *
+ * The watch (ring_watch, bit i for SP ring i; written only by guard
+ * holders). Set: by a turn's visit whose feed took from ring i, only while
+ * the PE is DISARMED (ring_watch_visit), and by the turn's end relook
+ * below. Cleared: by a visit after WATCH_IDLE empty visits in a row of
+ * ring i (the unwatch), by arming (WALK_FEED, ring_watch_clear), and by a
+ * visit of a stopping run. While any bit is set the context's visits feed
+ * (or, a failed run's not yet stopping, flush: run_drain looks at the
+ * rings while a bit is set) and its release's look finds work
+ * (turn_visit's fed, run_needs_visit), so it stays queued: rule W, a set
+ * bit is on a queued context whose every visit looks at ring i. An unwatching visit keeps its context
+ * queued (the visit's `more`), and the turn's end, still inside its
+ * read-side section, runs asym_fence_heavy() and looks at each unwatched
+ * ring again: a READY head at cons sets the bit again, on that still
+ * queued context.
+ *
+ * Why no bit is set while the PE is armed: ARMED is stored only by a
+ * guard holder's arming, after WALK_FEED cleared the bits of every
+ * context it walked (FIRED is stored by any waker's CAS, but only over
+ * ARMED, pe_wake_fenced_if, so it too follows such an arming); a watched context is queued (W), and the walk
+ * covers the ready set (every context, with completion channels); a
+ * visit sets bits only when it finds the PE DISARMED (the store of
+ * DISARMED is a guard holder's too: clear_notification), the turn's end
+ * relook only on a context its own visit unwatched in that unarmed turn,
+ * and no feed outside a turn's visit (the armed brief feed, the walks, a
+ * stop's flush) sets any. So a producer always takes the slow tail while
+ * the PE is armed or fired: today's armed path. Its revert
+ * (ring_watch_while_armed) is found by no scenario; the order that would
+ * lose a wake is (review F2): a context with an event callback on the
+ * inline sw0, the PE armed, the context queued; a producer writes E1
+ * (bit clear), announces, sees ARMED; an armed turn posts E1 and sets the
+ * bit; the producer's brief guard is refused and, E1 on the device, it
+ * leaves the wake-up to E1's completion; the same visit's poll runs E1;
+ * the PE sleeps armed with the bit set and E2's producer, seeing it,
+ * neither announces nor wakes. Forced by a steered scenario (not in the
+ * tree: bench/README '### watch57'), the turn's re-arm look
+ * (pe_turn_rearm) fired the PE and no wake was lost; the rule stays, what
+ * makes 'armed => the slow tail' true by construction.
+ *
+ * The fences, each a Dekker pair with the producer's light fence between
+ * its READY store and its ring_watch load (asym_fence.h):
+ * - watch pair: the visit's clear, the turn end's heavy fence, the relook
+ *   of the head at cons. Either the producer's load follows the clear
+ *   (bit clear: the slow tail) or the relook sees its READY (the bit set
+ *   again on a queued context, whose next visit drains it).
+ * - arm pair: WALK_FEED's clear (the rings' shards kept flagged), ARMED,
+ *   pe_arm_check's heavy fence (the seq_cst one when nothing was
+ *   cleared), WALK_ARM's feed (or, for a context it cannot feed,
+ *   ctx_has_pending's ring_any). Either the producer's load follows the
+ *   clear (the slow tail: announce, then the armed look, today's pair
+ *   with the arming) or WALK_ARM sees its READY and posts it (its
+ *   completion is the arming's pending work, or wakes the PE).
+ * - the stop: a producer that saw RUNNING wrote its entries inside its
+ *   read-side section; after the stop's grace period ring_watch_stop
+ *   announces once for every ring of the run (whatever the bits then:
+ *   a stopping visit may have cleared one its producer saw set), so the
+ *   flush the stop hands to the PE (its signal after that announce) looks
+ *   at the rings.
+ * - the owner's direct post (I7's owner clause): the PE's thread posts
+ *   directly only with the mailbox idle and its own SP ring not watched
+ *   or drained (ring_own_drained, under the guard). An entry of its own
+ *   written with no announce was seen by its bit; that bit is cleared
+ *   only by an unwatch (whose turn's relook set it again, the entry not
+ *   drained), an arming (whose WALK_ARM drained it) or a stop (no post);
+ *   so a clear bit under the guard means no such entry is left.
  *
  * The consumer (any guard holder: ring_feed from run_feed, the stop's
  * flush in run_drain, the armed brief feed, the arming walks), after
@@ -65,7 +133,15 @@
  *    entries and advance cons, one at a time (the guard), and an entry is
  *    taken only at cons, with cons's lap.
  * I6 No READY entry waits forever while its context is RUNNING or
- *    STOPPING: (announce form) the producer's READY (release), the
+ *    STOPPING and its PE progresses or is armed. (watch form) An entry
+ *    whose producer saw its bit set: (a) the stop's announce after its
+ *    grace period (above) brings the flush; (b) rule W: the bit set, the
+ *    context is queued and every visit looks at ring i, feeding until
+ *    the ring is drained (a visit that took entries keeps the bit); (c)
+ *    the bit cleared since: the watch pair or the arm pair (above) gave
+ *    the entry to the PE, or the clear came before the producer's load,
+ *    which then saw it clear. (announce form, every MP entry and every SP
+ *    entry whose producer saw its bit clear) the producer's READY (release), the
  *    announce's full fence, its summary load and flag set; the feed's
  *    summary exchange, its full fence (mailbox_take_flags), then the
  *    ring looks. Either the producer saw its bit clear and set it (a
@@ -90,12 +166,14 @@
  *    ring full) stays on MP (on_mp) until an acquire of MP's cons finds
  *    its last MP position (mp_until) taken; so its next SP entry is
  *    written after the PE stored that cons, and is taken by a later feed.
- *    Owner: the PE's thread posts directly only with mailbox_idle under
- *    the guard (engine/task.c task_guard_take, task_one_owner); each of
- *    its own earlier ring submits announced before it returned, so a
- *    feed took that flag after its READY, and that feed and every later
- *    one kept the flags until the rings were seen drained (I6): idle
- *    means every entry of ours was taken. Foreign threads never post
+ *    Owner: the PE's thread posts directly only with mailbox_idle and
+ *    ring_own_drained under the guard (engine/task.c task_guard_take,
+ *    task_one_owner); each of its own earlier ring submits that announced
+ *    did so before it returned, so a feed took that flag after its READY,
+ *    and that feed and every later one kept the flags until the rings
+ *    were seen drained (I6): idle means every announced entry of ours was
+ *    taken; and one that did not announce is in a drained ring or its
+ *    ring is still watched (the owner's clause above). Foreign threads never post
  *    directly.
  * I8 Lifetimes: a ring is allocated outside any read-side section
  *    (engine/task.c leaves it, allocates, enters again and looks at the
@@ -106,19 +184,21 @@
  *    access is inside a section or the guard's brief one.
  *
  * Memory per run: 17 pointers and a mask (140 bytes, on lines of their
- * own); a producer
+ * own), the watch's line (64 bytes) and its private counts (36); a producer
  * 32 B x pow2 >= min(max_tasks, 1024), the MP ring 32 B x pow2 >=
  * max_tasks, each made on the first submit that needs it.
  *
- * Not in step 1: the PENDING state and the producer's DEAD look (the pins
+ * Not in: the PENDING state and the producer's DEAD look (the pins
  * stay before the entry, so a refusal never leaves an entry), SKIP (needs
- * the DEAD look after the entry: step 3), the credit split, the watch
- * bits and the maker's heavy fence (steps 2-4).
+ * the DEAD look after the entry) and the maker's heavy fence: step 3.
  */
 #include "engine/ring.h"
 #include "engine/task_pool.h"
 
 uint32_t ring_sp_cap_max = RING_SP_CAP_MAX;
+#ifdef DOCA_EXPLORE
+uint32_t explore_watch_idle = 1;
+#endif
 
 uint32_t ring_cap(uint32_t size, bool sp)
 {
@@ -273,8 +353,12 @@ static uint32_t ring_take_sp_all(struct ctx_run *run, struct doca_event **evs, u
 		struct task_ring *r =
 			atomic_load_explicit(&run->sp[__builtin_ctz(*bits)], memory_order_acquire); /* the zeroed ring */
 
+		uint32_t bit = *bits & -*bits, got = ring_take_sp(run, r, evs + n, max - n, watched, more);
+
 		*bits &= *bits - 1u;
-		n += ring_take_sp(run, r, evs + n, max - n, watched, more);
+		if (got != 0)
+			run->watch_took |= bit; /* (a visit's: ring_watch_visit) */
+		n += got;
 	}
 	return n;
 }
@@ -345,4 +429,81 @@ bool ring_any(const struct ctx_run *run)
 
 	return mp != NULL && atomic_load_explicit(&mp->prod, memory_order_relaxed) !=
 				     atomic_load_explicit(&mp->cons, memory_order_relaxed);
+}
+
+uint32_t ring_watch_visit(struct ctx_run *run, bool armed)
+{
+	/* relaxed: only guard holders store it */
+	uint32_t took = run->watch_took, watch = atomic_load_explicit(&run->ring_watch, memory_order_relaxed);
+	uint32_t now = watch, unwatch = 0;
+
+	run->watch_took = 0;
+	/* (the explorer's revert: bits set while the PE is armed; a producer
+	 * that sees one skips the wake-up an armed PE needs. Found by no
+	 * scenario; the order that would lose a wake is at the top.) */
+	if (!armed || DOCA_REVERTED("ring_watch_while_armed"))
+		now |= took;
+	for (uint32_t bits = now; bits != 0; bits &= bits - 1u) {
+		uint32_t i = (uint32_t)__builtin_ctz(bits);
+
+		if ((took >> i) & 1u)
+			run->watch_idle[i] = 0;
+		else if (++run->watch_idle[i] >= WATCH_IDLE)
+			unwatch |= 1u << i;
+	}
+	now &= ~unwatch;
+	if (now != watch) {
+		EXPLORE_POINT(ATOMIC);
+		/* relaxed: a set bit only lets producers skip their announce (the
+		 * context is queued, rule W); a cleared one is ordered by the
+		 * turn's heavy fence before its relook (the watch pair) */
+		atomic_store_explicit(&run->ring_watch, now, memory_order_relaxed);
+	}
+	return unwatch;
+}
+
+void ring_watch_relook(struct ctx_run *run, uint32_t bits)
+{
+	uint32_t mask = atomic_load_explicit(&run->sp_mask, memory_order_acquire), again = 0;
+
+	for (bits &= mask; bits != 0; bits &= bits - 1u) {
+		uint32_t i = (uint32_t)__builtin_ctz(bits);
+		/* acquire: the zeroed ring */
+		const struct task_ring *r = atomic_load_explicit(&run->sp[i], memory_order_acquire);
+		uint64_t c = atomic_load_explicit(&r->cons, memory_order_relaxed); /* ours: the guard's */
+
+		if (ring_ready_at(r, c, ring_head(r, c))) {
+			again |= 1u << i;
+			run->watch_idle[i] = 0;
+		}
+	}
+	if (again == 0)
+		return;
+	EXPLORE_POINT(ATOMIC);
+	uint32_t watch = atomic_load_explicit(&run->ring_watch, memory_order_relaxed); /* ours */
+
+	/* relaxed: as ring_watch_visit's set */
+	atomic_store_explicit(&run->ring_watch, watch | again, memory_order_relaxed);
+}
+
+uint32_t ring_watch_clear(struct ctx_run *run, bool keep)
+{
+	uint32_t watch = atomic_load_explicit(&run->ring_watch, memory_order_relaxed); /* ours: the guard's */
+
+	if (watch == 0)
+		return 0;
+	EXPLORE_POINT(ATOMIC);
+	/* relaxed: the caller's heavy fence (arming) or the stop's grace
+	 * period and announce (ring_watch_stop) order what follows it */
+	atomic_store_explicit(&run->ring_watch, 0, memory_order_relaxed);
+	if (keep)
+		mailbox_keep_flags(&run->mbox, watch);
+	return watch;
+}
+
+void ring_watch_stop(struct ctx_run *run)
+{
+	/* acquire: as the feed's; no ring, no producer to announce for */
+	if (atomic_load_explicit(&run->sp_mask, memory_order_acquire) != 0)
+		mailbox_announce(&run->mbox);
 }

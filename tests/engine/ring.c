@@ -606,3 +606,55 @@ Test(ring, a_burst_beyond_one_feed_batch_is_all_taken)
 	reap_in_order(&f, 0, 100);
 	fixture_fini(&f);
 }
+
+/* The watch's rules (ring21 step 4, engine/ring.c I6) on a fake run: a
+ * visit's feed that took from a ring sets its bit unless the PE is
+ * armed; feeds outside a visit count for nothing; WATCH_IDLE empty
+ * visits clear it and name it for the turn's relook, which sets it again
+ * only for a ring whose head at cons is READY; arming's clear keeps the
+ * rings' shards flagged for its second walk. */
+Test(ring, a_visit_watches_what_it_took_unless_armed_and_unwatches_after_watch_idle_empty_ones)
+{
+	struct ctx_run *run = fake_run(8);
+	struct task_ring *a = fake_ring(run, 0), *b = fake_ring(run, 5);
+
+	put(a, 0);
+	run->watch_took = 0;
+	feed_expect(run, 0, 1, false);
+	cr_assert_eq(run->watch_took, 1u, "the feed's ring not recorded");
+	cr_assert_eq(ring_watch_visit(run, true), 0u);
+	cr_assert_eq(atomic_load(&run->ring_watch), 0u, "a bit set while armed");
+	cr_assert_eq(run->watch_took, 0u, "the visit's record not reset");
+	put(a, 1);
+	feed_expect(run, 1, 1, false);
+	cr_assert_eq(ring_watch_visit(run, false), 0u);
+	cr_assert_eq(atomic_load(&run->ring_watch), 1u, "the ring the visit took from not watched");
+	/* ring 5 gives an entry too: both watched; then empty visits */
+	put_task(b, 0, 7);
+	feed_expect(run, 7, 1, false);
+	cr_assert_eq(ring_watch_visit(run, false), 0u);
+	cr_assert_eq(atomic_load(&run->ring_watch), 1u | 1u << 5);
+	/* ring 0's count began a visit before ring 5's (that visit was its first) */
+	for (uint32_t i = 2; i < WATCH_IDLE; i++) {
+		feed_expect(run, 0, 0, false);
+		cr_assert_eq(ring_watch_visit(run, false), 0u, "empty visit %u unwatched", i);
+	}
+	feed_expect(run, 0, 0, false);
+	cr_assert_eq(ring_watch_visit(run, false), 1u, "ring 0 after %u empty visits", WATCH_IDLE);
+	cr_assert_eq(atomic_load(&run->ring_watch), 1u << 5, "ring 5 unwatched a visit early");
+	/* the relook: ring 0 empty, not watched again; then a READY entry
+	 * there (its producer saw the bit still set): watched again */
+	ring_watch_relook(run, 1u);
+	cr_assert_eq(atomic_load(&run->ring_watch), 1u << 5);
+	put(a, 2);
+	ring_watch_relook(run, 1u);
+	cr_assert_eq(atomic_load(&run->ring_watch), 1u | 1u << 5, "the relook missed a READY entry");
+	/* arming: every bit cleared, the shards kept flagged for WALK_ARM */
+	(void)mailbox_take_flags(&run->mbox);
+	cr_assert_eq(ring_watch_clear(run, true), 1u | 1u << 5);
+	cr_assert_eq(atomic_load(&run->ring_watch), 0u);
+	cr_assert_eq(mailbox_take_flags(&run->mbox), 1u | 1u << 5, "the cleared rings' shards not kept");
+	cr_assert_eq(ring_watch_clear(run, true), 0u);
+	feed_expect(run, 2, 1, false);
+	fake_run_free(run);
+}
