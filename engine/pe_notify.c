@@ -273,9 +273,8 @@ enum walk {
 	WALK_ACK,  /* consume what made its completion channel readable */
 };
 
-/* One context of a walk (inside its read-side section); *found: WALK_ARM,
- * work pending; WALK_FEED, a watched ring (engine/ring.c) no longer is. */
-static void walk_ctx(struct doca_ctx *ctx, enum walk what, bool *found, doca_error_t *err)
+/* One context of a walk (inside its read-side section). */
+static void walk_ctx(struct doca_ctx *ctx, enum walk what, bool *pending, doca_error_t *err)
 {
 	EXPLORE_POINT(ATOMIC);
 	struct ctx_run *run = rcu_dereference(ctx->run);
@@ -291,23 +290,15 @@ static void walk_ctx(struct doca_ctx *ctx, enum walk what, bool *found, doca_err
 
 	if (fed && run_feed(run, run->pool.size) != 0)
 		hw_qp_kick(run->qp);
-	if (what != WALK_ARM) {
-		/* The arm pair (engine/ring.c, I6): the watch ends before ARMED;
-		 * the rings' shards stay flagged, so WALK_ARM, after the heavy
-		 * fence, looks at them again. (The explorer's revert: the rings
-		 * stay watched while the PE sleeps.) */
-		if (!DOCA_REVERTED("ring_arm_keeps_watch") && ring_watch_clear(run, true) != 0)
-			*found = true;
+	if (what != WALK_ARM)
 		return;
-	}
 	if (*err == DOCA_SUCCESS)
 		*err = run->qp->ops->notify_arm(run->qp);
-	*found = *found || ctx_has_pending(ctx, run, fed);
+	*pending = *pending || ctx_has_pending(ctx, run, fed);
 }
 
-/* Walk the PE's contexts (runner guard held); WALK_ARM reports in *found
- * whether work is pending, WALK_FEED whether it stopped watching a ring
- * (walk_ctx), and WALK_ARM returns the first arming error. Which ones:
+/* Walk the PE's contexts (runner guard held); WALK_ARM reports in *pending
+ * whether work is pending and returns the first arming error. Which ones:
  * those of the ready set, when no queue pair of the PE has a completion
  * channel — a context with work is in the set, or the thread that gave it
  * the work signals it and then wakes the PE itself (engine/pe_ready.c), so
@@ -315,7 +306,7 @@ static void walk_ctx(struct doca_ctx *ctx, enum walk what, bool *found, doca_err
  * completion channel (verbs) must be armed and acknowledged whether or not
  * its context has work (a post while the PE sleeps counts on it), so a PE
  * with channels walks every context, as it always did. */
-static doca_error_t pe_walk(struct doca_pe *pe, enum walk what, bool *found)
+static doca_error_t pe_walk(struct doca_pe *pe, enum walk what, bool *pending)
 {
 	doca_error_t err = DOCA_SUCCESS;
 
@@ -326,12 +317,12 @@ static doca_error_t pe_walk(struct doca_pe *pe, enum walk what, bool *found)
 		uint32_t count = atomic_load_explicit(&m->count, memory_order_acquire);
 
 		for (uint32_t i = 0; i < count; i++)
-			walk_ctx(atomic_load_explicit(&m->ctx[i], memory_order_acquire), what, found, &err);
+			walk_ctx(atomic_load_explicit(&m->ctx[i], memory_order_acquire), what, pending, &err);
 	} else if (what != WALK_ACK) {
 		(void)ready_collect_sc(&pe->ready, UINT32_MAX);
 		for (struct ready_node *n = ready_iter_sc(&pe->ready, NULL); n != NULL;
 		     n = ready_iter_sc(&pe->ready, n))
-			walk_ctx(caa_container_of(n, struct doca_ctx, ready), what, found, &err);
+			walk_ctx(caa_container_of(n, struct doca_ctx, ready), what, pending, &err);
 	}
 	doca_rcu_read_unlock();
 	return err;
@@ -339,9 +330,11 @@ static doca_error_t pe_walk(struct doca_pe *pe, enum walk what, bool *found)
 
 /* ARMED is stored: full fence, then do the work a wake-up would be for,
  * or fire if some remains (runner guard held) — when a channel could not
- * arm, only if @p fire_on_error (an arming that stands). @p unwatched: the
- * arming's WALK_FEED stopped watching rings whose producers announce
- * nothing (engine/ring.c, the arm pair): the fence is the heavy half. */
+ * arm, only if @p fire_on_error (an arming that stands). @p unwatched:
+ * the arming ended watches of rings whose producers announce nothing
+ * (pe_watch_arm_clear; engine/ring.c, the arm pair): the fence is the
+ * heavy half, and the look at those rings (pe_watch_arm_look) signals
+ * the contexts it finds READY before WALK_ARM walks the set. */
 static doca_error_t pe_arm_check(struct doca_pe *pe, bool fire_on_error, bool unwatched)
 {
 	bool pending = pe->ready_head != &pe_ready_end;
@@ -350,6 +343,7 @@ static doca_error_t pe_arm_check(struct doca_pe *pe, bool fire_on_error, bool un
 		asym_fence_heavy(); /* the clears and ARMED visible before we look; a producer's READY before its watch load */
 	else /* seq_cst fence: ARMED is visible before we look for work (see top). */
 		atomic_thread_fence(memory_order_seq_cst);
+	pending = pe_watch_arm_look(pe) || pending;
 	doca_error_t err = pe_walk(pe, WALK_ARM, &pending);
 
 	if (pending && (err == DOCA_SUCCESS || fire_on_error))
@@ -408,9 +402,11 @@ doca_error_t doca_pe_request_notification(struct doca_pe *ph)
 	/* Feed first, while submitters still see the PE unarmed: one that
 	 * sees ARMED while we hold the guard cannot feed for itself and may
 	 * wake us for what we post anyway (see top). */
-	bool unwatched = false;
+	(void)pe_walk(pe, WALK_FEED, NULL);
+	/* the arm pair's first half (engine/ring.c, I6): no ring watched
+	 * once ARMED is stored */
+	bool unwatched = pe_watch_arm_clear(pe);
 
-	(void)pe_walk(pe, WALK_FEED, &unwatched);
 	EXPLORE_POINT(WAKE);
 	int before = atomic_load_explicit(&pe->armed, memory_order_relaxed);
 

@@ -27,7 +27,7 @@
 #include "engine/task_pool.h"
 
 #define TURN_EVENTS 256u    /* completions per turn */
-#define TURN_CTXS 64u       /* records (and unwatches) per turn; visits are not bounded by it */
+#define TURN_CTXS 64u       /* contexts per turn */
 #define TURN_POSTS 256u     /* descriptors posted per context per turn */
 #define POST_BATCH 64u      /* descriptors per hw post call */
 #ifdef DOCA_EXPLORE
@@ -61,17 +61,6 @@ struct turn {
 	 * (turn_poll: every polled event is linked by its next); the
 	 * execute's completions too (turn_execute) */
 	struct hw_cqe cqes[TURN_EVENTS];
-	/* the runs whose visit stopped watching rings (ring_watch_visit),
-	 * looked at again at the turn's end (turn_collect); at most one a
-	 * visit, and a turn stops visiting when this is full: it visits
-	 * every context its FIFO holds (ready_collect_sc), which may be
-	 * more than TURN_CTXS, and an idle visit fills neither recs nor
-	 * done (so no size fits every turn) */
-	struct {
-		struct ctx_run *run;
-		uint32_t bits;
-	} unwatch[TURN_CTXS];
-	uint32_t nunwatch;
 };
 
 static void event_flush(struct doca_event *ev)
@@ -554,10 +543,11 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	/* Nothing to feed (an at-once device executed the backlog, no one
 	 * pushed): no call. mailbox_idle makes the loads a drain's first look
 	 * makes, and when they find nothing the drain takes nothing. */
-	bool fed = false, kept = false;
+	bool fed = false;
 
 	if (running) {
-		/* a watched ring's producer announces nothing (rule W) */
+		/* a watched ring's producer announces nothing: the visit its
+		 * turn's look brought feeds (pe_watch_turn) */
 		fed = run->backlog_head != NULL || !mailbox_idle(&run->mbox) || ring_any_watched(run);
 		if (fed) {
 			run->watch_took = 0; /* what feeds outside a visit took sets no bit */
@@ -565,18 +555,12 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 			/* the watch (engine/ring.c, I6): no bit set while armed
 			 * (relaxed: DISARMED and ARMED are stored under the
 			 * guard, which we hold; a waker's FIRED is not DISARMED
-			 * either) */
-			uint32_t unwatch =
-				ring_watch_visit(run, atomic_load_explicit(&pe->armed, memory_order_relaxed) != PE_DISARMED);
+			 * either); a set bit puts the context on the PE's watch
+			 * list, whose every turn looks at the ring */
+			bool armed = atomic_load_explicit(&pe->armed, memory_order_relaxed) != PE_DISARMED;
 
-			if (unwatch != 0) {
-				/* the turn's end looks at them again, the context
-				 * still queued (rule W); the explorer's revert: v1's
-				 * place, the context released before that look */
-				t->unwatch[t->nunwatch].run = run;
-				t->unwatch[t->nunwatch++].bits = unwatch;
-				kept = !DOCA_REVERTED("ring_rewatch_no_requeue");
-			}
+			if (ring_watch_visit(run, armed) != 0)
+				pe_watch_link(pe, ctx);
 		}
 	} else {
 		/* flushing. Stopping: no ring watched (the stop announces
@@ -584,9 +568,9 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 		 * and not yet stopping: the bits stay, since a producer that
 		 * saw one announced nothing and the stop may be put off for
 		 * ever (its report lock's holder waiting for a credit only
-		 * this flush returns, ctx_stop_on_fatal); the flush looks at
-		 * the rings while one is set (run_drain), rule W keeping the
-		 * context queued. */
+		 * this flush returns, ctx_stop_on_fatal); the context stays
+		 * on the watch list, whose turns look at the rings, and the
+		 * flush looks at them while a bit is set (run_drain). */
 		if (stopping)
 			(void)ring_watch_clear(run, false);
 		if (!run->flush_sent) {
@@ -630,7 +614,7 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	 * submitter's signal or requeue. A visit more is never wrong: the
 	 * set's rule (a context leaves only after a visit that finds nothing,
 	 * pe_ready.c) holds, one visit later. */
-	bool more = t->ndone != first || kept || (!known_idle && run_needs_visit(ctx, run));
+	bool more = t->ndone != first || (!known_idle && run_needs_visit(ctx, run));
 
 	pe_ready_after_visit(pe, ctx, more);
 	if (t->ndone == first && running && !fatal)
@@ -685,26 +669,14 @@ static void turn_collect(struct doca_pe *pe, struct turn *t)
 {
 	uint32_t todo = ready_collect_sc(&pe->ready, TURN_CTXS);
 
-	/* the room looked at after each visit: the first finds the turn
-	 * empty; a visit adds at most one record and one unwatch. todo may
-	 * exceed TURN_CTXS (kept contexts count too); those not visited
-	 * stay at the FIFO's head for the next turn. */
+	/* the room looked at after each visit: the first finds the turn empty */
 	for (uint32_t i = 0; i < todo;) {
 		struct ready_node *n = ready_peek_sc(&pe->ready); /* left there until its visit ends */
 
 		turn_visit(pe, t, caa_container_of(n, struct doca_ctx, ready));
-		if (++i == todo || t->nrecs >= TURN_CTXS || t->ndone >= TURN_EVENTS || t->nunwatch >= TURN_CTXS)
+		if (++i == todo || t->nrecs >= TURN_CTXS || t->ndone >= TURN_EVENTS)
 			break;
 	}
-	/* The watch pair's PE half (engine/ring.c, I6): the visits' clears,
-	 * then the heavy fence, then the rings looked at again, each context
-	 * still queued (its visit kept it). Still inside the section: the
-	 * runs stay. */
-	if (t->nunwatch == 0 || DOCA_REVERTED("ring_unwatch_no_relook"))
-		return;
-	asym_fence_heavy(); /* our clears visible before the relooks; every producer's READY before its watch load */
-	for (uint32_t k = 0; k < t->nunwatch; k++)
-		ring_watch_relook(t->unwatch[k].run, t->unwatch[k].bits);
 }
 
 static void pe_deliver(struct doca_pe *pe, struct doca_event *ev)
@@ -771,11 +743,12 @@ uint32_t pe_turn(struct doca_pe *pe)
 
 	t.nrecs = 0;
 	t.ndone = 0;
-	t.nunwatch = 0;
 	EXPLORE_POINT(ATOMIC);
 	if (atomic_load_explicit(&pe->home, memory_order_relaxed) != runner_self())
 		atomic_store_explicit(&pe->home, runner_self(), memory_order_relaxed);
 	doca_rcu_read_lock();
+	if (pe->watch_head != NULL) /* (the runner's) */
+		pe_watch_turn(pe); /* before the collect: what it signals is visited now */
 	turn_collect(pe, &t);
 	doca_rcu_read_unlock();
 

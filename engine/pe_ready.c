@@ -23,7 +23,14 @@
  *   armed until the PE's next arming (a PE armed already wakes for it);
  * - a credit returned to a STOPPING context, whose last one lets the PE
  *   finish the stop (run_credits_returned, after its fence; a thread other
- *   than the PE's own, which took its guard to free, wakes it too).
+ *   than the PE's own, which took its guard to free, wakes it too);
+ * - the PE itself, at a turn's start, for a context on its watch list
+ *   whose watched SP ring has a READY head, or whose just-unwatched ring
+ *   has one after the heavy fence (pe_watch_turn), and at an arming
+ *   (pe_watch_arm_look): a watched ring's producer neither announces nor
+ *   signals, and the turn's look stands in for both (engine/ring.c, the
+ *   watch, rule L). Its push is the signal's (the set's mailbox, after
+ *   those already signalled), so the context comes after them.
  *
  * A signaller that then wakes a sleeping PE (pe_wake) must fence between
  * its push into the set and its load of the armed flag when the signal
@@ -34,9 +41,7 @@
  *
  * A context leaves the set only after a visit that produced no events (one
  * that did keeps it: likely busy at the next turn, engine/pe_progress.c)
- * and finds nothing left: its queue pair not always polled, its mailbox
- * idle, none of its rings watched (engine/ring.c, rule W: a watched
- * ring's producer announces nothing), no task the device
+ * and finds nothing left: its queue pair not always polled, its mailbox idle, no task the device
  * refused or a submit left for the turn (the run's backlog), nothing on
  * its queue pair that only polling would find (inline work, a CQ with
  * entries), no descriptor on the device at all (run->on_device: a context
@@ -45,22 +50,35 @@
  * signalled (the thread preempted in between) is found by the next turn,
  * not by its signal; an engine thread signals only a PE that is armed
  * (engine/pe_notify.c, "A backend's completions"), which relies on this
- * rule. The release clears its flag and fences, then this file looks at
+ * rule. A watched ring is no reason to stay: the context leaves after an
+ * empty visit as any other, and its PE's next turns look at the ring
+ * (pe_watch_turn) and signal it when an entry is there. The release clears its flag and fences, then this file looks at
  * the same things once more (ready_set.h: no signal lost between the
  * visit and the release). A context kept goes to the tail of the PE's FIFO,
- * so busy contexts take turns. A turn visits the contexts its FIFO holds
- * at its start (kept ones included, so possibly more than TURN_CTXS),
- * stopping early when its records, events or unwatch list are full
- * (engine/pe_progress.c, turn_collect); the rest stay at the head.
+ * so busy contexts take turns; a turn visits at most TURN_CTXS of them.
  *
  * Lifetime: the set holds a context only while it is QUEUED. A destroy
  * detaches the node; if it was queued, the handle's last reference passes
  * to the PE, which drops it when it meets the node (or when the PE's memory
  * goes, pe_ready_fini, after every signaller's grace period).
+ *
+ * The watch list (pe->watch_head, linked by ctx->watch_next; the guard
+ * holder's): the contexts whose runs watch a ring. A context on it holds
+ * a reference, taken by the running visit that set a bit (pe_watch_link)
+ * and dropped when a turn's look finds its run gone or watching nothing,
+ * when an arming empties the list, or when the PE's memory goes
+ * (pe_ready_fini): so a listed context's memory stays, and its run is
+ * read anew (rcu_dereference, inside a read-side section) at each look,
+ * never kept across sections; a retired run is freed a grace period
+ * after its unpublish, whoever retires it (engine/ring.c, "Lifetime of
+ * the list").
  */
 #include <stdlib.h>
 
+#include "actors/asym_fence.h"
+#include "actors/explore_revert.h"
 #include "engine/pe_ready.h"
+#include "engine/ring.h"
 
 bool pe_ready_signal_fenced(struct doca_pe *pe, struct doca_ctx *ctx)
 {
@@ -150,6 +168,118 @@ bool ctx_ready_detach(struct doca_ctx *ctx)
 	return ready_node_detach(&ctx->ready);
 }
 
+/* ctx's run now, or NULL (inside a read-side section: it stays until the
+ * section's end) */
+static struct ctx_run *watch_run(struct doca_ctx *ctx)
+{
+	struct ctx_run *run = rcu_dereference(ctx->run);
+
+	TSAN_ACQUIRE(run); /* what rcu_assign_pointer published (TSan does not see consume) */
+	return run;
+}
+
+/* Take *link's context off its PE's watch list, with the reference it
+ * held (the caller touches it no more). */
+static void watch_unlink(struct doca_ctx **link)
+{
+	struct doca_ctx *ctx = *link;
+
+	*link = ctx->watch_next;
+	ctx->watch_next = NULL;
+	ctx->watch_listed = false;
+	ctx_ref_put(ctx);
+}
+
+void pe_watch_link(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	/* (the explorer's revert: the bits set, the context on no list: no
+	 * turn looks at its rings) */
+	if (ctx->watch_listed || DOCA_REVERTED("ring_watch_unlisted"))
+		return;
+	/* A running visit's context is not destroyed (a destroy needs IDLE,
+	 * after a stop whose grace period waits for our section): its handle
+	 * still holds a reference. */
+	if (!ctx_ref_get(ctx)) {
+		doca_log(DOCA_LOG_ERROR, "a running context was destroyed");
+		abort();
+	}
+	ctx->watch_listed = true;
+	ctx->watch_next = pe->watch_head;
+	pe->watch_head = ctx;
+}
+
+void pe_watch_turn(struct doca_pe *pe)
+{
+	bool gone = false;
+
+	for (struct doca_ctx **link = &pe->watch_head; *link != NULL;) {
+		struct doca_ctx *ctx = *link;
+		struct ctx_run *run = watch_run(ctx);
+
+		/* stopped, restarted with nothing watched, unwatched by a look,
+		 * an arming's walk or a stopping visit: off the list */
+		if (run == NULL || !ring_any_watched(run)) {
+			watch_unlink(link);
+			continue;
+		}
+		/* READY at cons: the visit its producer's announce would have
+		 * brought (pe_ready_after_visit's rule is main's: a context
+		 * leaves after an empty visit, a watched one too) */
+		if (ring_watch_look(run) != 0)
+			(void)pe_ready_signal_fenced(pe, ctx); /* (we are the set's consumer: no wake) */
+		gone = gone || run->watch_gone != 0;
+		link = &ctx->watch_next;
+	}
+	if (!gone)
+		return;
+	asym_fence_heavy(); /* the looks' clears visible before the relooks; every producer's READY before its watch load */
+	for (struct doca_ctx *ctx = pe->watch_head; ctx != NULL; ctx = ctx->watch_next) {
+		struct ctx_run *run = watch_run(ctx); /* (a stop may have retired it since the look) */
+
+		if (run != NULL && ring_watch_relook(run) != 0 && !DOCA_REVERTED("ring_relook_no_signal"))
+			(void)pe_ready_signal_fenced(pe, ctx);
+	}
+}
+
+bool pe_watch_arm_clear(struct doca_pe *pe)
+{
+	bool cleared = false;
+
+	/* (the explorer's revert: the rings stay watched while the PE sleeps) */
+	if (pe->watch_head == NULL || DOCA_REVERTED("ring_arm_keeps_watch"))
+		return false;
+	doca_rcu_read_lock();
+	for (struct doca_ctx *ctx = pe->watch_head; ctx != NULL; ctx = ctx->watch_next) {
+		struct ctx_run *run = watch_run(ctx);
+
+		if (run != NULL && ring_watch_clear(run, true) != 0)
+			cleared = true;
+	}
+	doca_rcu_read_unlock();
+	return cleared;
+}
+
+bool pe_watch_arm_look(struct doca_pe *pe)
+{
+	bool found = false;
+
+	if (pe->watch_head == NULL)
+		return false;
+	doca_rcu_read_lock();
+	while (pe->watch_head != NULL) {
+		struct doca_ctx *ctx = pe->watch_head;
+		struct ctx_run *run = watch_run(ctx);
+
+		if (run != NULL && ring_watch_relook(run) != 0) {
+			(void)pe_ready_signal_fenced(pe, ctx); /* (we are the set's consumer: the arming fires) */
+			found = true;
+		}
+		watch_unlink(&pe->watch_head);
+	}
+	doca_rcu_read_unlock();
+	return found;
+}
+
 void pe_ready_fini(struct doca_pe *pe)
 {
 	struct ready_node *n;
@@ -164,4 +294,6 @@ void pe_ready_fini(struct doca_pe *pe)
 		}
 		ctx_ref_put(ctx);
 	}
+	while (pe->watch_head != NULL)
+		watch_unlink(&pe->watch_head);
 }

@@ -6,7 +6,6 @@
 #define DOCA_ENGINE_PE_READY_H
 
 #include "engine/engine.h"
-#include "engine/ring.h"
 
 /* run_needs_visit after its first looks found nothing: out of line, so
  * the common answer (nothing) pays no frame for the calls there
@@ -26,9 +25,7 @@ static inline __attribute__((always_inline)) bool run_needs_visit_in(struct doca
 	 * exact: its one writer is the runner, every caller of this. */
 	bool idle_dev = qp->executes_at_once && atomic_load_explicit(&run->on_device, memory_order_relaxed) == 0;
 
-	/* a watched ring (engine/ring.c): its producer announces nothing, so
-	 * its context stays queued while the bit is set (rule W) */
-	if (!mailbox_idle(&run->mbox) || run->backlog_head != NULL || qp->always_polled || ring_any_watched(run))
+	if (!mailbox_idle(&run->mbox) || run->backlog_head != NULL || qp->always_polled)
 		return true;
 	if (!idle_dev || st != DOCA_CTX_STATE_RUNNING || run->fatal)
 		return run_needs_visit_rest(ctx, run, st, idle_dev);

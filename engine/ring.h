@@ -128,26 +128,33 @@ bool ring_any(const struct ctx_run *run);
 
 /* The watch (engine/ring.c, I6). After a visit's feed in a turn (runner
  * guard held, inside the turn's read-side section): set the bits of the SP
- * rings that gave it entries, count an empty visit for each other watched
- * ring and clear the bits of those that reach WATCH_IDLE. A watched
- * context stays queued (run_needs_visit) and its visits feed (rule W).
- * @p armed: the PE is not DISARMED, so no bit is set. Returns the bits it
- * cleared: the turn's end looks at those rings again after its heavy
- * fence (ring_watch_relook), and the visit keeps the context queued for
- * that. */
+ * rings that gave it entries and restart their empty-look counts. @p
+ * armed: the PE is not DISARMED, so no bit is set. Returns the bits now
+ * set: when not 0, the caller puts the context on its PE's watch list
+ * (pe_watch_link), whose turns look at those rings. */
 uint32_t ring_watch_visit(struct ctx_run *run, bool armed);
 
-/* The turn's end for the rings of @p bits a visit of this turn stopped
- * watching, after the turn's asym_fence_heavy(): each one whose head at
- * cons is READY is watched again (its producer may have seen the bit
- * still set). Runner guard held, inside the turn's read-side section. */
-void ring_watch_relook(struct ctx_run *run, uint32_t bits);
+/* A turn's look at @p run's watched rings, before it collects its ready
+ * set (pe_watch_turn; runner guard held, inside the turn's section):
+ * returns the rings whose head at cons is READY (the caller signals the
+ * context); counts an empty look for each other one and stops watching
+ * those that reach WATCH_IDLE, which the turn then looks at again after
+ * its heavy fence (ring_watch_relook). */
+uint32_t ring_watch_look(struct ctx_run *run);
 
-/* Stop watching every ring of @p run (arming, a visit that flushes);
- * returns the bits it cleared. @p keep: keep their shards flagged, so the
- * next feed looks at the rings again (arming's WALK_ARM after its heavy
- * fence). Runner guard held. */
-uint32_t ring_watch_clear(struct ctx_run *run, bool keep);
+/* After the caller's asym_fence_heavy(): the rings whose watch ended
+ * since the last call (ring_watch_look's unwatch, an arming's
+ * ring_watch_clear) whose head at cons is READY — their producers may
+ * have seen the bit still set and announced nothing — with their shards
+ * flagged as those announces would have; the caller signals the context
+ * when this is not 0. Runner guard held, inside a read-side section. */
+uint32_t ring_watch_relook(struct ctx_run *run);
+
+/* Stop watching every ring of @p run (arming, a stopping visit); returns
+ * the bits it cleared. @p relook: the caller runs the heavy fence and
+ * ring_watch_relook next (arming); a stopping visit needs none (the
+ * stop's announce, ring_watch_stop). Runner guard held. */
+uint32_t ring_watch_clear(struct ctx_run *run, bool relook);
 
 /* The stop's half of I6 (a), after its grace period: every producer that
  * saw RUNNING has written its entries, some with no announce (its bit
@@ -167,8 +174,9 @@ static inline __attribute__((always_inline)) bool ring_watched(const struct ctx_
 	return (atomic_load_explicit(&run->ring_watch, memory_order_relaxed) & bit) != 0;
 }
 
-/* Is any SP ring of @p run watched? (A visit then feeds, and its context
- * stays queued: rule W.) Runner guard held: the bits are ours. */
+/* Is any SP ring of @p run watched? (A visit then feeds: a watched
+ * ring's producer announces nothing.) Runner guard held: the bits are
+ * ours. */
 static inline bool ring_any_watched(const struct ctx_run *run)
 {
 	return atomic_load_explicit(&run->ring_watch, memory_order_relaxed) != 0;

@@ -386,7 +386,7 @@ Test(fatal_stop, a_failed_runs_flush_takes_a_watched_rings_unannounced_task_whil
 	w_wait_phase(1);
 	cr_assert_eq(w_submit[0], DOCA_SUCCESS);
 	/* a turn between the engine's steps (10 ms): the completion comes
-	 * long before WATCH_IDLE empty visits end the watch */
+	 * long before WATCH_IDLE empty looks end the watch */
 	while (atomic_load(&events) == 0) {
 		(void)doca_pe_progress(w_pe);
 		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);

@@ -1,9 +1,11 @@
 /*
  * tests/engine/ring_watch.c — the watch (engine/ring.c, ring21 step 4):
  * a turn that drains a foreign submitter's SP ring watches it, and the
- * producer then neither announces nor runs the wake check; WATCH_IDLE
- * empty visits, an arming or a stop end the watch; no bit is set while
- * the PE is armed. A started context on the inline sw0, this thread its
+ * producer then neither announces nor runs the wake check; the context
+ * still leaves the ready set after an empty visit, and each turn's look
+ * at the watched ring signals it when its head is READY; WATCH_IDLE empty
+ * looks, an arming or a stop end the watch; no bit is set while the PE is
+ * armed. A started context on the inline sw0, this thread its
  * PE's, tasks from a joined thread (no race: each look below follows a
  * join or is this thread's own turn).
  */
@@ -57,6 +59,18 @@ static uint32_t watch_of(const struct ctx_run *run)
 	return atomic_load(&run->ring_watch);
 }
 
+/* Is the context in its PE's ready set (queued)? */
+static bool queued(struct api_fixture *f)
+{
+	return atomic_load(&handle_deref(f->ctx)->ready.flags) != 0;
+}
+
+/* Is the context on its PE's watch list? */
+static bool listed(struct api_fixture *f)
+{
+	return handle_deref(f->ctx)->watch_listed;
+}
+
 /* Start, make this thread the PE's, then one foreign task, reaped: the
  * turn that drained it watches its ring. Returns its bit. */
 static uint32_t watched_fixture(struct api_fixture *f)
@@ -78,11 +92,17 @@ Test(ring_watch, a_turn_that_drains_a_ring_watches_it_and_its_producer_stops_ann
 	struct ctx_run *run = run_of(&f);
 
 	cr_assert_eq(atomic_load(&run->mbox.summary), 0, "the turn took the announce's flag");
+	cr_assert(listed(&f), "a watched context is not on the watch list");
+	/* the visit that produced the event kept it; an empty one releases
+	 * it, watched or not (pe_ready.c's rule) */
+	cr_assert_eq(doca_pe_progress(f.pe), 0);
+	cr_assert(!queued(&f), "a watched context stayed in the ready set after an empty visit");
 	(void)submit_foreign(&f, 2);
 	cr_assert_eq(atomic_load(&run->mbox.summary), 0, "a watched ring's producer announced");
+	cr_assert(!queued(&f), "a watched ring's producer signalled");
 	cr_assert(ring_any(run), "the task waits in the ring");
-	/* the context stays queued while watched (rule W): the next turn
-	 * looks at the ring with no announce */
+	/* the next turn's look finds the READY head and signals the context */
+	cr_assert_eq(doca_pe_progress(f.pe), 1, "the turn's look did not bring the watched ring's task");
 	expect_success_event(f.pe, 2, f.len);
 	cr_assert_eq(watch_of(run), bit);
 	cr_assert(!ring_any(run));
@@ -95,15 +115,19 @@ Test(ring_watch, watch_idle_empty_visits_end_the_watch_and_the_producer_announce
 	uint32_t bit = watched_fixture(&f);
 	struct ctx_run *run = run_of(&f);
 
-	/* each progress call is one turn visiting the (queued) context */
+	/* each progress call is one turn, whose look finds the ring empty */
 	for (uint32_t i = 1; i < WATCH_IDLE; i++) {
 		cr_assert_eq(doca_pe_progress(f.pe), 0);
-		cr_assert_eq(watch_of(run), bit, "unwatched after %u empty visits, not %u", i, WATCH_IDLE);
+		cr_assert_eq(watch_of(run), bit, "unwatched after %u empty looks, not %u", i, WATCH_IDLE);
 	}
+	cr_assert(!queued(&f), "a watched context stayed in the ready set");
 	cr_assert_eq(doca_pe_progress(f.pe), 0);
-	cr_assert_eq(watch_of(run), 0, "still watched after %u empty visits", WATCH_IDLE);
-	/* the relook found nothing: the context leaves the set on its next visit */
+	cr_assert_eq(watch_of(run), 0, "still watched after %u empty looks", WATCH_IDLE);
+	cr_assert(!queued(&f), "the relook signalled with the ring empty");
+	/* the next turn drops it from the watch list */
+	cr_assert(listed(&f));
 	cr_assert_eq(doca_pe_progress(f.pe), 0);
+	cr_assert(!listed(&f), "an unwatched context stayed on the watch list");
 	cr_assert_eq(watch_of(run), 0);
 	(void)submit_foreign(&f, 2);
 	cr_assert_neq(atomic_load(&run->mbox.summary), 0, "an unwatched ring's producer did not announce");
@@ -143,6 +167,7 @@ Test(ring_watch, arming_ends_the_watch_and_drains_the_rings_it_watched)
 	cr_assert_eq(atomic_load(&run->mbox.summary), 0);
 	cr_assert_eq(doca_pe_request_notification(f.pe), DOCA_SUCCESS);
 	cr_assert_eq(watch_of(run), 0, "armed with a ring watched");
+	cr_assert(!listed(&f), "the arming left the watch list");
 	cr_assert(!ring_any(run), "the arming did not drain the watched ring");
 	/* the inline device's task is pending work: the arming fired */
 	cr_assert_neq(atomic_load(&handle_deref(f.pe)->armed), PE_ARMED, "armed with a task to run");
@@ -244,11 +269,11 @@ Test(ring_watch, the_pe_threads_own_watched_ring_drained_lets_it_post_directly)
 }
 
 /* More contexts on one PE than a turn has records (TURN_CTXS, 64 in
- * engine/pe_progress.c), all watched and all unwatching in one turn: a
- * turn visits every context its FIFO holds, not TURN_CTXS, and stops
- * when its unwatch list is full; the rest unwatch in the next turn. */
+ * engine/pe_progress.c), all watched: none stays in the ready set after
+ * its empty visit, every watched task comes by the turns' looks, and all
+ * are unwatched after WATCH_IDLE empty looks and dropped from the watch
+ * list by the turn after the last unwatch. */
 #define MANY_CTXS 100u
-#define TURN_CTXS_SEEN 64u /* engine/pe_progress.c's TURN_CTXS */
 
 struct many_submitter {
 	struct api_sibling *s;
@@ -302,7 +327,16 @@ static uint32_t many_watched(struct api_sibling *s, uint32_t bit)
 	return n;
 }
 
-Test(ring_watch, more_contexts_than_a_turns_records_unwatch_in_one_turn)
+static uint32_t many_queued(struct api_sibling *s)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < MANY_CTXS; i++)
+		n += atomic_load(&handle_deref(s[i].ctx)->ready.flags) != 0;
+	return n;
+}
+
+Test(ring_watch, more_contexts_than_a_turns_records_leave_the_set_and_unwatch)
 {
 	struct api_fixture f;
 	static struct api_sibling s[MANY_CTXS];
@@ -314,22 +348,20 @@ Test(ring_watch, more_contexts_than_a_turns_records_unwatch_in_one_turn)
 	uint32_t bit = 1u << many_round(&f, s, 1000);
 
 	cr_assert_eq(many_watched(s, bit), MANY_CTXS);
-	/* no announce now: every context still queued (rule W), so one turn
-	 * takes from all of them and their idle counts go in lockstep */
+	while (doca_pe_progress(f.pe) != 0)
+		;
+	cr_assert_eq(doca_pe_progress(f.pe), 0);
+	cr_assert_eq(many_queued(s), 0, "watched contexts stayed in the ready set");
+	/* no announce now: the turns' looks bring every task */
 	cr_assert_eq(1u << many_round(&f, s, 2000), bit, "a new thread took another slot");
 	cr_assert_eq(many_watched(s, bit), MANY_CTXS);
-	uint32_t turns = 0, watched;
-
-	do {
+	for (uint32_t i = 0; i < WATCH_IDLE; i++)
 		cr_assert_eq(doca_pe_progress(f.pe), 0);
-		watched = many_watched(s, bit);
-		turns++;
-	} while (watched == MANY_CTXS && turns <= WATCH_IDLE);
-	cr_assert_leq(turns, WATCH_IDLE, "watched after %u empty turns", turns);
-	cr_assert_eq(watched, MANY_CTXS - TURN_CTXS_SEEN, "one turn unwatches %u, not %u",
-		     MANY_CTXS - watched, TURN_CTXS_SEEN);
+	cr_assert_eq(many_watched(s, bit), 0, "watched after %u empty looks", WATCH_IDLE);
+	cr_assert_eq(many_queued(s), 0);
+	cr_assert_not_null(handle_deref(f.pe)->watch_head);
 	cr_assert_eq(doca_pe_progress(f.pe), 0);
-	cr_assert_eq(many_watched(s, bit), 0, "the turn after left contexts watched");
+	cr_assert_null(handle_deref(f.pe)->watch_head, "the turn after left contexts on the watch list");
 	/* unwatched: the producer announces again, and every task comes */
 	(void)many_round(&f, s, 3000);
 	siblings_fini_with_fixture(s, MANY_CTXS, &f);
