@@ -95,6 +95,7 @@ void scenario_ring_sp_mp_sp(void);
 void scenario_ring_batch(void);
 void scenario_ring_mp_two(void);
 void scenario_ring_watch_idle(void);
+void scenario_ring_watch_released(void);
 void scenario_ring_unwatch_release(void);
 void scenario_ring_batch_armed(void);
 void scenario_ring_watch_arm(void);

@@ -42,23 +42,30 @@
  *   gap's own producer announces after its READY, and that feed takes
  *   them); the keep serves the owner clause of I7 (engine/ring.c), which
  *   needs the PE's own thread as a third submitter.
- * - ring_watch_idle (ring21 step 4, the watch; WATCH_IDLE is 1 in this
- *   build): max_tasks 8 (a roomy SP ring), the submitter yields after
- *   every task, so the polling loop's visits drain its ring (the bit set:
- *   it stops announcing), find it empty once (the bit cleared: the
- *   unwatch) and meet its next task on either side of that clear. Its
- *   reverts: ring_unwatch_no_relook (no heavy fence and relook at the
- *   turn's end: a task written after the unwatching visit's look by a
- *   producer that saw the bit still set is stranded, livelock),
- *   ring_rewatch_no_requeue (v1's place: the unwatching visit releases
- *   the context, the relook sets the bit on a context no longer queued:
- *   livelock).
+ * - ring_watch_idle (ring21 step 4, the watch, rule L; WATCH_IDLE is 1
+ *   in this build): max_tasks 8 (a roomy SP ring), the submitter yields
+ *   after every task, so the polling loop's visits drain its ring (the
+ *   bit set: it stops announcing; the context on the watch list), a
+ *   turn's look finds it empty once (the bit cleared: the unwatch) and
+ *   meets its next task on either side of that clear. Its reverts:
+ *   ring_unwatch_no_relook (no relook after the heavy fence: a task
+ *   written after the unwatching look by a producer that saw the bit
+ *   still set is stranded, livelock), ring_relook_no_flags (the relook
+ *   signals, but the visit, its bit clear and no shard flagged, does not
+ *   feed: livelock), ring_watch_unlisted (the context, out of the ready
+ *   set after its empty visit, is looked at by no turn: livelock).
+ * - ring_watch_released: the same with WATCH_IDLE 3, so the context has
+ *   left the ready set (its empty visit) before the look that unwatches.
+ *   Its revert: ring_relook_no_signal (the relook flags the shard and
+ *   signals nobody: the context is never visited for the task, livelock;
+ *   with WATCH_IDLE 1 the unwatch comes while the visit that produced
+ *   the last events still keeps the context queued, so it is not found).
  * - ring_unwatch_release: the same submitter against the event loop of
  *   doca_pe.h on the inline sw0, whose progress calls go on after each
  *   arming until one finds nothing (turns while armed: pe_turn_rearm),
  *   so the context is unwatched, released and the PE armed between the
- *   submitter's tasks. Its reverts: ring_rewatch_no_requeue,
- *   ring_unwatch_no_relook (deadlock: the PE sleeps on a stranded task).
+ *   submitter's tasks. Its revert: ring_unwatch_no_relook (deadlock: the
+ *   PE sleeps on a stranded task; the arming's relook is the same call).
  * - ring_watch_arm: the same with WATCH_IDLE 3 (explore_watch_idle), so a
  *   bit is still set when the loop arms. Its revert: ring_arm_keeps_watch
  *   (the arming does not end the watch: a producer that sees its bit
@@ -73,7 +80,7 @@
 static struct world w;
 static atomic_uint submitter_done;
 static bool submitters_on_mp; /* ring_mp_two: each submitter leaves its slot's exclusivity */
-static bool submitter_gaps;   /* ring_watch_*: the submitter yields after each task */
+static unsigned submitter_gaps; /* ring_watch_*: the submitter yields this often after each task */
 
 /* Submit tasks first .. first + n - 1 in order, each retried on AGAIN
  * (@p arg: first * WORLD_TASKS + n; n 0: all WORLD_TASKS). */
@@ -91,7 +98,7 @@ static void *submitter(void *arg)
 		while ((err = world_submit(&w, i)) == DOCA_ERROR_AGAIN)
 			sched_yield();
 		EXPECT_IN(err, 2, DOCA_SUCCESS, DOCA_ERROR_BAD_STATE);
-		if (submitter_gaps)
+		for (unsigned y = 0; y < submitter_gaps; y++)
 			sched_yield();
 	}
 	atomic_fetch_add(&submitter_done, 1);
@@ -184,7 +191,14 @@ void scenario_ring_mp_two(void)
 
 void scenario_ring_watch_idle(void)
 {
-	submitter_gaps = true; /* (a schedule is a process of its own) */
+	submitter_gaps = 1; /* (a schedule is a process of its own) */
+	ring_run(8, false, 1);
+}
+
+void scenario_ring_watch_released(void)
+{
+	submitter_gaps = 4;     /* (a schedule is a process of its own) */
+	explore_watch_idle = 3; /* the context leaves the set before the unwatch */
 	ring_run(8, false, 1);
 }
 
@@ -252,13 +266,13 @@ static void ring_event_run(uint32_t max_tasks)
 
 void scenario_ring_unwatch_release(void)
 {
-	submitter_gaps = true; /* (a schedule is a process of its own) */
+	submitter_gaps = 1; /* (a schedule is a process of its own) */
 	ring_event_run(8);
 }
 
 void scenario_ring_watch_arm(void)
 {
-	submitter_gaps = true;  /* (a schedule is a process of its own) */
+	submitter_gaps = 1;  /* (a schedule is a process of its own) */
 	explore_watch_idle = 3; /* a bit still set when the loop arms */
 	ring_event_run(8);
 }
