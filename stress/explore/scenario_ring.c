@@ -58,8 +58,9 @@
  *   left the ready set (its empty visit) before the look that unwatches.
  *   Its revert: ring_relook_no_signal (the relook flags the shard and
  *   signals nobody: the context is never visited for the task, livelock;
- *   with WATCH_IDLE 1 the unwatch comes while the visit that produced
- *   the last events still keeps the context queued, so it is not found).
+ *   found at depth 5 only; with WATCH_IDLE 1 the unwatch comes while the
+ *   visit that produced the last events still keeps the context queued,
+ *   so the other scenarios do not find it).
  * - ring_unwatch_release: the same submitter against the event loop of
  *   doca_pe.h on the inline sw0, whose progress calls go on after each
  *   arming until one finds nothing (turns while armed: pe_turn_rearm),
