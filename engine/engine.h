@@ -446,6 +446,10 @@ struct ctx_run {
 	 * (run_defer). Posted before anything newer (run_post_backlog).
 	 * Runner's. */
 	struct doca_event *backlog_head, *backlog_tail;
+	/* the SP ring the feed looks at first (ring.c), < RING_SP; guard
+	 * holders'. Not beside sp[] and mp: stored by every feed, it took
+	 * their line from the producers, whose submits load mp (prof58) */
+	uint32_t sp_first;
 	/* The watch's private side (engine/ring.c, ring_watch_visit), guard
 	 * holders' only: the SP rings that gave entries to this visit's feed,
 	 * the rings whose watch ended and that a look after the heavy fence
@@ -473,7 +477,6 @@ struct ctx_run {
 	_Alignas(64) _Atomic(struct task_ring *) sp[RING_SP];
 	_Atomic(struct task_ring *) mp;
 	_Atomic uint32_t sp_mask;
-	uint32_t sp_first; /* the SP ring the feed looks at first (ring.c), < RING_SP; guard holders' */
 };
 
 /* Append ev to a singly linked event list (through ev->next). */

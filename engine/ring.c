@@ -213,6 +213,13 @@
  *    section, and freed by run_free, after the run's grace period. Every
  *    access is inside a section or the guard's brief one.
  *
+ * The PE indexes a ring with cmask, mask's copy on the consumer's line
+ * (written by ring_alloc before the publish, as mask, never changed), so
+ * its looks leave the producer's line, which every submit writes, alone;
+ * and the feed's rotation (sp_first) lives with the runner's fields, not
+ * on the line of the pointers every submit loads (bench/README.md,
+ * prof58).
+ *
  * Memory per run: 17 pointers and a mask (140 bytes, on lines of their
  * own), the watch's line (64 bytes) and its private counts (40); a context
  * on a watch list, two words of its own; a producer
@@ -225,6 +232,16 @@
  */
 #include "engine/ring.h"
 #include "engine/task_pool.h"
+
+/* The PE's fields off the producers' lines (prof58): the consumer's mask
+ * with cons, away from prod; the feed's rotation away from the pointers
+ * every submit loads. */
+_Static_assert(offsetof(struct task_ring, cmask) / 64 == offsetof(struct task_ring, cons) / 64 &&
+		       offsetof(struct task_ring, cmask) / 64 != offsetof(struct task_ring, prod) / 64,
+	       "the consumer's mask is on the consumer's line");
+_Static_assert(offsetof(struct ctx_run, sp_first) / 64 != offsetof(struct ctx_run, mp) / 64 &&
+		       offsetof(struct ctx_run, sp_first) / 64 != offsetof(struct ctx_run, sp) / 64,
+	       "the feed's rotation is off the rings' pointers' lines");
 
 uint32_t ring_sp_cap_max = RING_SP_CAP_MAX;
 #ifdef DOCA_EXPLORE
@@ -249,8 +266,10 @@ struct task_ring *ring_alloc(uint32_t cap)
 		ring_alloc_probe();
 	struct task_ring *r = doca_zalloc(sizeof(*r) + (size_t)cap * sizeof(struct ring_entry));
 
-	if (r != NULL)
+	if (r != NULL) {
 		r->mask = cap - 1u;
+		r->cmask = cap - 1u;
+	}
 	return r;
 }
 
@@ -278,19 +297,19 @@ void ring_free_all(struct ctx_run *run)
 	doca_free(atomic_load_explicit(&run->mp, memory_order_relaxed));
 }
 
-/* Is the head @p h, loaded at position @p pos of @p r, that position's
- * READY entry? */
-static inline bool ring_ready_at(const struct task_ring *r, uint64_t pos, uintptr_t h)
+/* Is the head @p h, loaded at position @p pos of a ring of mask @p m
+ * (its cmask), that position's READY entry? */
+static inline bool ring_ready_at(uint32_t m, uint64_t pos, uintptr_t h)
 {
-	return (h & (RING_STATE | RING_LAP)) == (RING_READY | ring_lap(r, pos));
+	return (h & (RING_STATE | RING_LAP)) == (RING_READY | ring_lap_of(m, pos));
 }
 
-/* The head of position @p pos of @p r (acquire: the entry's fields and
- * the producer's slot pop, when READY). */
-static inline uintptr_t ring_head(const struct task_ring *r, uint64_t pos)
+/* The head of position @p pos of @p r, of mask @p m (its cmask; acquire:
+ * the entry's fields and the producer's slot pop, when READY). */
+static inline uintptr_t ring_head(const struct task_ring *r, uint32_t m, uint64_t pos)
 {
 	EXPLORE_POINT(ATOMIC);
-	return atomic_load_explicit(&r->e[pos & r->mask].head, memory_order_acquire);
+	return atomic_load_explicit(&r->e[pos & m].head, memory_order_acquire);
 }
 
 /* Fill slot @p ev (the feed's, task_pool_slots) from the READY entry of
@@ -327,9 +346,11 @@ static void ring_fill_n(struct ctx_run *run, struct task_ring *r, uint64_t c, st
 {
 	if (n == 0)
 		return;
+	uint32_t m = r->cmask;
+
 	task_pool_slots(&run->pool, evs, n);
 	for (uint32_t i = 0; i < n; i++) {
-		struct ring_entry *e = &r->e[(c + i) & r->mask];
+		struct ring_entry *e = &r->e[(c + i) & m];
 
 		/* (relaxed: our acquire saw it READY, and only our cons store
 		 * lets its producer write it again) */
@@ -345,9 +366,9 @@ static uint32_t ring_take_sp(struct ctx_run *run, struct task_ring *r, struct do
 {
 	/* relaxed: only guard holders store it, and the guard orders them */
 	uint64_t c = atomic_load_explicit(&r->cons, memory_order_relaxed);
-	uint32_t n = 0;
+	uint32_t n = 0, m = r->cmask; /* once: the acquires below would reload it */
 
-	for (; ring_ready_at(r, c + n, ring_head(r, c + n)); n++) {
+	for (; ring_ready_at(m, c + n, ring_head(r, m, c + n)); n++) {
 		if (n == max) {
 			/* (the explorer's revert: the entry left unsaid, so the
 			 * feed drops the flags that would bring it) */
@@ -415,7 +436,9 @@ uint32_t ring_feed(struct ctx_run *run, struct doca_event **evs, uint32_t max, b
 		 * entry their producers wrote before them is visible to the
 		 * looks below), at most the room left. */
 		c = atomic_load_explicit(&mp->cons, memory_order_relaxed); /* the guard orders its stores */
-		while (j < max - n && ring_ready_at(mp, c + j, ring_head(mp, c + j)))
+		uint32_t m = mp->cmask;
+
+		while (j < max - n && ring_ready_at(m, c + j, ring_head(mp, m, c + j)))
 			j++;
 		/* Rule 1.6.6: the SP rings looked at again, after those
 		 * acquires; the MP items only if that look found them drained
@@ -456,8 +479,9 @@ static uint32_t ring_ready_bits(const struct ctx_run *run, uint32_t bits)
 		/* acquire: the zeroed ring (a bit is set only for a published one) */
 		const struct task_ring *r = atomic_load_explicit(&run->sp[i], memory_order_acquire);
 		uint64_t c = atomic_load_explicit(&r->cons, memory_order_relaxed); /* ours: the guard's */
+		uint32_t m = r->cmask;
 
-		if (ring_ready_at(r, c, ring_head(r, c)))
+		if (ring_ready_at(m, c, ring_head(r, m, c)))
 			ready |= 1u << i;
 	}
 	return ready;

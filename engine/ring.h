@@ -67,8 +67,13 @@ struct task_ring {
 	uint32_t mask;     /* cap - 1 */
 	bool on_mp;        /* diverted to the MP ring until its cons passes mp_until */
 	bool roomy;        /* SP, cap >= the run's credits: never full (I3), set before its publish */
-	/* consumer line: only guard holders store it (release) */
+	/* consumer line: only guard holders store cons (release) */
 	_Alignas(64) _Atomic uint64_t cons;
+	/* mask's copy for the consumer, set before the publish and never
+	 * changed: the feed reads its index mask here, not on the producer's
+	 * line, which every submit writes (prod, ret_seen), so the PE's looks
+	 * do not take that line from the producer (bench/README.md, prof58) */
+	uint32_t cmask;
 	_Alignas(64) struct ring_entry e[];
 };
 
@@ -208,10 +213,16 @@ static inline __attribute__((always_inline)) bool ring_own_drained(const struct 
 	       atomic_load_explicit(&r->prod, memory_order_relaxed);
 }
 
+/* The lap bit of position @p pos in a ring of mask @p m. */
+static inline uintptr_t ring_lap_of(uint32_t m, uint64_t pos)
+{
+	return (pos & ((uint64_t)m + 1u)) != 0 ? RING_LAP : 0;
+}
+
 /* The lap bit of position @p pos in @p r. */
 static inline uintptr_t ring_lap(const struct task_ring *r, uint64_t pos)
 {
-	return (pos & ((uint64_t)r->mask + 1u)) != 0 ? RING_LAP : 0;
+	return ring_lap_of(r->mask, pos);
 }
 
 /* Write task @p pos of @p r, its state READY: the producer's one store

@@ -681,3 +681,19 @@ Test(ring, a_visit_watches_what_it_took_unless_armed_and_a_look_unwatches_after_
 	cr_assert_eq(run->watch_gone, 0u);
 	fake_run_free(run);
 }
+
+/* The feed indexes a ring with cmask, the copy on its consumer line
+ * (prof58: off the producer's line, which every submit writes): made
+ * equal to mask by ring_alloc for every capacity (the lap test above
+ * feeds across the wrap with it). */
+Test(ring, the_consumers_mask_copy_is_the_rings_mask_at_every_capacity)
+{
+	for (uint32_t cap = 1; cap <= RING_SP_CAP_MAX; cap <<= 1) {
+		struct task_ring *r = ring_alloc(cap);
+
+		cr_assert_not_null(r);
+		cr_assert_eq(r->cmask, cap - 1u, "cap %u", cap);
+		cr_assert_eq(r->mask, cap - 1u, "cap %u", cap);
+		doca_free(r);
+	}
+}
