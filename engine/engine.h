@@ -459,8 +459,9 @@ struct ctx_run {
 	uint32_t watch_took;
 	uint32_t watch_gone;
 	uint16_t watch_idle[RING_SP];
-	/* The watch (engine/ring.c, I6): bit i set, every turn of the PE looks
-	 * at SP ring i (its context is on the PE's watch list), so its
+	/* The watch (engine/ring.c, I6): bit i set, the PE's turns look at SP
+	 * ring i (its context is on the PE's watch list, looked at within
+	 * ceil(listed / TURN_CTXS) turns), so its
 	 * producer neither announces nor runs the wake check. Stored only by a
 	 * guard holder: set by a turn's visit while the PE is DISARMED,
 	 * cleared by a turn's look after WATCH_IDLE empty ones, by arming and
@@ -800,8 +801,9 @@ struct doca_pe {
 	struct doca_buf *cb_doomed[2]; /* runner: its buffers destroyed by the callback */
 	uint32_t cb_ndoomed;
 	/* runner: the contexts whose runs watch a ring (engine/pe_ready.c,
-	 * pe_watch_turn), each holding a reference */
-	struct doca_ctx *watch_head;
+	 * pe_watch_turn), each holding a reference; FIFO, linked at the tail,
+	 * and the head is the turns' round-robin cursor */
+	struct doca_ctx *watch_head, *watch_tail;
 	/* own cache line: wakers on other CPUs load these after every burst,
 	 * and the fields above are written by the runner on every turn */
 	_Alignas(64) _Atomic int armed; /* enum pe_armed */
@@ -874,11 +876,13 @@ void pe_ready_fini(struct doca_pe *pe);
  * held, inside a running visit, in the turn's read-side section). */
 void pe_watch_link(struct doca_pe *pe, struct doca_ctx *ctx);
 /* A turn's start, before it collects the ready set (runner guard held,
- * inside the turn's read-side section): look at every watched ring,
- * signal the contexts with a READY entry, end the watch of the idle ones
- * (the watch pair), drop from the list the contexts whose runs watch
- * nothing. */
-void pe_watch_turn(struct doca_pe *pe);
+ * inside the turn's read-side section): look at the watched rings of at
+ * most @p max_looks listed contexts, round robin from the list's head
+ * (each looked one goes to the tail), signal those with a READY entry,
+ * end the watch of the idle rings (the watch pair), drop from the list
+ * the contexts whose runs watch nothing. A listed context is looked at
+ * within ceil(listed / max_looks) turns. */
+void pe_watch_turn(struct doca_pe *pe, uint32_t max_looks);
 /* Arming, before ARMED (runner guard held): end every watch of the list;
  * true if any bit was set (pe_arm_check's fence is then the heavy one). */
 bool pe_watch_arm_clear(struct doca_pe *pe);

@@ -27,7 +27,10 @@
 #include "engine/task_pool.h"
 
 #define TURN_EVENTS 256u    /* completions per turn */
-#define TURN_CTXS 64u       /* contexts per turn */
+/* new contexts collected from the ready set's signals per turn (a turn
+ * visits those plus the ones kept by the last, turn_collect); also the
+ * listed contexts a turn's watch look reaches (pe_watch_turn) */
+#define TURN_CTXS 64u
 #define TURN_POSTS 256u     /* descriptors posted per context per turn */
 #define POST_BATCH 64u      /* descriptors per hw post call */
 #ifdef DOCA_EXPLORE
@@ -556,7 +559,7 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 			 * (relaxed: DISARMED and ARMED are stored under the
 			 * guard, which we hold; a waker's FIRED is not DISARMED
 			 * either); a set bit puts the context on the PE's watch
-			 * list, whose every turn looks at the ring */
+			 * list, whose turns look at the ring (round robin) */
 			bool armed = atomic_load_explicit(&pe->armed, memory_order_relaxed) != PE_DISARMED;
 
 			if (ring_watch_visit(run, armed) != 0)
@@ -748,7 +751,7 @@ uint32_t pe_turn(struct doca_pe *pe)
 		atomic_store_explicit(&pe->home, runner_self(), memory_order_relaxed);
 	doca_rcu_read_lock();
 	if (pe->watch_head != NULL) /* (the runner's) */
-		pe_watch_turn(pe); /* before the collect: what it signals is visited now */
+		pe_watch_turn(pe, TURN_CTXS); /* before the collect: what it signals is visited now */
 	turn_collect(pe, &t);
 	doca_rcu_read_unlock();
 

@@ -30,7 +30,17 @@
  *   (pe_watch_arm_look): a watched ring's producer neither announces nor
  *   signals, and the turn's look stands in for both (engine/ring.c, the
  *   watch, rule L). Its push is the signal's (the set's mailbox, after
- *   those already signalled), so the context comes after them.
+ *   those already signalled), so the context comes after them: a
+ *   foreign task on a watched ring joins the visit order at the look of
+ *   its context, at a turn's start (within ceil(listed / TURN_CTXS)
+ *   turns, the list's round robin), not at its submit. So one thread's
+ *   tasks of two contexts may be visited, and complete, out of their
+ *   submission order; that order is not promised across contexts (on
+ *   main neither: a context queued already is visited at its place, not
+ *   its submit's). Within one context it is: one submitting thread's
+ *   tasks reach the device in submission order, across its SP ring, the
+ *   MP ring and the owner's direct post (engine/ring.c, I7), and on sw0
+ *   complete in it (include/doca_pe.h, doca_pe_get_event).
  *
  * A signaller that then wakes a sleeping PE (pe_wake) must fence between
  * its push into the set and its load of the armed flag when the signal
@@ -55,15 +65,23 @@
  * (pe_watch_turn) and signal it when an entry is there. The release clears its flag and fences, then this file looks at
  * the same things once more (ready_set.h: no signal lost between the
  * visit and the release). A context kept goes to the tail of the PE's FIFO,
- * so busy contexts take turns; a turn visits at most TURN_CTXS of them.
+ * so busy contexts take turns. A turn visits the contexts its FIFO holds
+ * when it starts: those kept by the last turn plus up to TURN_CTXS newly
+ * signalled (ready_collect_sc), stopping early only when TURN_CTXS visits
+ * made records or TURN_EVENTS events are done (turn_collect): a kept
+ * context whose visit is empty adds to neither, so the count of visits
+ * is not bounded by TURN_CTXS.
  *
  * Lifetime: the set holds a context only while it is QUEUED. A destroy
  * detaches the node; if it was queued, the handle's last reference passes
  * to the PE, which drops it when it meets the node (or when the PE's memory
  * goes, pe_ready_fini, after every signaller's grace period).
  *
- * The watch list (pe->watch_head, linked by ctx->watch_next; the guard
- * holder's): the contexts whose runs watch a ring. A context on it holds
+ * The watch list (pe->watch_head to pe->watch_tail, linked by
+ * ctx->watch_next; the guard holder's): the contexts whose runs watch a
+ * ring, FIFO (linked at the tail: the oldest is looked at first); a
+ * turn looks at most TURN_CTXS of them from the head and moves each to
+ * the tail (pe_watch_turn), so the head is the round robin's cursor. A context on it holds
  * a reference, taken by the running visit that set a bit (pe_watch_link)
  * and dropped when a turn's look finds its run gone or watching nothing,
  * when an arming empties the list, or when the PE's memory goes
@@ -178,16 +196,40 @@ static struct ctx_run *watch_run(struct doca_ctx *ctx)
 	return run;
 }
 
-/* Take *link's context off its PE's watch list, with the reference it
- * held (the caller touches it no more). */
-static void watch_unlink(struct doca_ctx **link)
+/* Take the head of @p pe's watch list off it, with the reference it held
+ * (the caller touches it no more). */
+static void watch_pop(struct doca_pe *pe)
 {
-	struct doca_ctx *ctx = *link;
+	struct doca_ctx *ctx = pe->watch_head;
 
-	*link = ctx->watch_next;
+	pe->watch_head = ctx->watch_next;
+	if (pe->watch_head == NULL)
+		pe->watch_tail = NULL;
 	ctx->watch_next = NULL;
 	ctx->watch_listed = false;
 	ctx_ref_put(ctx);
+}
+
+/* Put @p ctx (off the list, its reference held) at @p pe's list's tail. */
+static void watch_append(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	ctx->watch_next = NULL;
+	if (pe->watch_tail == NULL)
+		pe->watch_head = ctx;
+	else
+		pe->watch_tail->watch_next = ctx;
+	pe->watch_tail = ctx;
+}
+
+/* Move the head of @p pe's (non-empty) watch list to its tail. */
+static void watch_rotate(struct doca_pe *pe)
+{
+	struct doca_ctx *ctx = pe->watch_head;
+
+	if (ctx == pe->watch_tail)
+		return;
+	pe->watch_head = ctx->watch_next;
+	watch_append(pe, ctx);
 }
 
 void pe_watch_link(struct doca_pe *pe, struct doca_ctx *ctx)
@@ -204,36 +246,44 @@ void pe_watch_link(struct doca_pe *pe, struct doca_ctx *ctx)
 		abort();
 	}
 	ctx->watch_listed = true;
-	ctx->watch_next = pe->watch_head;
-	pe->watch_head = ctx;
+	watch_append(pe, ctx); /* FIFO: the oldest watched context is looked at first */
 }
 
-void pe_watch_turn(struct doca_pe *pe)
+void pe_watch_turn(struct doca_pe *pe, uint32_t max_looks)
 {
+	struct doca_ctx *last = pe->watch_tail, *looked = NULL;
 	bool gone = false;
 
-	for (struct doca_ctx **link = &pe->watch_head; *link != NULL;) {
-		struct doca_ctx *ctx = *link;
+	/* Round robin: at most max_looks contexts from the head, each moved
+	 * to the tail after its look (the head is the cursor), none twice. */
+	for (uint32_t n = 0; n < max_looks && pe->watch_head != NULL; n++) {
+		struct doca_ctx *ctx = pe->watch_head;
 		struct ctx_run *run = watch_run(ctx);
+		bool end = ctx == last;
 
 		/* stopped, restarted with nothing watched, unwatched by a look,
 		 * an arming's walk or a stopping visit: off the list */
 		if (run == NULL || !ring_any_watched(run)) {
-			watch_unlink(link);
-			continue;
+			watch_pop(pe);
+		} else {
+			/* READY at cons: the visit its producer's announce would
+			 * have brought (pe_ready_after_visit's rule is main's: a
+			 * context leaves after an empty visit, a watched one too) */
+			if (ring_watch_look(run) != 0)
+				(void)pe_ready_signal_fenced(pe, ctx); /* (we are the set's consumer: no wake) */
+			gone = gone || run->watch_gone != 0;
+			watch_rotate(pe);
+			if (looked == NULL)
+				looked = ctx;
 		}
-		/* READY at cons: the visit its producer's announce would have
-		 * brought (pe_ready_after_visit's rule is main's: a context
-		 * leaves after an empty visit, a watched one too) */
-		if (ring_watch_look(run) != 0)
-			(void)pe_ready_signal_fenced(pe, ctx); /* (we are the set's consumer: no wake) */
-		gone = gone || run->watch_gone != 0;
-		link = &ctx->watch_next;
+		if (end)
+			break;
 	}
 	if (!gone)
 		return;
 	asym_fence_heavy(); /* the looks' clears visible before the relooks; every producer's READY before its watch load */
-	for (struct doca_ctx *ctx = pe->watch_head; ctx != NULL; ctx = ctx->watch_next) {
+	/* this turn's looked contexts: from the first moved to the tail */
+	for (struct doca_ctx *ctx = looked; ctx != NULL; ctx = ctx->watch_next) {
 		struct ctx_run *run = watch_run(ctx); /* (a stop may have retired it since the look) */
 
 		if (run != NULL && ring_watch_relook(run) != 0 && !DOCA_REVERTED("ring_relook_no_signal"))
@@ -274,7 +324,7 @@ bool pe_watch_arm_look(struct doca_pe *pe)
 			(void)pe_ready_signal_fenced(pe, ctx); /* (we are the set's consumer: the arming fires) */
 			found = true;
 		}
-		watch_unlink(&pe->watch_head);
+		watch_pop(pe);
 	}
 	doca_rcu_read_unlock();
 	return found;
@@ -295,5 +345,5 @@ void pe_ready_fini(struct doca_pe *pe)
 		ctx_ref_put(ctx);
 	}
 	while (pe->watch_head != NULL)
-		watch_unlink(&pe->watch_head);
+		watch_pop(pe);
 }

@@ -30,14 +30,18 @@
  * leaves it after an empty visit as any other (pe_ready.c's rule, the
  * one fuzz/model.c restates). Instead, rule L: every set bit's context
  * is on its PE's watch list, and each turn, inside its read-side section
- * and before it collects the ready set, looks at every listed run's
- * watched rings (pe_watch_turn, ring_watch_look): a ring whose head at
+ * and before it collects the ready set, looks at the watched rings of
+ * at most TURN_CTXS listed runs, round robin from the list's head (a
+ * looked context goes to the tail; the list is FIFO, linked at the tail),
+ * so a listed run is looked at within ceil(listed / TURN_CTXS) turns and
+ * a turn's looks cost at most TURN_CTXS x RING_SP heads
+ * (pe_watch_turn, ring_watch_look): a ring whose head at
  * cons is READY gets its context signalled into the ready set, the push
  * its producer's announce would have made, so that turn visits it and
  * its visit, a ring being watched, feeds. A look that finds ring i empty
- * counts toward WATCH_IDLE; the unwatching look clears the bit, and the
- * turn, once every run is looked at, runs asym_fence_heavy() and looks
- * again at each unwatched ring (ring_watch_relook): a READY head there
+ * counts toward WATCH_IDLE (looks, not turns); the unwatching look clears
+ * the bit, and the turn, once its runs are looked at, runs
+ * asym_fence_heavy() and looks again at each ring it unwatched (ring_watch_relook): a READY head there
  * gets its shard flagged (as that announce would have) and its context
  * signalled. The list: a context is put on it (with a reference) by the
  * visit that sets a bit and is taken off (the reference dropped) by a
@@ -160,12 +164,13 @@
  *    STOPPING and its PE progresses or is armed. (watch form) An entry
  *    whose producer saw its bit set: (a) the stop's announce after its
  *    grace period (above) brings the flush; (b) the bit still set: the
- *    context is listed (rule L) and every turn's look reads ring i's
- *    head at cons, so one sees the entry's READY (or the bit is cleared
- *    first: (c)); that look signals the context, whose visit in that
+ *    context is listed (rule L) and a turn's look reads ring i's head at
+ *    cons at least every ceil(listed / TURN_CTXS) turns (the round
+ *    robin), so one sees the entry's READY (or the bit is cleared first:
+ *    (c)); that look signals the context, whose visit in that
  *    turn (or, a turn that stops early, the next: it stays in the FIFO)
  *    feeds while the bit is set or the shard is flagged; entries a feed
- *    leaves (its limit) are met by the next turn's look as long as the
+ *    leaves (its limit) are met by the context's next look as long as the
  *    bit is set, and by the flags that feed kept (below); (c) the bit
  *    cleared since: the watch pair or the arm pair (above) gave
  *    the entry to the PE, or the clear came before the producer's load,
@@ -512,8 +517,8 @@ uint32_t ring_watch_visit(struct ctx_run *run, bool armed)
 	if ((watch | took) != watch) {
 		EXPLORE_POINT(ATOMIC);
 		/* relaxed: a set bit only lets producers skip their announce
-		 * (the context is on its PE's watch list: every turn looks at
-		 * the ring, pe_watch_turn) */
+		 * (the context is on its PE's watch list, whose turns look at
+		 * the ring in round robin, pe_watch_turn) */
 		atomic_store_explicit(&run->ring_watch, watch | took, memory_order_relaxed);
 	}
 	return watch | took;

@@ -271,8 +271,9 @@ Test(ring_watch, the_pe_threads_own_watched_ring_drained_lets_it_post_directly)
 /* More contexts on one PE than a turn has records (TURN_CTXS, 64 in
  * engine/pe_progress.c), all watched: none stays in the ready set after
  * its empty visit, every watched task comes by the turns' looks, and all
- * are unwatched after WATCH_IDLE empty looks and dropped from the watch
- * list by the turn after the last unwatch. */
+ * are unwatched after WATCH_IDLE empty looks, a turn looking at 64 of
+ * them (round robin), and dropped from the watch list by their next
+ * looks. */
 #define MANY_CTXS 100u
 
 struct many_submitter {
@@ -355,14 +356,98 @@ Test(ring_watch, more_contexts_than_a_turns_records_leave_the_set_and_unwatch)
 	/* no announce now: the turns' looks bring every task */
 	cr_assert_eq(1u << many_round(&f, s, 2000), bit, "a new thread took another slot");
 	cr_assert_eq(many_watched(s, bit), MANY_CTXS);
-	for (uint32_t i = 0; i < WATCH_IDLE; i++)
+	/* a turn looks at 64 listed contexts (round robin): each of the 100
+	 * gets WATCH_IDLE looks in more than WATCH_IDLE turns, fewer than
+	 * 2 WATCH_IDLE (ceil(100 / 64) turns a look at most) */
+	uint32_t turns = 0;
+
+	for (; many_watched(s, bit) != 0; turns++) {
+		cr_assert_lt(turns, 2 * WATCH_IDLE, "still watched after %u turns", turns);
 		cr_assert_eq(doca_pe_progress(f.pe), 0);
-	cr_assert_eq(many_watched(s, bit), 0, "watched after %u empty looks", WATCH_IDLE);
+	}
+	cr_assert_gt(turns, WATCH_IDLE, "%u turns made WATCH_IDLE looks at 100 contexts", turns);
 	cr_assert_eq(many_queued(s), 0);
 	cr_assert_not_null(handle_deref(f.pe)->watch_head);
-	cr_assert_eq(doca_pe_progress(f.pe), 0);
-	cr_assert_null(handle_deref(f.pe)->watch_head, "the turn after left contexts on the watch list");
+	for (uint32_t i = 0; i < 2; i++)
+		cr_assert_eq(doca_pe_progress(f.pe), 0);
+	cr_assert_null(handle_deref(f.pe)->watch_head, "two turns after left contexts on the watch list");
 	/* unwatched: the producer announces again, and every task comes */
 	(void)many_round(&f, s, 3000);
 	siblings_fini_with_fixture(s, MANY_CTXS, &f);
+}
+
+/* The order the library promises (include/doca_pe.h, doca_pe_get_event):
+ * one submitting thread's tasks of one context complete, on sw0, in its
+ * submission order; across contexts none. A foreign thread submits to two
+ * watched contexts in turn (A, B, A, B, ...) while this thread, the PE's,
+ * progresses: each context's events come in that context's submission
+ * order, every task exactly once. (The order between A's and B's events
+ * is not checked: a watched context joins the visit order at a turn's
+ * look, engine/pe_ready.c.) */
+#define ORDER_TASKS 24u
+
+struct order_submitter {
+	struct api_fixture *a;
+	struct api_sibling *b;
+	uint32_t n;
+};
+
+static void *order_main(void *arg)
+{
+	struct order_submitter *o = arg;
+
+	for (uint32_t i = 0; i < o->n; i++) {
+		cr_assert_eq(submit_copy(o->a->ctx, o->a->src, o->a->dst, 100 + i, 0), DOCA_SUCCESS);
+		cr_assert_eq(submit_copy(o->b->ctx, o->b->src, o->b->dst, 200 + i, 0), DOCA_SUCCESS);
+	}
+	return NULL;
+}
+
+/* Run one order_main thread of @p n pairs; reap its 2 n events, each
+ * context's in its submission order. */
+static void order_round(struct api_fixture *a, struct api_sibling *b, uint32_t n)
+{
+	struct order_submitter o = { .a = a, .b = b, .n = n };
+	uint32_t next_a = 0, next_b = 0;
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, order_main, &o), 0);
+	for (uint32_t got = 0; got < 2 * n; got++) {
+		struct doca_event *ev = wait_event(a->pe);
+		uint64_t u = doca_event_get_user_data(ev).u64;
+
+		if (u >= 200) {
+			cr_assert_eq(u, 200u + next_b, "context B: event %llu where its task %u was next",
+				     (unsigned long long)u, 200u + next_b);
+			next_b++;
+		} else {
+			cr_assert_eq(u, 100u + next_a, "context A: event %llu where its task %u was next",
+				     (unsigned long long)u, 100u + next_a);
+			next_a++;
+		}
+		assert_success_event(ev, u, 64);
+	}
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(next_a, n);
+	cr_assert_eq(next_b, n);
+	cr_assert_eq(doca_pe_progress(a->pe), 0, "an event came twice");
+	cr_assert_null(doca_pe_get_event(a->pe), "an event came twice");
+}
+
+Test(ring_watch, one_foreign_threads_events_keep_its_order_per_context_across_two_watched_contexts)
+{
+	struct api_fixture f;
+	static struct api_sibling b;
+
+	fixture_init_started(&f, "sw0", 64, 0);
+	(void)doca_pe_progress(f.pe); /* this thread is the PE's */
+	sibling_init(&b, &f, 0);
+	order_round(&f, &b, 1); /* both watched, A listed first */
+	while (doca_pe_progress(f.pe) != 0)
+		;
+	cr_assert_neq(watch_of(run_of(&f)), 0);
+	cr_assert_neq(watch_of(handle_deref(b.ctx)->run), 0);
+	cr_assert(!queued(&f), "a watched context stayed in the ready set after an empty visit");
+	order_round(&f, &b, ORDER_TASKS);
+	sibling_fini_with_fixture(&b, &f);
 }
