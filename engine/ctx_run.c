@@ -476,6 +476,9 @@ static doca_error_t ctx_stop(struct doca_ctx *ctx, uint64_t only_start, enum sto
 	} else {
 		/* Every submitter that saw RUNNING has pushed once this returns. */
 		doca_synchronize_rcu();
+		/* some with no announce, their rings watched: announce for them
+		 * (engine/ring.c, I6 (a)) before the PE is handed the flush */
+		ring_watch_stop(ctx->run);
 		err = DOCA_ERROR_IN_PROGRESS; /* put off: the PE reports it */
 	}
 	if (!deferred && st == DOCA_CTX_STATE_RUNNING) {

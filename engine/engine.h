@@ -450,6 +450,24 @@ struct ctx_run {
 	 * holders'. Not beside sp[] and mp: stored by every feed, it took
 	 * their line from the producers, whose submits load mp (prof58) */
 	uint32_t sp_first;
+	/* The watch's private side (engine/ring.c, ring_watch_visit), guard
+	 * holders' only: the SP rings that gave entries to this visit's feed,
+	 * the rings whose watch ended and that a look after the heavy fence
+	 * has still to see (ring_watch_relook), and each watched ring's empty
+	 * looks in a row. Off ring_watch's line: the PE writes these on every
+	 * visit. */
+	uint32_t watch_took;
+	uint32_t watch_gone;
+	uint16_t watch_idle[RING_SP];
+	/* The watch (engine/ring.c, I6): bit i set, the PE's turns look at SP
+	 * ring i (its context is on the PE's watch list, looked at within
+	 * ceil(listed / TURN_CTXS) turns), so its
+	 * producer neither announces nor runs the wake check. Stored only by a
+	 * guard holder: set by a turn's visit while the PE is DISARMED,
+	 * cleared by a turn's look after WATCH_IDLE empty ones, by arming and
+	 * by a stopping visit. Loaded by every SP producer after every submit:
+	 * a line of its own, written only when the watch changes. */
+	_Alignas(64) _Atomic uint32_t ring_watch;
 	/* The foreign submitters' rings (engine/ring.c): sp[i] written only by
 	 * the exclusive holder of thread slot i, mp by every other foreign
 	 * submitter; each made by its first producer outside any read-side
@@ -551,6 +569,11 @@ struct doca_ctx {
 	_Alignas(64) struct ready_node ready;
 	/* written by the PE every turn: kept off the lines submitters read */
 	_Alignas(64) _Atomic uint32_t refs; /* the handle + PE turns holding it */
+	/* on its PE's watch list (engine/pe_ready.c, pe_watch_link): its
+	 * link, and whether it is on it (holding a reference then). The
+	 * guard holder's of its PE. */
+	bool watch_listed;
+	struct doca_ctx *watch_next;
 	struct rcu_head rcu;
 };
 /* The words of a context's cell never zeroed (engine/ctx.c, ctx_cell_put):
@@ -777,6 +800,10 @@ struct doca_pe {
 	struct doca_event *cb_event;   /* runner: the event inside its callback */
 	struct doca_buf *cb_doomed[2]; /* runner: its buffers destroyed by the callback */
 	uint32_t cb_ndoomed;
+	/* runner: the contexts whose runs watch a ring (engine/pe_ready.c,
+	 * pe_watch_turn), each holding a reference; FIFO, linked at the tail,
+	 * and the head is the turns' round-robin cursor */
+	struct doca_ctx *watch_head, *watch_tail;
 	/* own cache line: wakers on other CPUs load these after every burst,
 	 * and the fields above are written by the runner on every turn */
 	_Alignas(64) _Atomic int armed; /* enum pe_armed */
@@ -841,9 +868,28 @@ static inline bool run_fatal_stop_due(const struct ctx_run *run)
 /* ctx is being destroyed (g_config_lock held): false if its PE's ready set
  * holds it, which then keeps the handle's reference and drops it. */
 bool ctx_ready_detach(struct doca_ctx *ctx);
-/* The PE's memory goes: drop the references its ready set still holds
- * (every context is destroyed; no signaller is left). */
+/* The PE's memory goes: drop the references its ready set and its watch
+ * list still hold (every context is destroyed; no signaller is left). */
 void pe_ready_fini(struct doca_pe *pe);
+/* ctx's run watches a ring (ring_watch_visit returned bits): put ctx on
+ * its PE's watch list, with a reference, if it is not there (runner guard
+ * held, inside a running visit, in the turn's read-side section). */
+void pe_watch_link(struct doca_pe *pe, struct doca_ctx *ctx);
+/* A turn's start, before it collects the ready set (runner guard held,
+ * inside the turn's read-side section): look at the watched rings of at
+ * most @p max_looks listed contexts, round robin from the list's head
+ * (each looked one goes to the tail), signal those with a READY entry,
+ * end the watch of the idle rings (the watch pair), drop from the list
+ * the contexts whose runs watch nothing. A listed context is looked at
+ * within ceil(listed / max_looks) turns. */
+void pe_watch_turn(struct doca_pe *pe, uint32_t max_looks);
+/* Arming, before ARMED (runner guard held): end every watch of the list;
+ * true if any bit was set (pe_arm_check's fence is then the heavy one). */
+bool pe_watch_arm_clear(struct doca_pe *pe);
+/* Arming, after pe_arm_check's fence (runner guard held): look at the rings
+ * pe_watch_arm_clear unwatched, signal the contexts with a READY entry,
+ * and empty the list; true if any was signalled (the arming fires). */
+bool pe_watch_arm_look(struct doca_pe *pe);
 
 /* The device descriptor of a queued copy task. */
 static inline struct hw_desc event_desc(const struct doca_event *ev)

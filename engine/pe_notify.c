@@ -330,13 +330,20 @@ static doca_error_t pe_walk(struct doca_pe *pe, enum walk what, bool *pending)
 
 /* ARMED is stored: full fence, then do the work a wake-up would be for,
  * or fire if some remains (runner guard held) — when a channel could not
- * arm, only if @p fire_on_error (an arming that stands). */
-static doca_error_t pe_arm_check(struct doca_pe *pe, bool fire_on_error)
+ * arm, only if @p fire_on_error (an arming that stands). @p unwatched:
+ * the arming ended watches of rings whose producers announce nothing
+ * (pe_watch_arm_clear; engine/ring.c, the arm pair): the fence is the
+ * heavy half, and the look at those rings (pe_watch_arm_look) signals
+ * the contexts it finds READY before WALK_ARM walks the set. */
+static doca_error_t pe_arm_check(struct doca_pe *pe, bool fire_on_error, bool unwatched)
 {
 	bool pending = pe->ready_head != &pe_ready_end;
 
-	/* seq_cst fence: ARMED is visible before we look for work (see top). */
-	atomic_thread_fence(memory_order_seq_cst);
+	if (unwatched)
+		asym_fence_heavy(); /* the clears and ARMED visible before we look; a producer's READY before its watch load */
+	else /* seq_cst fence: ARMED is visible before we look for work (see top). */
+		atomic_thread_fence(memory_order_seq_cst);
+	pending = pe_watch_arm_look(pe) || pending;
 	doca_error_t err = pe_walk(pe, WALK_ARM, &pending);
 
 	if (pending && (err == DOCA_SUCCESS || fire_on_error))
@@ -355,7 +362,7 @@ void pe_turn_rearm(struct doca_pe *pe)
 	 * on an arming it was told succeeded. Fire instead: the wake-up
 	 * leads to a request_notification, which reports the device's error
 	 * (see "A refused arming" at the top). */
-	if (pe_arm_check(pe, true) != DOCA_SUCCESS)
+	if (pe_arm_check(pe, true, false) != DOCA_SUCCESS) /* (no ring is watched while armed) */
 		pe_wake(pe);
 }
 
@@ -396,12 +403,16 @@ doca_error_t doca_pe_request_notification(struct doca_pe *ph)
 	 * sees ARMED while we hold the guard cannot feed for itself and may
 	 * wake us for what we post anyway (see top). */
 	(void)pe_walk(pe, WALK_FEED, NULL);
+	/* the arm pair's first half (engine/ring.c, I6): no ring watched
+	 * once ARMED is stored */
+	bool unwatched = pe_watch_arm_clear(pe);
+
 	EXPLORE_POINT(WAKE);
 	int before = atomic_load_explicit(&pe->armed, memory_order_relaxed);
 
 	/* release: a waker that reads ARMED sees what our turns took (pe_wake_fenced_if) */
 	atomic_store_explicit(&pe->armed, PE_ARMED, memory_order_release);
-	doca_error_t err = pe_arm_check(pe, before == PE_ARMED);
+	doca_error_t err = pe_arm_check(pe, before == PE_ARMED, unwatched);
 
 	if (err != DOCA_SUCCESS) {
 		/* Refused: as armed as before (see "A refused arming" at the

@@ -27,7 +27,10 @@
 #include "engine/task_pool.h"
 
 #define TURN_EVENTS 256u    /* completions per turn */
-#define TURN_CTXS 64u       /* contexts per turn */
+/* new contexts collected from the ready set's signals per turn (a turn
+ * visits those plus the ones kept by the last, turn_collect); also the
+ * listed contexts a turn's watch look reaches (pe_watch_turn) */
+#define TURN_CTXS 64u
 #define TURN_POSTS 256u     /* descriptors posted per context per turn */
 #define POST_BATCH 64u      /* descriptors per hw post call */
 #ifdef DOCA_EXPLORE
@@ -120,12 +123,12 @@ uint32_t run_feed(struct ctx_run *run, uint32_t max)
 	while (clear && posted < max) {
 		uint32_t limit = max - posted < FEED_BATCH ? max - posted : FEED_BATCH;
 		/* the flags first, then the rings (engine/ring.c, I6); no flag,
-		 * nothing announced or left: an entry written since is its
-		 * producer's to announce */
+		 * nothing announced or left, and no ring watched: an entry
+		 * written since is its producer's to announce */
 		bool late = DOCA_REVERTED("ring_look_before_flags"), left = false;
 		uint32_t flags = late ? 0 : mailbox_take_flags(&run->mbox);
 
-		if (!late && flags == 0)
+		if (!late && flags == 0 && !ring_any_watched(run))
 			break;
 		uint32_t n = ring_feed(run, evs, limit, &left);
 
@@ -169,7 +172,8 @@ static void run_drain(struct turn *t, struct ctx_run *run, bool running)
 		uint32_t limit = TURN_EVENTS - t->ndone, flags = mailbox_take_flags(&run->mbox);
 		bool left = false;
 
-		if (flags == 0)
+		/* a watched ring's producer announces nothing (turn_visit) */
+		if (flags == 0 && !ring_any_watched(run))
 			break;
 		/* (the explorer's revert: the rings' tasks never flushed) */
 		uint32_t n = DOCA_REVERTED("ring_flush_skips_rings")
@@ -545,12 +549,37 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	bool fed = false;
 
 	if (running) {
-		fed = run->backlog_head != NULL || !mailbox_idle(&run->mbox);
-		if (fed)
+		/* a watched ring's producer announces nothing: the visit its
+		 * turn's look brought feeds (pe_watch_turn) */
+		fed = run->backlog_head != NULL || !mailbox_idle(&run->mbox) || ring_any_watched(run);
+		if (fed) {
+			run->watch_took = 0; /* what feeds outside a visit took sets no bit */
 			run_drain(t, run, true);
-	} else if (!run->flush_sent) {
-		qp->ops->flush(qp);
-		run->flush_sent = true;
+			/* the watch (engine/ring.c, I6): no bit set while armed
+			 * (relaxed: DISARMED and ARMED are stored under the
+			 * guard, which we hold; a waker's FIRED is not DISARMED
+			 * either); a set bit puts the context on the PE's watch
+			 * list, whose turns look at the ring (round robin) */
+			bool armed = atomic_load_explicit(&pe->armed, memory_order_relaxed) != PE_DISARMED;
+
+			if (ring_watch_visit(run, armed) != 0)
+				pe_watch_link(pe, ctx);
+		}
+	} else {
+		/* flushing. Stopping: no ring watched (the stop announces
+		 * for the producers that saw a bit, ring_watch_stop). Failed
+		 * and not yet stopping: the bits stay, since a producer that
+		 * saw one announced nothing and the stop may be put off for
+		 * ever (its report lock's holder waiting for a credit only
+		 * this flush returns, ctx_stop_on_fatal); the context stays
+		 * on the watch list, whose turns look at the rings, and the
+		 * flush looks at them while a bit is set (run_drain). */
+		if (stopping)
+			(void)ring_watch_clear(run, false);
+		if (!run->flush_sent) {
+			qp->ops->flush(qp);
+			run->flush_sent = true;
+		}
 	}
 	/* A device that executes at once completes only what was posted to
 	 * it, inside poll: with nothing on it (on_device's one writer is the
@@ -721,6 +750,8 @@ uint32_t pe_turn(struct doca_pe *pe)
 	if (atomic_load_explicit(&pe->home, memory_order_relaxed) != runner_self())
 		atomic_store_explicit(&pe->home, runner_self(), memory_order_relaxed);
 	doca_rcu_read_lock();
+	if (pe->watch_head != NULL) /* (the runner's) */
+		pe_watch_turn(pe, TURN_CTXS); /* before the collect: what it signals is visited now */
 	turn_collect(pe, &t);
 	doca_rcu_read_unlock();
 

@@ -1,21 +1,117 @@
 /*
- * engine/ring.c — the foreign submitter's descriptor rings, steps 1 and
- * 2 of bench/ring21-design.md: every foreign task travels as an entry of
- * a ring; the producer takes its credit alone (task_pool_take_credits:
+ * engine/ring.c — the foreign submitter's descriptor rings, steps 1, 2
+ * and 4 of bench/ring21-design.md: every foreign task travels as an entry
+ * of a ring; the producer takes its credit alone (task_pool_take_credits:
  * the split credits), and the PE's feed pops its event slot (slots are
  * the guard holder's, engine/task_pool.c); its buffers are still pinned by the
- * producer before the entry is written, and the producer still announces
- * (mailbox_announce of its shard) and runs the wake check
- * (pe_wake_after_push) after every submit. Only the guard holder fills
- * and posts the slots, from the entries.
+ * producer before the entry is written (step 3 is not in). The producer
+ * announces (mailbox_announce of its shard) and runs the wake check
+ * (pe_wake_after_push) after a submit only when the PE does not watch
+ * its SP ring (step 4, the watch, below); an MP producer always does.
+ * Only the guard holder fills and posts the slots, from the entries.
  *
  * The producer (engine/task.c), inside its read-side section, after its
  * checks, its pins and its credit: chooses its ring
  * (its SP ring, or the MP ring: 1.9), writes each entry's fields
- * (relaxed), then its head src | READY | lap (release); then the
- * announce's fences and the wake check. SP: prod is stored before the
+ * (relaxed), then its head src | READY | lap (release); then, SP, the
+ * light fence and its load of ring_watch (ring_watched): its bit set, it
+ * returns; else (and always for MP) the slow tail: the announce's fences
+ * and the wake check. SP: prod is stored before the
  * entries (the reservation step 3's scan will read). MP: positions are
  * claimed by fetch_add on prod.
+ *
+ * The watch (ring_watch, bit i for SP ring i; written only by guard
+ * holders). Set: by a turn's visit whose feed took from ring i, only while
+ * the PE is DISARMED (ring_watch_visit), which puts the context on its
+ * PE's watch list (pe_watch_link, engine/pe_ready.c). Cleared: by a
+ * turn's look after WATCH_IDLE empty looks in a row at ring i (the
+ * unwatch), by arming (pe_watch_arm_clear), and by a visit of a stopping
+ * run. The watch keeps no context in the ready set: a watched context
+ * leaves it after an empty visit as any other (pe_ready.c's rule, the
+ * one fuzz/model.c restates). Instead, rule L: every set bit's context
+ * is on its PE's watch list, and each turn, inside its read-side section
+ * and before it collects the ready set, looks at the watched rings of
+ * at most TURN_CTXS listed runs, round robin from the list's head (a
+ * looked context goes to the tail; the list is FIFO, linked at the tail),
+ * so a listed run is looked at within ceil(listed / TURN_CTXS) turns and
+ * a turn's looks cost at most TURN_CTXS x RING_SP heads
+ * (pe_watch_turn, ring_watch_look): a ring whose head at
+ * cons is READY gets its context signalled into the ready set, the push
+ * its producer's announce would have made, so that turn visits it and
+ * its visit, a ring being watched, feeds. A look that finds ring i empty
+ * counts toward WATCH_IDLE (looks, not turns); the unwatching look clears
+ * the bit, and the turn, once its runs are looked at, runs
+ * asym_fence_heavy() and looks again at each ring it unwatched (ring_watch_relook): a READY head there
+ * gets its shard flagged (as that announce would have) and its context
+ * signalled. The list: a context is put on it (with a reference) by the
+ * visit that sets a bit and is taken off (the reference dropped) by a
+ * turn's look that finds its run gone or watching nothing, or by
+ * arming, which clears every bit first. A failed run not yet stopping
+ * keeps its bits (its stop may be put off for ever, its report lock's
+ * holder waiting for a credit only the flush returns) and stays listed,
+ * so its rings are still looked at, and its flush looks at them while a
+ * bit is set (run_drain).
+ *
+ * Lifetime of the list: it holds contexts, never runs. A listed context
+ * holds a reference (taken by a running visit, which a destroy cannot
+ * race: a destroy needs IDLE, after a stop whose grace period waits for
+ * that visit's section), so its memory stays however it is stopped,
+ * retired or destroyed; the PE's memory going drops what is left
+ * (pe_ready_fini). A run is reached only as rcu_dereference(ctx->run)
+ * inside a read-side section (the turn's, or the arming walk's own), so
+ * a run retired by any path (the PE's ctx_try_finalize or a stop's idle
+ * retire on another thread, run_retire_locked: unpublish, then
+ * doca_call_rcu) is freed only after that section: no run outlives its
+ * release on a list, as no list entry names a run. A restarted context's
+ * new run starts with no bit (zeroed) and is looked at through the same
+ * entry.
+ *
+ * Why no bit is set while the PE is armed: ARMED is stored only by a
+ * guard holder's arming, after pe_watch_arm_clear cleared the bits of
+ * every listed context, that is (rule L) every set bit (FIRED is stored
+ * by any waker's CAS, but only over ARMED, pe_wake_fenced_if, so it too
+ * follows such an arming); a visit sets bits only when it finds the PE
+ * DISARMED (the store of DISARMED is a guard holder's too:
+ * clear_notification), and no feed outside a turn's visit (the armed
+ * brief feed, the walks, a stop's flush) sets any. So a producer always
+ * takes the slow tail while the PE is armed or fired: today's armed
+ * path, and the list is empty while armed. Its revert
+ * (ring_watch_while_armed) is found by no scenario; the order that would
+ * lose a wake is (review F2 of watch57): the PE armed; a producer writes
+ * E1 (bit clear), announces, sees ARMED; an armed turn posts E1 and sets
+ * the bit; the producer leaves the wake-up to E1's completion; the PE
+ * sleeps armed with the bit set and E2's producer, seeing it, neither
+ * announces nor wakes. The rule makes 'armed => the slow tail' true by
+ * construction.
+ *
+ * The fences, each a Dekker pair with the producer's light fence between
+ * its READY store and its ring_watch load (asym_fence.h):
+ * - watch pair: the look's clear, the turn's heavy fence, the relook of
+ *   the head at cons. Either the producer's load follows the clear (bit
+ *   clear: the slow tail, its announce and signal) or the relook sees its
+ *   READY (its shard flagged, its context signalled: this turn's visit
+ *   feeds it).
+ * - arm pair: pe_watch_arm_clear's clear, ARMED, pe_arm_check's heavy
+ *   fence (the seq_cst one when nothing was cleared), pe_watch_arm_look's
+ *   relook (the shard flagged, the context signalled, the arming fires)
+ *   and WALK_ARM's walk of the set, which then holds that context and
+ *   feeds it. Either the producer's load follows the clear (the slow
+ *   tail: announce, then the armed look, today's pair with the arming)
+ *   or the relook sees its READY.
+ * - the stop: a producer that saw RUNNING wrote its entries inside its
+ *   read-side section; after the stop's grace period ring_watch_stop
+ *   announces once for every ring of the run (whatever the bits then:
+ *   a stopping visit may have cleared one its producer saw set), so the
+ *   flush the stop hands to the PE (its signal after that announce) looks
+ *   at the rings.
+ * - the owner's direct post (I7's owner clause): the PE's thread posts
+ *   directly only with the mailbox idle and its own SP ring not watched
+ *   or drained (ring_own_drained, under the guard). An entry of its own
+ *   written with no announce was seen by its bit; that bit is cleared
+ *   only by an unwatch or an arming, whose relook, seeing the entry,
+ *   flagged its shard (the mailbox not idle until a feed finds the ring
+ *   drained), or by a stop (no post); so a clear bit and an idle mailbox
+ *   under the guard mean no such entry is left.
  *
  * The consumer (any guard holder: ring_feed from run_feed, the stop's
  * flush in run_drain, the armed brief feed, the arming walks), after
@@ -65,7 +161,21 @@
  *    entries and advance cons, one at a time (the guard), and an entry is
  *    taken only at cons, with cons's lap.
  * I6 No READY entry waits forever while its context is RUNNING or
- *    STOPPING: (announce form) the producer's READY (release), the
+ *    STOPPING and its PE progresses or is armed. (watch form) An entry
+ *    whose producer saw its bit set: (a) the stop's announce after its
+ *    grace period (above) brings the flush; (b) the bit still set: the
+ *    context is listed (rule L) and a turn's look reads ring i's head at
+ *    cons at least every ceil(listed / TURN_CTXS) turns (the round
+ *    robin), so one sees the entry's READY (or the bit is cleared first:
+ *    (c)); that look signals the context, whose visit in that
+ *    turn (or, a turn that stops early, the next: it stays in the FIFO)
+ *    feeds while the bit is set or the shard is flagged; entries a feed
+ *    leaves (its limit) are met by the context's next look as long as the
+ *    bit is set, and by the flags that feed kept (below); (c) the bit
+ *    cleared since: the watch pair or the arm pair (above) gave
+ *    the entry to the PE, or the clear came before the producer's load,
+ *    which then saw it clear. (announce form, every MP entry and every SP
+ *    entry whose producer saw its bit clear) the producer's READY (release), the
  *    announce's full fence, its summary load and flag set; the feed's
  *    summary exchange, its full fence (mailbox_take_flags), then the
  *    ring looks. Either the producer saw its bit clear and set it (a
@@ -90,12 +200,15 @@
  *    ring full) stays on MP (on_mp) until an acquire of MP's cons finds
  *    its last MP position (mp_until) taken; so its next SP entry is
  *    written after the PE stored that cons, and is taken by a later feed.
- *    Owner: the PE's thread posts directly only with mailbox_idle under
- *    the guard (engine/task.c task_guard_take, task_one_owner); each of
- *    its own earlier ring submits announced before it returned, so a
- *    feed took that flag after its READY, and that feed and every later
- *    one kept the flags until the rings were seen drained (I6): idle
- *    means every entry of ours was taken. Foreign threads never post
+ *    Owner: the PE's thread posts directly only with mailbox_idle and
+ *    ring_own_drained under the guard (engine/task.c task_guard_take,
+ *    task_one_owner); each of its own earlier ring submits that announced
+ *    did so before it returned, so a feed took that flag after its READY,
+ *    and that feed and every later one kept the flags until the rings
+ *    were seen drained (I6): idle means every announced entry of ours was
+ *    taken; and one that did not announce is in a drained ring, or its
+ *    ring is still watched, or its shard is flagged (the owner's clause
+ *    above). Foreign threads never post
  *    directly.
  * I8 Lifetimes: a ring is allocated outside any read-side section
  *    (engine/task.c leaves it, allocates, enters again and looks at the
@@ -113,14 +226,14 @@
  * prof58).
  *
  * Memory per run: 17 pointers and a mask (140 bytes, on lines of their
- * own); a producer
+ * own), the watch's line (64 bytes) and its private counts (40); a context
+ * on a watch list, two words of its own; a producer
  * 32 B x pow2 >= min(max_tasks, 1024), the MP ring 32 B x pow2 >=
  * max_tasks, each made on the first submit that needs it.
  *
- * Not in step 1: the PENDING state and the producer's DEAD look (the pins
+ * Not in: the PENDING state and the producer's DEAD look (the pins
  * stay before the entry, so a refusal never leaves an entry), SKIP (needs
- * the DEAD look after the entry: step 3), the credit split, the watch
- * bits and the maker's heavy fence (steps 2-4).
+ * the DEAD look after the entry) and the maker's heavy fence: step 3.
  */
 #include "engine/ring.h"
 #include "engine/task_pool.h"
@@ -136,6 +249,9 @@ _Static_assert(offsetof(struct ctx_run, sp_first) / 64 != offsetof(struct ctx_ru
 	       "the feed's rotation is off the rings' pointers' lines");
 
 uint32_t ring_sp_cap_max = RING_SP_CAP_MAX;
+#ifdef DOCA_EXPLORE
+uint32_t explore_watch_idle = 1;
+#endif
 
 uint32_t ring_cap(uint32_t size, bool sp)
 {
@@ -294,8 +410,12 @@ static uint32_t ring_take_sp_all(struct ctx_run *run, struct doca_event **evs, u
 		struct task_ring *r =
 			atomic_load_explicit(&run->sp[__builtin_ctz(*bits)], memory_order_acquire); /* the zeroed ring */
 
+		uint32_t bit = *bits & -*bits, got = ring_take_sp(run, r, evs + n, max - n, watched, more);
+
 		*bits &= *bits - 1u;
-		n += ring_take_sp(run, r, evs + n, max - n, watched, more);
+		if (got != 0)
+			run->watch_took |= bit; /* (a visit's: ring_watch_visit) */
+		n += got;
 	}
 	return n;
 }
@@ -353,20 +473,118 @@ uint32_t ring_feed(struct ctx_run *run, struct doca_event **evs, uint32_t max, b
 	return n;
 }
 
-bool ring_any(const struct ctx_run *run)
+/* The SP rings among @p bits (published ones) whose head at cons is READY
+ * (runner guard held: cons is ours). */
+static uint32_t ring_ready_bits(const struct ctx_run *run, uint32_t bits)
 {
-	uint32_t mask = atomic_load_explicit(&run->sp_mask, memory_order_acquire);
+	uint32_t ready = 0;
 
-	for (; mask != 0; mask &= mask - 1u) {
-		const struct task_ring *r = atomic_load_explicit(&run->sp[__builtin_ctz(mask)], memory_order_acquire);
-		uint64_t c = atomic_load_explicit(&r->cons, memory_order_relaxed);
+	for (; bits != 0; bits &= bits - 1u) {
+		uint32_t i = (uint32_t)__builtin_ctz(bits);
+		/* acquire: the zeroed ring (a bit is set only for a published one) */
+		const struct task_ring *r = atomic_load_explicit(&run->sp[i], memory_order_acquire);
+		uint64_t c = atomic_load_explicit(&r->cons, memory_order_relaxed); /* ours: the guard's */
 		uint32_t m = r->cmask;
 
 		if (ring_ready_at(m, c, ring_head(r, m, c)))
-			return true;
+			ready |= 1u << i;
 	}
+	return ready;
+}
+
+bool ring_any(const struct ctx_run *run)
+{
+	if (ring_ready_bits(run, atomic_load_explicit(&run->sp_mask, memory_order_acquire)) != 0)
+		return true;
 	const struct task_ring *mp = atomic_load_explicit(&run->mp, memory_order_acquire);
 
 	return mp != NULL && atomic_load_explicit(&mp->prod, memory_order_relaxed) !=
 				     atomic_load_explicit(&mp->cons, memory_order_relaxed);
+}
+
+uint32_t ring_watch_visit(struct ctx_run *run, bool armed)
+{
+	/* relaxed: only guard holders store it */
+	uint32_t took = run->watch_took, watch = atomic_load_explicit(&run->ring_watch, memory_order_relaxed);
+
+	run->watch_took = 0;
+	/* (the explorer's revert: bits set while the PE is armed; a producer
+	 * that sees one skips the wake-up an armed PE needs) */
+	if (armed && !DOCA_REVERTED("ring_watch_while_armed"))
+		return watch;
+	for (uint32_t bits = took; bits != 0; bits &= bits - 1u)
+		run->watch_idle[__builtin_ctz(bits)] = 0;
+	if ((watch | took) != watch) {
+		EXPLORE_POINT(ATOMIC);
+		/* relaxed: a set bit only lets producers skip their announce
+		 * (the context is on its PE's watch list, whose turns look at
+		 * the ring in round robin, pe_watch_turn) */
+		atomic_store_explicit(&run->ring_watch, watch | took, memory_order_relaxed);
+	}
+	return watch | took;
+}
+
+uint32_t ring_watch_look(struct ctx_run *run)
+{
+	/* relaxed: only guard holders store it */
+	uint32_t watch = atomic_load_explicit(&run->ring_watch, memory_order_relaxed);
+	uint32_t ready = ring_ready_bits(run, watch), unwatch = 0;
+
+	for (uint32_t bits = watch; bits != 0; bits &= bits - 1u) {
+		uint32_t i = (uint32_t)__builtin_ctz(bits);
+
+		if ((ready >> i) & 1u)
+			run->watch_idle[i] = 0;
+		else if (++run->watch_idle[i] >= WATCH_IDLE)
+			unwatch |= 1u << i;
+	}
+	if (unwatch != 0) {
+		EXPLORE_POINT(ATOMIC);
+		/* relaxed: the turn's heavy fence orders the clear before its
+		 * relook (the watch pair) */
+		atomic_store_explicit(&run->ring_watch, watch & ~unwatch, memory_order_relaxed);
+		run->watch_gone |= unwatch;
+	}
+	return ready;
+}
+
+uint32_t ring_watch_relook(struct ctx_run *run)
+{
+	uint32_t gone = run->watch_gone, ready;
+
+	run->watch_gone = 0;
+	/* (the explorer's revert: no look after the unwatch's fence) */
+	if (gone == 0 || DOCA_REVERTED("ring_unwatch_no_relook"))
+		return 0;
+	ready = ring_ready_bits(run, gone);
+	/* their producers may have seen the bit still set and announced
+	 * nothing: flag their shards as those announces would have, so the
+	 * next feed looks at the rings and the mailbox is not idle (the
+	 * owner's direct post waits for that feed: I7's owner clause). (The
+	 * explorer's revert: the flags not kept, the context only signalled.) */
+	if (ready != 0 && !DOCA_REVERTED("ring_relook_no_flags"))
+		mailbox_keep_flags(&run->mbox, ready);
+	return ready;
+}
+
+uint32_t ring_watch_clear(struct ctx_run *run, bool relook)
+{
+	uint32_t watch = atomic_load_explicit(&run->ring_watch, memory_order_relaxed); /* ours: the guard's */
+
+	if (watch == 0)
+		return 0;
+	EXPLORE_POINT(ATOMIC);
+	/* relaxed: the caller's heavy fence (arming) or the stop's grace
+	 * period and announce (ring_watch_stop) order what follows it */
+	atomic_store_explicit(&run->ring_watch, 0, memory_order_relaxed);
+	if (relook)
+		run->watch_gone |= watch;
+	return watch;
+}
+
+void ring_watch_stop(struct ctx_run *run)
+{
+	/* acquire: as the feed's; no ring, no producer to announce for */
+	if (atomic_load_explicit(&run->sp_mask, memory_order_acquire) != 0)
+		mailbox_announce(&run->mbox);
 }

@@ -16,6 +16,7 @@
 #ifndef DOCA_ENGINE_RING_H
 #define DOCA_ENGINE_RING_H
 
+#include "actors/asym_fence.h"
 #include "actors/thread_slot.h"
 #include "engine/engine.h"
 
@@ -28,6 +29,17 @@ _Static_assert(RING_SP <= MAILBOX_SHARDS, "SP ring i announces mailbox shard i")
 #define RING_PARTIAL ((uintptr_t)1u << 3) /* an ALLOW_PARTIAL copy to a short destination */
 #define RING_BITS ((uintptr_t)63)
 #define RING_SP_CAP_MAX 1024u /* an SP ring's capacity: pow2 >= min(max_tasks, this) */
+/* Empty visits in a row after which a visit stops watching an SP ring
+ * (engine/ring.c, ring_watch_visit): visits, not time (its time is the
+ * turn rate's). 1 in the explorer's build, so its schedules reach the
+ * unwatch; a scenario raises it (explore_watch_idle) to keep a bit set
+ * across an arming. */
+#ifdef DOCA_EXPLORE
+extern uint32_t explore_watch_idle;
+#define WATCH_IDLE explore_watch_idle
+#else
+#define WATCH_IDLE 256u
+#endif
 
 /* One task, 32 bytes: no event slot (slots are the guard holder's: the
  * PE's feed pops one per entry and fills it from the entry). Every field
@@ -118,6 +130,88 @@ extern void (*ring_feed_probe)(struct ctx_run *run);
  * an SP ring's cons, or an MP position claimed and not drained. Runner
  * guard held. */
 bool ring_any(const struct ctx_run *run);
+
+/* The watch (engine/ring.c, I6). After a visit's feed in a turn (runner
+ * guard held, inside the turn's read-side section): set the bits of the SP
+ * rings that gave it entries and restart their empty-look counts. @p
+ * armed: the PE is not DISARMED, so no bit is set. Returns the bits now
+ * set: when not 0, the caller puts the context on its PE's watch list
+ * (pe_watch_link), whose turns look at those rings. */
+uint32_t ring_watch_visit(struct ctx_run *run, bool armed);
+
+/* A turn's look at @p run's watched rings, before it collects its ready
+ * set (pe_watch_turn; runner guard held, inside the turn's section):
+ * returns the rings whose head at cons is READY (the caller signals the
+ * context); counts an empty look for each other one and stops watching
+ * those that reach WATCH_IDLE, which the turn then looks at again after
+ * its heavy fence (ring_watch_relook). */
+uint32_t ring_watch_look(struct ctx_run *run);
+
+/* After the caller's asym_fence_heavy(): the rings whose watch ended
+ * since the last call (ring_watch_look's unwatch, an arming's
+ * ring_watch_clear) whose head at cons is READY — their producers may
+ * have seen the bit still set and announced nothing — with their shards
+ * flagged as those announces would have; the caller signals the context
+ * when this is not 0. Runner guard held, inside a read-side section. */
+uint32_t ring_watch_relook(struct ctx_run *run);
+
+/* Stop watching every ring of @p run (arming, a stopping visit); returns
+ * the bits it cleared. @p relook: the caller runs the heavy fence and
+ * ring_watch_relook next (arming); a stopping visit needs none (the
+ * stop's announce, ring_watch_stop). Runner guard held. */
+uint32_t ring_watch_clear(struct ctx_run *run, bool relook);
+
+/* The stop's half of I6 (a), after its grace period: every producer that
+ * saw RUNNING has written its entries, some with no announce (its bit
+ * set); announce for them, so the flush the stop hands to the PE looks
+ * at the rings. Any thread; the stop keeps the run. */
+void ring_watch_stop(struct ctx_run *run);
+
+/* The SP producer's watch look, after its READY stores: true if the PE
+ * watches its ring (@p bit: 1 << its slot), so it neither announces nor
+ * runs the wake check (the watch pair, engine/ring.c I6). */
+static inline __attribute__((always_inline)) bool ring_watched(const struct ctx_run *run, uint32_t bit)
+{
+	asym_fence_light(); /* our READY visible before we load the watch (the watch and arm pairs) */
+	/* relaxed: the bit only chooses the way; the pairs' fences order it.
+	 * (No explorer point between READY and this load: the PE's clear
+	 * still falls on either side of the pair, at its own points.) */
+	return (atomic_load_explicit(&run->ring_watch, memory_order_relaxed) & bit) != 0;
+}
+
+/* Is any SP ring of @p run watched? (A visit then feeds: a watched
+ * ring's producer announces nothing.) Runner guard held: the bits are
+ * ours. */
+static inline bool ring_any_watched(const struct ctx_run *run)
+{
+	return atomic_load_explicit(&run->ring_watch, memory_order_relaxed) != 0;
+}
+
+/* May the calling thread, holding the PE's guard, post directly with
+ * nothing of its own left in its SP ring unannounced (engine/ring.c, I7's
+ * owner clause)? Yes if that ring is not watched (a bit it saw set was
+ * cleared only with its entries drained, by the watch and arm pairs, or
+ * by a stop), or if it is drained (cons == prod: the guard's cons, our
+ * own prod; design 1.9). No call (the owner's way keeps its frame): the
+ * slot is read as thread_slot_get's first look, and a thread with none
+ * yet has written no ring. */
+static inline __attribute__((always_inline)) bool ring_own_drained(const struct ctx_run *run)
+{
+	/* relaxed: only guard holders store it, and we hold the guard */
+	uint32_t watch = atomic_load_explicit(&run->ring_watch, memory_order_relaxed);
+	int slot = thread_slot_mine;
+
+	if (__builtin_expect(watch == 0, 1) || slot < 0 || slot >= (int)RING_SP || ((watch >> slot) & 1u) == 0)
+		return true;
+	/* acquire: the zeroed ring (a bit is set only for a published one) */
+	const struct task_ring *r = atomic_load_explicit(&run->sp[slot], memory_order_acquire);
+
+	/* relaxed: cons is the guard's (ours now), prod our own (or, were
+	 * another thread this slot's producer, a position it reserved: we
+	 * then only go the ring's way) */
+	return atomic_load_explicit(&r->cons, memory_order_relaxed) ==
+	       atomic_load_explicit(&r->prod, memory_order_relaxed);
+}
 
 /* The lap bit of position @p pos in a ring of mask @p m. */
 static inline uintptr_t ring_lap_of(uint32_t m, uint64_t pos)

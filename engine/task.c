@@ -11,15 +11,17 @@
  *   task an entry of its thread's SP ring (the exclusive holder of a
  *   thread slot below RING_SP) or of the run's MP ring, carrying the slot
  *   its credit popped, which the PE fills; the write cannot fail (credits
- *   bound what a ring holds) and never waits for another submitter; then
- *   the announce (mailbox_announce of the caller's shard) and the wake
- *   check, and the PE's next feed posts them. A thread's first submit
+ *   bound what a ring holds) and never waits for another submitter; then,
+ *   unless the PE watches the caller's SP ring (engine/ring.c, the watch:
+ *   its visits look at that ring with no announce), the announce
+ *   (mailbox_announce of the caller's shard) and the wake check, and the
+ *   PE's next feed posts them. A thread's first submit
  *   into a run makes its ring: the only allocation of the way, made
  *   outside the read-side section (task_ring_make);
  * - from the PE's own thread (the one that ran its last turn), straight to
  *   the queue pair, as that turn would, when the PE is not running a turn,
  *   the context still runs and nothing waits in the mailbox or the rings
- *   (mailbox_idle: so a task of ours queued there earlier still reaches
+ *   (mailbox_idle, ring_own_drained: so a task of ours queued there earlier still reaches
  *   the device first, engine/ring.c I7). This saves
  *   the ring round trip for the common "submit and progress on one
  *   thread" shape; the runner guard, taken briefly for the chunk
@@ -759,7 +761,7 @@ static inline __attribute__((always_inline)) bool task_guard_take(struct doca_ct
 	/* Holding the guard we are the mailbox's consumer and the qp's
 	 * producer, and the flags below are ours to read. */
 	if (ctx_state(ctx) == DOCA_CTX_STATE_RUNNING && !run->fatal && !run->flush_sent &&
-	    (mailbox_idle(&run->mbox) || DOCA_REVERTED("direct_post_ignores_rings")))
+	    ((mailbox_idle(&run->mbox) && ring_own_drained(run)) || DOCA_REVERTED("direct_post_ignores_rings")))
 		return true;
 	runner_exit_from(runner, *unparked);
 	return false;
@@ -885,6 +887,7 @@ struct task_way {
 	struct task_ring *ring; /* the chunk's ring */
 	struct task_ring *sp;   /* the thread's SP ring (ring itself, or diverted from it to MP), or NULL */
 	uint32_t make;          /* a ring to make first (ring_publish's which), or TASK_MAKE_NONE */
+	uint32_t sp_bit;        /* 1 << the thread's slot when sp is not NULL: its watch bit (ring_watched) */
 	uint64_t ret_none;      /* task_ret_seen's view without an SP ring */
 };
 
@@ -907,6 +910,7 @@ static inline void task_ring_choose(struct ctx_run *run, uint32_t n, struct task
 		}
 	}
 	w->sp = sp;
+	w->sp_bit = sp != NULL ? 1u << slot : 0; /* (slot < RING_SP then) */
 	EXPLORE_POINT(ATOMIC);
 	struct task_ring *mp = atomic_load_explicit(&run->mp, memory_order_acquire); /* as sp's */
 	/* (the explorer's revert: a diverted producer goes back to SP as
@@ -937,9 +941,11 @@ static inline uint64_t *task_ret_seen(struct task_way *w)
 }
 
 /* Write the @p got tasks that took a credit (tp[i], descs[i]) into @p
- * w's ring, then announce them: the PE's next feed pops their slots,
- * fills and posts them (engine/ring.c). */
-static inline __attribute__((always_inline)) void task_ring_write(struct ctx_run *run, const struct task_way *w,
+ * w's ring, then announce them unless the PE watches that ring (an SP
+ * ring's bit, ring_watched: its visits look at it with no announce): the
+ * PE's next feed pops their slots, fills and posts them (engine/ring.c).
+ * True if announced: the caller then runs the wake check. */
+static inline __attribute__((always_inline)) bool task_ring_write(struct ctx_run *run, const struct task_way *w,
 								  const struct task_pinned *tp,
 								  const struct doca_task_desc *descs, uint32_t got)
 {
@@ -964,7 +970,11 @@ static inline __attribute__((always_inline)) void task_ring_write(struct ctx_run
 	for (uint32_t i = 0; i < got; i++)
 		ring_put(r, x + i, tp[i].src, tp[i].dst, tp[i].len, tp[i].status == DOCA_EVENT_STATUS_PARTIAL,
 			 descs[i].user_data.u64, watched);
+	/* the MP ring always takes the slow tail (engine/ring.c, I6) */
+	if (r == w->sp && ring_watched(run, w->sp_bit))
+		return false;
 	mailbox_announce(&run->mbox);
+	return true;
 }
 
 /* The state check of a chunk of up to @p n tasks, after its first task's
@@ -992,8 +1002,8 @@ task_chunk_enter(struct doca_ctx *ctx, struct ctx_run **run, uint64_t start, uin
 }
 
 /* Hand a chunk over: posted under the guard (which it lets go of, n = 0
- * too), or written into @p w's ring. True if written (the PE may need a
- * wake-up to take them). */
+ * too), or written into @p w's ring. True if written and announced (the
+ * PE may need a wake-up to take them; a watched ring's needs none). */
 static inline __attribute__((always_inline)) bool
 task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **evs, uint32_t n, bool guarded,
 	       const void *unparked, const struct task_way *w, const struct task_pinned *tp,
@@ -1003,9 +1013,7 @@ task_hand_over(struct doca_ctx *ctx, struct ctx_run *run, struct doca_event **ev
 		task_post_guarded(ctx, run, evs, n, unparked, true);
 		return false;
 	}
-	if (n != 0)
-		task_ring_write(run, w, tp, descs, n);
-	return n != 0;
+	return n != 0 && task_ring_write(run, w, tp, descs, n);
 }
 
 /* Up to SUBMIT_CHUNK tasks of a burst, inside the read-side section. Each
@@ -1365,14 +1373,29 @@ static inline __attribute__((always_inline)) bool task_owner_home(const struct d
 	return true;
 }
 
-/* task_one_owner's looks after the run's bytes: the mailbox idle and both
- * buffers the context's (@p src and @p dst set when true). */
+/* No ring of @p run watched (engine/ring.h ring_any_watched; runner
+ * guard held): with OWNED_RMW_ASM one cmpl, as the owner's way's other
+ * looks. */
+static inline __attribute__((always_inline)) bool task_none_watched(const struct ctx_run *run)
+{
+#ifdef OWNED_RMW_ASM
+	return task_word32_is(&run->ring_watch, 0);
+#else
+	return !ring_any_watched(run);
+#endif
+}
+
+/* task_one_owner's looks after the run's bytes: the mailbox idle, the
+ * caller's own ring unwatched or drained (first one cmpl: is any ring
+ * watched?) and both buffers the context's (@p src and @p dst set when
+ * true). */
 static inline __attribute__((always_inline)) bool task_owner_looks(struct ctx_run *run, const struct doca_ctx *ctx,
 								   const struct doca_task_desc *desc,
 								   uint64_t buf_fold, struct doca_buf **src,
 								   struct doca_buf **dst)
 {
-	return mailbox_idle(&run->mbox) && (*src = task_buf_owned(desc->src, true, ctx, buf_fold)) != NULL &&
+	return mailbox_idle(&run->mbox) && (task_none_watched(run) || ring_own_drained(run)) &&
+	       (*src = task_buf_owned(desc->src, true, ctx, buf_fold)) != NULL &&
 	       (*dst = task_buf_owned(desc->dst, false, ctx, buf_fold)) != NULL;
 }
 

@@ -557,6 +557,19 @@ static void deliver(struct model *m, struct m_pe *pe, int t)
  * kept ones in visit order, engine/pe_ready.c); then deliver every
  * completion in visit order and finish the stops whose events are all
  * freed.
+ *
+ * This visit order is the single-threaded owner's: every submit signals
+ * (or finds queued) its context at the submit. The engine promises no
+ * order across contexts (include/doca_pe.h, doca_pe_get_event): a
+ * foreign thread's task on a watched SP ring signals nobody and joins
+ * the order only at a turn's look (engine/pe_ready.c). The fuzzer has
+ * no foreign submitter (one thread, the PE's after its first progress),
+ * and its thread never writes a watched ring unannounced: outside a
+ * progress call it takes the PE's guard and posts directly, its own ring
+ * drained (task_guard_take, ring_own_drained); and it never submits from
+ * a callback, where the guard is the turn's (the harness's event_cb only
+ * stops a context). So the model's order is the engine's for what the
+ * fuzzer does; a foreign submitter op would need the per-context rule.
  */
 uint32_t m_progress(struct model *m, int p)
 {

@@ -150,6 +150,15 @@ doca_error_t doca_pe_try_progress(struct doca_pe *pe, uint32_t *events);
 
 /**
  * @brief Take the oldest ready event (of contexts without an event callback).
+ *
+ * "Oldest" is in the PE's visit order: the order in which its turns
+ * visited the contexts and took their completions. Within one context,
+ * one submitting thread's tasks reach the device in its submission order
+ * and, on sw0 (which completes in order), their events come in it. Across
+ * contexts no order is promised: a task submitted to context A before
+ * another to context B, by the same thread, may complete and come out
+ * after it (B was already in line for a visit, or A's ring is watched and
+ * joins the visit order only at a turn's look).
  * @param pe The progress engine.
  * @return The event, to be freed with doca_event_free; NULL when none is
  *         ready, for NULL or a wrong-type handle, when another thread is
@@ -163,7 +172,9 @@ struct doca_event *doca_pe_get_event(struct doca_pe *pe);
 
 /**
  * @brief Take up to @p max ready events, oldest first: doca_pe_get_event
- *        for a burst (free them with doca_event_free_bulk).
+ *        for a burst (free them with doca_event_free_bulk). Oldest in the
+ *        PE's visit order, as doca_pe_get_event: per context in each
+ *        submitting thread's order, across contexts no order promised.
  * @param pe The progress engine.
  * @param[out] evs Receives the events.
  * @param max Room in @p evs.

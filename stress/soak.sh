@@ -33,7 +33,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # each entry: a program and its own arguments
 programs=(stress_submit_stop stress_lifecycle stress_faults stress_shared_shards
 	"stress_mixed --engines 0" "stress_mixed --engines 1" stress_churn stress_claim_race
-	stress_pool_share_race stress_sw_qp)
+	stress_pool_share_race stress_sw_qp stress_ring_watch)
 for build in "${builds[@]}"; do
 	for p in "${programs[@]}"; do
 		[ -x "$build/stress/${p%% *}" ] || { echo "soak: $build/stress/${p%% *} not built" >&2; exit 2; }

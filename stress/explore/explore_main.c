@@ -153,6 +153,17 @@ const struct scenario explore_scenarios[] = {
 	  scenario_ring_batch },
 	{ "ring_mp_two", "two foreign submitters on the MP ring (no exclusive slot): each one's tasks in order",
 	  scenario_ring_mp_two },
+	{ "ring_watch_idle", "a foreign submitter with gaps: the PE watches its SP ring, stops after an empty look, watches again",
+	  scenario_ring_watch_idle },
+	{ "ring_watch_released", "ring_watch_idle with WATCH_IDLE 3: the context leaves the ready set before the unwatch",
+	  scenario_ring_watch_released },
+	{ "ring_unwatch_release",
+	  "a foreign submitter with gaps against the event loop (a turn while armed): unwatch, release, arming",
+	  scenario_ring_unwatch_release },
+	{ "ring_watch_arm", "ring_unwatch_release with WATCH_IDLE 3: a ring still watched when the loop arms",
+	  scenario_ring_watch_arm },
+	{ "ring_batch_armed", "ring_batch against the event loop: what a feed leaves is brought by the flags alone",
+	  scenario_ring_batch_armed },
 	{ "pool_reload_stale_t", "two takers of the split credits, 1 of 2 out at most: never AGAIN",
 	  scenario_pool_reload_stale_t },
 	{ "pool_chunk_prefix", "a split take with a stale returned makes every chunk below the credits out, and none above",
@@ -582,6 +593,12 @@ static const char *const revertible[] = {
 	"ring_limit_drops_flags", /* a feed that stops at its batch with an SP entry READY does not keep the flags */
 	"ring_mp_no_second_look", /* the feed takes MP items without its second look at the SP rings (rule 1.6.6) */
 	"direct_post_ignores_rings", /* a direct post under the guard does not look for tasks waiting in the rings */
+	"ring_unwatch_no_relook", /* a turn's look that stopped watching a ring is followed by no relook */
+	"ring_relook_no_signal", /* the relook that finds a READY head flags its shard but does not signal the context */
+	"ring_relook_no_flags", /* the relook that finds a READY head signals the context but flags no shard */
+	"ring_watch_unlisted", /* a visit that sets a watch bit does not put its context on the watch list */
+	"ring_arm_keeps_watch", /* arming leaves the rings watched */
+	"ring_watch_while_armed", /* a turn's visit sets watch bits while the PE is armed */
 	"again_unsigned", /* the split credits' look compares taken and a returned read after it unsigned (D5) */
 	"chunk_only_last", /* a split take makes only the chunk its bound falls in, not every one below it (D4) */
 	"again_on_cached_returned", /* the split credits' look answers AGAIN from its cached returned, no reload */

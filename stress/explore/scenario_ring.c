@@ -28,6 +28,10 @@
  *   feed takes. Its revert: ring_limit_drops_flags (the feed that stops
  *   at its batch drops the flags: the entries left wait for an announce
  *   that never comes: livelock).
+ * - ring_batch_armed: ring_batch's context against the event loop below
+ *   (no ring is watched while armed, so only the flags bring what a feed
+ *   left: the polling ring_batch's watch now looks at the ring anyway).
+ *   Its revert: ring_limit_drops_flags (deadlock).
  * - ring_mp_two: max_tasks 4, two foreign submitters (tasks 0-3 and 4-7)
  *   that both give up their slot's exclusivity (the test hook: a thread
  *   with no exclusive slot uses the MP ring), so their claims interleave
@@ -38,14 +42,46 @@
  *   gap's own producer announces after its READY, and that feed takes
  *   them); the keep serves the owner clause of I7 (engine/ring.c), which
  *   needs the PE's own thread as a third submitter.
+ * - ring_watch_idle (ring21 step 4, the watch, rule L; WATCH_IDLE is 1
+ *   in this build): max_tasks 8 (a roomy SP ring), the submitter yields
+ *   after every task, so the polling loop's visits drain its ring (the
+ *   bit set: it stops announcing; the context on the watch list), a
+ *   turn's look finds it empty once (the bit cleared: the unwatch) and
+ *   meets its next task on either side of that clear. Its reverts:
+ *   ring_unwatch_no_relook (no relook after the heavy fence: a task
+ *   written after the unwatching look by a producer that saw the bit
+ *   still set is stranded, livelock), ring_relook_no_flags (the relook
+ *   signals, but the visit, its bit clear and no shard flagged, does not
+ *   feed: livelock), ring_watch_unlisted (the context, out of the ready
+ *   set after its empty visit, is looked at by no turn: livelock).
+ * - ring_watch_released: the same with WATCH_IDLE 3, so the context has
+ *   left the ready set (its empty visit) before the look that unwatches.
+ *   Its revert: ring_relook_no_signal (the relook flags the shard and
+ *   signals nobody: the context is never visited for the task, livelock;
+ *   found at depth 5 only; with WATCH_IDLE 1 the unwatch comes while the
+ *   visit that produced the last events still keeps the context queued,
+ *   so the other scenarios do not find it).
+ * - ring_unwatch_release: the same submitter against the event loop of
+ *   doca_pe.h on the inline sw0, whose progress calls go on after each
+ *   arming until one finds nothing (turns while armed: pe_turn_rearm),
+ *   so the context is unwatched, released and the PE armed between the
+ *   submitter's tasks. Its revert: ring_unwatch_no_relook (deadlock: the
+ *   PE sleeps on a stranded task; the arming's relook is the same call).
+ * - ring_watch_arm: the same with WATCH_IDLE 3 (explore_watch_idle), so a
+ *   bit is still set when the loop arms. Its revert: ring_arm_keeps_watch
+ *   (the arming does not end the watch: a producer that sees its bit
+ *   while the PE sleeps skips the wake-up it needs, deadlock).
  */
 #include "scenario.h"
+
+#include <sys/epoll.h>
 
 #include "engine/ring.h"
 
 static struct world w;
 static atomic_uint submitter_done;
 static bool submitters_on_mp; /* ring_mp_two: each submitter leaves its slot's exclusivity */
+static unsigned submitter_gaps; /* ring_watch_*: the submitter yields this often after each task */
 
 /* Submit tasks first .. first + n - 1 in order, each retried on AGAIN
  * (@p arg: first * WORLD_TASKS + n; n 0: all WORLD_TASKS). */
@@ -63,6 +99,8 @@ static void *submitter(void *arg)
 		while ((err = world_submit(&w, i)) == DOCA_ERROR_AGAIN)
 			sched_yield();
 		EXPECT_IN(err, 2, DOCA_SUCCESS, DOCA_ERROR_BAD_STATE);
+		for (unsigned y = 0; y < submitter_gaps; y++)
+			sched_yield();
 	}
 	atomic_fetch_add(&submitter_done, 1);
 	return NULL;
@@ -150,4 +188,98 @@ void scenario_ring_mp_two(void)
 {
 	submitters_on_mp = true; /* (a schedule is a process of its own) */
 	ring_run(4, false, 2);
+}
+
+void scenario_ring_watch_idle(void)
+{
+	submitter_gaps = 1; /* (a schedule is a process of its own) */
+	ring_run(8, false, 1);
+}
+
+void scenario_ring_watch_released(void)
+{
+	submitter_gaps = 4;     /* (a schedule is a process of its own) */
+	explore_watch_idle = 3; /* the context leaves the set before the unwatch */
+	ring_run(8, false, 1);
+}
+
+/* Take, check and free every ready event; how many. */
+static uint32_t reap_all(void)
+{
+	uint32_t n = 0;
+
+	for (struct doca_event *ev; (ev = doca_pe_get_event(w.pe)) != NULL; n++) {
+		world_event(&w, ev);
+		doca_event_free(ev);
+	}
+	return n;
+}
+
+/* The application's event loop of doca_pe.h, whose progress calls go on
+ * after the arming until one finds nothing (turns while armed) before it
+ * sleeps, until the submitter is done and every accepted task has its
+ * event. */
+static void event_loop_rearming(int epfd)
+{
+	for (;;) {
+		while (doca_pe_progress(w.pe) + reap_all() != 0)
+			;
+		if (atomic_load(&submitter_done) == 1 &&
+		    atomic_load(&w.events_total) == atomic_load(&w.accepted_total))
+			return;
+		EXPECT_OK(doca_pe_request_notification(w.pe));
+		if (doca_pe_progress(w.pe) + reap_all() != 0) {
+			while (doca_pe_progress(w.pe) + reap_all() != 0)
+				; /* armed: a turn's visit must not watch */
+		}
+		struct epoll_event e;
+		bool due = atomic_load(&w.accepted_total) > atomic_load(&w.events_total);
+
+		(void)epoll_wait(epfd, &e, 1, due ? -1 : 1);
+		EXPECT_OK(doca_pe_clear_notification(w.pe));
+	}
+}
+
+/* The submitter against event_loop_rearming on the inline sw0 (@p
+ * max_tasks credits), then the stop. */
+static void ring_event_run(uint32_t max_tasks)
+{
+	pthread_t sub;
+	int epfd;
+
+	atomic_store(&submitter_done, 0);
+	world_open(&w, "sw0", max_tasks, NULL);
+	EXPECT_OK(doca_pe_get_notification_handle(w.pe, &epfd));
+	(void)doca_pe_progress(w.pe); /* this thread is the PE's: the submitter is foreign */
+	/* the first arming's grace period (engine/pe_notify.c), before the
+	 * submitter, as in event_wake */
+	EXPECT_OK(doca_pe_request_notification(w.pe));
+	EXPECT_OK(doca_pe_clear_notification(w.pe));
+	if (pthread_create(&sub, NULL, submitter, (void *)(uintptr_t)0) != 0)
+		explore_end(VERDICT_HARNESS, "pthread_create");
+	event_loop_rearming(epfd);
+	pthread_join(sub, NULL);
+	EXPECT_IN(doca_ctx_stop(w.ctx), 2, DOCA_SUCCESS, DOCA_ERROR_IN_PROGRESS);
+	world_progress_until_idle(&w);
+	world_close(&w);
+	world_finish(&w);
+}
+
+void scenario_ring_unwatch_release(void)
+{
+	submitter_gaps = 1; /* (a schedule is a process of its own) */
+	ring_event_run(8);
+}
+
+void scenario_ring_watch_arm(void)
+{
+	submitter_gaps = 1;  /* (a schedule is a process of its own) */
+	explore_watch_idle = 3; /* a bit still set when the loop arms */
+	ring_event_run(8);
+}
+
+void scenario_ring_batch_armed(void)
+{
+	explore_feed_batch = 2; /* (a schedule is a process of its own) */
+	ring_event_run(4);
 }

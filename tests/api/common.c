@@ -384,10 +384,17 @@ void sibling_init(struct api_sibling *s, struct api_fixture *a, uint32_t max_tas
 
 void sibling_fini_with_fixture(struct api_sibling *s, struct api_fixture *a)
 {
-	stop_and_drain(s->ctx, a->pe);
-	assert_ok(doca_buf_destroy(s->src));
-	assert_ok(doca_buf_destroy(s->dst));
-	assert_ok(doca_mem_destroy(s->mem));
+	siblings_fini_with_fixture(s, 1, a);
+}
+
+void siblings_fini_with_fixture(struct api_sibling *s, uint32_t n, struct api_fixture *a)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		stop_and_drain(s[i].ctx, a->pe);
+		assert_ok(doca_buf_destroy(s[i].src));
+		assert_ok(doca_buf_destroy(s[i].dst));
+		assert_ok(doca_mem_destroy(s[i].mem));
+	}
 	stop_and_drain(a->ctx, a->pe);
 	assert_ok(doca_buf_destroy(a->src));
 	assert_ok(doca_buf_destroy(a->dst));
@@ -397,7 +404,8 @@ void sibling_fini_with_fixture(struct api_sibling *s, struct api_fixture *a)
 	a->src_mem = a->dst_mem = NULL;
 	assert_ok(doca_dev_close(a->dev));
 	a->dev = NULL;
-	assert_ok(doca_ctx_destroy(s->ctx));
+	for (uint32_t i = 0; i < n; i++)
+		assert_ok(doca_ctx_destroy(s[i].ctx));
 	fixture_fini(a);
 }
 

@@ -89,6 +89,8 @@ void sibling_init(struct api_sibling *s, struct api_fixture *a, uint32_t max_tas
 /* Stop and drain both ctxs, then tear down the sibling and the fixture in
  * the seed's order (the device is closed before either ctx is destroyed). */
 void sibling_fini_with_fixture(struct api_sibling *s, struct api_fixture *a);
+/* The same for the @p n siblings of s[] on one fixture. */
+void siblings_fini_with_fixture(struct api_sibling *s, uint32_t n, struct api_fixture *a);
 
 /* Stop a RUNNING ctx and reap/free events until IDLE. */
 void stop_and_drain(struct doca_ctx *ctx, struct doca_pe *pe);

@@ -297,3 +297,127 @@ Test(fatal_stop, a_fatal_completion_among_polled_events_without_a_callback_deliv
 	cr_assert_eq(st, DOCA_CTX_STATE_IDLE, "the fatal completion stopped the context: state %d", st);
 	fk_close(&o, ctx, pe);
 }
+
+/* ---- a failed run whose stop is put off flushes what its watched
+ * rings hold ----
+ *
+ * The watch (engine/ring.c): a producer whose SP ring the PE watches
+ * announces nothing. The RUNNING state callback (thread A, holding the
+ * report lock, so the fatal stop is put off) submits task 1; a turn feeds
+ * it (the ring watched) and its completion is fatal. Then A submits task
+ * 2, its ring still watched: no announce. The failed run's turns flush
+ * it at once, the stop still put off (A still in the callback); had a
+ * turn cleared the bit and flushed only what was announced, task 2 would
+ * wait for the stop, and a callback waiting for its credit would never
+ * let the stop come. */
+
+static struct doca_ctx *w_ctx;
+static struct doca_pe *w_pe;
+static struct doca_task_desc w_desc;
+static int w_phase; /* 1 task 1 in, 2 submit task 2, 3 task 2 in, 4 return (under m) */
+static doca_error_t w_submit[2] = { -1, -1 };
+static _Atomic uint64_t w_user;
+static _Atomic doca_error_t w_error;
+
+static void w_on_event(struct doca_event *ev, union doca_data ud)
+{
+	(void)ud;
+	atomic_store(&w_user, doca_event_get_user_data(ev).u64);
+	atomic_store(&w_error, doca_event_get_error(ev));
+	atomic_fetch_add(&events, 1);
+}
+
+static void w_wait_phase(int want)
+{
+	pthread_mutex_lock(&m);
+	while (w_phase < want)
+		pthread_cond_wait(&cv, &m);
+	pthread_mutex_unlock(&m);
+}
+
+static void w_set_phase(int to)
+{
+	pthread_mutex_lock(&m);
+	w_phase = to;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&m);
+}
+
+static void w_on_state(struct doca_ctx *ctx, union doca_data ud, enum doca_ctx_state prev, enum doca_ctx_state next)
+{
+	(void)ctx;
+	(void)ud;
+	(void)prev;
+	if (next != DOCA_CTX_STATE_RUNNING)
+		return;
+	w_desc.user_data.u64 = 1;
+	w_submit[0] = doca_task_submit(w_ctx, &w_desc);
+	w_set_phase(1);
+	w_wait_phase(2);
+	w_desc.user_data.u64 = 2;
+	w_submit[1] = doca_task_submit(w_ctx, &w_desc);
+	w_set_phase(3);
+	w_wait_phase(4);
+}
+
+static void *w_start(void *arg)
+{
+	(void)arg;
+	return (void *)(uintptr_t)doca_ctx_start(w_ctx);
+}
+
+Test(fatal_stop, a_failed_runs_flush_takes_a_watched_rings_unannounced_task_while_its_stop_is_put_off,
+     .timeout = 60)
+{
+	struct fk_objects o;
+	enum doca_ctx_state st;
+	pthread_t t;
+	void *started;
+
+	cr_assert_eq(doca_ctx_create(&w_ctx), DOCA_SUCCESS);
+	cr_assert_eq(doca_pe_create(&w_pe), DOCA_SUCCESS);
+	cr_assert_eq(doca_ctx_set_state_changed_cb(w_ctx, w_on_state), DOCA_SUCCESS);
+	fk_open(&o, w_ctx, w_pe);
+	cr_assert_eq(doca_ctx_set_event_cb(w_ctx, w_on_event), DOCA_SUCCESS);
+	w_desc = (struct doca_task_desc){ .type = DOCA_TASK_COPY, .src = o.src, .dst = o.dst };
+	(void)doca_pe_progress(w_pe); /* this thread is the PE's: A is foreign */
+	atomic_store(&inject_fatal, true);
+	cr_assert_eq(pthread_create(&t, NULL, w_start, NULL), 0);
+	w_wait_phase(1);
+	cr_assert_eq(w_submit[0], DOCA_SUCCESS);
+	/* a turn between the engine's steps (10 ms): the completion comes
+	 * long before WATCH_IDLE empty looks end the watch */
+	while (atomic_load(&events) == 0) {
+		(void)doca_pe_progress(w_pe);
+		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+	}
+	struct ctx_run *run = handle_deref(w_ctx)->run; /* A waits in the callback: the run stays */
+
+	cr_assert(run->fatal, "task 1's completion was not fatal");
+	cr_assert(!atomic_load(&run->stopping), "the stop was not put off");
+	cr_assert_neq(atomic_load(&run->ring_watch), 0, "the turn that fed task 1 did not watch its ring");
+	w_set_phase(2);
+	w_wait_phase(3);
+	cr_assert_eq(w_submit[1], DOCA_SUCCESS, "a failed run not yet stopping takes tasks: %s",
+		     doca_error_get_name(w_submit[1]));
+	cr_assert_eq(atomic_load(&run->mbox.summary), 0, "task 2's producer announced: its ring is not watched");
+	for (unsigned i = 0; i < 1000 && atomic_load(&events) < 2; i++)
+		(void)doca_pe_progress(w_pe);
+	cr_assert_eq(atomic_load(&events), 2, "task 2 was not flushed while the stop was put off");
+	cr_assert_eq(atomic_load(&w_user), 2u);
+	cr_assert_eq(atomic_load(&w_error), DOCA_ERROR_SHUTDOWN, "task 2: %s",
+		     doca_error_get_name(atomic_load(&w_error)));
+	cr_assert_eq(doca_ctx_get_state(w_ctx, &st), DOCA_SUCCESS);
+	cr_assert_eq(st, DOCA_CTX_STATE_RUNNING, "the stop came while the callback held the report lock");
+	w_set_phase(4);
+	cr_assert_eq(pthread_join(t, &started), 0);
+	cr_assert_eq((doca_error_t)(uintptr_t)started, DOCA_SUCCESS);
+	/* the callback returned: a later turn stops the failed run */
+	for (unsigned i = 0; i < 100000 && st != DOCA_CTX_STATE_IDLE; i++) {
+		(void)doca_pe_progress(w_pe);
+		cr_assert_eq(doca_ctx_get_state(w_ctx, &st), DOCA_SUCCESS);
+	}
+	cr_assert_eq(st, DOCA_CTX_STATE_IDLE);
+	cr_assert_eq(atomic_load(&events), 2);
+	fk_close(&o, w_ctx, w_pe);
+}

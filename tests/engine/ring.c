@@ -607,6 +607,81 @@ Test(ring, a_burst_beyond_one_feed_batch_is_all_taken)
 	fixture_fini(&f);
 }
 
+/* The watch's rules (ring21 step 4, engine/ring.c I6) on a fake run: a
+ * visit's feed that took from a ring sets its bit unless the PE is
+ * armed; feeds outside a visit count for nothing; a turn's look reports
+ * the watched rings with a READY head and clears a bit after WATCH_IDLE
+ * empty looks, naming it for the relook, which reports it (its shard
+ * flagged) only if its head at cons is READY; arming's clear names every
+ * bit for the relook; a stopping visit's clear names none. */
+Test(ring, a_visit_watches_what_it_took_unless_armed_and_a_look_unwatches_after_watch_idle_empty_ones)
+{
+	struct ctx_run *run = fake_run(8);
+	struct task_ring *a = fake_ring(run, 0), *b = fake_ring(run, 5);
+
+	put(a, 0);
+	run->watch_took = 0;
+	feed_expect(run, 0, 1, false);
+	cr_assert_eq(run->watch_took, 1u, "the feed's ring not recorded");
+	cr_assert_eq(ring_watch_visit(run, true), 0u);
+	cr_assert_eq(atomic_load(&run->ring_watch), 0u, "a bit set while armed");
+	cr_assert_eq(run->watch_took, 0u, "the visit's record not reset");
+	put(a, 1);
+	feed_expect(run, 1, 1, false);
+	cr_assert_eq(ring_watch_visit(run, false), 1u);
+	cr_assert_eq(atomic_load(&run->ring_watch), 1u, "the ring the visit took from not watched");
+	/* ring 5 gives an entry too: both watched; then empty looks */
+	put_task(b, 0, 7);
+	feed_expect(run, 7, 1, false);
+	cr_assert_eq(ring_watch_visit(run, false), 1u | 1u << 5);
+	cr_assert_eq(ring_watch_visit(run, false), 1u | 1u << 5, "a visit that took nothing changed the watch");
+	/* a READY head is reported and restarts its ring's count */
+	put(a, 2);
+	cr_assert_eq(ring_watch_look(run), 1u, "the look missed a READY head");
+	feed_expect(run, 2, 1, false);
+	cr_assert_eq(ring_watch_visit(run, false), 1u | 1u << 5);
+	for (uint32_t i = 2; i < WATCH_IDLE; i++) {
+		cr_assert_eq(ring_watch_look(run), 0u);
+		cr_assert_eq(atomic_load(&run->ring_watch), 1u | 1u << 5, "empty look %u unwatched", i);
+	}
+	cr_assert_eq(run->watch_gone, 0u);
+	/* ring 5's count began a look before ring 0's restarted: it goes
+	 * first, ring 0 a look later */
+	cr_assert_eq(ring_watch_look(run), 0u);
+	cr_assert_eq(run->watch_gone, 1u << 5, "ring 5 not unwatched after %u empty looks", WATCH_IDLE);
+	cr_assert_eq(atomic_load(&run->ring_watch), 1u, "ring 0 unwatched a look early");
+	/* the relook: ring 5 empty, nothing reported, no flag */
+	(void)mailbox_take_flags(&run->mbox);
+	cr_assert_eq(ring_watch_relook(run), 0u);
+	cr_assert_eq(run->watch_gone, 0u, "the relook left its rings named");
+	cr_assert(mailbox_idle(&run->mbox), "an empty relook flagged a shard");
+	cr_assert_eq(ring_watch_look(run), 0u);
+	cr_assert_eq(atomic_load(&run->ring_watch), 0u);
+	/* ring 0's producer saw its bit still set and wrote: the relook
+	 * reports it and flags its shard, as its announce would have */
+	put(a, 3);
+	cr_assert_eq(ring_watch_relook(run), 1u, "the relook missed a READY entry");
+	cr_assert_eq(atomic_load(&run->ring_watch), 0u, "the relook watched again");
+	cr_assert_eq(mailbox_take_flags(&run->mbox), 1u, "the READY ring's shard not flagged");
+	feed_expect(run, 3, 1, false);
+	cr_assert_eq(ring_watch_visit(run, false), 1u, "the signalled visit's feed did not watch the ring");
+	/* arming: every bit cleared and named for the relook */
+	put(a, 4);
+	cr_assert_eq(ring_watch_clear(run, true), 1u);
+	cr_assert_eq(atomic_load(&run->ring_watch), 0u);
+	cr_assert_eq(ring_watch_clear(run, true), 0u);
+	cr_assert_eq(ring_watch_relook(run), 1u, "the arming's relook missed a READY entry");
+	cr_assert_eq(mailbox_take_flags(&run->mbox), 1u);
+	feed_expect(run, 4, 1, false);
+	/* a stopping visit's clear names nothing */
+	put(a, 5);
+	feed_expect(run, 5, 1, false);
+	cr_assert_eq(ring_watch_visit(run, false), 1u);
+	cr_assert_eq(ring_watch_clear(run, false), 1u);
+	cr_assert_eq(run->watch_gone, 0u);
+	fake_run_free(run);
+}
+
 /* The feed indexes a ring with cmask, the copy on its consumer line
  * (prof58: off the producer's line, which every submit writes): made
  * equal to mask by ring_alloc for every capacity (the lap test above
