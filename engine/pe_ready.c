@@ -255,7 +255,9 @@ void pe_watch_turn(struct doca_pe *pe, uint32_t max_looks)
 	bool gone = false;
 
 	/* Round robin: at most max_looks contexts from the head, each moved
-	 * to the tail after its look (the head is the cursor), none twice. */
+	 * to the tail after its look (the head is the cursor), none twice. A
+	 * context dropped from the list counts toward max_looks too, so a
+	 * turn's work stays bounded by it (the ones left wait a turn more). */
 	for (uint32_t n = 0; n < max_looks && pe->watch_head != NULL; n++) {
 		struct doca_ctx *ctx = pe->watch_head;
 		struct ctx_run *run = watch_run(ctx);

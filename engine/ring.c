@@ -264,6 +264,7 @@ uint32_t ring_cap(uint32_t size, bool sp)
 
 void (*ring_alloc_probe)(void);
 void (*ring_feed_probe)(struct ctx_run *run);
+void (*ring_unwatch_probe)(struct ctx_run *run);
 
 struct task_ring *ring_alloc(uint32_t cap)
 {
@@ -539,6 +540,8 @@ uint32_t ring_watch_look(struct ctx_run *run)
 			unwatch |= 1u << i;
 	}
 	if (unwatch != 0) {
+		if (ring_unwatch_probe != NULL)
+			ring_unwatch_probe(run);
 		EXPLORE_POINT(ATOMIC);
 		/* relaxed: the turn's heavy fence orders the clear before its
 		 * relook (the watch pair) */

@@ -126,6 +126,12 @@ extern uint32_t explore_feed_batch;
  * ring (it writes entries there, as a producer running then would). */
 extern void (*ring_feed_probe)(struct ctx_run *run);
 
+/* The tests' probe (tests/engine/ring_watch.c): when set, ring_watch_look
+ * calls it after its look found a ring to unwatch and before it clears
+ * the bit (a producer running then sees the bit still set and announces
+ * nothing: only the turn's relook brings its entry). */
+extern void (*ring_unwatch_probe)(struct ctx_run *run);
+
 /* True if one of run's rings holds an entry not drained: a READY head at
  * an SP ring's cons, or an MP position claimed and not drained. Runner
  * guard held. */

@@ -53,10 +53,15 @@ struct doca_task_desc {
  * own ring while it holds one of thread slots 0-15 alone, else the
  * context's one multi-producer (MP) ring, announced in the caller's
  * mailbox shard (a submit that finds the PE armed feeds it the same way,
- * or wakes the PE unless a completion it already owes will). A thread's
- * first such submit into a run makes its ring (the allocator, outside the
- * call's RCU read-side section). Either way one thread's tasks reach the
- * device in submission order.
+ * or wakes the PE unless a completion it already owes will). While the
+ * PE's turns watch the caller's own ring (from a turn that takes entries
+ * from it with the PE not armed, until 256 looks in a row find it empty
+ * or the PE arms), the entry is not announced: a turn's look finds it,
+ * at most ceil(W / 64) turns after it is written, W the number of
+ * contexts of that PE whose rings are watched (a turn looks at 64 of
+ * them, round robin). A thread's first such submit into a run makes its
+ * ring (the allocator, outside the call's RCU read-side section). Either
+ * way one thread's tasks reach the device in submission order.
  *
  * Progress: the call never waits for another thread, whatever the others
  * do (a preempted one included), but for one case: a credit whose count of

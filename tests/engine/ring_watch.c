@@ -337,20 +337,30 @@ static uint32_t many_queued(struct api_sibling *s)
 	return n;
 }
 
+/* MANY_CTXS contexts on one PE (this thread's), one task each from a new
+ * thread, every event reaped and the turns run dry: every context's ring
+ * watched. Returns the watched bit (the thread's slot). */
+static uint32_t many_watched_fixture(struct api_fixture *f, struct api_sibling *s)
+{
+	fixture_init_started(f, "sw0", 64, 0);
+	(void)doca_pe_progress(f->pe); /* this thread is the PE's */
+	for (uint32_t i = 0; i < MANY_CTXS; i++)
+		sibling_init(&s[i], f, 0);
+	uint32_t bit = 1u << many_round(f, s, 1000);
+
+	while (doca_pe_progress(f->pe) != 0)
+		;
+	cr_assert_eq(many_watched(s, bit), MANY_CTXS);
+	return bit;
+}
+
 Test(ring_watch, more_contexts_than_a_turns_records_leave_the_set_and_unwatch)
 {
 	struct api_fixture f;
 	static struct api_sibling s[MANY_CTXS];
 
-	fixture_init_started(&f, "sw0", 64, 0);
-	(void)doca_pe_progress(f.pe); /* this thread is the PE's */
-	for (uint32_t i = 0; i < MANY_CTXS; i++)
-		sibling_init(&s[i], &f, 0);
-	uint32_t bit = 1u << many_round(&f, s, 1000);
+	uint32_t bit = many_watched_fixture(&f, s);
 
-	cr_assert_eq(many_watched(s, bit), MANY_CTXS);
-	while (doca_pe_progress(f.pe) != 0)
-		;
 	cr_assert_eq(doca_pe_progress(f.pe), 0);
 	cr_assert_eq(many_queued(s), 0, "watched contexts stayed in the ready set");
 	/* no announce now: the turns' looks bring every task */
@@ -450,4 +460,113 @@ Test(ring_watch, one_foreign_threads_events_keep_its_order_per_context_across_tw
 	cr_assert(!queued(&f), "a watched context stayed in the ready set after an empty visit");
 	order_round(&f, &b, ORDER_TASKS);
 	sibling_fini_with_fixture(&b, &f);
+}
+
+/* The relook after a partial round: 100 watched contexts, a turn looks at
+ * 64 of them (round robin), so the turn that unwatches the list's tail
+ * looks at it in the middle of the list. A foreign task written to the
+ * tail's ring inside that unwatching look (ring_unwatch_probe: the bit
+ * still set, so its producer announces nothing) comes by that turn's
+ * relook: in the same doca_pe_progress. (A relook of the wrong part of
+ * the list strands it for hundreds of turns: review2 R1.) */
+static struct ctx_run *unwatch_target;
+static struct api_sibling *unwatch_sibling;
+static uint32_t unwatch_turn, unwatch_slot;
+static bool unwatch_fired;
+
+static void *unwatch_submit_main(void *arg)
+{
+	(void)arg;
+	cr_assert_eq(submit_copy(unwatch_sibling->ctx, unwatch_sibling->src, unwatch_sibling->dst, 7777, 0),
+		     DOCA_SUCCESS);
+	unwatch_slot = thread_slot_get();
+	return NULL;
+}
+
+static void unwatch_submit(struct ctx_run *run)
+{
+	pthread_t t;
+
+	if (run != unwatch_target)
+		return;
+	ring_unwatch_probe = NULL; /* once */
+	unwatch_fired = true;
+	cr_assert_eq(pthread_create(&t, NULL, unwatch_submit_main, NULL), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+}
+
+Test(ring_watch, a_task_written_in_a_mid_list_unwatching_look_comes_by_that_turns_relook)
+{
+	struct api_fixture f;
+	static struct api_sibling s[MANY_CTXS];
+
+	uint32_t bit = many_watched_fixture(&f, s);
+	struct doca_ctx *tail = handle_deref(f.pe)->watch_tail;
+	uint32_t ti = MANY_CTXS;
+
+	for (uint32_t i = 0; i < MANY_CTXS; i++)
+		if (handle_deref(s[i].ctx) == tail)
+			ti = i;
+	cr_assert_lt(ti, MANY_CTXS, "the watch list's tail is none of the contexts");
+	unwatch_sibling = &s[ti];
+	unwatch_target = tail->run;
+	ring_unwatch_probe = unwatch_submit;
+	uint32_t n = 0, turns = 0;
+
+	for (; n == 0 && turns < 4 * WATCH_IDLE; turns++) {
+		if (!unwatch_fired)
+			unwatch_turn = turns;
+		n = doca_pe_progress(f.pe);
+	}
+	ring_unwatch_probe = NULL;
+	cr_assert(unwatch_fired, "no look unwatched the tail in %u turns", turns);
+	cr_assert_eq(1u << unwatch_slot, bit, "the probe's thread took another slot");
+	cr_assert_eq(n, 1u, "the task written in the unwatching look: %u events in %u turns", n, turns);
+	cr_assert_eq(turns, unwatch_turn + 1u, "the task came %u turns after its unwatching look",
+		     turns - unwatch_turn - 1u);
+	expect_success_event(f.pe, 7777, 64);
+	siblings_fini_with_fixture(s, MANY_CTXS, &f);
+}
+
+/* Arming with more contexts listed than a turn looks at (100 > 64), mid
+ * rotation, one unannounced task in each watched ring: the arming clears
+ * every bit and empties the list, fires (there is work), and all 100
+ * tasks come, each once. */
+Test(ring_watch, arming_with_more_listed_than_a_turn_looks_at_clears_them_all)
+{
+	struct api_fixture f;
+	static struct api_sibling s[MANY_CTXS];
+
+	uint32_t bit = many_watched_fixture(&f, s);
+
+	for (uint32_t i = 0; i < 3; i++) /* mid rotation */
+		cr_assert_eq(doca_pe_progress(f.pe), 0);
+	cr_assert_eq(many_watched(s, bit), MANY_CTXS);
+	struct many_submitter m = { .s = s, .base = 5000 };
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, many_main, &m), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(1u << m.slot, bit, "a new thread took another slot");
+	cr_assert_eq(doca_pe_request_notification(f.pe), DOCA_SUCCESS);
+	cr_assert_eq(many_watched(s, bit), 0, "armed with rings watched");
+	cr_assert_null(handle_deref(f.pe)->watch_head, "the arming left contexts listed");
+	cr_assert_null(handle_deref(f.pe)->watch_tail, "the arming left a tail");
+	for (uint32_t i = 0; i < MANY_CTXS; i++)
+		cr_assert(!handle_deref(s[i].ctx)->watch_listed, "context %u still listed", i);
+	cr_assert_neq(atomic_load(&handle_deref(f.pe)->armed), PE_ARMED, "armed with 100 tasks to run");
+	cr_assert_eq(doca_pe_clear_notification(f.pe), DOCA_SUCCESS);
+	bool seen[MANY_CTXS] = { false };
+
+	for (uint32_t got = 0; got < MANY_CTXS; got++) {
+		struct doca_event *ev = wait_event(f.pe);
+		uint64_t i = doca_event_get_user_data(ev).u64 - 5000;
+
+		cr_assert_lt(i, MANY_CTXS);
+		cr_assert(!seen[i], "task %llu twice", (unsigned long long)(5000 + i));
+		seen[i] = true;
+		assert_success_event(ev, 5000 + i, 64);
+	}
+	cr_assert_eq(doca_pe_progress(f.pe), 0, "an event came twice");
+	siblings_fini_with_fixture(s, MANY_CTXS, &f);
 }
