@@ -887,9 +887,10 @@ void pe_watch_turn(struct doca_pe *pe, uint32_t max_looks);
  * true if any bit was set (pe_arm_check's fence is then the heavy one). */
 bool pe_watch_arm_clear(struct doca_pe *pe);
 /* Arming, after pe_arm_check's fence (runner guard held): look at the rings
- * pe_watch_arm_clear unwatched, signal the contexts with a READY entry,
- * and empty the list; true if any was signalled (the arming fires). */
-bool pe_watch_arm_look(struct doca_pe *pe);
+ * pe_watch_arm_clear unwatched, flag and signal the contexts with a READY
+ * entry (WALK_ARM then feeds them and decides whether the arming fires),
+ * and empty the list. */
+void pe_watch_arm_look(struct doca_pe *pe);
 
 /* The device descriptor of a queued copy task. */
 static inline struct hw_desc event_desc(const struct doca_event *ev)

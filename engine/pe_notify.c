@@ -343,7 +343,7 @@ static doca_error_t pe_arm_check(struct doca_pe *pe, bool fire_on_error, bool un
 		asym_fence_heavy(); /* the clears and ARMED visible before we look; a producer's READY before its watch load */
 	else /* seq_cst fence: ARMED is visible before we look for work (see top). */
 		atomic_thread_fence(memory_order_seq_cst);
-	pending = pe_watch_arm_look(pe) || pending;
+	pe_watch_arm_look(pe); /* its contexts signalled: the walk below feeds them */
 	doca_error_t err = pe_walk(pe, WALK_ARM, &pending);
 
 	if (pending && (err == DOCA_SUCCESS || fire_on_error))

@@ -311,25 +311,20 @@ bool pe_watch_arm_clear(struct doca_pe *pe)
 	return cleared;
 }
 
-bool pe_watch_arm_look(struct doca_pe *pe)
+void pe_watch_arm_look(struct doca_pe *pe)
 {
-	bool found = false;
-
 	if (pe->watch_head == NULL)
-		return false;
+		return;
 	doca_rcu_read_lock();
 	while (pe->watch_head != NULL) {
 		struct doca_ctx *ctx = pe->watch_head;
 		struct ctx_run *run = watch_run(ctx);
 
-		if (run != NULL && ring_watch_relook(run) != 0) {
-			(void)pe_ready_signal_fenced(pe, ctx); /* (we are the set's consumer: the arming fires) */
-			found = true;
-		}
+		if (run != NULL && ring_watch_relook(run) != 0)
+			(void)pe_ready_signal_fenced(pe, ctx); /* (we are the set's consumer: WALK_ARM walks it next) */
 		watch_pop(pe);
 	}
 	doca_rcu_read_unlock();
-	return found;
 }
 
 void pe_ready_fini(struct doca_pe *pe)

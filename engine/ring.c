@@ -93,9 +93,13 @@
  *   feeds it).
  * - arm pair: pe_watch_arm_clear's clear, ARMED, pe_arm_check's heavy
  *   fence (the seq_cst one when nothing was cleared), pe_watch_arm_look's
- *   relook (the shard flagged, the context signalled, the arming fires)
- *   and WALK_ARM's walk of the set, which then holds that context and
- *   feeds it. Either the producer's load follows the clear (the slow
+ *   relook (the shard flagged, the context signalled) and WALK_ARM's walk
+ *   of the set, which then holds that context, feeds it and fires only if
+ *   work is then pending (ctx_has_pending), as for a producer that
+ *   announced before the arming: its fed tasks' completions wake the PE.
+ *   (Firing on the relook's find alone woke the PE for tasks just posted
+ *   to an engine thread: an empty wake-up, found by
+ *   event_wakeups/engine_loaded_by_other_threads_rarely_wakes_for_nothing.) Either the producer's load follows the clear (the slow
  *   tail: announce, then the armed look, today's pair with the arming)
  *   or the relook sees its READY.
  * - the stop: a producer that saw RUNNING wrote its entries inside its

@@ -413,15 +413,19 @@ static void *order_main(void *arg)
 	return NULL;
 }
 
-/* Run one order_main thread of @p n pairs; reap its 2 n events, each
- * context's in its submission order. */
-static void order_round(struct api_fixture *a, struct api_sibling *b, uint32_t n)
+/* Run one order_main thread of @p n pairs (@p joined: joined before this
+ * thread reaps, so the PE's first turn after it finds both rings written
+ * and every take is a turn's); reap its 2 n events, each context's in its
+ * submission order. */
+static void order_round(struct api_fixture *a, struct api_sibling *b, uint32_t n, bool joined)
 {
 	struct order_submitter o = { .a = a, .b = b, .n = n };
 	uint32_t next_a = 0, next_b = 0;
 	pthread_t t;
 
 	cr_assert_eq(pthread_create(&t, NULL, order_main, &o), 0);
+	if (joined)
+		cr_assert_eq(pthread_join(t, NULL), 0);
 	for (uint32_t got = 0; got < 2 * n; got++) {
 		struct doca_event *ev = wait_event(a->pe);
 		uint64_t u = doca_event_get_user_data(ev).u64;
@@ -437,7 +441,8 @@ static void order_round(struct api_fixture *a, struct api_sibling *b, uint32_t n
 		}
 		assert_success_event(ev, u, 64);
 	}
-	cr_assert_eq(pthread_join(t, NULL), 0);
+	if (!joined)
+		cr_assert_eq(pthread_join(t, NULL), 0);
 	cr_assert_eq(next_a, n);
 	cr_assert_eq(next_b, n);
 	cr_assert_eq(doca_pe_progress(a->pe), 0, "an event came twice");
@@ -452,13 +457,13 @@ Test(ring_watch, one_foreign_threads_events_keep_its_order_per_context_across_tw
 	fixture_init_started(&f, "sw0", 64, 0);
 	(void)doca_pe_progress(f.pe); /* this thread is the PE's */
 	sibling_init(&b, &f, 0);
-	order_round(&f, &b, 1); /* both watched, A listed first */
+	order_round(&f, &b, 1, true); /* both watched, A listed first */
 	while (doca_pe_progress(f.pe) != 0)
 		;
 	cr_assert_neq(watch_of(run_of(&f)), 0);
 	cr_assert_neq(watch_of(handle_deref(b.ctx)->run), 0);
 	cr_assert(!queued(&f), "a watched context stayed in the ready set after an empty visit");
-	order_round(&f, &b, ORDER_TASKS);
+	order_round(&f, &b, ORDER_TASKS, false);
 	sibling_fini_with_fixture(&b, &f);
 }
 
