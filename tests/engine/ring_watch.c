@@ -18,35 +18,66 @@
 #include "engine/ring.h"
 #include "tests/api/common.h"
 
-/* One task from a thread of its own (submit_foreign). */
+/* One task a foreign thread submits: a copy into ctx, user data user. */
+struct task_to {
+	struct doca_ctx *ctx;
+	struct doca_buf *src, *dst;
+	uint64_t user;
+};
+
+/* A thread of its own that submits tasks[0 .. n - 1] in order, each
+ * accepted; every foreign submitter of this file is one. */
 struct foreign {
 	pthread_t thread;
-	struct api_fixture *f;
-	uint64_t user;
-	doca_error_t err;
+	const struct task_to *tasks;
+	uint32_t n;
 	unsigned slot; /* the thread's: its SP ring's index */
 };
 
 static void *foreign_main(void *arg)
 {
-	struct foreign *s = arg;
+	struct foreign *t = arg;
 
-	s->err = submit_copy(s->f->ctx, s->f->src, s->f->dst, s->user, 0);
-	s->slot = thread_slot_get();
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct task_to *k = &t->tasks[i];
+		doca_error_t err = submit_copy(k->ctx, k->src, k->dst, k->user, 0);
+
+		cr_assert_eq(err, DOCA_SUCCESS, "task %llu: %s", (unsigned long long)k->user, doca_error_get_name(err));
+	}
+	t->slot = thread_slot_get();
 	cr_assert(thread_slot_exclusive, "the foreign thread holds its slot alone: its SP ring");
 	return NULL;
+}
+
+static void foreign_start(struct foreign *t, const struct task_to *tasks, uint32_t n)
+{
+	*t = (struct foreign){ .tasks = tasks, .n = n };
+	cr_assert_eq(pthread_create(&t->thread, NULL, foreign_main, t), 0);
+}
+
+/* Join @p t; returns its slot. */
+static unsigned foreign_join(struct foreign *t)
+{
+	cr_assert_eq(pthread_join(t->thread, NULL), 0);
+	cr_assert_lt(t->slot, RING_SP);
+	return t->slot;
+}
+
+/* Submit @p n tasks from a new thread (joined); returns its slot. */
+static unsigned submit_foreign_tasks(const struct task_to *tasks, uint32_t n)
+{
+	struct foreign t;
+
+	foreign_start(&t, tasks, n);
+	return foreign_join(&t);
 }
 
 /* Submit task @p user from a new thread (joined); returns its slot. */
 static unsigned submit_foreign(struct api_fixture *f, uint64_t user)
 {
-	struct foreign s = { .f = f, .user = user };
+	const struct task_to k = { f->ctx, f->src, f->dst, user };
 
-	cr_assert_eq(pthread_create(&s.thread, NULL, foreign_main, &s), 0);
-	cr_assert_eq(pthread_join(s.thread, NULL), 0);
-	cr_assert_eq(s.err, DOCA_SUCCESS, "task %llu: %s", (unsigned long long)user, doca_error_get_name(s.err));
-	cr_assert_lt(s.slot, RING_SP);
-	return s.slot;
+	return submit_foreign_tasks(&k, 1);
 }
 
 static struct ctx_run *run_of(struct api_fixture *f)
@@ -71,12 +102,29 @@ static bool listed(struct api_fixture *f)
 	return handle_deref(f->ctx)->watch_listed;
 }
 
+/* Start on the inline sw0 and make this thread the PE's; returns the run. */
+static struct ctx_run *owned_fixture(struct api_fixture *f)
+{
+	fixture_init_started(f, "sw0", 64, 0);
+	(void)doca_pe_progress(f->pe); /* this thread is the PE's */
+	return run_of(f);
+}
+
+/* Disarm, reap task 1 (its turn took nothing from a ring: no bit set) and
+ * tear down. */
+static void disarm_reap_unwatched(struct api_fixture *f, struct ctx_run *run)
+{
+	cr_assert_eq(doca_pe_clear_notification(f->pe), DOCA_SUCCESS);
+	expect_success_event(f->pe, 1, f->len);
+	cr_assert_eq(watch_of(run), 0, "a turn that took nothing from a ring set a bit");
+	fixture_fini(f);
+}
+
 /* Start, make this thread the PE's, then one foreign task, reaped: the
  * turn that drained it watches its ring. Returns its bit. */
 static uint32_t watched_fixture(struct api_fixture *f)
 {
-	fixture_init_started(f, "sw0", 64, 0);
-	(void)doca_pe_progress(f->pe); /* this thread is the PE's */
+	(void)owned_fixture(f);
 	unsigned slot = submit_foreign(f, 1);
 
 	cr_assert_eq(watch_of(run_of(f)), 0, "no turn took from the ring yet: not watched");
@@ -179,10 +227,7 @@ Test(ring_watch, arming_ends_the_watch_and_drains_the_rings_it_watched)
 Test(ring_watch, a_feed_outside_a_turn_sets_no_bit)
 {
 	struct api_fixture f;
-
-	fixture_init_started(&f, "sw0", 64, 0);
-	(void)doca_pe_progress(f.pe); /* this thread is the PE's */
-	struct ctx_run *run = run_of(&f);
+	struct ctx_run *run = owned_fixture(&f);
 
 	(void)submit_foreign(&f, 1); /* not watched: announced */
 	cr_assert(ring_any(run));
@@ -190,10 +235,7 @@ Test(ring_watch, a_feed_outside_a_turn_sets_no_bit)
 	cr_assert_eq(doca_pe_request_notification(f.pe), DOCA_SUCCESS);
 	cr_assert(!ring_any(run), "the arming did not drain the ring");
 	cr_assert_eq(watch_of(run), 0, "the arming's feed set a bit");
-	cr_assert_eq(doca_pe_clear_notification(f.pe), DOCA_SUCCESS);
-	expect_success_event(f.pe, 1, f.len);
-	cr_assert_eq(watch_of(run), 0, "a turn that took nothing from the ring set a bit");
-	fixture_fini(&f);
+	disarm_reap_unwatched(&f, run);
 }
 
 /* The armed brief feed (pe_wake_after_push_armed's run_feed) is not
@@ -204,10 +246,7 @@ Test(ring_watch, a_feed_outside_a_turn_sets_no_bit)
 Test(ring_watch, an_armed_pes_foreign_task_is_posted_directly_and_sets_no_bit)
 {
 	struct api_fixture f;
-
-	fixture_init_started(&f, "sw0", 64, 0);
-	(void)doca_pe_progress(f.pe); /* this thread is the PE's */
-	struct ctx_run *run = run_of(&f);
+	struct ctx_run *run = owned_fixture(&f);
 
 	cr_assert_eq(doca_pe_request_notification(f.pe), DOCA_SUCCESS);
 	cr_assert_eq(atomic_load(&handle_deref(f.pe)->armed), PE_ARMED, "nothing pending: armed");
@@ -216,10 +255,7 @@ Test(ring_watch, an_armed_pes_foreign_task_is_posted_directly_and_sets_no_bit)
 	cr_assert_not_null(run->backlog_head, "the armed PE's foreign task was not posted directly");
 	cr_assert_neq(atomic_load(&handle_deref(f.pe)->armed), PE_ARMED, "the inline device's task did not fire the PE");
 	cr_assert_eq(watch_of(run), 0);
-	cr_assert_eq(doca_pe_clear_notification(f.pe), DOCA_SUCCESS);
-	expect_success_event(f.pe, 1, f.len);
-	cr_assert_eq(watch_of(run), 0, "a turn that took nothing from a ring set a bit");
-	fixture_fini(&f);
+	disarm_reap_unwatched(&f, run);
 }
 
 Test(ring_watch, a_stop_ends_the_watch_and_flushes_a_task_its_producer_did_not_announce)
@@ -276,33 +312,23 @@ Test(ring_watch, the_pe_threads_own_watched_ring_drained_lets_it_post_directly)
  * looks. */
 #define MANY_CTXS 100u
 
-struct many_submitter {
-	struct api_sibling *s;
-	uint64_t base;
-	unsigned slot;
-};
-
-static void *many_main(void *arg)
+/* Task base + i to context s[i], for each of the MANY_CTXS, into @p k. */
+static void many_tasks(struct api_sibling *s, uint64_t base, struct task_to *k)
 {
-	struct many_submitter *m = arg;
-
 	for (uint32_t i = 0; i < MANY_CTXS; i++)
-		cr_assert_eq(submit_copy(m->s[i].ctx, m->s[i].src, m->s[i].dst, m->base + i, 0), DOCA_SUCCESS);
-	m->slot = thread_slot_get();
-	return NULL;
+		k[i] = (struct task_to){ s[i].ctx, s[i].src, s[i].dst, base + i };
 }
 
 /* One task to each context from one new thread (joined), then every event
  * reaped: success, 64 bytes, each user data once. Returns the thread's slot. */
 static unsigned many_round(struct api_fixture *f, struct api_sibling *s, uint64_t base)
 {
-	struct many_submitter m = { .s = s, .base = base };
+	struct task_to k[MANY_CTXS];
 	bool seen[MANY_CTXS] = { false };
-	pthread_t t;
 
-	cr_assert_eq(pthread_create(&t, NULL, many_main, &m), 0);
-	cr_assert_eq(pthread_join(t, NULL), 0);
-	cr_assert_lt(m.slot, RING_SP);
+	many_tasks(s, base, k);
+	unsigned slot = submit_foreign_tasks(k, MANY_CTXS);
+
 	for (uint32_t got = 0; got < MANY_CTXS; got++) {
 		struct doca_event *ev = wait_event(f->pe);
 		uint64_t i = doca_event_get_user_data(ev).u64 - base;
@@ -312,7 +338,7 @@ static unsigned many_round(struct api_fixture *f, struct api_sibling *s, uint64_
 		seen[i] = true;
 		assert_success_event(ev, base + i, 64);
 	}
-	return m.slot;
+	return slot;
 }
 
 static uint32_t many_watched(struct api_sibling *s, uint32_t bit)
@@ -342,8 +368,7 @@ static uint32_t many_queued(struct api_sibling *s)
  * watched. Returns the watched bit (the thread's slot). */
 static uint32_t many_watched_fixture(struct api_fixture *f, struct api_sibling *s)
 {
-	fixture_init_started(f, "sw0", 64, 0);
-	(void)doca_pe_progress(f->pe); /* this thread is the PE's */
+	(void)owned_fixture(f);
 	for (uint32_t i = 0; i < MANY_CTXS; i++)
 		sibling_init(&s[i], f, 0);
 	uint32_t bit = 1u << many_round(f, s, 1000);
@@ -396,36 +421,24 @@ Test(ring_watch, more_contexts_than_a_turns_records_leave_the_set_and_unwatch)
  * look, engine/pe_ready.c.) */
 #define ORDER_TASKS 24u
 
-struct order_submitter {
-	struct api_fixture *a;
-	struct api_sibling *b;
-	uint32_t n;
-};
-
-static void *order_main(void *arg)
-{
-	struct order_submitter *o = arg;
-
-	for (uint32_t i = 0; i < o->n; i++) {
-		cr_assert_eq(submit_copy(o->a->ctx, o->a->src, o->a->dst, 100 + i, 0), DOCA_SUCCESS);
-		cr_assert_eq(submit_copy(o->b->ctx, o->b->src, o->b->dst, 200 + i, 0), DOCA_SUCCESS);
-	}
-	return NULL;
-}
-
-/* Run one order_main thread of @p n pairs (@p joined: joined before this
+/* Run one foreign thread of @p n pairs (@p joined: joined before this
  * thread reaps, so the PE's first turn after it finds both rings written
  * and every take is a turn's); reap its 2 n events, each context's in its
  * submission order. */
 static void order_round(struct api_fixture *a, struct api_sibling *b, uint32_t n, bool joined)
 {
-	struct order_submitter o = { .a = a, .b = b, .n = n };
+	struct task_to k[2 * ORDER_TASKS];
 	uint32_t next_a = 0, next_b = 0;
-	pthread_t t;
+	struct foreign t;
 
-	cr_assert_eq(pthread_create(&t, NULL, order_main, &o), 0);
+	cr_assert_leq(n, ORDER_TASKS);
+	for (uint32_t i = 0; i < n; i++) { /* A, B, A, B, ... */
+		k[2 * i] = (struct task_to){ a->ctx, a->src, a->dst, 100 + i };
+		k[2 * i + 1] = (struct task_to){ b->ctx, b->src, b->dst, 200 + i };
+	}
+	foreign_start(&t, k, 2 * n);
 	if (joined)
-		cr_assert_eq(pthread_join(t, NULL), 0);
+		(void)foreign_join(&t);
 	for (uint32_t got = 0; got < 2 * n; got++) {
 		struct doca_event *ev = wait_event(a->pe);
 		uint64_t u = doca_event_get_user_data(ev).u64;
@@ -442,7 +455,7 @@ static void order_round(struct api_fixture *a, struct api_sibling *b, uint32_t n
 		assert_success_event(ev, u, 64);
 	}
 	if (!joined)
-		cr_assert_eq(pthread_join(t, NULL), 0);
+		(void)foreign_join(&t);
 	cr_assert_eq(next_a, n);
 	cr_assert_eq(next_b, n);
 	cr_assert_eq(doca_pe_progress(a->pe), 0, "an event came twice");
@@ -454,8 +467,7 @@ Test(ring_watch, one_foreign_threads_events_keep_its_order_per_context_across_tw
 	struct api_fixture f;
 	static struct api_sibling b;
 
-	fixture_init_started(&f, "sw0", 64, 0);
-	(void)doca_pe_progress(f.pe); /* this thread is the PE's */
+	(void)owned_fixture(&f);
 	sibling_init(&b, &f, 0);
 	order_round(&f, &b, 1, true); /* both watched, A listed first */
 	while (doca_pe_progress(f.pe) != 0)
@@ -479,25 +491,15 @@ static struct api_sibling *unwatch_sibling;
 static uint32_t unwatch_turn, unwatch_slot;
 static bool unwatch_fired;
 
-static void *unwatch_submit_main(void *arg)
-{
-	(void)arg;
-	cr_assert_eq(submit_copy(unwatch_sibling->ctx, unwatch_sibling->src, unwatch_sibling->dst, 7777, 0),
-		     DOCA_SUCCESS);
-	unwatch_slot = thread_slot_get();
-	return NULL;
-}
-
 static void unwatch_submit(struct ctx_run *run)
 {
-	pthread_t t;
-
 	if (run != unwatch_target)
 		return;
+	const struct task_to k = { unwatch_sibling->ctx, unwatch_sibling->src, unwatch_sibling->dst, 7777 };
+
 	ring_unwatch_probe = NULL; /* once */
 	unwatch_fired = true;
-	cr_assert_eq(pthread_create(&t, NULL, unwatch_submit_main, NULL), 0);
-	cr_assert_eq(pthread_join(t, NULL), 0);
+	unwatch_slot = submit_foreign_tasks(&k, 1);
 }
 
 Test(ring_watch, a_task_written_in_a_mid_list_unwatching_look_comes_by_that_turns_relook)
@@ -547,12 +549,10 @@ Test(ring_watch, arming_with_more_listed_than_a_turn_looks_at_clears_them_all)
 	for (uint32_t i = 0; i < 3; i++) /* mid rotation */
 		cr_assert_eq(doca_pe_progress(f.pe), 0);
 	cr_assert_eq(many_watched(s, bit), MANY_CTXS);
-	struct many_submitter m = { .s = s, .base = 5000 };
-	pthread_t t;
+	struct task_to k[MANY_CTXS];
 
-	cr_assert_eq(pthread_create(&t, NULL, many_main, &m), 0);
-	cr_assert_eq(pthread_join(t, NULL), 0);
-	cr_assert_eq(1u << m.slot, bit, "a new thread took another slot");
+	many_tasks(s, 5000, k);
+	cr_assert_eq(1u << submit_foreign_tasks(k, MANY_CTXS), bit, "a new thread took another slot");
 	cr_assert_eq(doca_pe_request_notification(f.pe), DOCA_SUCCESS);
 	cr_assert_eq(many_watched(s, bit), 0, "armed with rings watched");
 	cr_assert_null(handle_deref(f.pe)->watch_head, "the arming left contexts listed");
