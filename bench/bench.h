@@ -189,6 +189,7 @@ void scenario_mailbox(const struct bench_opts *o);
 void scenario_scaling(const struct bench_opts *o);
 void scenario_events(const struct bench_opts *o);
 void scenario_contexts(const struct bench_opts *o);
+void scenario_watched(const struct bench_opts *o);
 void scenario_remote(const struct bench_opts *o);
 
 /* ours_*.c and peer_*.c: each fills a contender */
@@ -206,6 +207,9 @@ void ours_contexts_contender(struct bench_contender *c, const char *dev_open, un
 /** The ctxmem command: print the RSS bytes each of --contexts idle started
  *  contexts on --dev adds, measured in this fresh process. */
 int ours_ctxmem(const struct bench_opts *o);
+/** A foreign submitter's tasks to one context while @p w other contexts of
+ *  its PE are watched (the watched scenario). */
+void ours_watched_contender(struct bench_contender *c, unsigned w);
 /** The pump alone on @p dev_open (ours_copy.c); *empty: reaps that found
  *  nothing (an engine device's, each followed by a yield). */
 uint64_t ours_pump_loop(const char *dev_open, size_t size, unsigned batch, unsigned depth, uint64_t tasks,

@@ -23,6 +23,9 @@ static const char usage[] =
 	"             flight; wake-ups per task and the share that found no event\n"
 	"  contexts   (g) 1..10000 started contexts on one PE, one active: empty\n"
 	"             progress calls/s, the active one's tasks/s, RSS per context\n"
+	"  watched    one foreign submitter's tasks to one context while W = 1, 64, 256,\n"
+	"             1024 other contexts of its PE are watched: tasks/s, p50/p99\n"
+	"             submit-to-event, each W against W=1\n"
 	"  ctxmem     (used by contexts) RSS bytes per idle started context: --contexts\n"
 	"             of them on --dev, in a fresh process\n"
 	"  remote     (g) RDMA WRITE into another process over fab0, QD1 and QD64, 64 B..1 MiB,\n"
@@ -57,7 +60,7 @@ static const char usage[] =
 	"  --no-plot         skip gnuplot\n";
 
 static const char *const commands[] = { "all", "inline", "offload", "latency", "mailbox",
-					 "scaling", "events", "contexts", "ctxmem", "syscalls", "instr",
+					 "scaling", "events", "contexts", "watched", "ctxmem", "syscalls", "instr",
 					 "loop", "remote" };
 
 static _Noreturn void bad(const char *what, const char *arg)

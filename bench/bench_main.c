@@ -16,7 +16,7 @@ static const struct {
 } scenarios[] = {
 	{ "inline", scenario_inline },   { "offload", scenario_offload }, { "latency", scenario_latency },
 	{ "mailbox", scenario_mailbox }, { "scaling", scenario_scaling }, { "events", scenario_events },
-	{ "contexts", scenario_contexts },
+	{ "contexts", scenario_contexts }, { "watched", scenario_watched },
 	{ "remote", scenario_remote }, /* asked for by name only: needs fab0 and a second process */
 };
 
