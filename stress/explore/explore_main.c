@@ -162,6 +162,8 @@ const struct scenario explore_scenarios[] = {
 	  scenario_ring_unwatch_release },
 	{ "ring_watch_arm", "ring_unwatch_release with WATCH_IDLE 3: a ring still watched when the loop arms",
 	  scenario_ring_watch_arm },
+	{ "ring_watch_engine", "ring_watch_arm on sw0:engines=1: an armed turn feeds a task whose submitter left the wake-up to a completion",
+	  scenario_ring_watch_engine },
 	{ "ring_batch_armed", "ring_batch against the event loop: what a feed leaves is brought by the flags alone",
 	  scenario_ring_batch_armed },
 	{ "pool_reload_stale_t", "two takers of the split credits, 1 of 2 out at most: never AGAIN",

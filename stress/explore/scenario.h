@@ -99,6 +99,7 @@ void scenario_ring_watch_released(void);
 void scenario_ring_unwatch_release(void);
 void scenario_ring_batch_armed(void);
 void scenario_ring_watch_arm(void);
+void scenario_ring_watch_engine(void);
 void scenario_pool_reload_stale_t(void);
 void scenario_pool_chunk_prefix(void);
 void scenario_pool_steal_fresh(void);
