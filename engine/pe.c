@@ -429,8 +429,10 @@ static inline __attribute__((always_inline)) struct doca_event *pe_take_ready_on
 	*gs = pe_hold(ev, ev_state_bits_reg());
 	next = ev->next;
 	pe->ready_head = next; /* the tail is left as it was: see pe_splice_ready */
-	/* the index (engine.h) names ev first if it names any: past it */
-	pe->index_at += pe->index_at != pe->index_end;
+	/* the index (engine.h) named ev first if it named any: emptied
+	 * (two constant stores; moving past ev wanted its two words loaded
+	 * and compared on every single get) */
+	pe->index_at = pe->index_end = 0;
 	return ev;
 }
 
