@@ -222,10 +222,11 @@ uint32_t run_poll(struct ctx_run *run, struct hw_cqe *cqes, uint32_t max)
 	return n;
 }
 
-uint32_t run_reap(struct ctx_run *run, struct doca_event ***at, uint32_t max, struct hw_cqe *odd, uint32_t *nodd)
+uint32_t run_reap(struct ctx_run *run, struct doca_event ***at, uint32_t max, struct doca_event **evs,
+		  struct hw_cqe *odd, uint32_t *nodd)
 {
 	void *link = *at; /* the cookies are the events (event_desc, event_chain) */
-	uint32_t n = hw_qp_reap(run->qp, &link, offsetof(struct doca_event, next), max, odd, nodd);
+	uint32_t n = hw_qp_reap(run->qp, &link, offsetof(struct doca_event, next), max, evs, odd, nodd);
 
 	*at = link;
 	if (n != 0)

@@ -531,9 +531,10 @@ struct doca_event *run_backlog_pop(struct ctx_run *run);
 uint32_t run_poll(struct ctx_run *run, struct hw_cqe *cqes, uint32_t max);
 /* run_poll by hw_ops.reap (hw_qp.reaps_whole): the completed events
  * linked in order by their next behind the link word *at (*at then the
- * last one's next, left unwritten), and the completions that are not
- * whole copies in odd[] (*nodd of them). */
-uint32_t run_reap(struct ctx_run *run, struct doca_event ***at, uint32_t max, struct hw_cqe *odd, uint32_t *nodd);
+ * last one's next, left unwritten) and in evs[], in order, and the
+ * completions that are not whole copies in odd[] (*nodd of them). */
+uint32_t run_reap(struct ctx_run *run, struct doca_event ***at, uint32_t max, struct doca_event **evs,
+		  struct hw_cqe *odd, uint32_t *nodd);
 
 struct doca_ctx {
 	uint32_t magic;
@@ -786,6 +787,10 @@ struct pe_members {
 	_Atomic(struct doca_ctx *) ctx[];
 };
 
+/* Entries of a PE's ready index (struct doca_pe): a turn's completions
+ * (TURN_EVENTS, engine/pe_progress.c). */
+#define PE_READY_INDEX 256u
+
 enum pe_armed { PE_DISARMED = 0, PE_ARMED, PE_FIRED };
 
 struct doca_pe {
@@ -797,6 +802,16 @@ struct doca_pe {
 	struct ready_set ready;        /* the contexts with work (engine/pe_ready.c) */
 	struct doca_event *ready_head; /* runner; &pe_ready_end when empty */
 	struct doca_event *ready_tail; /* runner; stale while empty (pe_splice_ready) */
+	/* runner: the ready index, ready_index[index_at..index_end): the
+	 * addresses of the ready list's first events, in its order (empty
+	 * when index_at == index_end). The list stays whole and linked; the
+	 * index only lets a get find the next event without loading the
+	 * last one's link (a chain of dependent loads, bench/README.md
+	 * "### off59"). Kept exact: a poll's events are copied in when the
+	 * list was empty or the index reached its tail (pe_index_ready), an
+	 * append to an empty list empties it (pe_splice_ready), and every
+	 * get moves index_at past what it takes or empties it. */
+	uint32_t index_at, index_end;
 	struct doca_event *cb_event;   /* runner: the event inside its callback */
 	struct doca_buf *cb_doomed[2]; /* runner: its buffers destroyed by the callback */
 	uint32_t cb_ndoomed;
@@ -817,6 +832,7 @@ struct doca_pe {
 	_Atomic bool has_worker;      /* a worker runs it or is being stopped; worker_lock for writers */
 	bool worker_stopping;         /* a doca_pe_stop_run is joining it; worker_lock */
 	struct rcu_head rcu;
+	struct doca_event *ready_index[PE_READY_INDEX]; /* runner: see index_at */
 };
 
 /* One turn of the actor (caller holds the runner guard). */

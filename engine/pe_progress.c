@@ -224,16 +224,19 @@ static inline struct doca_event *event_of_cookie(uint64_t cookie)
 
 /* A visit's poll: up to max completions of the run, their events linked
  * in order by their next behind the link word *at (*at then names the
- * last one's next, left unwritten: the caller ends the list), and whole
- * in t->cqes those that are not whole copies (HW_CQE_OK, not fatal:
- * their events store nothing, event_complete), in order, *nodd of them.
- * A device with hw_ops.reap links them so; another is polled and its
- * completions linked and sorted here. */
+ * last one's next, left unwritten: the caller ends the list) and in
+ * t->done[] from t->ndone on, in order, and whole in t->cqes those that
+ * are not whole copies (HW_CQE_OK, not fatal: their events store
+ * nothing, event_complete), in order, *nodd of them. A device with
+ * hw_ops.reap links them so; another is polled and its completions
+ * linked and sorted here. */
 static uint32_t turn_poll(struct ctx_run *run, struct turn *t, uint32_t max, struct doca_event ***at,
 			  uint32_t *nodd)
 {
+	struct doca_event **done = &t->done[t->ndone];
+
 	if (run->qp->reaps_whole)
-		return run_reap(run, at, max, t->cqes, nodd);
+		return run_reap(run, at, max, done, t->cqes, nodd);
 	uint32_t n = run_poll(run, t->cqes, max), odd = 0;
 	struct doca_event **link = *at;
 
@@ -242,6 +245,7 @@ static uint32_t turn_poll(struct ctx_run *run, struct turn *t, uint32_t max, str
 
 		*link = ev;
 		link = &ev->next;
+		done[j] = ev;
 		if (t->cqes[j].status != HW_CQE_OK || t->cqes[j].fatal)
 			t->cqes[odd++] = t->cqes[j]; /* odd <= j: not read again */
 	}
@@ -262,26 +266,20 @@ static __attribute__((cold, noinline)) bool turn_complete_odd(const struct hw_cq
 	return fatal;
 }
 
-/* done[] from turn_poll's list of polled events (a visit that does not
- * hand them to the ready list as they are linked: a record's way). */
-static void turn_unlink_polled(struct doca_event *ev, struct doca_event **done)
-{
-	for (; ev != NULL; ev = ev->next)
-		*done++ = ev;
-}
-
 /* A visit's polled events, linked in order; head NULL: none. */
 struct polled_list {
 	struct doca_event *head, *tail;
+	uint32_t n;
 };
 
 /* A visit's poll (turn_poll) and its events put where the visit hands
- * them: t->ndone counts them; a visit that will hand them to the ready
- * list (running, no record yet, no event callback) gets them back linked
- * as pe_deliver_ready would link them, so neither done[] nor a second
- * pass is needed (a fatal completion sends it the record's way, which
- * fills done[] then); every other visit finds them in done[] (an empty
- * list comes back), before a stop's flushed backlog and mailbox. With
+ * them: in done[] from t->ndone on, which counts them; a visit that will
+ * hand them to the ready list (running, no record yet, no event
+ * callback) gets them back linked as well, as pe_deliver_ready would
+ * link them, so no second pass is needed (and done[] is the ready
+ * index's copy, pe_index_ready); every other visit finds them in done[]
+ * (an empty list comes back), before a stop's flushed backlog and
+ * mailbox. With
  * events in hand the callback is fixed (doca_ctx_set_event_cb is IDLE
  * only): read after the poll, as the delivery reads it. Out of line: a
  * visit to an idle at-once device makes no poll, and its way keeps its
@@ -293,13 +291,12 @@ static __attribute__((noinline)) struct polled_list turn_poll_visit(struct ctx_r
 	uint32_t at = t->ndone, n = turn_poll(run, t, TURN_EVENTS - at, &end, nodd);
 
 	if (n == 0)
-		return (struct polled_list){ NULL, NULL };
+		return (struct polled_list){ NULL, NULL, 0 };
 	*end = NULL;
 	t->ndone = at + n;
 	if (running && t->nrecs == 0 && ctx->event_cb == NULL)
-		return (struct polled_list){ head, caa_container_of(end, struct doca_event, next) };
-	turn_unlink_polled(head, &t->done[at]);
-	return (struct polled_list){ NULL, NULL };
+		return (struct polled_list){ head, caa_container_of(end, struct doca_event, next), n };
+	return (struct polled_list){ NULL, NULL, 0 };
 }
 
 /* The event k links after ev (the list has that many). */
@@ -492,11 +489,35 @@ static __attribute__((cold, noinline)) void turn_rec_fatal(struct turn_rec *rec,
 static void pe_splice_ready(struct doca_pe *pe, struct doca_event *head, struct doca_event *tail)
 {
 	tail->next = &pe_ready_end;
-	if (pe->ready_head != &pe_ready_end)
+	if (pe->ready_head != &pe_ready_end) {
 		pe->ready_tail->next = head;
-	else
+	} else {
 		pe->ready_head = head;
+		/* a new list: the index (engine.h) names none of it yet */
+		pe->index_at = pe->index_end = 0;
+	}
 	pe->ready_tail = tail;
+}
+
+/* A poll's events evs[0..n), just spliced onto the ready list by
+ * pe_splice_ready after @p old_tail (NULL: onto an empty list), copied to
+ * the ready index's end (engine.h) when the index then still names the
+ * list's first events in order: the list was empty (the splice emptied
+ * the index), or the index reaches old_tail, the list's last event
+ * before the splice (an event is on the list once, and the index names
+ * a prefix of it, so then it names all of it); and when they fit. Else
+ * the index stays as it was, a prefix of the list (or empty). */
+static void pe_index_ready(struct doca_pe *pe, struct doca_event *const *evs, uint32_t n,
+			   const struct doca_event *old_tail)
+{
+	uint32_t end = pe->index_end;
+
+	if (old_tail != NULL && (end == pe->index_at || pe->ready_index[end - 1u] != old_tail))
+		return;
+	if (n > PE_READY_INDEX - end)
+		return;
+	memcpy(&pe->ready_index[end], evs, n * sizeof(*evs));
+	pe->index_end = end + n;
 }
 
 /* pe_deliver for n (>= 1) events of one context without an event callback
@@ -588,7 +609,7 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 			atomic_load_explicit(&run->on_device, memory_order_relaxed) == 0;
 	uint32_t nodd = 0, polled_at = t->ndone;
 	/* the polled events, linked in order (turn_poll_visit) */
-	struct polled_list polled = idle_dev ? (struct polled_list){ NULL, NULL }
+	struct polled_list polled = idle_dev ? (struct polled_list){ NULL, NULL, 0 }
 					     : turn_poll_visit(run, ctx, t, running, &nodd);
 
 	if (__builtin_expect(nodd != 0, 0))
@@ -635,14 +656,18 @@ static void turn_visit(struct doca_pe *pe, struct turn *t, struct doca_ctx *ctx)
 	if (running && !fatal && t->nrecs == 0 && (head != NULL || ctx->event_cb == NULL)) {
 		if (head != NULL) /* executed first, so first in order */
 			pe_splice_ready(pe, head, tail);
-		if (polled.head != NULL)
+		if (polled.head != NULL) {
+			/* the list's tail before the splice (NULL: empty) */
+			const struct doca_event *old_tail = pe->ready_head != &pe_ready_end ? pe->ready_tail : NULL;
+
 			pe_splice_ready(pe, polled.head, polled.tail);
+			/* done[] holds them in order (turn_poll_visit) */
+			pe_index_ready(pe, &t->done[polled_at], polled.n, old_tail);
+		}
 		else if (t->ndone != rest)
 			pe_deliver_ready(pe, &t->done[rest], t->ndone - rest);
 		return;
 	}
-	if (polled.head != NULL) /* a fatal completion among them: the record's way reads done[] */
-		turn_unlink_polled(polled.head, &t->done[polled_at]);
 	/* Events in hand mean tasks outstanding, so the ctx cannot have
 	 * reached IDLE and been destroyed: the reference cannot fail then. */
 	if (!ctx_ref_get(ctx)) {

@@ -151,13 +151,15 @@ static inline const void *hw_chain_next(const void *rec, const struct hw_chain *
 }
 
 /* hw_ops.reap's step for one completion: the address of the record its
- * @p cookie names stored in the link word at @p link (memcpy: the word
- * has the caller's type); returns that record's link word, at @p next. */
-static inline void *hw_link_record(void *link, uint64_t cookie, uint32_t next)
+ * @p cookie names stored in the link word at @p link and in the word at
+ * @p rec_at (memcpy: both words have the caller's type); returns that
+ * record's link word, at @p next. */
+static inline void *hw_link_record(void *link, uint64_t cookie, uint32_t next, void *rec_at)
 {
 	void *rec = (void *)(uintptr_t)cookie;
 
 	memcpy(link, &rec, sizeof(rec));
+	memcpy(rec_at, &rec, sizeof(rec));
 	return (char *)rec + next;
 }
 
@@ -305,10 +307,13 @@ struct hw_ops {
 	 * caller's *link named, and *link names the last one's `next`, left
 	 * unwritten (the caller ends the list). Each completion that is not a
 	 * whole copy is also written whole to odd[], in order: *nodd of them
-	 * (<= n, set by every call). So the common case writes one word a
-	 * completion, the link the caller would write anyway. */
-	uint32_t (*reap)(struct hw_qp *qp, void **link, uint32_t next, uint32_t max, struct hw_cqe *odd,
-			 uint32_t *nodd);
+	 * (<= n, set by every call). Each record's address is also stored in
+	 * recs[0..n), in order (pointer-sized words of the caller's type):
+	 * the caller holds them as an array, not only as a chain to walk. So
+	 * the common case writes two words a completion, the link the caller
+	 * would write anyway and one in a line it writes in sequence. */
+	uint32_t (*reap)(struct hw_qp *qp, void **link, uint32_t next, uint32_t max, void *recs,
+			 struct hw_cqe *odd, uint32_t *nodd);
 	/* True if poll would return something without a new post or a wake:
 	 * work poll itself executes now (inline; one waiting for a delay is
 	 * not, and the backend's notify_fd wakes for it), completions already queued, or
@@ -377,10 +382,10 @@ static inline uint32_t hw_qp_poll(struct hw_qp *qp, struct hw_cqe *c, uint32_t m
 {
 	return qp->ops->poll(qp, c, max);
 }
-static inline uint32_t hw_qp_reap(struct hw_qp *qp, void **link, uint32_t next, uint32_t max,
+static inline uint32_t hw_qp_reap(struct hw_qp *qp, void **link, uint32_t next, uint32_t max, void *recs,
 				  struct hw_cqe *odd, uint32_t *nodd)
 {
-	return qp->ops->reap(qp, link, next, max, odd, nodd);
+	return qp->ops->reap(qp, link, next, max, recs, odd, nodd);
 }
 static inline uint32_t hw_qp_execute(struct hw_qp *qp, const struct hw_copy *d, uint32_t n, struct hw_cqe *c)
 {

@@ -436,10 +436,10 @@ static uint32_t take_by_poll(struct harness *h, struct qp_run *q, uint32_t max)
 static uint32_t take_by_reap(struct harness *h, struct qp_run *q, uint32_t max)
 {
 	struct hw_cqe odd[DEPTH];
-	struct rec *head = LINK_POISON;
+	struct rec *head = LINK_POISON, *vec[DEPTH];
 	void *link = &head;
 	uint32_t nodd = ODD_UNSET;
-	uint32_t n = hw_qp_reap(q->qp, &link, offsetof(struct rec, next), max, odd, &nodd);
+	uint32_t n = hw_qp_reap(q->qp, &link, offsetof(struct rec, next), max, vec, odd, &nodd);
 	struct rec *r = head;
 	uint32_t o = 0;
 
@@ -453,6 +453,11 @@ static uint32_t take_by_reap(struct harness *h, struct qp_run *q, uint32_t max)
 		if (record_of(q, (uint64_t)(uintptr_t)r) == NULL) {
 			stress_violation("round %lu (%s) qp %u: reap's link %u of %u is %p, none of its records",
 					 h->sum.rounds, h->params, q->index, i, n, (void *)r);
+			return n;
+		}
+		if (vec[i] != r) {
+			stress_violation("round %lu (%s) qp %u: reap's record %u of %u in hand is %p, its link %p",
+					 h->sum.rounds, h->params, q->index, i, n, (void *)vec[i], (void *)r);
 			return n;
 		}
 		/* the last one's link is left unwritten (the caller ends the list) */

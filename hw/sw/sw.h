@@ -107,7 +107,7 @@ uint32_t sw_qp_post_chain(struct hw_qp *qp, const void *first, uint32_t n, const
 void sw_qp_kick(struct hw_qp *qp);
 uint32_t sw_qp_poll(struct hw_qp *qp, struct hw_cqe *cqes, uint32_t max);
 /* Engine mode only (hw_qp.reaps_whole). */
-uint32_t sw_qp_reap(struct hw_qp *qp, void **link, uint32_t next, uint32_t max, struct hw_cqe *odd,
+uint32_t sw_qp_reap(struct hw_qp *qp, void **link, uint32_t next, uint32_t max, void *recs, struct hw_cqe *odd,
 		    uint32_t *nodd);
 uint32_t sw_qp_execute(struct hw_qp *qp, const struct hw_copy *copies, uint32_t n, struct hw_cqe *cqes);
 bool sw_qp_pending(struct hw_qp *qp);

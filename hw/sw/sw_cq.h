@@ -261,9 +261,10 @@ static inline uint32_t sw_cq_slot_short(const struct sw_cq_slot *s, uint32_t i, 
  * once, else entry by entry: a failed or partial completion is two
  * entries). Without
  * @p reap (poll), each whole into cqes[]; with it (reap), each one's
- * record linked at *link (hw_link_record, @p next: the records' link
- * offset; hw_ops.reap) and only one that is not a whole copy (meta not
- * 0) whole into cqes[], *nodd of them.
+ * record linked at *link and its address stored in @p recs' next word
+ * (hw_link_record, @p next: the records' link offset; hw_ops.reap) and
+ * only one that is not a whole copy (meta not 0) whole into cqes[],
+ * *nodd of them.
  *
  * The consumer's own words (tail, its segment, csub: only it stores
  * them) are loaded once a call and kept in registers, as the link
@@ -273,8 +274,8 @@ static inline uint32_t sw_cq_slot_short(const struct sw_cq_slot *s, uint32_t i, 
  * refuses it without a look at the link flag; the general way follows
  * it. */
 static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring *cq, uint32_t max, bool reap,
-								 void **link, uint32_t next, struct hw_cqe *cqes,
-								 uint32_t *nodd)
+								 void **link, uint32_t next, void *recs,
+								 struct hw_cqe *cqes, uint32_t *nodd)
 {
 	uint32_t pos = atomic_load_explicit(&cq->tail, memory_order_relaxed), mask = cq->cmask, i = cq->csub;
 	const bool spread = cq->cspread; /* false for the CQ (sw_qp.c); kept exact */
@@ -282,6 +283,8 @@ static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring 
 	/* left: how many more fit (max less those taken), one register */
 	uint32_t left = max, odd = 0;
 	void *at = reap ? *link : NULL;
+	/* the next record's word in recs (a pointer's size each) */
+	char *rec_at = recs;
 
 	while (left != 0 && sw_slot_ready(r = &slots[sw_slot_index(pos, mask, spread)], pos)) {
 		const struct sw_cq_slot *s = (const struct sw_cq_slot *)r->payload;
@@ -290,8 +293,8 @@ static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring 
 			/* a reap of a whole slot of whole copies: its records
 			 * linked, no entry's test, i left 0 */
 #pragma GCC unroll 6
-			for (uint32_t k = 0; k < SW_CQ_PACK; k++)
-				at = hw_link_record(at, s->cookie[k], next);
+			for (uint32_t k = 0; k < SW_CQ_PACK; k++, rec_at += sizeof(void *))
+				at = hw_link_record(at, s->cookie[k], next, rec_at);
 			left -= SW_CQ_PACK;
 			sw_ring_release_at(cq, pos++);
 			continue;
@@ -309,8 +312,8 @@ static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring 
 			/* a reap of a short slot of whole copies (a pass's
 			 * last, 1 to SW_CQ_PACK - 1 entries): the same, no
 			 * entry's test */
-			for (uint32_t k = 0; k < c; k++)
-				at = hw_link_record(at, s->cookie[k], next);
+			for (uint32_t k = 0; k < c; k++, rec_at += sizeof(void *))
+				at = hw_link_record(at, s->cookie[k], next, rec_at);
 			left -= c;
 			sw_ring_release_at(cq, pos++);
 			continue;
@@ -330,7 +333,8 @@ static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring 
 				i += sw_cq_entry(s, i, &cqes[max - left - 1u]);
 				continue;
 			}
-			at = hw_link_record(at, s->cookie[i], next);
+			at = hw_link_record(at, s->cookie[i], next, rec_at);
+			rec_at += sizeof(void *);
 			if (__builtin_expect(s->meta[i] != 0, 0))
 				i += sw_cq_entry(s, i, &cqes[odd++]);
 			else
@@ -352,14 +356,14 @@ static inline __attribute__((always_inline)) uint32_t sw_cq_take(struct sw_ring 
 /* Consumer: hw_ops.poll's way (sw_cq_take). */
 static inline uint32_t sw_cq_poll(struct sw_ring *cq, struct hw_cqe *out, uint32_t max)
 {
-	return sw_cq_take(cq, max, false, NULL, 0, out, NULL);
+	return sw_cq_take(cq, max, false, NULL, 0, NULL, out, NULL);
 }
 
 /* Consumer: hw_ops.reap's way (sw_cq_take). */
-static inline uint32_t sw_cq_reap(struct sw_ring *cq, void **link, uint32_t next, uint32_t max, struct hw_cqe *odd,
-				  uint32_t *nodd)
+static inline uint32_t sw_cq_reap(struct sw_ring *cq, void **link, uint32_t next, uint32_t max, void *recs,
+				  struct hw_cqe *odd, uint32_t *nodd)
 {
-	return sw_cq_take(cq, max, true, link, next, odd, nodd);
+	return sw_cq_take(cq, max, true, link, next, recs, odd, nodd);
 }
 
 #endif /* DOCA_HW_SW_CQ_H */

@@ -302,10 +302,10 @@ uint32_t sw_qp_poll(struct hw_qp *hw, struct hw_cqe *cqes, uint32_t max)
 	return n;
 }
 
-uint32_t sw_qp_reap(struct hw_qp *hw, void **link, uint32_t next, uint32_t max, struct hw_cqe *odd,
+uint32_t sw_qp_reap(struct hw_qp *hw, void **link, uint32_t next, uint32_t max, void *recs, struct hw_cqe *odd,
 		    uint32_t *nodd)
 {
-	return sw_cq_reap(&((struct sw_qp *)hw)->cq, link, next, max, odd, nodd);
+	return sw_cq_reap(&((struct sw_qp *)hw)->cq, link, next, max, recs, odd, nodd);
 }
 
 uint32_t sw_qp_execute(struct hw_qp *hw, const struct hw_copy *copies, uint32_t n, struct hw_cqe *cqes)

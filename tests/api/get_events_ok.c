@@ -4,6 +4,9 @@
  * event that did not (a FAILURE by fail_every, a PARTIAL by
  * partial_every), says so in has_error, and that event stays first in
  * line for the next get. Refused calls take nothing and clear has_error.
+ * On an engine (engines=1) the same: there the events a turn reaps come
+ * to the getters through the PE's ready index (engine/engine.h), over
+ * several turns, mixed with single gets.
  */
 #include "common.h"
 
@@ -38,13 +41,13 @@ static void submit_and_ready(struct api_fixture *f, uint64_t first, uint32_t n)
  * room for all returns exactly 1..4 and has_error; the next returns 0 and
  * has_error again; doca_pe_get_event then takes 5 (FAILURE, IO_FAILED);
  * the rest, 6..8, come with has_error false; then nothing. */
-Test(get_events_ok, a_failed_event_mid_burst_ends_the_call_and_is_next_in_line)
+static void failed_event_mid_burst(const char *dev)
 {
 	struct api_fixture f;
 	struct doca_event *evs[MOST + 1];
 	bool has_error = false;
 
-	fixture_init_started(&f, "sw0:fail_every=5", 64, 8);
+	fixture_init_started(&f, dev, 64, 8);
 	submit_and_ready(&f, 1, 8);
 	poison_all(evs, MOST + 1);
 	cr_assert_eq(doca_pe_get_events_ok(f.pe, evs, MOST, &has_error), 4);
@@ -85,6 +88,16 @@ Test(get_events_ok, a_failed_event_mid_burst_ends_the_call_and_is_next_in_line)
 	fixture_fini(&f);
 }
 
+Test(get_events_ok, a_failed_event_mid_burst_ends_the_call_and_is_next_in_line)
+{
+	failed_event_mid_burst("sw0:fail_every=5");
+}
+
+Test(get_events_ok, a_failed_event_mid_burst_ends_the_call_and_is_next_in_line_on_an_engine)
+{
+	failed_event_mid_burst("sw0:engines=1,fail_every=5");
+}
+
 /* The failed event is next in line for doca_pe_get_events too, and a
  * PARTIAL (partial_every) stops the call as a FAILURE does. */
 Test(get_events_ok, a_partial_copy_stops_it_and_get_events_takes_it_next)
@@ -120,13 +133,13 @@ Test(get_events_ok, a_partial_copy_stops_it_and_get_events_takes_it_next)
  * oldest first, nothing written past them, has_error exactly when a
  * failure is next; the failure is then taken with doca_pe_get_event.
  */
-Test(get_events_ok, every_count_and_max_stops_exactly_before_each_failure)
+static void every_count_and_max(const char *dev)
 {
 	struct api_fixture f;
 	struct doca_event *evs[MOST + 1];
 	uint64_t user = 1; /* == the descriptor's number */
 
-	fixture_init_started(&f, "sw0:fail_every=7", 64, MOST);
+	fixture_init_started(&f, dev, 64, MOST);
 	for (uint32_t ready = 1; ready <= MOST; ready++) {
 		for (uint32_t max = 1; max <= MOST; max++) {
 			uint64_t first = user, end = user + ready;
@@ -168,6 +181,19 @@ Test(get_events_ok, every_count_and_max_stops_exactly_before_each_failure)
 		}
 	}
 	fixture_fini(&f);
+}
+
+Test(get_events_ok, every_count_and_max_stops_exactly_before_each_failure)
+{
+	every_count_and_max("sw0:fail_every=7");
+}
+
+/* The same where the events come over turns through the ready index: a
+ * round's events may be reaped in more than one turn (appended to the
+ * index), and each get takes from it or stops inside it. */
+Test(get_events_ok, every_count_and_max_stops_exactly_before_each_failure_on_an_engine)
+{
+	every_count_and_max("sw0:engines=1,fail_every=7");
 }
 
 /* Refused calls (NULL, wrong-type and stale handles, NULL evs, max 0, a
@@ -217,5 +243,52 @@ Test(get_events_ok, refused_calls_take_nothing_and_clear_has_error)
 		cr_assert_eq(doca_event_get_status(evs[i]), DOCA_EVENT_STATUS_FAILURE);
 	}
 	doca_event_free_bulk(evs, 2);
+	fixture_fini(&f);
+}
+
+/* More events ready than the ready index holds (PE_READY_INDEX, 256),
+ * reaped over several turns on an engine: taken by get_events_ok,
+ * doca_pe_get_event and doca_pe_get_events in turn, with counts that
+ * cross the index's end, every user comes out exactly once, in order, and
+ * then nothing. */
+Test(get_events_ok, more_ready_than_the_index_holds_come_out_once_in_order_on_an_engine)
+{
+	enum { N = 600, ROOM = 64 };
+	static const uint32_t maxes[] = { 37, 1, 64, 5, 50 };
+	struct api_fixture f;
+	struct doca_event *evs[ROOM];
+	uint64_t next = 1;
+
+	fixture_init_started(&f, "sw0:engines=1", 64, N);
+	submit_and_ready(&f, 1, N);
+	for (uint32_t call = 0; next <= N; call++) {
+		uint32_t max = maxes[call % 5u], got;
+		bool has_error = true;
+
+		if (call % 3u == 1u) {
+			struct doca_event *ev = doca_pe_get_event(f.pe);
+
+			cr_assert_not_null(ev, "user %llu is ready", (unsigned long long)next);
+			evs[0] = ev;
+			got = 1;
+		} else if (call % 3u == 2u) {
+			got = doca_pe_get_events(f.pe, evs, max);
+		} else {
+			got = doca_pe_get_events_ok(f.pe, evs, max, &has_error);
+			cr_assert_not(has_error, "every copy succeeded");
+		}
+		uint32_t want = call % 3u == 1u ? 1u : (N + 1u - next < max ? (uint32_t)(N + 1u - next) : max);
+
+		cr_assert_eq(got, want, "call %u from user %llu", call, (unsigned long long)next);
+		for (uint32_t i = 0; i < got; i++)
+			cr_assert_eq(doca_event_get_user_data(evs[i]).u64, next + i, "call %u, place %u", call, i);
+		doca_event_free_bulk(evs, got);
+		next += got;
+	}
+	bool has_error = true;
+
+	cr_assert_eq(doca_pe_get_events_ok(f.pe, evs, ROOM, &has_error), 0);
+	cr_assert_not(has_error);
+	cr_assert_null(doca_pe_get_event(f.pe));
 	fixture_fini(&f);
 }

@@ -273,12 +273,24 @@ static uint64_t cookie_of(struct rec *r)
 	return (uint64_t)(uintptr_t)r;
 }
 
-/* sw_cq_reap with @p *at as the link word (moved as the reap moves it). */
+#define REAP_MOST 256u /* the largest max of a reap here */
+
+/* sw_cq_reap with @p *at as the link word (moved as the reap moves it).
+ * Its records' addresses (recs) are exactly the ones it linked, in
+ * order, and none is written past its count. */
 static uint32_t reap_at(struct sw_ring *cq, struct rec ***at, uint32_t max, struct hw_cqe *odd, uint32_t *nodd)
 {
+	struct rec *vec[REAP_MOST + 1u];
 	void *link = *at;
-	uint32_t n = sw_cq_reap(cq, &link, offsetof(struct rec, next), max, odd, nodd);
 
+	cr_assert_leq(max, REAP_MOST);
+	for (uint32_t i = 0; i <= REAP_MOST; i++)
+		vec[i] = POISON;
+	uint32_t n = sw_cq_reap(cq, &link, offsetof(struct rec, next), max, vec, odd, nodd);
+
+	for (uint32_t i = 0; i < n; i++)
+		cr_assert_eq(vec[i], i == 0 ? **at : vec[i - 1u]->next, "record %u of the reap's %u in hand", i, n);
+	cr_assert_eq(vec[n], POISON, "nothing written past the %u records", n);
 	*at = link;
 	return n;
 }
