@@ -27,6 +27,10 @@
 #include "engine/task_pool.h"
 
 #define TURN_EVENTS 256u    /* completions per turn */
+/* A turn's poll onto an empty ready list always fits the ready index
+ * (pe_index_ready): an index that turned off comes back with the first
+ * poll after the list drains. */
+_Static_assert(TURN_EVENTS <= PE_READY_INDEX, "a turn's completions fit an empty ready index");
 /* new contexts collected from the ready set's signals per turn (a turn
  * visits those plus the ones kept by the last, turn_collect); also the
  * listed contexts a turn's watch look reaches (pe_watch_turn) */
