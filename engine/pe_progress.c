@@ -283,11 +283,10 @@ struct polled_list {
  * link them, so no second pass is needed (and done[] is the ready
  * index's copy, pe_index_ready); every other visit finds them in done[]
  * (an empty list comes back), before a stop's flushed backlog and
- * mailbox. With
- * events in hand the callback is fixed (doca_ctx_set_event_cb is IDLE
- * only): read after the poll, as the delivery reads it. Out of line: a
- * visit to an idle at-once device makes no poll, and its way keeps its
- * registers. */
+ * mailbox. With events in hand the callback is fixed
+ * (doca_ctx_set_event_cb is IDLE only): read after the poll, as the
+ * delivery reads it. Out of line: a visit to an idle at-once device
+ * makes no poll, and its way keeps its registers. */
 static __attribute__((noinline)) struct polled_list turn_poll_visit(struct ctx_run *run, const struct doca_ctx *ctx,
 								    struct turn *t, bool running, uint32_t *nodd)
 {
