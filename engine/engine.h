@@ -788,7 +788,9 @@ struct pe_members {
 };
 
 /* Entries of a PE's ready index (struct doca_pe): a turn's completions
- * (TURN_EVENTS, engine/pe_progress.c). */
+ * (TURN_EVENTS, engine/pe_progress.c). Its 2 KiB make struct doca_pe
+ * 3712 bytes (about 1660 without), so a PE takes a 4 KiB cell
+ * (engine/cells.c), not a 2 KiB one. */
 #define PE_READY_INDEX 256u
 
 enum pe_armed { PE_DISARMED = 0, PE_ARMED, PE_FIRED };

@@ -27,6 +27,10 @@
 #include "engine/task_pool.h"
 
 #define TURN_EVENTS 256u    /* completions per turn */
+/* A turn's poll onto an empty ready list always fits the ready index
+ * (pe_index_ready): an index that turned off comes back with the first
+ * poll after the list drains. */
+_Static_assert(TURN_EVENTS <= PE_READY_INDEX, "a turn's completions fit an empty ready index");
 /* new contexts collected from the ready set's signals per turn (a turn
  * visits those plus the ones kept by the last, turn_collect); also the
  * listed contexts a turn's watch look reaches (pe_watch_turn) */
@@ -279,11 +283,10 @@ struct polled_list {
  * link them, so no second pass is needed (and done[] is the ready
  * index's copy, pe_index_ready); every other visit finds them in done[]
  * (an empty list comes back), before a stop's flushed backlog and
- * mailbox. With
- * events in hand the callback is fixed (doca_ctx_set_event_cb is IDLE
- * only): read after the poll, as the delivery reads it. Out of line: a
- * visit to an idle at-once device makes no poll, and its way keeps its
- * registers. */
+ * mailbox. With events in hand the callback is fixed
+ * (doca_ctx_set_event_cb is IDLE only): read after the poll, as the
+ * delivery reads it. Out of line: a visit to an idle at-once device
+ * makes no poll, and its way keeps its registers. */
 static __attribute__((noinline)) struct polled_list turn_poll_visit(struct ctx_run *run, const struct doca_ctx *ctx,
 								    struct turn *t, bool running, uint32_t *nodd)
 {
